@@ -1,0 +1,27 @@
+#!lua
+--[[
+  replica-beat-1: write one replica's heartbeat record; it expires leaseMs after the last beat.
+
+  KEYS[1] replica hash
+  ARGV[1] replicaId   ARGV[2] incarnation   ARGV[3] leaseMs
+  ARGV[4] info JSON (host, pid, version, startedAt, leaseMs)   ARGV[5] stats JSON (counters)
+  ARGV[6] leases JSON (what it holds and waits for)             ARGV[7] the replica's wall clock (ms)
+
+  Returns
+    { 1, otherLiveIncarnation|nil, redisNowMs }  written; the second field names another live
+                                                 process that was using the same replicaId
+    { -1 }  this incarnation was evicted by an operator (`replica evict`): nothing written
+]]
+--@include time
+
+local key = KEYS[1]
+local rid, inc, leaseMs = ARGV[1], ARGV[2], tonumber(ARGV[3])
+
+local cur = redis.call('HMGET', key, 'inc', 'ev', 'exp')
+if cur[2] == inc then return { -1 } end
+local other = false
+if cur[1] and cur[1] ~= inc and (tonumber(cur[3]) or 0) > NOW then other = cur[1] end
+redis.call('HSET', key, 'id', rid, 'inc', inc, 'info', ARGV[4], 'stats', ARGV[5], 'leases', ARGV[6],
+  'beat', fmt(NOW), 'exp', fmt(NOW + leaseMs), 'cw', ARGV[7])
+redis.call('PEXPIRE', key, fmt(leaseMs))
+return { 1, other, fmt(NOW) }

@@ -1,0 +1,55 @@
+#!lua
+--[[
+  turn-acquire-2: take a ticket in a chat's FIFO queue, or poll with the ticket taken before, and
+  grant the turn to the oldest live ticket when the chat is free.
+
+  KEYS[1] chat state hash       KEYS[2] chat queue zset
+  ARGV[1] replicaId             ARGV[2] incarnation
+  ARGV[3] leaseMs               ARGV[4] idleTtlMs
+  ARGV[5] ticket ('' = take a new one)
+  ARGV[6] wake channel prefix (the grantee's incarnation is appended; a channel, not a key)
+
+  Returns
+    { 1, ticket, fence, prevReplica|nil, prevIncarnation|nil }   granted: the lease runs leaseMs from now
+    { 0, ticket, position, holderReplica|nil, holderIncarnation|nil, holderFence|nil }  still queued
+    { -1 }          the ticket is no longer queued (an operator skipped it, or it expired unrefreshed)
+    { -2, ticket }  the ticket was granted, but its lease expired before this poll confirmed it
+]]
+--@include time
+--@include turn
+
+local state, queue = KEYS[1], KEYS[2]
+local rid, inc = ARGV[1], ARGV[2]
+local leaseMs, idleTtl = tonumber(ARGV[3]), tonumber(ARGV[4])
+local ticket, wake = ARGV[5], ARGV[6]
+
+if ticket == '' then
+  ticket = fmt(redis.call('HINCRBY', state, 'n', 1))
+  redis.call('ZADD', queue, ticket, ticket)
+  redis.call('HSET', state, 't:' .. ticket, ticket_value(NOW + leaseMs, NOW, inc, rid))
+else
+  local h = redis.call('HMGET', state, 'hi', 'ht', 'exp', 'f', 'ph', 'phi')
+  if h[1] == inc and h[2] == ticket then
+    if (tonumber(h[3]) or 0) > NOW then
+      redis.call('HSET', state, 'exp', fmt(NOW + leaseMs), 'lr', fmt(NOW))
+      touch(state, queue, leaseMs, idleTtl)
+      return { 1, ticket, h[4], h[5] or false, h[6] or false }
+    end
+    clear_holder(state)
+    grant_next(state, queue, leaseMs, wake, ticket)
+    touch(state, queue, leaseMs, idleTtl)
+    return { -2, ticket }
+  end
+  local t = parse_ticket(redis.call('HGET', state, 't:' .. ticket))
+  if not t or t.inc ~= inc then return { -1 } end
+  redis.call('HSET', state, 't:' .. ticket, ticket_value(NOW + leaseMs, t.enq, inc, rid))
+end
+
+local g = grant_next(state, queue, leaseMs, wake, ticket)
+touch(state, queue, leaseMs, idleTtl)
+if g and g.ticket == ticket then
+  return { 1, ticket, g.fence, g.ph or false, g.phi or false }
+end
+local pos = redis.call('ZRANK', queue, ticket)
+local h = redis.call('HMGET', state, 'h', 'hi', 'f')
+return { 0, ticket, pos or 0, h[1] or false, h[2] or false, h[3] or false }

@@ -1,0 +1,35 @@
+#!lua
+--[[
+  turn-release-2: give a chat's turn back (and grant it to the next live ticket at once, waking its
+  replica), or withdraw a ticket that is still queued (a waiter that timed out or was aborted).
+
+  KEYS[1] chat state hash       KEYS[2] chat queue zset
+  ARGV[1] incarnation           ARGV[2] ticket
+  ARGV[3] leaseMs               ARGV[4] idleTtlMs
+  ARGV[5] wake channel prefix
+
+  Returns 1 the turn was released, 2 the queued ticket was withdrawn, 0 neither was ours any more
+]]
+--@include time
+--@include turn
+
+local state, queue = KEYS[1], KEYS[2]
+local inc, ticket = ARGV[1], ARGV[2]
+local leaseMs, idleTtl, wake = tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5]
+
+local h = redis.call('HMGET', state, 'hi', 'ht')
+if h[1] == inc and h[2] == ticket then
+  clear_holder(state)
+  grant_next(state, queue, leaseMs, wake, ticket)
+  touch(state, queue, leaseMs, idleTtl)
+  return 1
+end
+local t = parse_ticket(redis.call('HGET', state, 't:' .. ticket))
+if t and t.inc == inc then
+  redis.call('ZREM', queue, ticket)
+  redis.call('HDEL', state, 't:' .. ticket)
+  grant_next(state, queue, leaseMs, wake, ticket)
+  touch(state, queue, leaseMs, idleTtl)
+  return 2
+end
+return 0

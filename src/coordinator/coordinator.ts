@@ -1,0 +1,606 @@
+import { EventEmitter } from 'node:events'
+import { hostname } from 'node:os'
+import { randomBytes, randomUUID } from 'node:crypto'
+import { monotonicNow, sleep } from '../clock.js'
+import { parseDuration, type Duration } from '../duration.js'
+import { validateId } from '../keys.js'
+import { CoordinationUnavailableError } from '../errors/coordination-unavailable-error.js'
+import { LeaseLostError, type LeaseLostReason } from '../errors/lease-lost-error.js'
+import { ConfigurationError } from '../errors/configuration-error.js'
+import { isConnectionError } from '../errors/from-redis.js'
+import { PACKAGE_VERSION } from '../version.js'
+import type {
+  BeatRecord,
+  CoordinationBackend,
+  Holder,
+  LeaseKind,
+  RenewReply,
+  TurnReply,
+  YieldRequest,
+} from './backend.js'
+import { LatencyWindow } from './latency-window.js'
+
+export interface CoordinatorOptions {
+  /** Unique among running replicas; a random UUID unless given (a pod or host name works). */
+  replicaId?: string
+  /** Lease length: failover time after a crash, and how long a replica may freeze. Default 15 s. */
+  leaseMs?: Duration
+  /** Longest pause between two polls of a waiting turn. Default 100 ms. */
+  maxPollMs?: Duration
+  /** First pause between polls (doubles up to maxPollMs). Default 5 ms. */
+  minPollMs?: Duration
+  /** How long a message waits for its chat's turn by default. Default 2 min. */
+  turnWaitMs?: Duration
+  /** How far before the Redis expiry a lease that could not be renewed is dropped locally. Default leaseMs / 10. */
+  renewMarginMs?: Duration
+  /** A stable description of this process for operators (defaults: hostname, pid, package version). */
+  meta?: { host?: string; pid?: number; version?: string }
+}
+
+export const COORDINATOR_DEFAULTS = {
+  leaseMs: 15_000,
+  maxPollMs: 100,
+  minPollMs: 5,
+  turnWaitMs: 120_000,
+} as const
+
+export interface AcquireTurnOptions {
+  /** Give up after this long with CoordinationUnavailableError (default: the coordinator's turnWaitMs). */
+  waitMs?: Duration
+  /** Abort the wait (rejects with CoordinationUnavailableError, reason 'aborted'). */
+  signal?: AbortSignal
+}
+
+/** A held lease: a chat turn or a lead. Valid until `signal` aborts; check with `assertHeld()` before acting. */
+export interface Lease {
+  readonly key: string
+  readonly kind: LeaseKind
+  /** Strictly grows for this key forever: pass it to whatever the holder writes, so late writes can be refused. */
+  readonly fence: number
+  /** Aborts (with a LeaseLostError as reason) the moment the lease is known lost. */
+  readonly signal: AbortSignal
+  /** True while held, by the local deadline (checked against the monotonic clock now). */
+  readonly held: boolean
+  /** Throws LeaseLostError once the lease is lost — including right after waking from a freeze. */
+  assertHeld(): void
+  /** Give the lease back (the next waiter is granted at once). Idempotent; never throws for network errors. */
+  release(): Promise<void>
+}
+
+export interface Turn extends Lease {
+  readonly kind: 'chat'
+  readonly ticket: number
+  /** Who held this chat before this grant; null when the key was new or had been cleaned up. */
+  readonly previousHolder: Holder | null
+  /** How long this turn waited in the queue (ms, local clock). */
+  readonly waitedMs: number
+}
+
+export interface LeaseLostEvent {
+  key: string
+  kind: LeaseKind
+  fence: number
+  reason: LeaseLostReason
+}
+
+/** Internal record of something this coordinator holds. */
+export interface HeldLease {
+  readonly id: number
+  readonly kind: LeaseKind
+  readonly key: string
+  readonly fence: number
+  readonly ticket: number
+  readonly controller: AbortController
+  /** Monotonic time after which the lease is treated as lost unless renewed. */
+  deadline: number
+  lost: LeaseLostError | null
+  released: boolean
+  onYieldRequest?: (req: YieldRequest) => void
+  onLost?: (err: LeaseLostError) => void
+}
+
+interface PendingRelease {
+  lease: HeldLease
+  giveUpAt: number
+}
+
+interface Waiter {
+  wake: () => void
+}
+
+let leaseIds = 0
+
+/**
+ * The coordination logic every replica runs: heartbeats, chat turns, renewals, local deadlines and
+ * events. The shared state behind it is a CoordinationBackend (Redis via Lua scripts, or the
+ * in-memory hub), so `RedisCoordinator` and `MemoryCoordinator` differ only in their backend.
+ */
+export class Coordinator extends EventEmitter {
+  readonly replicaId: string
+  readonly incarnation: string
+  readonly leaseMs: number
+  readonly maxPollMs: number
+  readonly minPollMs: number
+  readonly turnWaitMs: number
+  readonly renewMarginMs: number
+  protected readonly backend: CoordinationBackend
+
+  protected readonly held = new Map<number, HeldLease>()
+  private readonly waiters = new Map<string, Waiter>()
+  private readonly pendingReleases = new Set<PendingRelease>()
+  private readonly inflight = new Set<Promise<unknown>>()
+  private readonly meta: { host: string; pid: number; version: string }
+  private readonly startedAtMs = Date.now()
+  private readonly waitTimes = new LatencyWindow(1024)
+  private stats = { turnsGranted: 0, waitingNow: 0, leasesLost: 0 }
+  private startPromise: Promise<void> | null = null
+  private renewTimer: NodeJS.Timeout | null = null
+  private watchdogTimer: NodeJS.Timeout | null = null
+  private renewing = false
+  private unsubscribe: (() => Promise<void>) | null = null
+  protected state: 'new' | 'starting' | 'running' | 'stopping' | 'stopped' | 'crashed' | 'evicted' = 'new'
+  private warnedDuplicate = false
+  /** Waiting acquisitions, for the heartbeat record. */
+  private readonly waitingTickets = new Map<string, number>()
+
+  constructor(backend: CoordinationBackend, options: CoordinatorOptions = {}) {
+    super()
+    this.backend = backend
+    this.replicaId = options.replicaId === undefined ? randomUUID() : validateId(options.replicaId, 'replicaId')
+    this.incarnation = randomBytes(8).toString('hex')
+    this.leaseMs = parseDuration(options.leaseMs ?? COORDINATOR_DEFAULTS.leaseMs, 'leaseMs')
+    this.maxPollMs = parseDuration(options.maxPollMs ?? COORDINATOR_DEFAULTS.maxPollMs, 'maxPollMs')
+    this.minPollMs = parseDuration(options.minPollMs ?? COORDINATOR_DEFAULTS.minPollMs, 'minPollMs')
+    this.turnWaitMs = parseDuration(options.turnWaitMs ?? COORDINATOR_DEFAULTS.turnWaitMs, 'turnWaitMs')
+    this.renewMarginMs = parseDuration(options.renewMarginMs ?? Math.round(this.leaseMs / 10), 'renewMarginMs')
+    if (this.leaseMs < 300) throw new ConfigurationError('leaseMs must be at least 300 ms')
+    if (this.renewMarginMs >= this.leaseMs / 2) throw new ConfigurationError('renewMarginMs must be below leaseMs / 2')
+    if (this.minPollMs < 1 || this.maxPollMs < this.minPollMs) {
+      throw new ConfigurationError('need 1 <= minPollMs <= maxPollMs')
+    }
+    this.meta = {
+      host: options.meta?.host ?? hostname(),
+      pid: options.meta?.pid ?? process.pid,
+      version: options.meta?.version ?? PACKAGE_VERSION,
+    }
+  }
+
+  /** Start heartbeating. Rejects with CoordinationUnavailableError when Redis does not answer. */
+  start(): Promise<void> {
+    if (!this.startPromise) this.startPromise = this.doStart()
+    return this.startPromise
+  }
+
+  private async doStart(): Promise<void> {
+    if (this.state !== 'new') throw new CoordinationUnavailableError('stopped', 'coordinator was stopped; create a new one')
+    this.state = 'starting'
+    try {
+      const warnings = await this.backend.init()
+      for (const w of warnings) this.emit('coordination:warning', w)
+      this.unsubscribe = await this.backend.subscribe(this.incarnation, (kind, key, ticket) => this.onWake(kind, key, ticket))
+      const beat = await this.backend.beat(this.replicaId, this.incarnation, this.leaseMs, this.beatRecord())
+      this.checkBeat(beat)
+    } catch (err) {
+      this.state = 'stopped'
+      await this.unsubscribe?.().catch(() => {})
+      await this.backend.close().catch(() => {})
+      throw err
+    }
+    this.state = 'running'
+    this.renewTimer = setInterval(() => void this.renewCycle(), Math.max(10, Math.floor(this.leaseMs / 3)))
+    this.watchdogTimer = setInterval(() => this.checkDeadlines(), Math.max(5, Math.floor(this.renewMarginMs / 2)))
+    this.renewTimer.unref?.()
+    this.watchdogTimer.unref?.()
+    this.logEvent({ type: 'replica-start' })
+  }
+
+  protected async ensureRunning(): Promise<void> {
+    if (this.state === 'new' || this.state === 'starting') await this.start()
+    if (this.state !== 'running') {
+      throw new CoordinationUnavailableError('stopped', `coordinator is ${this.state}`)
+    }
+  }
+
+  /** Take the turn of a chat: FIFO across replicas, one holder at a time. */
+  async acquireTurn(key: string, options: AcquireTurnOptions = {}): Promise<Turn> {
+    validateId(key, 'chat key')
+    await this.ensureRunning()
+    const waitMs = parseDuration(options.waitMs ?? this.turnWaitMs, 'waitMs')
+    const started = monotonicNow()
+    const giveUpAt = started + waitMs
+    const signal = options.signal
+    let ticket: number | null = null
+    let backoff = this.minPollMs
+    let lastError: unknown = null
+    this.stats.waitingNow++
+    const task = (async (): Promise<Turn> => {
+      try {
+        for (;;) {
+          if (signal?.aborted) throw new CoordinationUnavailableError('aborted', `wait for ${JSON.stringify(key)} aborted`, { key })
+          if (this.state !== 'running') throw new CoordinationUnavailableError('stopped', `coordinator is ${this.state}`, { key })
+          const sentAt = monotonicNow()
+          let reply: TurnReply
+          try {
+            reply = await this.backend.turnAcquire(key, this.replicaId, this.incarnation, this.leaseMs, ticket)
+          } catch (err) {
+            if (!(err instanceof CoordinationUnavailableError) && !isConnectionError(err)) throw err
+            lastError = err
+            if (monotonicNow() >= giveUpAt) {
+              throw new CoordinationUnavailableError('unreachable', `Redis unreachable while waiting for ${JSON.stringify(key)}`, {
+                key,
+                cause: err,
+              })
+            }
+            await this.pause(key, ticket, Math.min(backoff, giveUpAt - monotonicNow()), signal)
+            backoff = Math.min(backoff * 2, this.maxPollMs)
+            continue
+          }
+          lastError = null
+          if (reply.status === 'granted') {
+            ticket = reply.ticket
+            const deadline = sentAt + this.leaseMs - this.renewMarginMs
+            if (monotonicNow() >= deadline) {
+              // Frozen between asking and hearing back: the lease may already be someone else's.
+              throw new CoordinationUnavailableError('stale-grant', `grant of ${JSON.stringify(key)} arrived too late to use`, { key })
+            }
+            if (this.state !== 'running') throw new CoordinationUnavailableError('stopped', `coordinator is ${this.state}`, { key })
+            const lease = this.track('chat', key, reply.fence, reply.ticket, deadline)
+            ticket = null // ours now: release() gives it back
+            const waitedMs = monotonicNow() - started
+            this.waitTimes.add(waitedMs)
+            this.stats.turnsGranted++
+            return new TurnHandle(this, lease, reply.previousHolder, waitedMs)
+          }
+          if (reply.status === 'dropped') {
+            ticket = null
+            throw new CoordinationUnavailableError('dropped', `ticket for ${JSON.stringify(key)} was removed from the queue`, { key })
+          }
+          if (reply.status === 'expired') {
+            ticket = null
+            throw new CoordinationUnavailableError('stale-grant', `turn of ${JSON.stringify(key)} was granted but expired before it was taken`, { key })
+          }
+          ticket = reply.ticket
+          this.waitingTickets.set(key, reply.ticket)
+          const left = giveUpAt - monotonicNow()
+          if (left <= 0) {
+            throw new CoordinationUnavailableError('timeout', `no turn for ${JSON.stringify(key)} within ${waitMs}ms`, { key })
+          }
+          const woken = await this.pause(key, ticket, Math.min(backoff, left), signal)
+          backoff = woken ? this.minPollMs : Math.min(backoff * 2, this.maxPollMs)
+        }
+      } catch (err) {
+        if (ticket !== null && this.state !== 'crashed') {
+          // Withdraw the ticket (or pass on a turn granted in the meantime); if Redis is unreachable
+          // the ticket simply expires unrefreshed within leaseMs.
+          const t = ticket
+          await this.backend.turnRelease(key, this.incarnation, t, this.leaseMs).catch(() => {})
+        }
+        if (err instanceof CoordinationUnavailableError && err.reason === 'unreachable' && lastError && !err.cause) {
+          throw new CoordinationUnavailableError('unreachable', err.message, { key, cause: lastError })
+        }
+        throw err
+      } finally {
+        this.stats.waitingNow--
+        if (this.waitingTickets.get(key) === ticket) this.waitingTickets.delete(key)
+      }
+    })()
+    this.inflight.add(task)
+    task.then(
+      () => this.inflight.delete(task),
+      () => this.inflight.delete(task),
+    )
+    return task
+  }
+
+  /** Wait for a wake-up on (key, ticket), the poll interval, or an abort. Resolves true when woken. */
+  private pause(key: string, ticket: number | null, ms: number, signal?: AbortSignal): Promise<boolean> {
+    if (ticket === null) return sleep(ms, signal).then(() => false)
+    const id = `${key}\u0000${ticket}`
+    return new Promise<boolean>((resolve) => {
+      let done = false
+      const finish = (woken: boolean) => {
+        if (done) return
+        done = true
+        clearTimeout(timer)
+        signal?.removeEventListener('abort', onAbort)
+        if (this.waiters.get(id) === waiter) this.waiters.delete(id)
+        resolve(woken)
+      }
+      const onAbort = () => finish(false)
+      const waiter: Waiter = { wake: () => finish(true) }
+      const timer = setTimeout(() => finish(false), Math.max(0, ms))
+      signal?.addEventListener('abort', onAbort, { once: true })
+      this.waiters.set(id, waiter)
+    })
+  }
+
+  /** A push from the backend: a ticket of ours was granted, or a lead of ours was asked to yield. */
+  protected onWake(kind: 'chat' | 'lead', key: string, ticket: number | null): void {
+    if (kind === 'chat' && ticket !== null) {
+      this.waiters.get(`${key}\u0000${ticket}`)?.wake()
+      return
+    }
+    this.onLeadWake(key)
+  }
+
+  /** Hook for leadership (yield requests pushed to the leader, releases pushed to standbys). */
+  protected onLeadWake(_name: string): void {}
+
+  /** Register a lease this coordinator now holds. */
+  protected track(kind: LeaseKind, key: string, fence: number, ticket: number, deadline: number): HeldLease {
+    const lease: HeldLease = {
+      id: ++leaseIds,
+      kind,
+      key,
+      fence,
+      ticket,
+      controller: new AbortController(),
+      deadline,
+      lost: null,
+      released: false,
+    }
+    this.held.set(lease.id, lease)
+    return lease
+  }
+
+  /** Is the lease still ours by the local deadline? Marks it lost the first time the answer is no. */
+  isHeld(lease: HeldLease): boolean {
+    if (lease.lost || lease.released) return false
+    if (monotonicNow() >= lease.deadline) {
+      this.markLost(lease, 'expired')
+      return false
+    }
+    return true
+  }
+
+  assertHeld(lease: HeldLease): void {
+    if (this.isHeld(lease)) return
+    throw lease.lost ?? new LeaseLostError(lease.key, 'stopped', `lease on ${JSON.stringify(lease.key)} was released`)
+  }
+
+  protected markLost(lease: HeldLease, reason: LeaseLostReason, quiet = false): void {
+    if (lease.lost || lease.released) return
+    const err = new LeaseLostError(lease.key, reason)
+    lease.lost = err
+    this.held.delete(lease.id)
+    lease.controller.abort(err)
+    if (quiet) return
+    this.stats.leasesLost++
+    if (reason === 'expired') {
+      // Redis may still think we hold it (we could not renew): give it back as soon as Redis answers.
+      this.pendingReleases.add({ lease, giveUpAt: monotonicNow() + this.leaseMs * 2 })
+    }
+    const event: LeaseLostEvent = { key: lease.key, kind: lease.kind, fence: lease.fence, reason }
+    lease.onLost?.(err)
+    this.emit('coordination:lease-lost', event)
+    this.logEvent({ type: 'lease-lost', ...event })
+  }
+
+  /** Give a lease back. Network failures are retried by the watchdog every leaseMs / 3. */
+  async releaseLease(lease: HeldLease): Promise<void> {
+    if (lease.released) return
+    const wasLost = lease.lost
+    lease.released = true
+    this.held.delete(lease.id)
+    if (!lease.controller.signal.aborted) {
+      lease.controller.abort(new LeaseLostError(lease.key, 'stopped', `lease on ${JSON.stringify(lease.key)} was released`))
+    }
+    if (wasLost && wasLost.reason !== 'expired') return
+    if (this.state === 'crashed') return
+    try {
+      await this.releaseInBackend(lease)
+    } catch {
+      this.pendingReleases.add({ lease, giveUpAt: monotonicNow() + this.leaseMs * 2 })
+    }
+  }
+
+  protected async releaseInBackend(lease: HeldLease): Promise<void> {
+    if (lease.kind === 'chat') {
+      await this.backend.turnRelease(lease.key, this.incarnation, lease.ticket, this.leaseMs)
+    } else {
+      await this.releaseLeadInBackend(lease)
+    }
+  }
+
+  protected async releaseLeadInBackend(_lease: HeldLease): Promise<void> {}
+
+  private checkDeadlines(): void {
+    const now = monotonicNow()
+    for (const lease of [...this.held.values()]) {
+      if (now >= lease.deadline) this.markLost(lease, 'expired')
+    }
+  }
+
+  private async retryReleases(): Promise<void> {
+    for (const p of [...this.pendingReleases]) {
+      if (monotonicNow() > p.giveUpAt) {
+        this.pendingReleases.delete(p)
+        continue
+      }
+      try {
+        await this.releaseInBackend(p.lease)
+        this.pendingReleases.delete(p)
+      } catch {
+        // still unreachable: next cycle
+      }
+    }
+  }
+
+  /** Heartbeat + renewal of every held lease, every leaseMs / 3, in one round trip per Redis node. */
+  protected async renewCycle(): Promise<void> {
+    if (this.renewing || this.state !== 'running') return
+    this.renewing = true
+    try {
+      const sentAt = monotonicNow()
+      const leases = [...this.held.values()]
+      const [beat, replies] = await Promise.all([
+        this.backend.beat(this.replicaId, this.incarnation, this.leaseMs, this.beatRecord()).catch((e: unknown) => e as Error),
+        leases.length
+          ? this.backend.renew(
+              leases.map((l) => ({ kind: l.kind, key: l.key, fence: l.fence })),
+              this.incarnation,
+              this.leaseMs,
+            )
+          : Promise.resolve([] as Array<RenewReply | Error>),
+      ])
+      if (!(beat instanceof Error)) this.checkBeat(beat)
+      leases.forEach((lease, i) => {
+        const r = replies[i]
+        if (!r || r instanceof Error || lease.lost || lease.released) return
+        if (r.ok) {
+          lease.deadline = Math.max(lease.deadline, sentAt + this.leaseMs - this.renewMarginMs)
+          if (r.yieldRequest) lease.onYieldRequest?.(r.yieldRequest)
+        } else {
+          this.markLost(lease, r.reason === 'expired' ? 'expired' : 'revoked')
+        }
+      })
+      if (this.pendingReleases.size) await this.retryReleases()
+    } catch {
+      // the watchdog drops what cannot be renewed in time
+    } finally {
+      this.renewing = false
+    }
+  }
+
+  /** Renew now (tests, and callers that just woke up and want a fresh deadline). */
+  async renewNow(): Promise<void> {
+    while (this.renewing) await sleep(1)
+    await this.renewCycle()
+  }
+
+  private checkBeat(beat: { evicted: boolean; otherIncarnation: string | null }): void {
+    if (beat.evicted) {
+      this.state = 'evicted'
+      for (const lease of [...this.held.values()]) this.markLost(lease, 'revoked')
+      this.wakeAll()
+      this.clearTimers()
+      this.emit('coordination:evicted', { replicaId: this.replicaId, incarnation: this.incarnation })
+      return
+    }
+    if (beat.otherIncarnation && !this.warnedDuplicate) {
+      this.warnedDuplicate = true
+      this.emit('coordination:warning', {
+        code: 'duplicate-replica-id',
+        message: `another live process (incarnation ${beat.otherIncarnation}) uses replicaId ${JSON.stringify(this.replicaId)}`,
+      })
+    }
+  }
+
+  protected beatRecord(): BeatRecord {
+    const held = [...this.held.values()]
+    const cap = 100
+    const waiting = [...this.waitingTickets.entries()]
+    return {
+      info: { ...this.meta, startedAt: this.startedAtMs, leaseMs: this.leaseMs },
+      stats: {
+        turnsGranted: this.stats.turnsGranted,
+        waitingNow: this.stats.waitingNow,
+        waitP99Ms: this.waitTimes.quantile(0.99),
+        leasesLost: this.stats.leasesLost,
+        leadsHeld: held.filter((l) => l.kind === 'lead').length,
+        turnsHeld: held.filter((l) => l.kind === 'chat').length,
+      },
+      leases: {
+        held: held.slice(0, cap).map((l) => ({ kind: l.kind, key: l.key, fence: l.fence })),
+        waiting: waiting.slice(0, cap).map(([key, ticket]) => ({ key, ticket })),
+        more: Math.max(0, held.length - cap) + Math.max(0, waiting.length - cap),
+      },
+    }
+  }
+
+  /** Counters as the heartbeat record carries them. */
+  get metrics(): BeatRecord['stats'] {
+    return this.beatRecord().stats
+  }
+
+  get running(): boolean {
+    return this.state === 'running'
+  }
+
+  protected logEvent(event: Record<string, unknown>): void {
+    if (this.state === 'crashed') return
+    void this.backend
+      .appendEvent({ replicaId: this.replicaId, incarnation: this.incarnation, ...event })
+      .catch(() => {})
+  }
+
+  private wakeAll(): void {
+    for (const w of [...this.waiters.values()]) w.wake()
+  }
+
+  private clearTimers(): void {
+    if (this.renewTimer) clearInterval(this.renewTimer)
+    if (this.watchdogTimer) clearInterval(this.watchdogTimer)
+    this.renewTimer = this.watchdogTimer = null
+  }
+
+  /** Hook: stop elections before the leases go. */
+  protected async stopLeadership(): Promise<void> {}
+
+  /** Orderly stop: withdraws waiting tickets, releases everything held, removes the heartbeat. */
+  async stop(): Promise<void> {
+    if (this.state === 'stopped' || this.state === 'crashed') return
+    if (this.state === 'new') {
+      this.state = 'stopped'
+      await this.backend.close().catch(() => {})
+      return
+    }
+    if (this.state === 'starting') await this.startPromise?.catch(() => {})
+    if ((this.state as string) === 'stopped') return
+    const wasEvicted = this.state === 'evicted'
+    this.state = 'stopping'
+    this.clearTimers()
+    await this.stopLeadership().catch(() => {})
+    this.wakeAll()
+    await Promise.allSettled([...this.inflight])
+    await Promise.allSettled([...this.held.values()].map((l) => this.releaseLease(l)))
+    if (this.pendingReleases.size) await this.retryReleases()
+    if (!wasEvicted) await this.backend.replicaStop(this.replicaId, this.incarnation).catch(() => {})
+    this.logEvent({ type: 'replica-stop' })
+    await this.unsubscribe?.().catch(() => {})
+    this.state = 'stopped'
+    await this.backend.close().catch(() => {})
+  }
+
+  /** Tests: stop every timer and connection WITHOUT releasing anything, as if the process died. */
+  crash(): void {
+    if (this.state === 'stopped' || this.state === 'crashed') return
+    this.state = 'crashed'
+    this.clearTimers()
+    for (const lease of [...this.held.values()]) this.markLost(lease, 'stopped', true)
+    this.pendingReleases.clear()
+    this.wakeAll()
+    this.backend.crash()
+  }
+}
+
+class TurnHandle implements Turn {
+  readonly kind = 'chat' as const
+  constructor(
+    private readonly owner: Coordinator,
+    private readonly lease: HeldLease,
+    readonly previousHolder: Holder | null,
+    readonly waitedMs: number,
+  ) {}
+  get key(): string {
+    return this.lease.key
+  }
+  get fence(): number {
+    return this.lease.fence
+  }
+  get ticket(): number {
+    return this.lease.ticket
+  }
+  get signal(): AbortSignal {
+    return this.lease.controller.signal
+  }
+  get held(): boolean {
+    return this.owner.isHeld(this.lease)
+  }
+  assertHeld(): void {
+    this.owner.assertHeld(this.lease)
+  }
+  release(): Promise<void> {
+    return this.owner.releaseLease(this.lease)
+  }
+}

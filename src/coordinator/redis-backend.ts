@@ -1,0 +1,240 @@
+import type { Redis } from 'ioredis'
+import { KeyLayout, SCHEMA_VERSION } from '../keys.js'
+import { ScriptRunner, type RedisClient } from '../scripts/runner.js'
+import { ConfigurationError } from '../errors/configuration-error.js'
+import { CorruptStateError } from '../errors/corrupt-state-error.js'
+import { errorFromRedis } from '../errors/from-redis.js'
+import { isCluster, masters } from '../connection.js'
+import type {
+  BeatRecord,
+  BeatReply,
+  CoordinationBackend,
+  RenewItem,
+  RenewReply,
+  TurnReply,
+  WakeHandler,
+  Warning,
+} from './backend.js'
+
+export interface RedisBackendOptions {
+  redis: RedisClient
+  keys: KeyLayout
+  /** Close the client on close() (we opened it). */
+  ownsClient: boolean
+  commandTimeoutMs: number
+  /** How long an idle chat's state (last holder, ticket counter) is kept. */
+  idleKeyTtlMs: number
+  /** Approximate cap of the event stream. */
+  eventsMaxLen: number
+}
+
+type Raw = Array<string | number | null>
+
+const num = (v: unknown): number => (v === null || v === undefined ? NaN : Number(v))
+
+/** The Redis side of a coordinator: each method is one Lua script call (EVALSHA, NOSCRIPT fallback). */
+export class RedisBackend implements CoordinationBackend {
+  readonly kind = 'redis' as const
+  readonly redis: RedisClient
+  readonly keys: KeyLayout
+  readonly scripts: ScriptRunner
+  private readonly opts: RedisBackendOptions
+  private subscriber: RedisClient | null = null
+
+  constructor(opts: RedisBackendOptions) {
+    this.opts = opts
+    this.redis = opts.redis
+    this.keys = opts.keys
+    this.scripts = new ScriptRunner(opts.redis, opts.commandTimeoutMs)
+  }
+
+  async init(): Promise<Warning[]> {
+    const warnings: Warning[] = []
+    const [version, layout] = await this.scripts.run<[string, string]>(
+      'schema-init-1',
+      [this.keys.schema],
+      [SCHEMA_VERSION, this.keys.layout],
+    )
+    if (Number(version) > SCHEMA_VERSION) {
+      throw new ConfigurationError(
+        `prefix ${this.keys.prefix} holds schema ${version}, newer than this release understands (${SCHEMA_VERSION}): upgrade botmesh-coord`,
+      )
+    }
+    if (layout !== this.keys.layout) {
+      warnings.push({
+        code: 'layout-mismatch',
+        message: `prefix ${this.keys.prefix} was first written with the '${layout}' layout, this replica uses '${this.keys.layout}': replicas with different layouts do not see each other's keys`,
+      })
+    }
+    warnings.push(...(await evictionWarnings(this.redis)))
+    return warnings
+  }
+
+  async turnAcquire(key: string, replicaId: string, incarnation: string, leaseMs: number, ticket: number | null): Promise<TurnReply> {
+    const k = this.keys.chat(key)
+    const r = await this.scripts.run<Raw>(
+      'turn-acquire-2',
+      [k.state, k.queue],
+      [replicaId, incarnation, leaseMs, this.opts.idleKeyTtlMs, ticket === null ? '' : String(ticket), this.keys.wakeChannelPrefix],
+    )
+    return decodeTurnReply(k.state, r)
+  }
+
+  async turnRelease(key: string, incarnation: string, ticket: number, leaseMs: number): Promise<0 | 1 | 2> {
+    const k = this.keys.chat(key)
+    const r = await this.scripts.run<number>(
+      'turn-release-2',
+      [k.state, k.queue],
+      [incarnation, String(ticket), leaseMs, this.opts.idleKeyTtlMs, this.keys.wakeChannelPrefix],
+    )
+    return r as 0 | 1 | 2
+  }
+
+  leaseKey(item: { kind: 'chat' | 'lead'; key: string }): string {
+    return item.kind === 'chat' ? this.keys.chat(item.key).state : this.keys.lead(item.key)
+  }
+
+  async renew(items: RenewItem[], incarnation: string, leaseMs: number): Promise<Array<RenewReply | Error>> {
+    // Sent together: one write per connection (and per node on a cluster), replies in order.
+    return Promise.all(
+      items.map(async (item): Promise<RenewReply | Error> => {
+        try {
+          const r = await this.scripts.run<Raw>(
+            'lease-renew-1',
+            [this.leaseKey(item)],
+            [incarnation, String(item.fence), leaseMs, this.opts.idleKeyTtlMs],
+          )
+          if (r[0] === 1) {
+            return { ok: true, yieldRequest: r[1] ? { by: String(r[1]), target: r[2] ? String(r[2]) : null } : null }
+          }
+          return { ok: false, reason: r[1] === 'expired' ? 'expired' : 'revoked' }
+        } catch (err) {
+          return err instanceof Error ? err : new Error(String(err))
+        }
+      }),
+    )
+  }
+
+  async beat(replicaId: string, incarnation: string, leaseMs: number, record: BeatRecord): Promise<BeatReply> {
+    const r = await this.scripts.run<Raw>(
+      'replica-beat-1',
+      [this.keys.replica(replicaId)],
+      [
+        replicaId,
+        incarnation,
+        leaseMs,
+        JSON.stringify(record.info),
+        JSON.stringify(record.stats),
+        JSON.stringify(record.leases),
+        String(Date.now()),
+      ],
+    )
+    if (r[0] === -1) return { evicted: true, otherIncarnation: null, serverTimeMs: NaN }
+    return { evicted: false, otherIncarnation: r[1] ? String(r[1]) : null, serverTimeMs: num(r[2]) }
+  }
+
+  async replicaStop(replicaId: string, incarnation: string): Promise<void> {
+    await this.scripts.run('replica-stop-1', [this.keys.replica(replicaId)], [incarnation])
+  }
+
+  async subscribe(incarnation: string, onWake: WakeHandler): Promise<() => Promise<void>> {
+    const sub: RedisClient = isCluster(this.redis) ? this.redis.duplicate() : (this.redis as Redis).duplicate()
+    this.subscriber = sub
+    sub.on('error', () => {}) // reconnects by itself; polling is the safety net meanwhile
+    const channel = this.keys.wakeChannel(incarnation)
+    sub.on('message', (ch: string, message: string) => {
+      if (ch !== channel) return
+      const bar = message.lastIndexOf('|')
+      const parsed = this.keys.parse(bar >= 0 ? message.slice(0, bar) : message)
+      if (!parsed) return
+      if (parsed.kind === 'chat') onWake('chat', parsed.id, Number(message.slice(bar + 1)))
+      else if (parsed.kind === 'lead') onWake('lead', parsed.id, null)
+    })
+    try {
+      await sub.subscribe(channel)
+    } catch (err) {
+      sub.disconnect()
+      this.subscriber = null
+      throw errorFromRedis(err, undefined)
+    }
+    return async () => {
+      if (this.subscriber !== sub) return
+      this.subscriber = null
+      await sub.quit().catch(() => sub.disconnect())
+    }
+  }
+
+  async appendEvent(event: Record<string, unknown>): Promise<void> {
+    await this.redis.xadd(
+      this.keys.events,
+      'MAXLEN',
+      '~',
+      String(this.opts.eventsMaxLen),
+      '*',
+      'e',
+      JSON.stringify({ at: Date.now(), ...event }),
+    )
+  }
+
+  async close(): Promise<void> {
+    if (this.subscriber) {
+      const s = this.subscriber
+      this.subscriber = null
+      await s.quit().catch(() => s.disconnect())
+    }
+    if (this.opts.ownsClient) await this.redis.quit().catch(() => this.redis.disconnect())
+  }
+
+  crash(): void {
+    this.subscriber?.disconnect()
+    this.subscriber = null
+    if (this.opts.ownsClient) this.redis.disconnect()
+  }
+}
+
+export function decodeTurnReply(stateKey: string, r: Raw): TurnReply {
+  if (!Array.isArray(r)) throw new CorruptStateError(stateKey, 'unexpected script reply')
+  switch (r[0]) {
+    case 1:
+      return {
+        status: 'granted',
+        ticket: num(r[1]),
+        fence: num(r[2]),
+        previousHolder: r[3] ? { replicaId: String(r[3]), incarnation: String(r[4] ?? '') } : null,
+      }
+    case 0:
+      return {
+        status: 'queued',
+        ticket: num(r[1]),
+        position: num(r[2]),
+        holder: r[3] ? { replicaId: String(r[3]), incarnation: String(r[4] ?? ''), fence: num(r[5]) } : null,
+      }
+    case -1:
+      return { status: 'dropped' }
+    case -2:
+      return { status: 'expired', ticket: num(r[1]) }
+    default:
+      throw new CorruptStateError(stateKey, `unexpected script status ${String(r[0])}`)
+  }
+}
+
+/** maxmemory-policy other than noeviction can silently evict lease keys. Checked on every master. */
+export async function evictionWarnings(client: RedisClient): Promise<Warning[]> {
+  const out: Warning[] = []
+  const nodes: Redis[] = isCluster(client) ? masters(client) : [client as Redis]
+  for (const node of nodes) {
+    try {
+      const r = (await node.config('GET', 'maxmemory-policy')) as string[]
+      const policy = r[1]
+      if (policy && policy !== 'noeviction') {
+        out.push({
+          code: 'eviction-policy',
+          message: `Redis ${node.options.host}:${node.options.port} has maxmemory-policy ${policy}: it may evict lease keys; set it to noeviction`,
+        })
+      }
+    } catch {
+      // CONFIG may be refused to an ACL user: nothing to say then
+    }
+  }
+  return out
+}

@@ -1,0 +1,32 @@
+export {
+  Coordinator,
+  COORDINATOR_DEFAULTS,
+  type CoordinatorOptions,
+  type AcquireTurnOptions,
+  type Lease,
+  type Turn,
+  type LeaseLostEvent,
+} from './coordinator/coordinator.js'
+export {
+  RedisCoordinator,
+  REDIS_DEFAULTS,
+  type RedisCoordinatorOptions,
+  type RedisConnectionOptions,
+} from './coordinator/redis-coordinator.js'
+export type { Holder, ReplicaInfo, ReplicaStats, HeldSummary, YieldRequest, Warning } from './coordinator/backend.js'
+export {
+  KeyLayout,
+  SCHEMA_VERSION,
+  DEFAULT_PREFIX,
+  encodeId,
+  decodeId,
+  InvalidIdError,
+  type Layout,
+  type KeyKind,
+  type ChatKeys,
+  type ParsedKey,
+} from './keys.js'
+export * from './errors/index.js'
+export { parseDuration, formatDuration, type Duration } from './duration.js'
+export { connect, maskUrl, DEFAULT_URL, type ConnectOptions } from './connection.js'
+export { PACKAGE_VERSION } from './version.js'

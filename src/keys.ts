@@ -1,0 +1,167 @@
+/**
+ * The one module that spells Redis keys. Everything that touches Redis (the coordinator, the store,
+ * the CLI and the dashboard) asks this module for names, and decodes scanned names through it.
+ *
+ * Layouts:
+ * - `standalone`: `<prefix>:<kind>:<id>`
+ * - `cluster`:    `<prefix>:<kind>:{<id>}` — the id is the hash tag, so every key of one chat
+ *   (state, queue, checkpoint, handover marker) lives in one slot and one script can touch them all.
+ *
+ * User-supplied ids (chat keys, lead names, lock keys, replica ids) are escaped: `%`, `{`, `}` and
+ * control characters become `%XX`, so an id can neither open nor close a hash tag. The kind segment
+ * comes before the id, so an id containing `:` cannot collide with another kind's key.
+ */
+
+export type Layout = 'standalone' | 'cluster'
+export const LAYOUTS: readonly Layout[] = ['standalone', 'cluster']
+
+/** Bumped when the meaning of any key or field changes; readers refuse a newer schema. */
+export const SCHEMA_VERSION = 1
+
+export const DEFAULT_PREFIX = 'botmesh'
+export const MAX_ID_BYTES = 8192
+
+/** What a key holds. The letters are the on-wire segment after the prefix. */
+export const KIND_SEGMENTS = {
+  chat: 'c', // hash: turn holder, fence, ticket details
+  queue: 'q', // zset: tickets waiting for a chat's turn
+  checkpoint: 'cp', // hash: conversation checkpoint
+  handover: 'ho', // hash: handover marker of an async conversation
+  lead: 'l', // hash: leadership lease (providers, schedulers, tryLead names)
+  lock: 'k', // hash: fenced lock
+  replica: 'r', // hash: replica heartbeat record
+} as const
+export type KeyKind = keyof typeof KIND_SEGMENTS
+const SEGMENT_KINDS = new Map<string, KeyKind>(
+  Object.entries(KIND_SEGMENTS).map(([k, v]) => [v, k as KeyKind]),
+)
+
+export class InvalidIdError extends Error {
+  readonly code = 'ERR_INVALID_ID'
+  constructor(message: string) {
+    super(message)
+    this.name = 'InvalidIdError'
+  }
+}
+
+// eslint-disable-next-line no-control-regex
+const ESCAPE = /[%{}\u0000-\u001f\u007f]/g
+
+export function encodeId(id: string): string {
+  return id.replace(ESCAPE, (c) => '%' + c.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0'))
+}
+
+export function decodeId(encoded: string): string {
+  return encoded.replace(/%([0-9A-F]{2})/g, (_, h: string) => String.fromCharCode(parseInt(h, 16)))
+}
+
+export function validateId(id: unknown, what = 'key'): string {
+  if (typeof id !== 'string' || id.length === 0) throw new InvalidIdError(`${what} must be a non-empty string`)
+  if (Buffer.byteLength(id) > MAX_ID_BYTES) throw new InvalidIdError(`${what} is longer than ${MAX_ID_BYTES} bytes`)
+  return id
+}
+
+export function validatePrefix(prefix: unknown): string {
+  if (typeof prefix !== 'string' || prefix.length === 0) throw new InvalidIdError('prefix must be a non-empty string')
+  if (/[\s{}*?[\]\\]/.test(prefix)) {
+    throw new InvalidIdError(`prefix ${JSON.stringify(prefix)} may not contain spaces, braces or glob characters`)
+  }
+  if (prefix.length > 200) throw new InvalidIdError('prefix is longer than 200 characters')
+  return prefix
+}
+
+export interface ChatKeys {
+  state: string
+  queue: string
+  checkpoint: string
+  handover: string
+}
+
+export interface ParsedKey {
+  kind: KeyKind
+  /** The id exactly as the runtime passed it (decoded). */
+  id: string
+}
+
+export class KeyLayout {
+  readonly prefix: string
+  readonly layout: Layout
+
+  constructor(prefix: string, layout: Layout) {
+    this.prefix = validatePrefix(prefix)
+    if (!LAYOUTS.includes(layout)) throw new InvalidIdError(`layout must be 'standalone' or 'cluster', got ${String(layout)}`)
+    this.layout = layout
+  }
+
+  private key(kind: KeyKind, id: string, what: string): string {
+    const enc = encodeId(validateId(id, what))
+    const tagged = this.layout === 'cluster' ? `{${enc}}` : enc
+    return `${this.prefix}:${KIND_SEGMENTS[kind]}:${tagged}`
+  }
+
+  chat(key: string): ChatKeys {
+    return {
+      state: this.key('chat', key, 'chat key'),
+      queue: this.key('queue', key, 'chat key'),
+      checkpoint: this.key('checkpoint', key, 'checkpoint key'),
+      handover: this.key('handover', key, 'handover key'),
+    }
+  }
+
+  lead(name: string): string {
+    return this.key('lead', name, 'lead name')
+  }
+
+  lock(key: string): string {
+    return this.key('lock', key, 'lock key')
+  }
+
+  replica(replicaId: string): string {
+    return this.key('replica', replicaId, 'replicaId')
+  }
+
+  /** Hash `{version, layout, createdAt}`; readers check the version. */
+  get schema(): string {
+    return `${this.prefix}:schema`
+  }
+
+  /** Capped stream of notable coordination events and the operators' audit trail. */
+  get events(): string {
+    return `${this.prefix}:events`
+  }
+
+  /** Pub/sub channel on which one coordinator instance is woken (a grant, a yield request). */
+  wakeChannel(incarnation: string): string {
+    return `${this.prefix}:wake:${incarnation}`
+  }
+
+  /** Prefix of wake channels; scripts append the incarnation they wake (a channel, not a key). */
+  get wakeChannelPrefix(): string {
+    return `${this.prefix}:wake:`
+  }
+
+  /** SCAN MATCH pattern for every key of one kind under this prefix (glob characters are refused in prefixes). */
+  scanPattern(kind: KeyKind): string {
+    return `${this.prefix}:${KIND_SEGMENTS[kind]}:*`
+  }
+
+  /** Decode a raw Redis key of this prefix and layout; null when it is not one of ours. */
+  parse(raw: string): ParsedKey | null {
+    const head = `${this.prefix}:`
+    if (!raw.startsWith(head)) return null
+    const rest = raw.slice(head.length)
+    const colon = rest.indexOf(':')
+    if (colon < 0) return null
+    const kind = SEGMENT_KINDS.get(rest.slice(0, colon))
+    if (!kind) return null
+    let enc = rest.slice(colon + 1)
+    if (this.layout === 'cluster') {
+      if (!enc.startsWith('{') || !enc.endsWith('}')) return null
+      enc = enc.slice(1, -1)
+    } else if (enc.startsWith('{') && enc.endsWith('}')) {
+      return null // written with the cluster layout
+    }
+    if (enc.length === 0 || /[{}]/.test(enc)) return null
+    return { kind, id: decodeId(enc) }
+  }
+}

@@ -1,0 +1,2 @@
+export { MemoryCoordinationHub, type MemoryCoordinationHubOptions } from './memory-hub.js'
+export { MemoryCoordinator, type MemoryCoordinatorOptions } from './memory-coordinator.js'

@@ -1,0 +1,285 @@
+import { performance } from 'node:perf_hooks'
+import type {
+  BeatRecord,
+  BeatReply,
+  CoordinationBackend,
+  Holder,
+  RenewItem,
+  RenewReply,
+  TurnReply,
+  WakeHandler,
+  Warning,
+} from '../coordinator/backend.js'
+
+export interface MemoryCoordinationHubOptions {
+  /** Idle keys kept (last holder, fence) before the least recently used is evicted. Default 10,000. */
+  maxIdleKeys?: number
+}
+
+interface Ticket {
+  replicaId: string
+  incarnation: string
+  deadline: number
+  enqueuedAt: number
+}
+
+interface LeaseRecord {
+  holder: (Holder & { ticket: number; exp: number; grantedAt: number }) | null
+  fence: number
+  last: Holder | null
+  previous: Holder | null
+}
+
+interface ChatRecord extends LeaseRecord {
+  nextTicket: number
+  queue: Map<number, Ticket> // insertion order is ticket order
+  skipped: number
+}
+
+interface ReplicaRecord {
+  incarnation: string
+  exp: number
+  beat: number
+  record: BeatRecord
+  evicted: Set<string>
+}
+
+/**
+ * The in-process reference of the shared state: what Redis holds for replicas, kept in one object
+ * that several MemoryCoordinators share. Each method body runs without awaiting, so it is as atomic
+ * as a Lua script. Fences come from one hub-wide counter, so they stay monotonic for a key even
+ * after its idle record was evicted.
+ */
+export class MemoryCoordinationHub {
+  readonly maxIdleKeys: number
+  private fenceSeq = 0
+  private readonly chats = new Map<string, ChatRecord>()
+  /** Idle chats (no holder, no tickets), least recently used first. */
+  private readonly idle = new Set<string>()
+  private readonly replicas = new Map<string, ReplicaRecord>()
+  private readonly subscribers = new Map<string, WakeHandler>()
+  readonly events: Array<Record<string, unknown>> = []
+  /** Tests: while true, every coordinator on this hub gets "connection closed" (Redis down). */
+  unavailable = false
+
+  constructor(options: MemoryCoordinationHubOptions = {}) {
+    this.maxIdleKeys = options.maxIdleKeys ?? 10_000
+  }
+
+  /** The hub's clock: monotonic, shared by every coordinator on it (Redis's clock in the real thing). */
+  now(): number {
+    return performance.timeOrigin + performance.now()
+  }
+
+  /** Chats with state (held, queued or idle-but-remembered). */
+  get size(): number {
+    return this.chats.size
+  }
+
+  private chat(key: string, create: boolean): ChatRecord | undefined {
+    let c = this.chats.get(key)
+    if (!c && create) {
+      c = { holder: null, fence: 0, last: null, previous: null, nextTicket: 0, queue: new Map(), skipped: 0 }
+      this.chats.set(key, c)
+    }
+    return c
+  }
+
+  private nextFence(): number {
+    return ++this.fenceSeq
+  }
+
+  /** Re-file a chat as idle or busy after a change; evict the least recently used idle chats. */
+  private settle(key: string, c: ChatRecord): void {
+    this.idle.delete(key)
+    if (c.holder || c.queue.size) return
+    this.idle.add(key)
+    while (this.idle.size > this.maxIdleKeys) {
+      const oldest = this.idle.values().next().value as string
+      this.idle.delete(oldest)
+      this.chats.delete(oldest)
+    }
+  }
+
+  private wake(incarnation: string, kind: 'chat' | 'lead', key: string, ticket: number | null): void {
+    const handler = this.subscribers.get(incarnation)
+    if (handler) queueMicrotask(() => handler(kind, key, ticket))
+  }
+
+  private grantNext(key: string, c: ChatRecord, leaseMs: number, callerTicket: number | null): number | null {
+    const now = this.now()
+    if (c.holder) {
+      if (c.holder.exp > now) return null
+      c.holder = null
+    }
+    for (const [ticket, t] of c.queue) {
+      c.queue.delete(ticket)
+      if (t.deadline > now) {
+        c.previous = c.last
+        c.fence = this.nextFence()
+        c.holder = { replicaId: t.replicaId, incarnation: t.incarnation, ticket, exp: now + leaseMs, grantedAt: now }
+        c.last = { replicaId: t.replicaId, incarnation: t.incarnation }
+        if (ticket !== callerTicket) this.wake(t.incarnation, 'chat', key, ticket)
+        return ticket
+      }
+      c.skipped++
+    }
+    return null
+  }
+
+  turnAcquire(key: string, replicaId: string, incarnation: string, leaseMs: number, ticket: number | null): TurnReply {
+    const now = this.now()
+    let c: ChatRecord
+    if (ticket === null) {
+      c = this.chat(key, true)!
+      ticket = ++c.nextTicket
+      c.queue.set(ticket, { replicaId, incarnation, deadline: now + leaseMs, enqueuedAt: now })
+    } else {
+      const found = this.chat(key, false)
+      if (!found) return { status: 'dropped' }
+      c = found
+      const h = c.holder
+      if (h && h.incarnation === incarnation && h.ticket === ticket) {
+        if (h.exp > now) {
+          h.exp = now + leaseMs
+          return { status: 'granted', ticket, fence: c.fence, previousHolder: c.previous }
+        }
+        c.holder = null
+        this.grantNext(key, c, leaseMs, ticket)
+        this.settle(key, c)
+        return { status: 'expired', ticket }
+      }
+      const t = c.queue.get(ticket)
+      if (!t || t.incarnation !== incarnation) return { status: 'dropped' }
+      t.deadline = now + leaseMs
+    }
+    const granted = this.grantNext(key, c, leaseMs, ticket)
+    this.settle(key, c)
+    if (granted === ticket) return { status: 'granted', ticket, fence: c.fence, previousHolder: c.previous }
+    const position = [...c.queue.keys()].indexOf(ticket)
+    const h = c.holder
+    return {
+      status: 'queued',
+      ticket,
+      position: Math.max(0, position),
+      holder: h ? { replicaId: h.replicaId, incarnation: h.incarnation, fence: c.fence } : null,
+    }
+  }
+
+  turnRelease(key: string, incarnation: string, ticket: number, leaseMs: number): 0 | 1 | 2 {
+    const c = this.chat(key, false)
+    if (!c) return 0
+    let result: 0 | 1 | 2 = 0
+    if (c.holder && c.holder.incarnation === incarnation && c.holder.ticket === ticket) {
+      c.holder = null
+      result = 1
+    } else if (c.queue.get(ticket)?.incarnation === incarnation) {
+      c.queue.delete(ticket)
+      result = 2
+    }
+    if (result) {
+      this.grantNext(key, c, leaseMs, ticket)
+      this.settle(key, c)
+    }
+    return result
+  }
+
+  renew(item: RenewItem, incarnation: string, leaseMs: number): RenewReply {
+    const rec = this.chats.get(item.key)
+    const h = rec?.holder
+    if (!rec || !h || h.incarnation !== incarnation || rec.fence !== item.fence) return { ok: false, reason: 'revoked' }
+    const now = this.now()
+    if (h.exp <= now) return { ok: false, reason: 'expired' }
+    h.exp = now + leaseMs
+    return { ok: true, yieldRequest: null }
+  }
+
+  beat(replicaId: string, incarnation: string, leaseMs: number, record: BeatRecord): BeatReply {
+    const now = this.now()
+    const cur = this.replicas.get(replicaId)
+    if (cur?.evicted.has(incarnation)) return { evicted: true, otherIncarnation: null, serverTimeMs: now }
+    const other = cur && cur.incarnation !== incarnation && cur.exp > now ? cur.incarnation : null
+    this.replicas.set(replicaId, { incarnation, exp: now + leaseMs, beat: now, record, evicted: cur?.evicted ?? new Set() })
+    return { evicted: false, otherIncarnation: other, serverTimeMs: now }
+  }
+
+  replicaStop(replicaId: string, incarnation: string): void {
+    if (this.replicas.get(replicaId)?.incarnation === incarnation) this.replicas.delete(replicaId)
+  }
+
+  /** Live replicas (heartbeat not expired). */
+  liveReplicas(): Array<{ replicaId: string; incarnation: string; record: BeatRecord }> {
+    const now = this.now()
+    return [...this.replicas.entries()]
+      .filter(([, r]) => r.exp > now)
+      .map(([replicaId, r]) => ({ replicaId, incarnation: r.incarnation, record: r.record }))
+  }
+
+  subscribe(incarnation: string, onWake: WakeHandler): () => void {
+    this.subscribers.set(incarnation, onWake)
+    return () => {
+      if (this.subscribers.get(incarnation) === onWake) this.subscribers.delete(incarnation)
+    }
+  }
+
+  appendEvent(event: Record<string, unknown>): void {
+    this.events.push({ at: Date.now(), ...event })
+    if (this.events.length > 10_000) this.events.splice(0, this.events.length - 10_000)
+  }
+}
+
+/** One coordinator's view of a hub (so that crash() cuts just this replica off). */
+export class MemoryBackend implements CoordinationBackend {
+  readonly kind = 'memory' as const
+  private unsub: (() => void) | null = null
+  private dead = false
+
+  constructor(readonly hub: MemoryCoordinationHub) {}
+
+  private check(): void {
+    if (this.dead || this.hub.unavailable) throw new Error('Connection is closed.')
+  }
+
+  async init(): Promise<Warning[]> {
+    return []
+  }
+  async turnAcquire(key: string, replicaId: string, incarnation: string, leaseMs: number, ticket: number | null): Promise<TurnReply> {
+    this.check()
+    return this.hub.turnAcquire(key, replicaId, incarnation, leaseMs, ticket)
+  }
+  async turnRelease(key: string, incarnation: string, ticket: number, leaseMs: number): Promise<0 | 1 | 2> {
+    this.check()
+    return this.hub.turnRelease(key, incarnation, ticket, leaseMs)
+  }
+  async renew(items: RenewItem[], incarnation: string, leaseMs: number): Promise<Array<RenewReply | Error>> {
+    this.check()
+    return items.map((i) => this.hub.renew(i, incarnation, leaseMs))
+  }
+  async beat(replicaId: string, incarnation: string, leaseMs: number, record: BeatRecord): Promise<BeatReply> {
+    this.check()
+    return this.hub.beat(replicaId, incarnation, leaseMs, record)
+  }
+  async replicaStop(replicaId: string, incarnation: string): Promise<void> {
+    this.check()
+    this.hub.replicaStop(replicaId, incarnation)
+  }
+  async subscribe(incarnation: string, onWake: WakeHandler): Promise<() => Promise<void>> {
+    this.unsub = this.hub.subscribe(incarnation, onWake)
+    return async () => {
+      this.unsub?.()
+      this.unsub = null
+    }
+  }
+  async appendEvent(event: Record<string, unknown>): Promise<void> {
+    if (!this.dead) this.hub.appendEvent(event)
+  }
+  async close(): Promise<void> {
+    this.unsub?.()
+    this.unsub = null
+  }
+  crash(): void {
+    this.dead = true
+    this.unsub?.()
+    this.unsub = null
+  }
+}

@@ -1,0 +1,318 @@
+/**
+ * The chat-turn contract. It runs unchanged against the in-memory reference, Redis standalone and
+ * Redis Cluster: each test file passes a harness that makes coordinators sharing one state.
+ */
+import { afterEach, describe, expect, it } from 'vitest'
+import { spawn } from 'node:child_process'
+import { createInterface } from 'node:readline'
+import { fileURLToPath } from 'node:url'
+import {
+  CoordinationUnavailableError,
+  LeaseLostError,
+  type Coordinator,
+  type CoordinatorOptions,
+  type Turn,
+} from '../../src/index.js'
+
+export interface TurnHarness {
+  name: string
+  /** A coordinator on the shared state of this test (same prefix / hub). Not started. */
+  make(options?: CoordinatorOptions): Coordinator
+  /** Fresh shared state (a new prefix / hub) for the next test. */
+  reset(): void
+  /** Make the shared state unreachable for `make()`'d coordinators until `restore()`. */
+  outage(): Promise<{ restore(): Promise<void> }>
+  /** For the frozen-child test: how a child process reaches the same state, or null (memory). */
+  childTarget(): { url: string; prefix: string; layout: string } | null
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+
+function busyWait(ms: number): void {
+  const end = performance.now() + ms
+  while (performance.now() < end) {
+    // a blocked event loop: GC pause, sync work
+  }
+}
+
+export function defineTurnContract(h: TurnHarness): void {
+  describe(`chat turns contract: ${h.name}`, () => {
+    const started: Coordinator[] = []
+    const replica = async (options: CoordinatorOptions = {}) => {
+      const c = h.make({ leaseMs: 1500, maxPollMs: 50, ...options })
+      started.push(c)
+      await c.start()
+      return c
+    }
+
+    afterEach(async () => {
+      await Promise.allSettled(started.splice(0).map((c) => c.stop()))
+      h.reset()
+    })
+
+    it('grants a free chat at once with a fresh fence and no previous holder', async () => {
+      const a = await replica({ replicaId: 'a' })
+      const turn = await a.acquireTurn('chat:1')
+      expect(turn.fence).toBeGreaterThan(0)
+      expect(turn.ticket).toBeGreaterThan(0)
+      expect(turn.previousHolder).toBeNull()
+      expect(turn.held).toBe(true)
+      expect(() => turn.assertHeld()).not.toThrow()
+      await turn.release()
+      expect(turn.held).toBe(false)
+      const again = await a.acquireTurn('chat:1')
+      expect(again.fence).toBeGreaterThan(turn.fence)
+      expect(again.previousHolder).toEqual({ replicaId: 'a', incarnation: a.incarnation })
+      await again.release()
+    })
+
+    it('grants turns in ticket order across three replicas, one holder at a time', async () => {
+      const [a, b, c] = await Promise.all([replica({ replicaId: 'a' }), replica({ replicaId: 'b' }), replica({ replicaId: 'c' })])
+      const first = await a.acquireTurn('chat:fifo')
+      const order: string[] = []
+      const fences: number[] = [first.fence]
+      let holding = 1
+      let maxHolding = 1
+      const take = async (who: Coordinator, label: string) => {
+        const t = await who.acquireTurn('chat:fifo')
+        holding++
+        maxHolding = Math.max(maxHolding, holding)
+        order.push(label)
+        fences.push(t.fence)
+        await sleep(5)
+        holding--
+        await t.release()
+      }
+      const pending: Promise<void>[] = []
+      for (const [who, label] of [
+        [b, 'b1'],
+        [c, 'c1'],
+        [a, 'a2'],
+        [b, 'b2'],
+        [c, 'c2'],
+      ] as const) {
+        pending.push(take(who, label))
+        await sleep(30) // each ticket is taken before the next request is sent
+      }
+      holding--
+      await first.release()
+      await Promise.all(pending)
+      expect(order).toEqual(['b1', 'c1', 'a2', 'b2', 'c2'])
+      expect(maxHolding).toBe(1)
+      for (let i = 1; i < fences.length; i++) expect(fences[i]!).toBeGreaterThan(fences[i - 1]!)
+    })
+
+    it('under load: no overlap, fences grow per chat, and each replica is served in its arrival order', async () => {
+      const replicas = await Promise.all(['a', 'b', 'c'].map((id) => replica({ replicaId: id })))
+      const chats = ['chat:x', 'chat:y', 'chat:z']
+      const active = new Map<string, number>()
+      const lastFence = new Map<string, number>()
+      const served = new Map<string, number[]>() // `${replica}|${chat}` -> message seq in service order
+      let overlaps = 0
+      let fenceViolations = 0
+      const messages: Promise<void>[] = []
+      let seq = 0
+      for (let round = 0; round < 20; round++) {
+        for (const r of replicas) {
+          const chat = chats[(round + r.replicaId.charCodeAt(0)) % chats.length]!
+          const n = seq++
+          messages.push(
+            (async () => {
+              const t = await r.acquireTurn(chat, { waitMs: 20_000 })
+              if ((active.get(chat) ?? 0) > 0) overlaps++
+              active.set(chat, (active.get(chat) ?? 0) + 1)
+              if (t.fence <= (lastFence.get(chat) ?? 0)) fenceViolations++
+              lastFence.set(chat, t.fence)
+              const k = `${r.replicaId}|${chat}`
+              served.set(k, [...(served.get(k) ?? []), n])
+              await sleep(Math.random() * 3)
+              t.assertHeld()
+              active.set(chat, active.get(chat)! - 1)
+              await t.release()
+            })(),
+          )
+        }
+        await sleep(2)
+      }
+      await Promise.all(messages)
+      expect(overlaps).toBe(0)
+      expect(fenceViolations).toBe(0)
+      for (const list of served.values()) expect(list).toEqual([...list].sort((x, y) => x - y))
+      expect([...served.values()].flat()).toHaveLength(60)
+    })
+
+    it('a restarted replica with the same id never inherits the dead process turn', async () => {
+      const old = await replica({ replicaId: 'pod-1', leaseMs: 800 })
+      const t1 = await old.acquireTurn('chat:inc')
+      old.crash()
+      const fresh = await replica({ replicaId: 'pod-1', leaseMs: 800 })
+      expect(fresh.incarnation).not.toBe(old.incarnation)
+      const before = performance.now()
+      const t2 = await fresh.acquireTurn('chat:inc')
+      // It had to wait for the dead incarnation's lease to run out: no inheritance.
+      expect(performance.now() - before).toBeGreaterThan(400)
+      expect(t2.fence).toBeGreaterThan(t1.fence)
+      expect(t2.previousHolder).toEqual({ replicaId: 'pod-1', incarnation: old.incarnation })
+      await t2.release()
+    })
+
+    it('skips the queued ticket of a dead replica', async () => {
+      const a = await replica({ replicaId: 'a', leaseMs: 600, maxPollMs: 20 })
+      const b = await replica({ replicaId: 'b', leaseMs: 600, maxPollMs: 20 })
+      const c = await replica({ replicaId: 'c', leaseMs: 600, maxPollMs: 20 })
+      const held = await a.acquireTurn('chat:dead')
+      const bWait = b.acquireTurn('chat:dead').catch((e: unknown) => e)
+      await sleep(50)
+      b.crash() // its ticket stays queued, unrefreshed
+      expect(await bWait).toBeInstanceOf(CoordinationUnavailableError)
+      await sleep(900) // past the ticket's life (a keeps renewing its own lease meanwhile)
+      const cWait = c.acquireTurn('chat:dead')
+      await sleep(50)
+      const releasedAt = performance.now()
+      expect(held.held).toBe(true)
+      await held.release()
+      const turn = await cWait
+      expect(performance.now() - releasedAt).toBeLessThan(300) // not a lease later: the dead ticket was skipped
+      expect(turn.previousHolder?.replicaId).toBe('a')
+      await turn.release()
+    })
+
+    it('fails over after the holder dies: not before its lease ends, within leaseMs plus a poll', async () => {
+      const leaseMs = 800
+      const a = await replica({ replicaId: 'a', leaseMs, maxPollMs: 50 })
+      const b = await replica({ replicaId: 'b', leaseMs, maxPollMs: 50 })
+      const t1 = await a.acquireTurn('chat:failover')
+      const grantedAt = performance.now()
+      a.crash()
+      const t2 = await b.acquireTurn('chat:failover')
+      const took = performance.now() - grantedAt
+      expect(took).toBeGreaterThanOrEqual(leaseMs - 100) // Redis's clock and ours differ by the round trip
+      expect(took).toBeLessThan(leaseMs + 50 + 700) // one poll, plus slack for a loaded machine
+      expect(t2.fence).toBeGreaterThan(t1.fence)
+      await t2.release()
+    })
+
+    it('gives up after waitMs, withdraws its ticket, and leaves the queue moving', async () => {
+      const a = await replica({ replicaId: 'a' })
+      const b = await replica({ replicaId: 'b' })
+      const held = await a.acquireTurn('chat:timeout')
+      const t0 = performance.now()
+      const err = await b.acquireTurn('chat:timeout', { waitMs: 200 }).catch((e: unknown) => e)
+      expect(err).toBeInstanceOf(CoordinationUnavailableError)
+      expect((err as CoordinationUnavailableError).reason).toBe('timeout')
+      expect(performance.now() - t0).toBeGreaterThanOrEqual(190)
+      const next = b.acquireTurn('chat:timeout')
+      await sleep(20)
+      await held.release()
+      const turn = await next // granted right after the release: the withdrawn ticket did not block it
+      expect(turn.fence).toBeGreaterThan(held.fence)
+      await turn.release()
+    })
+
+    it('an aborted wait rejects with reason aborted', async () => {
+      const a = await replica({ replicaId: 'a' })
+      const b = await replica({ replicaId: 'b' })
+      const held = await a.acquireTurn('chat:abort')
+      const ctl = new AbortController()
+      const p = b.acquireTurn('chat:abort', { signal: ctl.signal }).catch((e: unknown) => e)
+      await sleep(30)
+      ctl.abort()
+      const err = await p
+      expect(err).toBeInstanceOf(CoordinationUnavailableError)
+      expect((err as CoordinationUnavailableError).reason).toBe('aborted')
+      await held.release()
+    })
+
+    it('rejects with CoordinationUnavailableError when the shared state goes away mid-wait', async () => {
+      const a = await replica({ replicaId: 'a', leaseMs: 900 })
+      const b = await replica({ replicaId: 'b', leaseMs: 900 })
+      const held = await a.acquireTurn('chat:outage')
+      const lost: unknown[] = []
+      a.on('coordination:lease-lost', (e) => lost.push(e))
+      const wait = b.acquireTurn('chat:outage', { waitMs: 1500 }).catch((e: unknown) => e)
+      await sleep(50)
+      const outage = await h.outage()
+      try {
+        const err = await wait
+        expect(err).toBeInstanceOf(CoordinationUnavailableError)
+        expect(['unreachable', 'timeout']).toContain((err as CoordinationUnavailableError).reason)
+        // The holder could not renew: it dropped its turn locally before the lease could expire.
+        expect(held.held).toBe(false)
+        expect(() => held.assertHeld()).toThrow(LeaseLostError)
+        expect(lost).toHaveLength(1)
+      } finally {
+        await outage.restore()
+      }
+    })
+
+    it('a replica whose event loop was blocked past its lease knows at once that the turn is lost', async () => {
+      const a = await replica({ replicaId: 'a', leaseMs: 600 })
+      const turn: Turn = await a.acquireTurn('chat:frozen')
+      busyWait(700)
+      // No timer has run since the freeze: assertHeld compares with the clock itself.
+      expect(() => turn.assertHeld()).toThrow(LeaseLostError)
+      expect(turn.signal.aborted).toBe(true)
+      await turn.release()
+    })
+
+    it('a frozen child process (SIGSTOP past leaseMs, then SIGCONT) reports the turn lost', async (ctx) => {
+      const target = h.childTarget()
+      if (!target) return ctx.skip()
+      const leaseMs = 1000
+      const b = await replica({ replicaId: 'b', leaseMs, maxPollMs: 50 })
+      const child = spawn(
+        process.execPath,
+        [fileURLToPath(new URL('../fixtures/turn-holder.mjs', import.meta.url)), target.url, target.prefix, target.layout, 'chat:sigstop', String(leaseMs)],
+        { stdio: ['pipe', 'pipe', 'inherit'] },
+      )
+      const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]()
+      const next = async () => JSON.parse(String((await lines.next()).value)) as Record<string, unknown>
+      try {
+        const granted = await next()
+        expect(granted.granted).toBe(true)
+        child.kill('SIGSTOP')
+        const t = await b.acquireTurn('chat:sigstop', { waitMs: 10_000 })
+        expect(t.fence).toBeGreaterThan(granted.fence as number)
+        expect(t.previousHolder?.replicaId).toBe('frozen-child')
+        child.kill('SIGCONT')
+        child.stdin!.write('check\n')
+        const check = await next()
+        expect(check).toMatchObject({ held: false, error: 'ERR_LEASE_LOST', aborted: true })
+        // Its late release must not take the turn away from the new holder.
+        child.stdin!.write('release\n')
+        expect(await next()).toEqual({ released: true })
+        await b.renewNow()
+        expect(t.held).toBe(true)
+        child.stdin!.write('exit\n')
+        await next()
+        await t.release()
+      } finally {
+        child.kill('SIGKILL')
+      }
+    })
+
+    it('refuses empty keys and works with keys that contain braces, colons, spaces and unicode', async () => {
+      const a = await replica({ replicaId: 'a' })
+      await expect(a.acquireTurn('')).rejects.toThrow(/non-empty/)
+      for (const key of ['{x}', 'a}b{c', 'chat: with spaces', 'chat:ñandú 🐦', 'x'.repeat(1024), '%7B', '{', '}']) {
+        const t = await a.acquireTurn(key)
+        expect(t.held).toBe(true)
+        await t.release()
+      }
+    })
+
+    it('stop() releases held turns so a waiter gets them at once', async () => {
+      const a = await replica({ replicaId: 'a' })
+      const b = await replica({ replicaId: 'b' })
+      await a.acquireTurn('chat:stop')
+      const wait = b.acquireTurn('chat:stop')
+      await sleep(20)
+      const t0 = performance.now()
+      await a.stop()
+      const t = await wait
+      expect(performance.now() - t0).toBeLessThan(500)
+      await t.release()
+      await expect(a.acquireTurn('chat:stop')).rejects.toBeInstanceOf(CoordinationUnavailableError)
+    })
+  })
+}

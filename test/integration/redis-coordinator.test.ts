@@ -1,0 +1,90 @@
+import { afterEach, describe, expect, it } from 'vitest'
+import { Redis } from 'ioredis'
+import { RedisCoordinator, ConfigurationError, CoordinationUnavailableError } from '../../src/index.js'
+import { freePort, redisUrl, startRedis, uniquePrefix } from '../helpers/redis.js'
+
+const cleanup: Array<() => Promise<unknown>> = []
+afterEach(async () => {
+  for (const f of cleanup.splice(0).reverse()) await f().catch(() => {})
+})
+
+describe('RedisCoordinator on a real Redis', () => {
+  it('warns once, as an event, when maxmemory-policy could evict lease keys', async () => {
+    const server = await startRedis({ args: ['--maxmemory', '100mb', '--maxmemory-policy', 'allkeys-lru'] })
+    cleanup.push(() => server.stop())
+    const c = new RedisCoordinator({ url: server.url, prefix: uniquePrefix() })
+    cleanup.push(() => c.stop())
+    const warnings: Array<{ code: string; message: string }> = []
+    c.on('coordination:warning', (w) => warnings.push(w))
+    await c.start()
+    expect(warnings).toEqual([expect.objectContaining({ code: 'eviction-policy', message: expect.stringMatching(/allkeys-lru.*noeviction/) })])
+    const t = await c.acquireTurn('chat:1') // a warning, not a crash
+    await t.release()
+  })
+
+  it('says nothing with noeviction', async () => {
+    const c = new RedisCoordinator({ url: redisUrl(), prefix: uniquePrefix() })
+    cleanup.push(() => c.stop())
+    const warnings: unknown[] = []
+    c.on('coordination:warning', (w) => warnings.push(w))
+    await c.start()
+    expect(warnings).toEqual([])
+  })
+
+  it('refuses a client with an ioredis keyPrefix', () => {
+    const client = new Redis(redisUrl(), { keyPrefix: 'x:', lazyConnect: true })
+    expect(() => new RedisCoordinator({ redis: client })).toThrow(ConfigurationError)
+    client.disconnect()
+  })
+
+  it('uses a caller client without closing it, and writes the schema and heartbeat records', async () => {
+    const client = new Redis(redisUrl())
+    cleanup.push(() => client.quit())
+    const prefix = uniquePrefix()
+    const c = new RedisCoordinator({ redis: client, prefix, replicaId: 'pod-a', leaseMs: 3000 })
+    await c.start()
+    expect(await client.hgetall(`${prefix}:schema`)).toMatchObject({ version: '1', layout: 'standalone' })
+    const beat = await client.hgetall(`${prefix}:r:pod-a`)
+    expect(beat.inc).toBe(c.incarnation)
+    expect(JSON.parse(beat.info!)).toMatchObject({ pid: process.pid, leaseMs: 3000 })
+    const ttl = await client.pttl(`${prefix}:r:pod-a`)
+    expect(ttl).toBeGreaterThan(0)
+    expect(ttl).toBeLessThanOrEqual(3000)
+    await c.stop()
+    expect(await client.exists(`${prefix}:r:pod-a`)).toBe(0)
+    expect(await client.ping()).toBe('PONG')
+  })
+
+  it('start() rejects with CoordinationUnavailableError when nothing listens', async () => {
+    const port = await freePort()
+    const c = new RedisCoordinator({ url: `redis://127.0.0.1:${port}`, prefix: uniquePrefix(), leaseMs: 900 })
+    await expect(c.start()).rejects.toBeInstanceOf(CoordinationUnavailableError)
+  })
+
+  it('re-loads its scripts after SCRIPT FLUSH (NOSCRIPT falls back to EVAL)', async () => {
+    const client = new Redis(redisUrl())
+    cleanup.push(() => client.quit())
+    const c = new RedisCoordinator({ url: redisUrl(), prefix: uniquePrefix() })
+    cleanup.push(() => c.stop())
+    const t1 = await c.acquireTurn('chat:flush')
+    await client.script('FLUSH')
+    await t1.release()
+    const t2 = await c.acquireTurn('chat:flush')
+    expect(t2.fence).toBeGreaterThan(t1.fence)
+    await t2.release()
+  })
+
+  it('a released chat keeps its last holder for previousHolder, and its keys expire when idle', async () => {
+    const client = new Redis(redisUrl())
+    cleanup.push(() => client.quit())
+    const prefix = uniquePrefix()
+    const c = new RedisCoordinator({ url: redisUrl(), prefix, idleKeyTtlMs: 1000, leaseMs: 900 })
+    cleanup.push(() => c.stop())
+    const t = await c.acquireTurn('chat:idle')
+    await t.release()
+    const ttl = await client.pttl(`${prefix}:c:chat:idle`)
+    expect(ttl).toBeGreaterThan(1000)
+    expect(ttl).toBeLessThanOrEqual(2800)
+    expect(await client.exists(`${prefix}:q:chat:idle`)).toBe(0)
+  })
+})

@@ -1,0 +1,32 @@
+import { afterAll, beforeAll } from 'vitest'
+import { defineTurnContract } from '../contract/turns.contract.js'
+import { RedisCoordinator } from '../../src/index.js'
+import { startCluster, uniquePrefix, type ClusterProc } from '../helpers/redis.js'
+
+// A private 3-master cluster for this file: the outage test freezes all of its nodes.
+let cluster: ClusterProc
+let prefix = uniquePrefix('turns')
+
+beforeAll(async () => {
+  cluster = await startCluster()
+})
+afterAll(async () => {
+  await cluster?.stop()
+})
+
+defineTurnContract({
+  name: 'redis cluster',
+  make: (options) => new RedisCoordinator({ url: cluster.url, prefix, layout: 'cluster', ...options }),
+  reset: () => {
+    prefix = uniquePrefix('turns')
+  },
+  outage: async () => {
+    for (const n of cluster.nodes) n.kill('SIGSTOP')
+    return {
+      restore: async () => {
+        for (const n of cluster.nodes) n.kill('SIGCONT')
+      },
+    }
+  },
+  childTarget: () => ({ url: cluster.url, prefix, layout: 'cluster' }),
+})

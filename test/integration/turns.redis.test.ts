@@ -1,0 +1,28 @@
+import { afterAll, beforeAll } from 'vitest'
+import { defineTurnContract } from '../contract/turns.contract.js'
+import { RedisCoordinator } from '../../src/index.js'
+import { startRedis, uniquePrefix, type RedisProc } from '../helpers/redis.js'
+
+// A private redis-server for this file: the outage test freezes it.
+let server: RedisProc
+let prefix = uniquePrefix('turns')
+
+beforeAll(async () => {
+  server = await startRedis()
+})
+afterAll(async () => {
+  await server?.stop()
+})
+
+defineTurnContract({
+  name: 'redis standalone',
+  make: (options) => new RedisCoordinator({ url: server.url, prefix, layout: 'standalone', ...options }),
+  reset: () => {
+    prefix = uniquePrefix('turns')
+  },
+  outage: async () => {
+    server.kill('SIGSTOP')
+    return { restore: async () => server.kill('SIGCONT') }
+  },
+  childTarget: () => ({ url: server.url, prefix, layout: 'standalone' }),
+})
