@@ -13,6 +13,8 @@ export {
   type RedisCoordinatorOptions,
   type RedisConnectionOptions,
 } from './coordinator/redis-coordinator.js'
+export { Election, CAMPAIGN_DEFAULTS, type Lead, type CampaignOptions, type FollowerReason } from './coordinator/election.js'
+export type { YieldRequestInput, YieldResult, LeadReply } from './coordinator/backend.js'
 export type { Holder, ReplicaInfo, ReplicaStats, HeldSummary, YieldRequest, Warning } from './coordinator/backend.js'
 export {
   KeyLayout,
@@ -30,3 +32,4 @@ export * from './errors/index.js'
 export { parseDuration, formatDuration, type Duration } from './duration.js'
 export { connect, maskUrl, DEFAULT_URL, type ConnectOptions } from './connection.js'
 export { PACKAGE_VERSION } from './version.js'
+export { CoordinationAdmin, operatorName, type YieldOptions } from './admin/admin.js'

@@ -53,7 +53,7 @@ local function grant_next(state, queue, leaseMs, wake, callerTicket)
         redis.call('HDEL', state, 'ph', 'phi')
       end
       if head ~= callerTicket then
-        redis.call('PUBLISH', wake .. t.inc, state .. '|' .. head)
+        redis.call('PUBLISH', wake .. t.inc, head .. '|' .. state)
       end
       return { ticket = head, fence = fence, ph = last[1], phi = last[2] }
     end

@@ -79,12 +79,38 @@ export interface Warning {
   message: string
 }
 
+export type LeadReply =
+  | { status: 'granted'; fence: number; previousHolder: Holder | null }
+  | { status: 'mine'; fence: number }
+  | { status: 'held'; holder: Holder; fence: number; msLeft: number }
+  | { status: 'reserved'; target: string; msLeft: number }
+
+export interface YieldRequestInput {
+  by: string
+  target: string | null
+  ttlMs: number
+  /** Only if the leader's fence is still this one. */
+  ifFence: number | null
+}
+
+export type YieldResult =
+  | { status: 'requested'; leader: Holder; fence: number }
+  | { status: 'no-leader' }
+  | { status: 'fence-changed'; fence: number }
+  | { status: 'target-not-standing' }
+
 export interface CoordinationBackend {
   readonly kind: 'redis' | 'memory'
   /** Schema check and safety checks; problems come back as warnings, not exceptions. */
   init(): Promise<Warning[]>
   turnAcquire(key: string, replicaId: string, incarnation: string, leaseMs: number, ticket: number | null): Promise<TurnReply>
   turnRelease(key: string, incarnation: string, ticket: number, leaseMs: number): Promise<0 | 1 | 2>
+  /** Take a lead if free; `stand` lists this incarnation as a standby while another leads. */
+  leadAcquire(name: string, replicaId: string, incarnation: string, leaseMs: number, stand: boolean): Promise<LeadReply>
+  /** Release a lead held with `fence` (null: only stop standing). */
+  leadRelease(name: string, incarnation: string, fence: number | null, leaseMs: number): Promise<0 | 1>
+  /** An operator's request that the leader step down (`provider yield`). */
+  requestYield(name: string, request: YieldRequestInput): Promise<YieldResult>
   /** One renewal per item; a failed item is an Error in its place. */
   renew(items: RenewItem[], incarnation: string, leaseMs: number): Promise<Array<RenewReply | Error>>
   beat(replicaId: string, incarnation: string, leaseMs: number, record: BeatRecord): Promise<BeatReply>

@@ -13,12 +13,14 @@ import type {
   BeatRecord,
   CoordinationBackend,
   Holder,
+  LeadReply,
   LeaseKind,
   RenewReply,
   TurnReply,
   YieldRequest,
 } from './backend.js'
 import { LatencyWindow } from './latency-window.js'
+import { Election, LeadHandle, type CampaignOptions, type FollowerReason, type Lead, type LeadPort } from './election.js'
 
 export interface CoordinatorOptions {
   /** Unique among running replicas; a random UUID unless given (a pod or host name works). */
@@ -115,7 +117,7 @@ let leaseIds = 0
  * events. The shared state behind it is a CoordinationBackend (Redis via Lua scripts, or the
  * in-memory hub), so `RedisCoordinator` and `MemoryCoordinator` differ only in their backend.
  */
-export class Coordinator extends EventEmitter {
+export class Coordinator extends EventEmitter implements LeadPort {
   readonly replicaId: string
   readonly incarnation: string
   readonly leaseMs: number
@@ -142,6 +144,7 @@ export class Coordinator extends EventEmitter {
   private warnedDuplicate = false
   /** Waiting acquisitions, for the heartbeat record. */
   private readonly waitingTickets = new Map<string, number>()
+  private readonly elections = new Map<string, Election>()
 
   constructor(backend: CoordinationBackend, options: CoordinatorOptions = {}) {
     super()
@@ -324,7 +327,12 @@ export class Coordinator extends EventEmitter {
   }
 
   /** Hook for leadership (yield requests pushed to the leader, releases pushed to standbys). */
-  protected onLeadWake(_name: string): void {}
+  protected onLeadWake(name: string): void {
+    this.elections.get(name)?.wake()
+    for (const lease of this.held.values()) {
+      if (lease.kind === 'lead' && lease.key === name && !this.elections.has(name)) void this.checkLeaseNow(lease)
+    }
+  }
 
   /** Register a lease this coordinator now holds. */
   protected track(kind: LeaseKind, key: string, fence: number, ticket: number, deadline: number): HeldLease {
@@ -402,7 +410,95 @@ export class Coordinator extends EventEmitter {
     }
   }
 
-  protected async releaseLeadInBackend(_lease: HeldLease): Promise<void> {}
+  protected async releaseLeadInBackend(lease: HeldLease): Promise<void> {
+    await this.backend.leadRelease(lease.key, this.incarnation, lease.fence, this.leaseMs)
+    this.logEvent({ type: 'lead-released', name: lease.key, fence: lease.fence })
+  }
+
+  /**
+   * Take a lead if nobody holds it: `{ name, fence, signal, assertHeld(), release() }`, or null.
+   * Renewed with the replica's other leases and lost locally before Redis expiry, like turns.
+   */
+  async tryLead(name: string): Promise<Lead | null> {
+    validateId(name, 'lead name')
+    await this.ensureRunning()
+    const { lead } = await this.attemptLead(name, false)
+    return lead
+  }
+
+  /** Stand for a lead: lead when elected, yield when asked, stand again. One campaign per name. */
+  campaign(name: string, options: CampaignOptions = {}): Election {
+    validateId(name, 'lead name')
+    if (this.elections.has(name)) throw new ConfigurationError(`already campaigning for ${JSON.stringify(name)}`)
+    if (this.state !== 'new' && this.state !== 'starting' && this.state !== 'running') {
+      throw new CoordinationUnavailableError('stopped', `coordinator is ${this.state}`)
+    }
+    const election = new Election(this, name, options)
+    this.elections.set(name, election)
+    void this.start()
+      .then(() => election.begin())
+      .catch((err: unknown) => this.reportError(err))
+    return election
+  }
+
+  /** @internal */
+  async withdrawCandidacy(name: string): Promise<void> {
+    this.elections.delete(name)
+    if (this.state === 'crashed') return
+    await this.backend.leadRelease(name, this.incarnation, null, this.leaseMs)
+  }
+
+  /** @internal One attempt at a lead; a grant becomes a held lease. */
+  async attemptLead(name: string, stand: boolean): Promise<{ lead: LeadHandle | null; reply: LeadReply | null }> {
+    if (this.state !== 'running') return { lead: null, reply: null }
+    const sentAt = monotonicNow()
+    const reply = await this.backend.leadAcquire(name, this.replicaId, this.incarnation, this.leaseMs, stand)
+    if (reply.status !== 'granted') return { lead: null, reply }
+    const deadline = sentAt + this.leaseMs - this.renewMarginMs
+    if (monotonicNow() >= deadline || this.state !== 'running') {
+      await this.backend.leadRelease(name, this.incarnation, reply.fence, this.leaseMs).catch(() => {})
+      return { lead: null, reply: null }
+    }
+    const lease = this.track('lead', name, reply.fence, 0, deadline)
+    this.emit('coordination:leader', { name, fence: reply.fence, previousHolder: reply.previousHolder })
+    this.logEvent({ type: 'leader', name, fence: reply.fence, previous: reply.previousHolder?.replicaId ?? null })
+    return { lead: new LeadHandle(this, lease, reply.previousHolder), reply }
+  }
+
+  /** @internal Renew one lease now (a push said something changed: e.g. a yield request). */
+  async checkLeaseNow(lease: HeldLease): Promise<void> {
+    if (lease.lost || lease.released || this.state !== 'running') return
+    const sentAt = monotonicNow()
+    const [r] = await this.backend
+      .renew([{ kind: lease.kind, key: lease.key, fence: lease.fence }], this.incarnation, this.leaseMs)
+      .catch(() => [undefined])
+    this.applyRenewal(lease, r, sentAt)
+  }
+
+  private applyRenewal(lease: HeldLease, r: RenewReply | Error | undefined, sentAt: number): void {
+    if (!r || r instanceof Error || lease.lost || lease.released) return
+    if (r.ok) {
+      lease.deadline = Math.max(lease.deadline, sentAt + this.leaseMs - this.renewMarginMs)
+      if (r.yieldRequest) lease.onYieldRequest?.(r.yieldRequest)
+    } else {
+      this.markLost(lease, r.reason === 'expired' ? 'expired' : 'revoked')
+    }
+  }
+
+  /** @internal */
+  announceFollower(name: string, reason: FollowerReason): void {
+    this.emit('coordination:follower', { name, reason })
+    if (reason !== 'standby') this.logEvent({ type: 'follower', name, reason })
+  }
+
+  /** @internal */
+  reportError(err: unknown): void {
+    this.emit('coordination:warning', {
+      code: 'callback-error',
+      message: err instanceof Error ? err.message : String(err),
+      error: err,
+    })
+  }
 
   private checkDeadlines(): void {
     const now = monotonicNow()
@@ -444,16 +540,7 @@ export class Coordinator extends EventEmitter {
           : Promise.resolve([] as Array<RenewReply | Error>),
       ])
       if (!(beat instanceof Error)) this.checkBeat(beat)
-      leases.forEach((lease, i) => {
-        const r = replies[i]
-        if (!r || r instanceof Error || lease.lost || lease.released) return
-        if (r.ok) {
-          lease.deadline = Math.max(lease.deadline, sentAt + this.leaseMs - this.renewMarginMs)
-          if (r.yieldRequest) lease.onYieldRequest?.(r.yieldRequest)
-        } else {
-          this.markLost(lease, r.reason === 'expired' ? 'expired' : 'revoked')
-        }
-      })
+      leases.forEach((lease, i) => this.applyRenewal(lease, replies[i], sentAt))
       if (this.pendingReleases.size) await this.retryReleases()
     } catch {
       // the watchdog drops what cannot be renewed in time
@@ -534,8 +621,10 @@ export class Coordinator extends EventEmitter {
     this.renewTimer = this.watchdogTimer = null
   }
 
-  /** Hook: stop elections before the leases go. */
-  protected async stopLeadership(): Promise<void> {}
+  /** Stop elections (they step down and stop standing) before the other leases go. */
+  protected async stopLeadership(): Promise<void> {
+    await Promise.allSettled([...this.elections.values()].map((e) => e.stop()))
+  }
 
   /** Orderly stop: withdraws waiting tickets, releases everything held, removes the heartbeat. */
   async stop(): Promise<void> {
@@ -567,6 +656,8 @@ export class Coordinator extends EventEmitter {
     if (this.state === 'stopped' || this.state === 'crashed') return
     this.state = 'crashed'
     this.clearTimers()
+    for (const e of this.elections.values()) e.kill()
+    this.elections.clear()
     for (const lease of [...this.held.values()]) this.markLost(lease, 'stopped', true)
     this.pendingReleases.clear()
     this.wakeAll()

@@ -9,11 +9,14 @@ import type {
   BeatRecord,
   BeatReply,
   CoordinationBackend,
+  LeadReply,
   RenewItem,
   RenewReply,
   TurnReply,
   WakeHandler,
   Warning,
+  YieldRequestInput,
+  YieldResult,
 } from './backend.js'
 
 export interface RedisBackendOptions {
@@ -90,6 +93,42 @@ export class RedisBackend implements CoordinationBackend {
     return r as 0 | 1 | 2
   }
 
+  async leadAcquire(name: string, replicaId: string, incarnation: string, leaseMs: number, stand: boolean): Promise<LeadReply> {
+    const key = this.keys.lead(name)
+    const r = await this.scripts.run<Raw>('lead-acquire-1', [key], [replicaId, incarnation, leaseMs, this.opts.idleKeyTtlMs, stand ? '1' : ''])
+    return decodeLeadReply(key, r)
+  }
+
+  async leadRelease(name: string, incarnation: string, fence: number | null, leaseMs: number): Promise<0 | 1> {
+    const r = await this.scripts.run<number>(
+      'lead-release-1',
+      [this.keys.lead(name)],
+      [incarnation, fence === null ? '' : String(fence), leaseMs, this.opts.idleKeyTtlMs, this.keys.wakeChannelPrefix],
+    )
+    return r === 1 ? 1 : 0
+  }
+
+  async requestYield(name: string, req: YieldRequestInput): Promise<YieldResult> {
+    const key = this.keys.lead(name)
+    const r = await this.scripts.run<Raw>(
+      'lead-yield-1',
+      [key],
+      [req.by, req.target ?? '', req.ttlMs, req.ifFence === null ? '' : String(req.ifFence), this.keys.wakeChannelPrefix],
+    )
+    switch (r[0]) {
+      case 1:
+        return { status: 'requested', leader: { replicaId: String(r[1]), incarnation: String(r[2]) }, fence: num(r[3]) }
+      case 0:
+        return { status: 'no-leader' }
+      case -1:
+        return { status: 'fence-changed', fence: num(r[1]) }
+      case -2:
+        return { status: 'target-not-standing' }
+      default:
+        throw new CorruptStateError(key, `unexpected script status ${String(r[0])}`)
+    }
+  }
+
   leaseKey(item: { kind: 'chat' | 'lead'; key: string }): string {
     return item.kind === 'chat' ? this.keys.chat(item.key).state : this.keys.lead(item.key)
   }
@@ -144,11 +183,8 @@ export class RedisBackend implements CoordinationBackend {
     const channel = this.keys.wakeChannel(incarnation)
     sub.on('message', (ch: string, message: string) => {
       if (ch !== channel) return
-      const bar = message.lastIndexOf('|')
-      const parsed = this.keys.parse(bar >= 0 ? message.slice(0, bar) : message)
-      if (!parsed) return
-      if (parsed.kind === 'chat') onWake('chat', parsed.id, Number(message.slice(bar + 1)))
-      else if (parsed.kind === 'lead') onWake('lead', parsed.id, null)
+      const wake = decodeWake(this.keys, message)
+      if (wake) onWake(wake.kind, wake.key, wake.ticket)
     })
     try {
       await sub.subscribe(channel)
@@ -189,6 +225,40 @@ export class RedisBackend implements CoordinationBackend {
     this.subscriber?.disconnect()
     this.subscriber = null
     if (this.opts.ownsClient) this.redis.disconnect()
+  }
+}
+
+/** A wake message is `<ticket>|<raw chat state key>` (a grant) or `-|<raw lead key>` (a lead event). */
+export function decodeWake(keys: KeyLayout, message: string): { kind: 'chat' | 'lead'; key: string; ticket: number | null } | null {
+  const bar = message.indexOf('|')
+  if (bar < 0) return null
+  const parsed = keys.parse(message.slice(bar + 1))
+  if (!parsed) return null
+  if (parsed.kind === 'chat') {
+    const ticket = Number(message.slice(0, bar))
+    return Number.isInteger(ticket) ? { kind: 'chat', key: parsed.id, ticket } : null
+  }
+  if (parsed.kind === 'lead') return { kind: 'lead', key: parsed.id, ticket: null }
+  return null
+}
+
+export function decodeLeadReply(key: string, r: Raw): LeadReply {
+  if (!Array.isArray(r)) throw new CorruptStateError(key, 'unexpected script reply')
+  switch (r[0]) {
+    case 1:
+      return {
+        status: 'granted',
+        fence: num(r[1]),
+        previousHolder: r[2] ? { replicaId: String(r[2]), incarnation: String(r[3] ?? '') } : null,
+      }
+    case 2:
+      return { status: 'mine', fence: num(r[1]) }
+    case 0:
+      return { status: 'held', holder: { replicaId: String(r[1]), incarnation: String(r[2]) }, fence: num(r[3]), msLeft: num(r[4]) }
+    case -1:
+      return { status: 'reserved', target: String(r[1]), msLeft: num(r[2]) }
+    default:
+      throw new CorruptStateError(key, `unexpected script status ${String(r[0])}`)
   }
 }
 

@@ -4,11 +4,14 @@ import type {
   BeatReply,
   CoordinationBackend,
   Holder,
+  LeadReply,
   RenewItem,
   RenewReply,
   TurnReply,
   WakeHandler,
   Warning,
+  YieldRequestInput,
+  YieldResult,
 } from '../coordinator/backend.js'
 
 export interface MemoryCoordinationHubOptions {
@@ -36,6 +39,17 @@ interface ChatRecord extends LeaseRecord {
   skipped: number
 }
 
+interface LeadRecord {
+  holder: (Holder & { exp: number; since: number }) | null
+  fence: number
+  last: Holder | null
+  previous: Holder | null
+  releasedAt: number | null
+  handoverMs: number | null
+  yieldRequest: { by: string; target: string | null; exp: number; at: number } | null
+  candidates: Map<string, { replicaId: string; deadline: number }>
+}
+
 interface ReplicaRecord {
   incarnation: string
   exp: number
@@ -57,6 +71,7 @@ export class MemoryCoordinationHub {
   /** Idle chats (no holder, no tickets), least recently used first. */
   private readonly idle = new Set<string>()
   private readonly replicas = new Map<string, ReplicaRecord>()
+  private readonly leads = new Map<string, LeadRecord>()
   private readonly subscribers = new Map<string, WakeHandler>()
   readonly events: Array<Record<string, unknown>> = []
   /** Tests: while true, every coordinator on this hub gets "connection closed" (Redis down). */
@@ -185,6 +200,7 @@ export class MemoryCoordinationHub {
   }
 
   renew(item: RenewItem, incarnation: string, leaseMs: number): RenewReply {
+    if (item.kind === 'lead') return this.renewLead(item, incarnation, leaseMs)
     const rec = this.chats.get(item.key)
     const h = rec?.holder
     if (!rec || !h || h.incarnation !== incarnation || rec.fence !== item.fence) return { ok: false, reason: 'revoked' }
@@ -192,6 +208,86 @@ export class MemoryCoordinationHub {
     if (h.exp <= now) return { ok: false, reason: 'expired' }
     h.exp = now + leaseMs
     return { ok: true, yieldRequest: null }
+  }
+
+  private lead(name: string): LeadRecord {
+    let l = this.leads.get(name)
+    if (!l) {
+      l = { holder: null, fence: 0, last: null, previous: null, releasedAt: null, handoverMs: null, yieldRequest: null, candidates: new Map() }
+      this.leads.set(name, l)
+    }
+    return l
+  }
+
+  private liveCandidates(l: LeadRecord): Map<string, { replicaId: string; deadline: number }> {
+    const now = this.now()
+    for (const [inc, c] of l.candidates) if (c.deadline <= now) l.candidates.delete(inc)
+    return l.candidates
+  }
+
+  leadAcquire(name: string, replicaId: string, incarnation: string, leaseMs: number, stand: boolean): LeadReply {
+    const now = this.now()
+    const l = this.lead(name)
+    const standby = () => {
+      if (stand) l.candidates.set(incarnation, { replicaId, deadline: now + leaseMs })
+    }
+    if (l.holder && l.holder.exp > now) {
+      if (l.holder.incarnation === incarnation) return { status: 'mine', fence: l.fence }
+      standby()
+      return { status: 'held', holder: { replicaId: l.holder.replicaId, incarnation: l.holder.incarnation }, fence: l.fence, msLeft: l.holder.exp - now }
+    }
+    if (l.holder) {
+      l.releasedAt = l.holder.exp
+      l.holder = null
+    }
+    const y = l.yieldRequest
+    if (y && y.target && y.exp > now && y.target !== replicaId && [...this.liveCandidates(l).values()].some((c) => c.replicaId === y.target)) {
+      standby()
+      return { status: 'reserved', target: y.target, msLeft: y.exp - now }
+    }
+    l.previous = l.last
+    l.fence = this.nextFence()
+    l.holder = { replicaId, incarnation, exp: now + leaseMs, since: now }
+    l.last = { replicaId, incarnation }
+    l.handoverMs = l.releasedAt === null ? null : now - l.releasedAt
+    l.releasedAt = null
+    l.yieldRequest = null
+    l.candidates.delete(incarnation)
+    return { status: 'granted', fence: l.fence, previousHolder: l.previous }
+  }
+
+  leadRelease(name: string, incarnation: string, fence: number | null): 0 | 1 {
+    const l = this.leads.get(name)
+    if (!l) return 0
+    l.candidates.delete(incarnation)
+    if (fence === null || !l.holder || l.holder.incarnation !== incarnation || l.fence !== fence) return 0
+    l.holder = null
+    l.releasedAt = this.now()
+    for (const inc of this.liveCandidates(l).keys()) this.wake(inc, 'lead', name, null)
+    return 1
+  }
+
+  requestYield(name: string, req: YieldRequestInput): YieldResult {
+    const now = this.now()
+    const l = this.leads.get(name)
+    if (!l?.holder || l.holder.exp <= now) return { status: 'no-leader' }
+    if (req.ifFence !== null && l.fence !== req.ifFence) return { status: 'fence-changed', fence: l.fence }
+    if (req.target && ![...this.liveCandidates(l).values()].some((c) => c.replicaId === req.target)) {
+      return { status: 'target-not-standing' }
+    }
+    l.yieldRequest = { by: req.by, target: req.target, exp: now + req.ttlMs, at: now }
+    this.wake(l.holder.incarnation, 'lead', name, null)
+    return { status: 'requested', leader: { replicaId: l.holder.replicaId, incarnation: l.holder.incarnation }, fence: l.fence }
+  }
+
+  private renewLead(item: RenewItem, incarnation: string, leaseMs: number): RenewReply {
+    const l = this.leads.get(item.key)
+    const now = this.now()
+    if (!l?.holder || l.holder.incarnation !== incarnation || l.fence !== item.fence) return { ok: false, reason: 'revoked' }
+    if (l.holder.exp <= now) return { ok: false, reason: 'expired' }
+    l.holder.exp = now + leaseMs
+    const y = l.yieldRequest
+    return { ok: true, yieldRequest: y && y.exp > now ? { by: y.by, target: y.target } : null }
   }
 
   beat(replicaId: string, incarnation: string, leaseMs: number, record: BeatRecord): BeatReply {
@@ -250,6 +346,18 @@ export class MemoryBackend implements CoordinationBackend {
   async turnRelease(key: string, incarnation: string, ticket: number, leaseMs: number): Promise<0 | 1 | 2> {
     this.check()
     return this.hub.turnRelease(key, incarnation, ticket, leaseMs)
+  }
+  async leadAcquire(name: string, replicaId: string, incarnation: string, leaseMs: number, stand: boolean): Promise<LeadReply> {
+    this.check()
+    return this.hub.leadAcquire(name, replicaId, incarnation, leaseMs, stand)
+  }
+  async leadRelease(name: string, incarnation: string, fence: number | null): Promise<0 | 1> {
+    this.check()
+    return this.hub.leadRelease(name, incarnation, fence)
+  }
+  async requestYield(name: string, request: YieldRequestInput): Promise<YieldResult> {
+    this.check()
+    return this.hub.requestYield(name, request)
   }
   async renew(items: RenewItem[], incarnation: string, leaseMs: number): Promise<Array<RenewReply | Error>> {
     this.check()

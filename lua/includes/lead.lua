@@ -1,0 +1,39 @@
+-- Lead helpers. A lead hash holds:
+--   h/hi/f/exp/g/lr: holder replicaId/incarnation, fence, expiry, since, last renewal (while held; f stays);
+--   lh/lhi: last holder; ph/phi: the holder before the current one; rel: when the last holder let go
+--   (released or expired, Redis ms); hg: how long the last handover took (rel -> grant, ms);
+--   yr/yt/yexp/yat: a pending yield request (by whom, target replicaId, until, at);
+--   c:<incarnation>: "deadline|replicaId" of each replica standing as a candidate (campaigning).
+
+local function clear_lead_holder(key)
+  redis.call('HDEL', key, 'h', 'hi', 'exp', 'g', 'lr')
+end
+
+local function touch_lead(key, leaseMs, idleTtl)
+  redis.call('PEXPIRE', key, fmt(leaseMs * 2 + idleTtl))
+end
+
+-- Live candidates as { incarnation = replicaId }; expired entries are pruned on the way.
+local function live_candidates(key)
+  local all = redis.call('HGETALL', key)
+  local live = {}
+  for i = 1, #all, 2 do
+    local field = all[i]
+    if string.sub(field, 1, 2) == 'c:' then
+      local d, rid = string.match(all[i + 1], '^(%d+)|(.*)$')
+      if d and tonumber(d) > NOW then
+        live[string.sub(field, 3)] = rid
+      else
+        redis.call('HDEL', key, field)
+      end
+    end
+  end
+  return live
+end
+
+local function candidate_standing(key, replicaId)
+  for _, rid in pairs(live_candidates(key)) do
+    if rid == replicaId then return true end
+  end
+  return false
+end

@@ -1,0 +1,66 @@
+#!lua
+--[[
+  lead-acquire-1: take a lead (tryLead, or one round of a campaign) when nobody holds a valid lease.
+
+  KEYS[1] lead hash
+  ARGV[1] replicaId   ARGV[2] incarnation   ARGV[3] leaseMs   ARGV[4] idleTtlMs
+  ARGV[5] '1' to stand as a candidate (campaign: listed as a standby while not leading), '' for tryLead
+
+  Returns
+    { 1, fence, prevReplica|nil, prevIncarnation|nil }   granted: the lease runs leaseMs from now
+    { 2, fence }                                         this incarnation already holds it
+    { 0, holderReplica, holderIncarnation, fence, msLeft }  another replica holds it
+    { -1, targetReplica, msLeft }   free, but a yield request reserves it for another standing replica
+]]
+--@include time
+--@include lead
+
+local key = KEYS[1]
+local rid, inc = ARGV[1], ARGV[2]
+local leaseMs, idleTtl = tonumber(ARGV[3]), tonumber(ARGV[4])
+local stand = ARGV[5] == '1'
+
+local function standby()
+  if stand then
+    redis.call('HSET', key, 'c:' .. inc, fmt(NOW + leaseMs) .. '|' .. rid)
+    touch_lead(key, leaseMs, idleTtl)
+  end
+end
+
+local h = redis.call('HMGET', key, 'h', 'hi', 'f', 'exp', 'yt', 'yexp')
+local exp = tonumber(h[4]) or 0
+if h[1] and exp > NOW then
+  if h[2] == inc then return { 2, h[3] } end
+  standby()
+  return { 0, h[1], h[2], h[3], fmt(exp - NOW) }
+end
+if h[1] then
+  -- expired without a release: the handover time counts from the expiry
+  redis.call('HSET', key, 'rel', fmt(exp))
+  clear_lead_holder(key)
+end
+
+local yexp = tonumber(h[6]) or 0
+if h[5] and h[5] ~= '' and yexp > NOW and h[5] ~= rid and candidate_standing(key, h[5]) then
+  standby()
+  return { -1, h[5], fmt(yexp - NOW) }
+end
+
+local last = redis.call('HMGET', key, 'lh', 'lhi', 'rel')
+local fence = fmt(next_fence(h[3]))
+redis.call('HSET', key, 'h', rid, 'hi', inc, 'f', fence, 'exp', fmt(NOW + leaseMs), 'g', fmt(NOW), 'lr', fmt(NOW),
+  'lh', rid, 'lhi', inc)
+if last[1] then
+  redis.call('HSET', key, 'ph', last[1], 'phi', last[2] or '')
+else
+  redis.call('HDEL', key, 'ph', 'phi')
+end
+if last[3] then
+  redis.call('HSET', key, 'hg', fmt(NOW - tonumber(last[3])))
+  redis.call('HDEL', key, 'rel')
+else
+  redis.call('HDEL', key, 'hg')
+end
+redis.call('HDEL', key, 'yr', 'yt', 'yexp', 'yat', 'c:' .. inc)
+touch_lead(key, leaseMs, idleTtl)
+return { 1, fence, last[1] or false, last[2] or false }

@@ -1,0 +1,239 @@
+/**
+ * The leadership contract (tryLead, campaign, yield requests, providerDownMs): runs unchanged against
+ * the in-memory reference, Redis standalone and Redis Cluster.
+ */
+import { afterEach, describe, expect, it } from 'vitest'
+import { LeaseLostError, type Coordinator, type CoordinatorOptions, type Election, type FollowerReason, type YieldResult } from '../../src/index.js'
+
+export interface LeadHarness {
+  name: string
+  make(options?: CoordinatorOptions): Coordinator
+  reset(): void
+  /** What `botmesh-coord provider yield` writes. */
+  requestYield(name: string, opts?: { target?: string; ifFence?: number; ttlMs?: number }): Promise<YieldResult>
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+
+async function until(cond: () => boolean, ms = 5000, what = 'condition'): Promise<void> {
+  const end = performance.now() + ms
+  while (!cond()) {
+    if (performance.now() > end) throw new Error(`timed out waiting for ${what}`)
+    await sleep(5)
+  }
+}
+
+interface Tracked {
+  c: Coordinator
+  e: Election
+  log: string[]
+}
+
+export function defineLeadContract(h: LeadHarness): void {
+  describe(`leadership contract: ${h.name}`, () => {
+    const started: Coordinator[] = []
+    const replica = async (replicaId: string, options: CoordinatorOptions = {}) => {
+      const c = h.make({ replicaId, leaseMs: 1200, maxPollMs: 50, ...options })
+      started.push(c)
+      await c.start()
+      return c
+    }
+    afterEach(async () => {
+      await Promise.allSettled(started.splice(0).map((c) => c.stop()))
+      h.reset()
+    })
+
+    /** Campaign with a log of callbacks, and a global "who is connected" check. */
+    const connected = new Set<string>()
+    let doubleLeaders = 0
+    const stand = async (id: string, opts: { providerDownMs?: number; sitOutMs?: number; leaseMs?: number } = {}): Promise<Tracked> => {
+      const c = await replica(id, opts.leaseMs ? { leaseMs: opts.leaseMs } : {})
+      const log: string[] = []
+      const e = c.campaign('provider:wa', {
+        providerDownMs: opts.providerDownMs,
+        sitOutMs: opts.sitOutMs ?? 500,
+        onLeader: (lead) => {
+          if (connected.size > 0) doubleLeaders++
+          connected.add(id)
+          log.push(`leader:${lead.fence}`)
+        },
+        onFollower: ({ reason }) => {
+          connected.delete(id)
+          log.push(`follower:${reason}`)
+        },
+      })
+      return { c, e, log }
+    }
+    afterEach(() => {
+      connected.clear()
+      doubleLeaders = 0
+    })
+    const leaderOf = (rs: Tracked[]) => rs.filter((r) => r.e.isLeader)
+
+    it('tryLead: one holder, a higher fence for the next, previousHolder, null while held', async () => {
+      const a = await replica('a')
+      const b = await replica('b')
+      const la = await a.tryLead('job:report')
+      expect(la).not.toBeNull()
+      expect(la!.name).toBe('job:report')
+      expect(la!.previousHolder).toBeNull()
+      expect(await b.tryLead('job:report')).toBeNull()
+      expect(await a.tryLead('job:report')).toBeNull() // no second handle for the same holder
+      await la!.release()
+      const lb = await b.tryLead('job:report')
+      expect(lb!.fence).toBeGreaterThan(la!.fence)
+      expect(lb!.previousHolder).toEqual({ replicaId: 'a', incarnation: a.incarnation })
+      await lb!.release()
+    })
+
+    it('tryLead: renewed while held, and lost locally before Redis expiry after a freeze', async () => {
+      const a = await replica('a', { leaseMs: 600 })
+      const lead = (await a.tryLead('job:x'))!
+      await sleep(900) // renewed every leaseMs / 3
+      expect(lead.held).toBe(true)
+      const end = performance.now() + 700
+      while (performance.now() < end) {
+        // blocked event loop
+      }
+      expect(() => lead.assertHeld()).toThrow(LeaseLostError)
+      expect(lead.signal.aborted).toBe(true)
+    })
+
+    it('campaign: exactly one leader; standbys hear standby; a dead leader is replaced after its lease', async () => {
+      const rs = await Promise.all(['a', 'b', 'c'].map((id) => stand(id, { leaseMs: 800 })))
+      await until(() => leaderOf(rs).length === 1, 5000, 'a leader')
+      await until(() => rs.filter((r) => r.log.includes('follower:standby')).length === 2, 3000, 'two standbys')
+      const first = leaderOf(rs)[0]!
+      const firstFence = first.e.fence!
+      const events: unknown[] = []
+      for (const r of rs) r.c.on('coordination:leader', (e) => events.push(e))
+      const diedAt = performance.now()
+      first.c.crash()
+      connected.delete(first.c.replicaId) // the dead process's transport is gone with it
+      const rest = rs.filter((r) => r !== first)
+      await until(() => leaderOf(rest).length === 1, 5000, 'a new leader')
+      const took = performance.now() - diedAt
+      expect(took).toBeLessThan(800 + 700)
+      const next = leaderOf(rest)[0]!
+      expect(next.e.fence!).toBeGreaterThan(firstFence)
+      expect(events).toEqual([expect.objectContaining({ name: 'provider:wa', fence: next.e.fence })])
+      expect(doubleLeaders).toBe(0)
+    })
+
+    it('an orderly stop hands the lead to a standby at once', async () => {
+      const rs = await Promise.all(['a', 'b'].map((id) => stand(id)))
+      await until(() => leaderOf(rs).length === 1)
+      const first = leaderOf(rs)[0]!
+      const other = rs.find((r) => r !== first)!
+      await until(() => other.log.includes('follower:standby'))
+      const t0 = performance.now()
+      await first.c.stop()
+      await until(() => other.e.isLeader, 2000, 'takeover')
+      expect(performance.now() - t0).toBeLessThan(500) // pushed, not a lease later
+      expect(first.log.at(-1)).toBe('follower:stopped')
+      expect(doubleLeaders).toBe(0)
+    })
+
+    it('a yield request: onFollower(yield) before the release, a standby takes over, the yielder sits out', async () => {
+      const rs = await Promise.all(['a', 'b'].map((id) => stand(id, { sitOutMs: 1500 })))
+      await until(() => leaderOf(rs).length === 1)
+      const first = leaderOf(rs)[0]!
+      const other = rs.find((r) => r !== first)!
+      await until(() => other.log.includes('follower:standby'))
+      const fence = first.e.fence!
+      const t0 = performance.now()
+      const res = await h.requestYield('provider:wa', { ifFence: fence })
+      expect(res).toMatchObject({ status: 'requested', fence, leader: { replicaId: first.c.replicaId } })
+      await until(() => other.e.isLeader, 3000, 'takeover after yield')
+      expect(performance.now() - t0).toBeLessThan(1000) // pushed to the leader, not at its next renewal
+      expect(first.log.at(-1)).toBe('follower:yield')
+      expect(other.e.fence!).toBeGreaterThan(fence)
+      expect(doubleLeaders).toBe(0)
+      // The yielder sits out, then stands again (and does not take the lead back from a live leader).
+      await sleep(1700)
+      expect(first.e.isLeader).toBe(false)
+      expect(other.e.isLeader).toBe(true)
+    })
+
+    it('a yield request with a target hands the lead to that standby only', async () => {
+      const rs = await Promise.all(['a', 'b', 'c'].map((id) => stand(id)))
+      await until(() => leaderOf(rs).length === 1)
+      await until(() => rs.filter((r) => r.log.includes('follower:standby')).length === 2)
+      const first = leaderOf(rs)[0]!
+      const target = rs.filter((r) => r !== first).sort((x, y) => y.c.replicaId.localeCompare(x.c.replicaId))[0]!
+      const res = await h.requestYield('provider:wa', { target: target.c.replicaId })
+      expect(res.status).toBe('requested')
+      await until(() => target.e.isLeader, 3000, 'the target leads')
+      expect(leaderOf(rs)).toEqual([target])
+      expect(doubleLeaders).toBe(0)
+    })
+
+    it('refuses a yield whose fence is stale or whose target is not standing, and changes nothing', async () => {
+      const rs = await Promise.all(['a', 'b'].map((id) => stand(id)))
+      await until(() => leaderOf(rs).length === 1)
+      const leader = leaderOf(rs)[0]!
+      const fence = leader.e.fence!
+      expect(await h.requestYield('provider:wa', { ifFence: fence - 1 })).toEqual({ status: 'fence-changed', fence })
+      expect(await h.requestYield('provider:wa', { target: 'nobody' })).toEqual({ status: 'target-not-standing' })
+      expect(await h.requestYield('provider:other')).toEqual({ status: 'no-leader' })
+      await sleep(300)
+      expect(leader.e.isLeader).toBe(true)
+      expect(leader.e.fence).toBe(fence)
+    })
+
+    it('providerDownMs: a leader whose transport stays down yields; reportUp in time keeps it', async () => {
+      const rs = await Promise.all(['a', 'b'].map((id) => stand(id, { providerDownMs: 300 })))
+      await until(() => leaderOf(rs).length === 1)
+      const first = leaderOf(rs)[0]!
+      const other = rs.find((r) => r !== first)!
+      first.e.reportDown()
+      await sleep(150)
+      first.e.reportUp()
+      await sleep(300)
+      expect(first.e.isLeader).toBe(true)
+      first.e.reportDown()
+      await until(() => other.e.isLeader, 3000, 'takeover after provider-down')
+      expect(first.log).toContain('follower:provider-down')
+      expect(doubleLeaders).toBe(0)
+    })
+
+    it('resign steps down and stands again after sitting out', async () => {
+      const rs = await Promise.all(['a', 'b'].map((id) => stand(id, { sitOutMs: 300 })))
+      await until(() => leaderOf(rs).length === 1)
+      const first = leaderOf(rs)[0]!
+      const other = rs.find((r) => r !== first)!
+      await first.e.resign()
+      expect(first.e.isLeader).toBe(false)
+      expect(first.log.at(-1)).toBe('follower:resign')
+      await until(() => other.e.isLeader, 3000, 'takeover after resign')
+      await other.e.stop()
+      await until(() => first.e.isLeader, 3000, 'the resigner leads again once alone')
+    })
+
+    it('one leader at every moment through repeated yields', async () => {
+      const rs = await Promise.all(['a', 'b', 'c'].map((id) => stand(id, { sitOutMs: 200 })))
+      await until(() => leaderOf(rs).length === 1)
+      let maxLeaders = 0
+      const sampler = setInterval(() => {
+        maxLeaders = Math.max(maxLeaders, leaderOf(rs).length)
+      }, 2)
+      const fences: number[] = []
+      try {
+        for (let i = 0; i < 4; i++) {
+          const leader = leaderOf(rs)[0]!
+          fences.push(leader.e.fence!)
+          await h.requestYield('provider:wa')
+          await until(() => leaderOf(rs).length === 1 && leaderOf(rs)[0] !== leader, 3000, 'next leader')
+        }
+        fences.push(leaderOf(rs)[0]!.e.fence!)
+      } finally {
+        clearInterval(sampler)
+      }
+      expect(maxLeaders).toBe(1)
+      expect(doubleLeaders).toBe(0)
+      for (let i = 1; i < fences.length; i++) expect(fences[i]!).toBeGreaterThan(fences[i - 1]!)
+      const reasons: FollowerReason[] = rs.flatMap((r) => r.log.filter((l) => l === 'follower:yield')) as never
+      expect(reasons).toHaveLength(4)
+    })
+  })
+}

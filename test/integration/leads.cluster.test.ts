@@ -1,0 +1,23 @@
+import { afterAll } from 'vitest'
+import { defineLeadContract } from '../contract/leads.contract.js'
+import { CoordinationAdmin, RedisCoordinator } from '../../src/index.js'
+import { clusterUrl, uniquePrefix } from '../helpers/redis.js'
+
+let prefix = uniquePrefix('leads')
+const admins: CoordinationAdmin[] = []
+afterAll(async () => {
+  await Promise.all(admins.map((a) => a.close()))
+})
+
+defineLeadContract({
+  name: 'redis cluster',
+  make: (options) => new RedisCoordinator({ url: clusterUrl(), prefix, layout: 'cluster', ...options }),
+  reset: () => {
+    prefix = uniquePrefix('leads')
+  },
+  requestYield: async (name, opts = {}) => {
+    const admin = new CoordinationAdmin({ url: clusterUrl(), prefix, layout: 'cluster' })
+    admins.push(admin)
+    return admin.requestYield(name, { by: 'test@operator', target: opts.target, ttlMs: opts.ttlMs, ifFence: opts.ifFence })
+  },
+})
