@@ -13,7 +13,7 @@ export default defineConfig({
   platform: 'node',
   dts: { entry: { 'src/index': 'src/index.ts', 'src/testing/index': 'src/testing/index.ts' } },
   sourcemap: true,
-  clean: true,
+  clean: false, // several test runs may share dist/ while one rebuilds
   splitting: true,
   outDir: 'dist',
 })

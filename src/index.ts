@@ -6,6 +6,7 @@ export {
   type Lease,
   type Turn,
   type LeaseLostEvent,
+  type HandoverEvent,
 } from './coordinator/coordinator.js'
 export {
   RedisCoordinator,
@@ -33,3 +34,12 @@ export { parseDuration, formatDuration, type Duration } from './duration.js'
 export { connect, maskUrl, DEFAULT_URL, type ConnectOptions } from './connection.js'
 export { PACKAGE_VERSION } from './version.js'
 export { CoordinationAdmin, operatorName, type YieldOptions } from './admin/admin.js'
+export {
+  RedisStore,
+  STORE_DEFAULTS,
+  type RedisStoreOptions,
+  type CheckpointInput,
+  type FencedLock,
+  type HandoverMarkerInput,
+} from './store/redis-store.js'
+export * from './state/decode.js'

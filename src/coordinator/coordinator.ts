@@ -85,6 +85,17 @@ export interface LeaseLostEvent {
   reason: LeaseLostReason
 }
 
+export interface HandoverEvent {
+  /** The chat key. */
+  key: string
+  /** The flow or async conversation handed over. */
+  name: string
+  /** What happened: 'resumed' (from a checkpoint), 'notify', 'restart', 'custom', 'drop', 'changed'. */
+  outcome: string
+  /** The replica that had the conversation, when known. */
+  from?: string | null
+}
+
 /** Internal record of something this coordinator holds. */
 export interface HeldLease {
   readonly id: number
@@ -483,6 +494,17 @@ export class Coordinator extends EventEmitter implements LeadPort {
     } else {
       this.markLost(lease, r.reason === 'expired' ? 'expired' : 'revoked')
     }
+  }
+
+  /**
+   * The runtime took over a chat whose conversation came from another replica (a checkpoint resumed,
+   * or a handover marker's fallback applied): emits `coordination:handover` and records it in the
+   * shared event stream. Call it once per handover, never per message.
+   */
+  reportHandover(info: HandoverEvent): void {
+    validateId(info.key, 'chat key')
+    this.emit('coordination:handover', info)
+    this.logEvent({ type: 'handover', ...info })
   }
 
   /** @internal */

@@ -1,0 +1,46 @@
+#!lua
+--[[
+  checkpoint-set-2: compare-and-set a conversation checkpoint, fenced by the writer's chat turn.
+  The checkpoint lives in the chat's hash slot, so the script can compare the writer's fence with the
+  chat's current fence: a replica that lost the chat is refused here, not only by its own local check.
+
+  KEYS[1] checkpoint hash   KEYS[2] chat state hash (its `f` is the chat's current fence)
+  ARGV[1] expected revision ('' = the checkpoint must not exist)
+  ARGV[2] flow   ARGV[3] step   ARGV[4] data JSON ({ state, answer })
+  ARGV[5] owner replicaId   ARGV[6] owner incarnation   ARGV[7] owner fence ('' = unfenced write)
+  ARGV[8] ephemeral TTL ms ('' = persistent)   ARGV[9] flow fingerprint   ARGV[10] saved answer bytes
+
+  Fields written: rev, flow, step, d, oi, oinc, of, at, and for ephemeral ones eph=1, ttl, fp; ab.
+
+  Returns
+    { 1, revision }           written; the revision is above the last one and above Redis's clock (µs)
+    { 0, currentRevision|nil } the revision is not the expected one: nothing written
+    { -1, newerFence }        superseded: the chat (or the stored checkpoint) has a newer fence
+]]
+--@include time
+
+local cp, chat = KEYS[1], KEYS[2]
+local expected, ownerFence, ttl = ARGV[1], ARGV[7], ARGV[8]
+
+local cur = redis.call('HMGET', cp, 'rev', 'of')
+if ownerFence ~= '' then
+  local f = tonumber(ownerFence)
+  local chatFence = tonumber(redis.call('HGET', chat, 'f') or '0') or 0
+  if chatFence > f then return { -1, fmt(chatFence) } end
+  if cur[2] and cur[2] ~= '' and tonumber(cur[2]) > f then return { -1, cur[2] } end
+end
+if expected == '' then
+  if cur[1] then return { 0, cur[1] } end
+elseif cur[1] ~= expected then
+  return { 0, cur[1] or false }
+end
+
+local rev = fmt(next_fence(cur[1]))
+redis.call('DEL', cp)
+redis.call('HSET', cp, 'rev', rev, 'flow', ARGV[2], 'step', ARGV[3], 'd', ARGV[4], 'oi', ARGV[5], 'oinc', ARGV[6],
+  'of', ownerFence, 'at', fmt(NOW), 'ab', ARGV[10])
+if ttl ~= '' then
+  redis.call('HSET', cp, 'eph', '1', 'ttl', ttl, 'fp', ARGV[9])
+  redis.call('PEXPIRE', cp, ttl)
+end
+return { 1, rev }

@@ -1,0 +1,16 @@
+#!lua
+--[[
+  lock-release-1: release a fenced lock held with `token` (its fence stays, for the next holder).
+
+  KEYS[1] lock hash
+  ARGV[1] token
+
+  Returns 1 released; 0 not held with that token
+]]
+--@include time
+
+local key = KEYS[1]
+if redis.call('HGET', key, 'tk') ~= ARGV[1] then return 0 end
+redis.call('HDEL', key, 'tk', 'exp', 'g', 'o')
+redis.call('HSET', key, 'rel', fmt(NOW))
+return 1

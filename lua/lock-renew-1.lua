@@ -1,0 +1,18 @@
+#!lua
+--[[
+  lock-renew-1: extend a fenced lock held with `token` by ttlMs from Redis's now.
+
+  KEYS[1] lock hash
+  ARGV[1] token   ARGV[2] ttlMs   ARGV[3] idleTtlMs
+
+  Returns 1 renewed; 0 not held with that token, or already expired (someone may hold it now)
+]]
+--@include time
+
+local key = KEYS[1]
+local token, ttl, idleTtl = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
+local h = redis.call('HMGET', key, 'tk', 'exp')
+if h[1] ~= token or (tonumber(h[2]) or 0) <= NOW then return 0 end
+redis.call('HSET', key, 'exp', fmt(NOW + ttl))
+redis.call('PEXPIRE', key, fmt(ttl + idleTtl))
+return 1

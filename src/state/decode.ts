@@ -1,0 +1,275 @@
+/**
+ * Pure decoders from raw Redis replies (hash fields) to typed snapshots. The store, the CLI and the
+ * dashboard all decode through these, so they agree on what a field means. No I/O here.
+ * Every time is Redis's clock in ms (absolute); callers turn it into "12s ago" with Redis's now.
+ */
+import { CorruptStateError } from '../errors/corrupt-state-error.js'
+import type { Holder, HeldSummary, ReplicaInfo, ReplicaStats } from '../coordinator/backend.js'
+
+export type Json = null | boolean | number | string | Json[] | { [k: string]: Json }
+type Hash = Record<string, string>
+
+function int(rawKey: string, h: Hash, field: string): number | null {
+  const v = h[field]
+  if (v === undefined || v === '') return null
+  if (!/^-?\d+$/.test(v)) throw new CorruptStateError(rawKey, `field ${field} is not an integer: ${JSON.stringify(v.slice(0, 40))}`)
+  return Number(v)
+}
+
+function reqInt(rawKey: string, h: Hash, field: string): number {
+  const v = int(rawKey, h, field)
+  if (v === null) throw new CorruptStateError(rawKey, `field ${field} is missing`)
+  return v
+}
+
+function json<T = Json>(rawKey: string, h: Hash, field: string): T | null {
+  const v = h[field]
+  if (v === undefined || v === '') return null
+  try {
+    return JSON.parse(v) as T
+  } catch {
+    throw new CorruptStateError(rawKey, `field ${field} is not valid JSON`)
+  }
+}
+
+function holder(h: Hash, rid: string, inc: string): Holder | null {
+  return h[rid] ? { replicaId: h[rid]!, incarnation: h[inc] ?? '' } : null
+}
+
+// ---------------------------------------------------------------- chats
+
+export interface TicketSnapshot {
+  ticket: number
+  replicaId: string
+  incarnation: string
+  /** The ticket is skipped once Redis's clock passes this (its replica stopped polling). */
+  deadlineMs: number
+  enqueuedAtMs: number
+}
+
+export interface ChatSnapshot {
+  key: string
+  /** Fence of the current or last grant (null: never granted since the key was created). */
+  fence: number | null
+  holder: null | (Holder & { ticket: number; expiresAtMs: number; grantedAtMs: number; lastRenewalMs: number; waitedMs: number | null })
+  previousHolder: Holder | null
+  lastHolder: Holder | null
+  lastTicket: number
+  skippedTickets: number
+  /** Queued tickets in grant order. */
+  tickets: TicketSnapshot[]
+}
+
+export function decodeChat(key: string, rawKey: string, h: Hash): ChatSnapshot {
+  const tickets: TicketSnapshot[] = []
+  for (const [field, value] of Object.entries(h)) {
+    if (!field.startsWith('t:')) continue
+    const m = /^(\d+)\|(\d+)\|([^|]*)\|([\s\S]*)$/.exec(value)
+    const ticket = Number(field.slice(2))
+    if (!m || !Number.isInteger(ticket)) throw new CorruptStateError(rawKey, `ticket field ${field} is malformed`)
+    tickets.push({ ticket, deadlineMs: Number(m[1]), enqueuedAtMs: Number(m[2]), incarnation: m[3]!, replicaId: m[4]! })
+  }
+  tickets.sort((a, b) => a.ticket - b.ticket)
+  const held = h.h !== undefined
+  return {
+    key,
+    fence: int(rawKey, h, 'f'),
+    holder: held
+      ? {
+          replicaId: h.h!,
+          incarnation: h.hi ?? '',
+          ticket: reqInt(rawKey, h, 'ht'),
+          expiresAtMs: reqInt(rawKey, h, 'exp'),
+          grantedAtMs: int(rawKey, h, 'g') ?? 0,
+          lastRenewalMs: int(rawKey, h, 'lr') ?? 0,
+          waitedMs: int(rawKey, h, 'wt'),
+        }
+      : null,
+    previousHolder: holder(h, 'ph', 'phi'),
+    lastHolder: holder(h, 'lh', 'lhi'),
+    lastTicket: int(rawKey, h, 'n') ?? 0,
+    skippedTickets: int(rawKey, h, 'sk') ?? 0,
+    tickets,
+  }
+}
+
+// ---------------------------------------------------------------- leads
+
+export interface LeadSnapshot {
+  key: string
+  fence: number | null
+  holder: null | (Holder & { expiresAtMs: number; sinceMs: number; lastRenewalMs: number })
+  previousHolder: Holder | null
+  lastHolder: Holder | null
+  /** When the last holder let go (released or expired), while nobody holds it. */
+  releasedAtMs: number | null
+  /** How long the last handover took (let go -> next grant). */
+  lastHandoverMs: number | null
+  yieldRequest: null | { by: string; target: string | null; expiresAtMs: number; requestedAtMs: number }
+  /** Replicas standing for it (campaigning), with their candidacy deadline. */
+  candidates: Array<Holder & { deadlineMs: number }>
+}
+
+export function decodeLead(key: string, rawKey: string, h: Hash): LeadSnapshot {
+  const candidates: LeadSnapshot['candidates'] = []
+  for (const [field, value] of Object.entries(h)) {
+    if (!field.startsWith('c:')) continue
+    const m = /^(\d+)\|([\s\S]*)$/.exec(value)
+    if (!m) throw new CorruptStateError(rawKey, `candidate field ${field} is malformed`)
+    candidates.push({ incarnation: field.slice(2), replicaId: m[2]!, deadlineMs: Number(m[1]) })
+  }
+  candidates.sort((a, b) => a.replicaId.localeCompare(b.replicaId))
+  const yexp = int(rawKey, h, 'yexp')
+  return {
+    key,
+    fence: int(rawKey, h, 'f'),
+    holder:
+      h.h !== undefined
+        ? {
+            replicaId: h.h!,
+            incarnation: h.hi ?? '',
+            expiresAtMs: reqInt(rawKey, h, 'exp'),
+            sinceMs: int(rawKey, h, 'g') ?? 0,
+            lastRenewalMs: int(rawKey, h, 'lr') ?? 0,
+          }
+        : null,
+    previousHolder: holder(h, 'ph', 'phi'),
+    lastHolder: holder(h, 'lh', 'lhi'),
+    releasedAtMs: int(rawKey, h, 'rel'),
+    lastHandoverMs: int(rawKey, h, 'hg'),
+    yieldRequest:
+      h.yr !== undefined && yexp !== null
+        ? { by: h.yr!, target: h.yt || null, expiresAtMs: yexp, requestedAtMs: int(rawKey, h, 'yat') ?? 0 }
+        : null,
+    candidates,
+  }
+}
+
+// ---------------------------------------------------------------- locks
+
+export interface LockSnapshot {
+  key: string
+  fence: number | null
+  holder: null | { owner: string; expiresAtMs: number; acquiredAtMs: number }
+  releasedAtMs: number | null
+}
+
+export function decodeLock(key: string, rawKey: string, h: Hash): LockSnapshot {
+  return {
+    key,
+    fence: int(rawKey, h, 'f'),
+    holder:
+      h.tk !== undefined
+        ? { owner: h.o ?? '', expiresAtMs: reqInt(rawKey, h, 'exp'), acquiredAtMs: int(rawKey, h, 'g') ?? 0 }
+        : null,
+    releasedAtMs: int(rawKey, h, 'rel'),
+  }
+}
+
+// ---------------------------------------------------------------- checkpoints
+
+export interface CheckpointOwner extends Holder {
+  /** The writer's chat-turn fence (null for an unfenced write). */
+  fence: number | null
+}
+
+export interface FlowCheckpoint {
+  key: string
+  flow: string
+  step: string
+  state: Json
+  /** Compare-and-set revision: pass it to setCheckpointIf / clearCheckpointIf. */
+  revision: number
+  owner: CheckpointOwner | null
+  /** Redis ms of the last write. */
+  updatedAt: number
+  /** Present for forward (ephemeral) checkpoints of non-persistent flows. */
+  ephemeral: { ttlMs: number; fingerprint: string } | null
+  /** The saved inbound answer of a suspended step, if any. */
+  answer: Json | null
+  answerBytes: number
+}
+
+export function decodeCheckpoint(key: string, rawKey: string, h: Hash): FlowCheckpoint {
+  if (h.rev === undefined) throw new CorruptStateError(rawKey, 'checkpoint has no revision')
+  const data = json<{ state?: Json; answer?: Json }>(rawKey, h, 'd') ?? {}
+  if (typeof data !== 'object' || Array.isArray(data)) throw new CorruptStateError(rawKey, 'checkpoint data is not an object')
+  return {
+    key,
+    flow: h.flow ?? '',
+    step: h.step ?? '',
+    state: data.state ?? null,
+    revision: reqInt(rawKey, h, 'rev'),
+    owner: h.oi ? { replicaId: h.oi, incarnation: h.oinc ?? '', fence: int(rawKey, h, 'of') } : null,
+    updatedAt: int(rawKey, h, 'at') ?? 0,
+    ephemeral: h.eph === '1' ? { ttlMs: int(rawKey, h, 'ttl') ?? 0, fingerprint: h.fp ?? '' } : null,
+    answer: data.answer ?? null,
+    answerBytes: int(rawKey, h, 'ab') ?? 0,
+  }
+}
+
+// ---------------------------------------------------------------- handover markers
+
+export interface HandoverMarker {
+  key: string
+  /** The async conversation's name (what a 'restart' fallback re-enters). */
+  name: string
+  replicaId: string
+  incarnation: string
+  /** Redis ms since the conversation has been waiting. */
+  since: number
+  updatedAt: number
+  data: Json
+}
+
+export function decodeHandover(key: string, rawKey: string, h: Hash): HandoverMarker {
+  if (h.name === undefined) throw new CorruptStateError(rawKey, 'handover marker has no name')
+  return {
+    key,
+    name: h.name,
+    replicaId: h.rid ?? '',
+    incarnation: h.inc ?? '',
+    since: int(rawKey, h, 'since') ?? 0,
+    updatedAt: int(rawKey, h, 'at') ?? 0,
+    data: json(rawKey, h, 'd'),
+  }
+}
+
+// ---------------------------------------------------------------- replicas
+
+export interface ReplicaSnapshot {
+  replicaId: string
+  incarnation: string
+  info: ReplicaInfo
+  stats: ReplicaStats
+  leases: HeldSummary
+  beatAtMs: number
+  expiresAtMs: number
+  /** Redis's clock minus the replica's at its last beat (includes one-way latency). */
+  clockSkewMs: number | null
+  /** An operator evicted this incarnation. */
+  evictedIncarnation: string | null
+}
+
+export function decodeReplica(replicaId: string, rawKey: string, h: Hash): ReplicaSnapshot {
+  const beat = reqInt(rawKey, h, 'beat')
+  const cw = int(rawKey, h, 'cw')
+  return {
+    replicaId: h.id ?? replicaId,
+    incarnation: h.inc ?? '',
+    info: json<ReplicaInfo>(rawKey, h, 'info') ?? { host: '', pid: 0, version: '', startedAt: 0, leaseMs: 0 },
+    stats: json<ReplicaStats>(rawKey, h, 'stats') ?? {
+      turnsGranted: 0,
+      waitingNow: 0,
+      waitP99Ms: null,
+      leasesLost: 0,
+      leadsHeld: 0,
+      turnsHeld: 0,
+    },
+    leases: json<HeldSummary>(rawKey, h, 'leases') ?? { held: [], waiting: [], more: 0 },
+    beatAtMs: beat,
+    expiresAtMs: reqInt(rawKey, h, 'exp'),
+    clockSkewMs: cw === null ? null : beat - cw,
+    evictedIncarnation: h.ev ?? null,
+  }
+}

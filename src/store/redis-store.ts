@@ -1,0 +1,261 @@
+import { randomBytes } from 'node:crypto'
+import { hostname } from 'node:os'
+import type { Redis } from 'ioredis'
+import { RedisCoordinator, resolveRedis, REDIS_DEFAULTS, type RedisConnectionOptions } from '../coordinator/redis-coordinator.js'
+import type { CoordinatorOptions } from '../coordinator/coordinator.js'
+import { ScriptRunner, withTimeout, type RedisClient } from '../scripts/runner.js'
+import { validateId, type KeyLayout } from '../keys.js'
+import { parseDuration, type Duration } from '../duration.js'
+import { errorFromRedis } from '../errors/from-redis.js'
+import { CheckpointConflictError } from '../errors/checkpoint-conflict-error.js'
+import { InvalidCheckpointError } from '../errors/invalid-checkpoint-error.js'
+import { CorruptStateError } from '../errors/corrupt-state-error.js'
+import { ConfigurationError } from '../errors/configuration-error.js'
+import { decodeCheckpoint, decodeHandover, type FlowCheckpoint, type HandoverMarker, type Json } from '../state/decode.js'
+import { plainJsonProblem } from './plain-json.js'
+import { isCluster } from '../connection.js'
+
+export interface RedisStoreOptions extends RedisConnectionOptions {
+  /** Largest saved answer embedded in a checkpoint. Default 16 KiB. */
+  maxAnswerBytes?: number
+}
+
+export const STORE_DEFAULTS = { maxAnswerBytes: 16 * 1024, commandTimeoutMs: 5000 } as const
+
+/** What a replica writes as a checkpoint; the store adds revision and updatedAt. */
+export interface CheckpointInput {
+  flow: string
+  step: string | number
+  /** Plain JSON only (no class instances, functions, Dates): it must survive the trip unchanged. */
+  state: Json
+  /** Who writes, with the writer's chat-turn fence: the store refuses it once the chat has a newer fence. */
+  owner?: { replicaId: string; incarnation: string; fence?: number | null }
+  /** A forward checkpoint of a non-persistent flow: expires ttlMs after its last write. */
+  ephemeral?: { ttlMs: Duration; fingerprint: string }
+  /** The inbound answer of a suspended step (at most maxAnswerBytes as JSON). */
+  answer?: Json
+}
+
+export interface FencedLock {
+  token: string
+  fence: number
+}
+
+export interface HandoverMarkerInput {
+  /** The async conversation's name. */
+  name: string
+  replicaId: string
+  incarnation: string
+  /** Remove the marker by itself after this long (the conversation's timeout). */
+  ttlMs?: Duration
+  data?: Json
+}
+
+type Raw = Array<string | number | null>
+
+/**
+ * Shared state for the replicas of one bot: fenced locks, compare-and-set checkpoints, handover
+ * markers — and `coordinator()`, a RedisCoordinator on the same client and prefix.
+ */
+export class RedisStore {
+  readonly redis: RedisClient
+  readonly keys: KeyLayout
+  readonly maxAnswerBytes: number
+  private readonly scripts: ScriptRunner
+  private readonly ownsClient: boolean
+  private readonly options: RedisStoreOptions
+  private readonly timeoutMs: number
+
+  constructor(options: RedisStoreOptions = {}) {
+    this.options = options
+    this.timeoutMs = parseDuration(options.commandTimeoutMs ?? STORE_DEFAULTS.commandTimeoutMs, 'commandTimeoutMs')
+    const { redis, keys, ownsClient } = resolveRedis(options, this.timeoutMs)
+    this.redis = redis
+    this.keys = keys
+    this.ownsClient = ownsClient
+    this.maxAnswerBytes = options.maxAnswerBytes ?? STORE_DEFAULTS.maxAnswerBytes
+    this.scripts = new ScriptRunner(redis, this.timeoutMs)
+  }
+
+  /** A coordinator sharing this store's client, prefix and layout. Stop it before closing the store. */
+  coordinator(options: CoordinatorOptions & { idleKeyTtlMs?: Duration; commandTimeoutMs?: Duration } = {}): RedisCoordinator {
+    return new RedisCoordinator({
+      ...options,
+      redis: this.redis,
+      prefix: this.keys.prefix,
+      layout: this.keys.layout,
+      eventsMaxLen: this.options.eventsMaxLen,
+    })
+  }
+
+  private get idleTtl(): number {
+    return parseDuration(this.options.idleKeyTtlMs ?? REDIS_DEFAULTS.idleKeyTtlMs, 'idleKeyTtlMs')
+  }
+
+  // ------------------------------------------------------------ fenced locks
+
+  /** Take a lock for ttlMs: `{ token, fence }` (the fence grows on every acquisition, forever), or null. */
+  async acquireLockFenced(key: string, ttlMs: Duration): Promise<FencedLock | null> {
+    const k = this.keys.lock(validateId(key, 'lock key'))
+    const ttl = positive(ttlMs, 'ttlMs')
+    const token = randomBytes(16).toString('hex')
+    const r = await this.scripts.run<Raw>('lock-acquire-1', [k], [token, ttl, `${hostname()}:${process.pid}`, this.idleTtl])
+    return r[0] === 1 ? { token, fence: Number(r[1]) } : null
+  }
+
+  /** Extend a lock held with `token`; false when it is no longer held (expired or taken). */
+  async renewLock(key: string, token: string, ttlMs: Duration): Promise<boolean> {
+    const k = this.keys.lock(validateId(key, 'lock key'))
+    return (await this.scripts.run<number>('lock-renew-1', [k], [token, positive(ttlMs, 'ttlMs'), this.idleTtl])) === 1
+  }
+
+  /** Release a lock held with `token`; false when it was not (any more) held with it. */
+  async releaseLock(key: string, token: string): Promise<boolean> {
+    const k = this.keys.lock(validateId(key, 'lock key'))
+    return (await this.scripts.run<number>('lock-release-1', [k], [token])) === 1
+  }
+
+  // ------------------------------------------------------------ checkpoints
+
+  async getCheckpoint(key: string): Promise<FlowCheckpoint | null> {
+    const rawKey = this.keys.chat(validateId(key, 'checkpoint key')).checkpoint
+    const h = await this.read(rawKey, () => this.node(rawKey).hgetall(rawKey))
+    if (!h || Object.keys(h).length === 0) return null
+    return decodeCheckpoint(key, rawKey, h)
+  }
+
+  /**
+   * Compare-and-set a checkpoint: written only if its revision is `expectedRevision` (null: only if
+   * none exists) and, when `checkpoint.owner.fence` is given, only if the chat has no newer turn fence.
+   * Resolves with the new revision; rejects with CheckpointConflictError (a LeaseLostError, reason
+   * 'superseded') when refused, and InvalidCheckpointError for state that is not plain JSON.
+   */
+  async setCheckpointIf(key: string, checkpoint: CheckpointInput, expectedRevision: number | null): Promise<number> {
+    validateId(key, 'checkpoint key')
+    if (!checkpoint || typeof checkpoint.flow !== 'string' || !checkpoint.flow) {
+      throw new InvalidCheckpointError(key, 'flow must be a non-empty string')
+    }
+    if (typeof checkpoint.step !== 'string' && typeof checkpoint.step !== 'number') {
+      throw new InvalidCheckpointError(key, 'step must be a string or a number')
+    }
+    const problem = plainJsonProblem(checkpoint.state, 'state')
+    if (problem) throw new InvalidCheckpointError(key, `${problem}; checkpoint state must be plain JSON`)
+    let answerBytes = 0
+    if (checkpoint.answer !== undefined) {
+      const p = plainJsonProblem(checkpoint.answer, 'answer')
+      if (p) throw new InvalidCheckpointError(key, `${p}; the saved answer must be plain JSON`)
+      answerBytes = Buffer.byteLength(JSON.stringify(checkpoint.answer))
+      if (answerBytes > this.maxAnswerBytes) {
+        throw new InvalidCheckpointError(key, `saved answer is ${answerBytes} bytes, above maxAnswerBytes (${this.maxAnswerBytes})`)
+      }
+    }
+    const ttl = checkpoint.ephemeral ? positive(checkpoint.ephemeral.ttlMs, 'ephemeral.ttlMs') : null
+    const owner = checkpoint.owner
+    const fence = owner?.fence ?? null
+    const k = this.keys.chat(key)
+    const data = JSON.stringify({ state: checkpoint.state, ...(checkpoint.answer !== undefined ? { answer: checkpoint.answer } : {}) })
+    const r = await this.scripts.run<Raw>(
+      'checkpoint-set-2',
+      [k.checkpoint, k.state],
+      [
+        expectedRevision === null ? '' : String(expectedRevision),
+        checkpoint.flow,
+        String(checkpoint.step),
+        data,
+        owner?.replicaId ?? '',
+        owner?.incarnation ?? '',
+        fence === null ? '' : String(fence),
+        ttl === null ? '' : String(ttl),
+        checkpoint.ephemeral?.fingerprint ?? '',
+        String(answerBytes),
+      ],
+    )
+    if (r[0] === 1) return Number(r[1])
+    if (r[0] === -1) throw new CheckpointConflictError(key, 'fence', { fence: Number(r[1]) })
+    if (r[0] === 0) throw new CheckpointConflictError(key, 'revision', { revision: r[1] ? Number(r[1]) : null })
+    throw new CorruptStateError(k.checkpoint, `unexpected script status ${String(r[0])}`)
+  }
+
+  /** Delete a checkpoint if its revision is still `revision`; false leaves a newer owner's checkpoint. */
+  async clearCheckpointIf(key: string, revision: number): Promise<boolean> {
+    const rawKey = this.keys.chat(validateId(key, 'checkpoint key')).checkpoint
+    return (await this.scripts.run<number>('checkpoint-clear-1', [rawKey], [String(revision)])) === 1
+  }
+
+  /** Milliseconds until an ephemeral checkpoint expires (null: persistent or absent). */
+  async checkpointTtl(key: string): Promise<number | null> {
+    const rawKey = this.keys.chat(validateId(key, 'checkpoint key')).checkpoint
+    const ms = await this.read(rawKey, () => this.node(rawKey).pttl(rawKey))
+    return typeof ms === 'number' && ms >= 0 ? ms : null
+  }
+
+  // ------------------------------------------------------------ handover markers
+
+  /** Leave a marker while an async conversation waits (one write when it first waits). */
+  async setHandoverMarker(key: string, marker: HandoverMarkerInput): Promise<void> {
+    const rawKey = this.keys.chat(validateId(key, 'chat key')).handover
+    validateId(marker.name, 'conversation name')
+    const problem = marker.data === undefined ? null : plainJsonProblem(marker.data, 'data')
+    if (problem) throw new ConfigurationError(`handover marker ${JSON.stringify(key)}: ${problem}`)
+    await this.scripts.run('handover-set-1', [rawKey], [
+      marker.name,
+      marker.replicaId,
+      marker.incarnation,
+      marker.ttlMs === undefined ? '' : String(positive(marker.ttlMs, 'ttlMs')),
+      marker.data === undefined ? '' : JSON.stringify(marker.data),
+    ])
+  }
+
+  async getHandoverMarker(key: string): Promise<HandoverMarker | null> {
+    const rawKey = this.keys.chat(validateId(key, 'chat key')).handover
+    const h = await this.read(rawKey, () => this.node(rawKey).hgetall(rawKey))
+    if (!h || Object.keys(h).length === 0) return null
+    return decodeHandover(key, rawKey, h)
+  }
+
+  /** Remove the marker (the second write). With `incarnation`, only if that incarnation wrote it. */
+  async clearHandoverMarker(key: string, options: { incarnation?: string } = {}): Promise<boolean> {
+    const rawKey = this.keys.chat(validateId(key, 'chat key')).handover
+    return (await this.scripts.run<number>('handover-clear-1', [rawKey], [options.incarnation ?? ''])) === 1
+  }
+
+  /** Read and remove the marker in one step: the new owner applies its fallback exactly once. */
+  async takeHandoverMarker(key: string): Promise<HandoverMarker | null> {
+    const rawKey = this.keys.chat(validateId(key, 'chat key')).handover
+    const flat = await this.scripts.run<string[]>('handover-take-1', [rawKey], [])
+    if (!Array.isArray(flat) || flat.length === 0) return null
+    const h: Record<string, string> = {}
+    for (let i = 0; i + 1 < flat.length; i += 2) h[String(flat[i])] = String(flat[i + 1])
+    return decodeHandover(key, rawKey, h)
+  }
+
+  // ------------------------------------------------------------
+
+  private node(_rawKey: string): Redis {
+    return this.redis as Redis // a Cluster routes by key itself; the surface is the same
+  }
+
+  private async read<T>(rawKey: string, f: () => Promise<T>): Promise<T> {
+    try {
+      return await withTimeout(f(), this.timeoutMs, 'read')
+    } catch (err) {
+      throw errorFromRedis(err, rawKey)
+    }
+  }
+
+  /** Close the connection the store opened (not a client you passed in). */
+  async close(): Promise<void> {
+    if (!this.ownsClient) return
+    await this.redis.quit().catch(() => this.redis.disconnect())
+  }
+
+  get isCluster(): boolean {
+    return isCluster(this.redis)
+  }
+}
+
+function positive(v: Duration, what: string): number {
+  const ms = parseDuration(v, what)
+  if (ms < 1) throw new ConfigurationError(`${what} must be at least 1 ms`)
+  return ms
+}

@@ -1,0 +1,279 @@
+/**
+ * The store contract (fenced locks, compare-and-set checkpoints, handover markers, bad input and
+ * corrupt values): runs unchanged on Redis standalone and Redis Cluster.
+ */
+import { afterEach, describe, expect, it } from 'vitest'
+import { Cluster, Redis } from 'ioredis'
+import {
+  CheckpointConflictError,
+  CorruptStateError,
+  InvalidCheckpointError,
+  LeaseLostError,
+  RedisStore,
+  type Layout,
+  type RedisStoreOptions,
+} from '../../src/index.js'
+import { hostPort, uniquePrefix } from '../helpers/redis.js'
+
+export interface StoreHarness {
+  name: string
+  url(): string
+  layout: Layout
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+const oddKeys = ['{x}', 'a}b{c', 'chat: with spaces', 'ñandú 🐦', 'x'.repeat(1024), '%7B', ':']
+
+export function defineStoreContract(h: StoreHarness): void {
+  describe(`store contract: ${h.name}`, () => {
+    const open: Array<{ close(): Promise<unknown> } | { quit(): Promise<unknown> }> = []
+    const store = (options: RedisStoreOptions = {}) => {
+      const s = new RedisStore({ url: h.url(), prefix: uniquePrefix('store'), layout: h.layout, ...options })
+      open.push(s)
+      return s
+    }
+    /** A raw client on the same servers, to plant corrupt values. */
+    const raw = () => {
+      const c = h.layout === 'cluster' ? new Cluster([hostPort(h.url())]) : new Redis(h.url())
+      open.push(c)
+      return c
+    }
+    afterEach(async () => {
+      for (const o of open.splice(0)) await ('close' in o ? o.close() : o.quit()).catch(() => {})
+    })
+
+    describe('fenced locks', () => {
+      it('one holder; the fence grows on every acquisition; renew and release need the token', async () => {
+        const s = store()
+        const a = await s.acquireLockFenced('job:report', 5000)
+        expect(a).toEqual({ token: expect.any(String), fence: expect.any(Number) })
+        expect(await s.acquireLockFenced('job:report', 5000)).toBeNull()
+        expect(await s.renewLock('job:report', a!.token, 5000)).toBe(true)
+        expect(await s.renewLock('job:report', 'not-the-token', 5000)).toBe(false)
+        expect(await s.releaseLock('job:report', 'not-the-token')).toBe(false)
+        expect(await s.releaseLock('job:report', a!.token)).toBe(true)
+        expect(await s.releaseLock('job:report', a!.token)).toBe(false)
+        const b = await s.acquireLockFenced('job:report', 5000)
+        expect(b!.fence).toBeGreaterThan(a!.fence)
+        expect(b!.token).not.toBe(a!.token)
+      })
+
+      it('an expired lock goes to the next caller with a higher fence; the old token can no longer renew', async () => {
+        const s = store()
+        const a = await s.acquireLockFenced('job:ttl', 150)
+        await sleep(200)
+        const b = await s.acquireLockFenced('job:ttl', 5000)
+        expect(b!.fence).toBeGreaterThan(a!.fence)
+        expect(await s.renewLock('job:ttl', a!.token, 5000)).toBe(false)
+        expect(await s.releaseLock('job:ttl', a!.token)).toBe(false)
+      })
+
+      it('fences keep growing after the lock key was cleaned up', async () => {
+        const s = store({ idleKeyTtlMs: 1 })
+        const a = await s.acquireLockFenced('job:gone', 50)
+        await sleep(150) // ttl + idle TTL: the key is gone
+        expect(await s.redis.exists(s.keys.lock('job:gone'))).toBe(0)
+        const b = await s.acquireLockFenced('job:gone', 50)
+        expect(b!.fence).toBeGreaterThan(a!.fence)
+      })
+
+      it('refuses a TTL that is not a positive duration', async () => {
+        const s = store()
+        await expect(s.acquireLockFenced('job:bad', 0)).rejects.toThrow(/at least 1 ms/)
+        await expect(s.acquireLockFenced('job:bad', 'soon')).rejects.toThrow(/duration/)
+      })
+    })
+
+    describe('checkpoints', () => {
+      const cp = { flow: 'order', step: 'address', state: { items: [1, 2], note: 'ñ' } }
+
+      it('compare-and-set on a chained revision', async () => {
+        const s = store()
+        expect(await s.getCheckpoint('chat:1')).toBeNull()
+        const r1 = await s.setCheckpointIf('chat:1', cp, null)
+        const err = await s.setCheckpointIf('chat:1', cp, null).catch((e: unknown) => e)
+        expect(err).toBeInstanceOf(CheckpointConflictError)
+        expect(err).toMatchObject({ reason: 'superseded', conflict: 'revision', currentRevision: r1 })
+        const r2 = await s.setCheckpointIf('chat:1', { ...cp, step: 'payment', owner: { replicaId: 'a', incarnation: 'i1', fence: 7 } }, r1)
+        expect(r2).toBeGreaterThan(r1)
+        await expect(s.setCheckpointIf('chat:1', cp, r1)).rejects.toBeInstanceOf(LeaseLostError)
+        const got = await s.getCheckpoint('chat:1')
+        expect(got).toMatchObject({
+          key: 'chat:1',
+          flow: 'order',
+          step: 'payment',
+          state: cp.state,
+          revision: r2,
+          owner: { replicaId: 'a', incarnation: 'i1', fence: 7 },
+          ephemeral: null,
+          answer: null,
+        })
+        expect(got!.updatedAt).toBeGreaterThan(0)
+        expect(await s.clearCheckpointIf('chat:1', r1)).toBe(false)
+        expect(await s.getCheckpoint('chat:1')).not.toBeNull()
+        expect(await s.clearCheckpointIf('chat:1', r2)).toBe(true)
+        expect(await s.getCheckpoint('chat:1')).toBeNull()
+        // Recreated after a clear: the revision still grows (no ABA with a stale reader of r2).
+        const r3 = await s.setCheckpointIf('chat:1', cp, null)
+        expect(r3).toBeGreaterThan(r2)
+        await expect(s.setCheckpointIf('chat:1', cp, r2)).rejects.toBeInstanceOf(CheckpointConflictError)
+      })
+
+      it('fences out a replica that lost the chat: its write is superseded, its clear leaves the new row', async () => {
+        const s = store()
+        const a = s.coordinator({ replicaId: 'a', leaseMs: 3000 })
+        const b = s.coordinator({ replicaId: 'b', leaseMs: 3000 })
+        try {
+          await a.start()
+          await b.start()
+          const ta = await a.acquireTurn('chat:f')
+          const ownerA = { replicaId: 'a', incarnation: a.incarnation, fence: ta.fence }
+          const rA = await s.setCheckpointIf('chat:f', { ...cp, owner: ownerA }, null)
+          await ta.release()
+          const tb = await b.acquireTurn('chat:f')
+          const err = await s.setCheckpointIf('chat:f', { ...cp, step: 'late', owner: ownerA }, rA).catch((e: unknown) => e)
+          expect(err).toBeInstanceOf(LeaseLostError)
+          expect(err).toMatchObject({ reason: 'superseded', conflict: 'fence', currentFence: tb.fence })
+          const rB = await s.setCheckpointIf('chat:f', { ...cp, step: 'b', owner: { replicaId: 'b', incarnation: b.incarnation, fence: tb.fence } }, rA)
+          expect(await s.clearCheckpointIf('chat:f', rA)).toBe(false)
+          expect(await s.getCheckpoint('chat:f')).toMatchObject({ step: 'b', revision: rB, owner: { replicaId: 'b', fence: tb.fence } })
+          await tb.release()
+        } finally {
+          await a.stop()
+          await b.stop()
+        }
+      })
+
+      it('ephemeral (forward) checkpoints carry a fingerprint and expire ttl after their last write', async () => {
+        const s = store()
+        const r1 = await s.setCheckpointIf('chat:eph', { ...cp, ephemeral: { ttlMs: 400, fingerprint: 'sha1:abc' } }, null)
+        const got = await s.getCheckpoint('chat:eph')
+        expect(got!.ephemeral).toEqual({ ttlMs: 400, fingerprint: 'sha1:abc' })
+        const ttl = await s.checkpointTtl('chat:eph')
+        expect(ttl).toBeGreaterThan(0)
+        expect(ttl).toBeLessThanOrEqual(400)
+        await sleep(250)
+        await s.setCheckpointIf('chat:eph', { ...cp, step: 2, ephemeral: { ttlMs: 400, fingerprint: 'sha1:abc' } }, r1) // renews the TTL
+        await sleep(250)
+        expect(await s.getCheckpoint('chat:eph')).toMatchObject({ step: '2' })
+        await sleep(300)
+        expect(await s.getCheckpoint('chat:eph')).toBeNull()
+        // A persistent write over an ephemeral one drops the TTL.
+        await s.setCheckpointIf('chat:eph2', { ...cp, ephemeral: { ttlMs: 300, fingerprint: 'f' } }, null)
+        const rev = (await s.getCheckpoint('chat:eph2'))!.revision
+        await s.setCheckpointIf('chat:eph2', cp, rev)
+        expect(await s.checkpointTtl('chat:eph2')).toBeNull()
+        expect((await s.getCheckpoint('chat:eph2'))!.ephemeral).toBeNull()
+      })
+
+      it('refuses state that is not plain JSON, with a clear error, and writes nothing', async () => {
+        const s = store()
+        class Cart {
+          items = [1]
+        }
+        const cyclic: Record<string, unknown> = {}
+        cyclic.self = cyclic
+        const bad: Array<[unknown, RegExp]> = [
+          [{ when: new Date() }, /state\.when is a Date/],
+          [new Cart(), /Cart instance/],
+          [{ f: () => 1 }, /state\.f is a function/],
+          [{ m: new Map() }, /Map instance/],
+          [{ u: undefined }, /state\.u is undefined/],
+          [{ n: Number.NaN }, /NaN/],
+          [cyclic, /circular/],
+        ]
+        for (const [state, msg] of bad) {
+          const err = await s.setCheckpointIf('chat:json', { flow: 'f', step: 1, state: state as never }, null).catch((e: unknown) => e)
+          expect(err).toBeInstanceOf(InvalidCheckpointError)
+          expect((err as Error).message).toMatch(msg)
+        }
+        expect(await s.getCheckpoint('chat:json')).toBeNull()
+      })
+
+      it('keeps a saved answer up to maxAnswerBytes and refuses a larger one', async () => {
+        const s = store({ maxAnswerBytes: 100 })
+        const answer = { type: 'text', body: 'yes please' }
+        await s.setCheckpointIf('chat:ans', { ...cp, answer }, null)
+        const got = await s.getCheckpoint('chat:ans')
+        expect(got).toMatchObject({ answer, answerBytes: JSON.stringify(answer).length })
+        await expect(s.setCheckpointIf('chat:ans2', { ...cp, answer: { body: 'x'.repeat(200) } }, null)).rejects.toThrow(/maxAnswerBytes/)
+      })
+    })
+
+    describe('handover markers', () => {
+      it('set, read (waiting since kept), clear only by its writer, take once', async () => {
+        const s = store()
+        await s.setHandoverMarker('chat:h', { name: 'survey', replicaId: 'a', incarnation: 'i1', ttlMs: 60_000 })
+        const m1 = await s.getHandoverMarker('chat:h')
+        expect(m1).toMatchObject({ key: 'chat:h', name: 'survey', replicaId: 'a', incarnation: 'i1', data: null })
+        await sleep(20)
+        await s.setHandoverMarker('chat:h', { name: 'survey', replicaId: 'a', incarnation: 'i1', data: { askedAt: 3 } })
+        const m2 = await s.getHandoverMarker('chat:h')
+        expect(m2!.since).toBe(m1!.since)
+        expect(m2!.data).toEqual({ askedAt: 3 })
+        expect(await s.clearHandoverMarker('chat:h', { incarnation: 'other' })).toBe(false)
+        const taken = await s.takeHandoverMarker('chat:h')
+        expect(taken).toMatchObject({ name: 'survey', replicaId: 'a' })
+        expect(await s.takeHandoverMarker('chat:h')).toBeNull()
+        await s.setHandoverMarker('chat:h', { name: 'survey', replicaId: 'a', incarnation: 'i1' })
+        expect(await s.clearHandoverMarker('chat:h', { incarnation: 'i1' })).toBe(true)
+        expect(await s.getHandoverMarker('chat:h')).toBeNull()
+      })
+    })
+
+    describe('bad input', () => {
+      it('odd keys work for locks, checkpoints and markers, and stay under the prefix', async () => {
+        const s = store()
+        for (const key of oddKeys) {
+          const lock = await s.acquireLockFenced(key, 5000)
+          expect(lock).not.toBeNull()
+          expect(await s.releaseLock(key, lock!.token)).toBe(true)
+          const rev = await s.setCheckpointIf(key, { flow: 'f', step: 1, state: { key } }, null)
+          expect(await s.getCheckpoint(key)).toMatchObject({ key, revision: rev, state: { key } })
+          await s.setHandoverMarker(key, { name: 'n', replicaId: 'r', incarnation: 'i' })
+          expect((await s.getHandoverMarker(key))!.key).toBe(key)
+          for (const k of [s.keys.lock(key), s.keys.chat(key).checkpoint]) {
+            expect(k.startsWith(`${s.keys.prefix}:`)).toBe(true)
+            expect(s.keys.parse(k)?.id).toBe(key)
+          }
+        }
+        await expect(s.getCheckpoint('')).rejects.toThrow(/non-empty/)
+        await expect(s.acquireLockFenced('', 100)).rejects.toThrow(/non-empty/)
+      })
+
+      it('corrupt values give a typed error naming the key, never a crash', async () => {
+        const s = store()
+        const r = raw()
+        const cpKey = s.keys.chat('chat:bad').checkpoint
+        await r.set(cpKey, 'not a hash')
+        const e1 = await s.getCheckpoint('chat:bad').catch((e: unknown) => e)
+        expect(e1).toBeInstanceOf(CorruptStateError)
+        expect((e1 as CorruptStateError).redisKey).toBe(cpKey)
+        await expect(s.setCheckpointIf('chat:bad', { flow: 'f', step: 1, state: null }, null)).rejects.toBeInstanceOf(CorruptStateError)
+
+        const cp2 = s.keys.chat('chat:json').checkpoint
+        await r.hset(cp2, { rev: '5', flow: 'f', step: '1', d: '{broken' })
+        const e2 = await s.getCheckpoint('chat:json').catch((e: unknown) => e)
+        expect(e2).toBeInstanceOf(CorruptStateError)
+        expect((e2 as Error).message).toContain(cp2)
+
+        const lockKey = s.keys.lock('job:bad')
+        await r.lpush(lockKey, 'x')
+        await expect(s.acquireLockFenced('job:bad', 100)).rejects.toBeInstanceOf(CorruptStateError)
+
+        const c = s.coordinator({ replicaId: 'a' })
+        try {
+          await c.start()
+          await r.set(s.keys.chat('chat:wrongtype').state, 'x')
+          const e3 = await c.acquireTurn('chat:wrongtype').catch((e: unknown) => e)
+          expect(e3).toBeInstanceOf(CorruptStateError)
+          // The replica goes on serving other chats.
+          const t = await c.acquireTurn('chat:fine')
+          await t.release()
+        } finally {
+          await c.stop()
+        }
+      })
+    })
+  })
+}
