@@ -1,13 +1,59 @@
-import { Command } from 'commander'
+import { Command, CommanderError, Option } from 'commander'
 import { PACKAGE_VERSION } from '../src/version.js'
+import { DEFAULT_URL } from '../src/connection.js'
+import { describeError } from './output/errors.js'
+import { EXIT } from './output/exit-codes.js'
+import { registerCommands } from './registry.js'
 
-/** The botmesh-coord entry: registers commands and parses. */
+/** The botmesh-coord entry: global options, command registration, parsing. */
 export function buildProgram(): Command {
   const program = new Command('botmesh-coord')
     .description('See and safely change the Redis coordination state of replicated botmesh bots')
     .version(PACKAGE_VERSION, '-V, --version', 'print the version')
-    .showHelpAfterError('(run botmesh-coord --help for usage)')
+    .addOption(new Option('--url <url>', 'Redis URL (rediss:// for TLS; on a Cluster, any node)').env('REDIS_URL').default(DEFAULT_URL))
+    .addOption(new Option('--prefix <prefix>', 'key prefix of the bot').env('BOTMESH_PREFIX').default('botmesh'))
+    .addOption(new Option('--layout <layout>', 'key layout: standalone, cluster or auto').env('BOTMESH_LAYOUT').default('auto'))
+    .addOption(new Option('--tls-ca <file>', 'PEM file of the CA that signed the server certificate').env('REDIS_TLS_CA'))
+    .addOption(new Option('--json', 'machine output: stable field names, schemaVersion'))
+    .addOption(new Option('--no-color', 'no colours (also NO_COLOR)'))
+    .addOption(new Option('--read-only', 'refuse every command that changes state').env('BOTMESH_READ_ONLY'))
+    .addOption(new Option('--timeout <ms>', 'how long one Redis call may take').default('5000'))
+    .showSuggestionAfterError(true)
+    .exitOverride()
+    .configureOutput({
+      outputError: (str, write) => write(`botmesh-coord: ${str.replace(/^error: /, '').trim()} (see botmesh-coord --help)\n`),
+    })
+  program.addHelpText(
+    'after',
+    `
+Examples:
+  botmesh-coord --prefix shop leases ls
+  botmesh-coord --prefix shop chat inspect chat:42 --explain
+  REDIS_URL=rediss://ops:***@redis:6380 botmesh-coord provider yield whatsapp --wait`,
+  )
+  registerCommands(program)
   return program
 }
 
-await buildProgram().parseAsync(process.argv)
+/** Parse and run; resolves with the exit code. */
+export async function main(argv: string[]): Promise<number> {
+  const program = buildProgram()
+  try {
+    await program.parseAsync(argv)
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help') return EXIT.ok
+      return EXIT.usage // commander already printed its one line
+    }
+    const { line, code } = describeError(err)
+    process.stderr.write(`botmesh-coord: ${line}\n`)
+    return code
+  }
+  return typeof process.exitCode === 'number' ? process.exitCode : EXIT.ok
+}
+
+// Entry point when run as the CLI (bin/botmesh-coord.js imports this module).
+if (process.env.BOTMESH_COORD_NO_MAIN !== '1') {
+  const code = await main(process.argv)
+  process.exitCode = code
+}

@@ -23,6 +23,8 @@ export {
   DEFAULT_PREFIX,
   encodeId,
   decodeId,
+  validateId,
+  validatePrefix,
   InvalidIdError,
   type Layout,
   type KeyKind,
@@ -43,3 +45,4 @@ export {
   type HandoverMarkerInput,
 } from './store/redis-store.js'
 export * from './state/decode.js'
+export { StateReader, leadKind, type LeaseKindLabel, type ScanOptions, type Listing, type Corrupt, type ChatDetail, type SchemaInfo } from './state/reader.js'

@@ -1,0 +1,31 @@
+import type { Command } from 'commander'
+import { closeContext, openContext, urlContext, type Context } from './context.js'
+import { describeError } from './output/errors.js'
+import { EXIT } from './output/exit-codes.js'
+
+/**
+ * Wrap a command action: open the context (connection, reader, admin, colour), run, close, and turn
+ * any error into one line on stderr plus a documented exit code. The action returns its exit code.
+ */
+export function run<Args extends unknown[]>(
+  fn: (ctx: Context, ...args: Args) => Promise<number | void>,
+  options: { connect?: boolean } = {},
+): (...raw: unknown[]) => Promise<void> {
+  return async (...raw: unknown[]) => {
+    const cmd = raw[raw.length - 1] as Command
+    const args = raw.slice(0, -1) as Args
+    let ctx: Context | null = null
+    try {
+      if (options.connect !== false) ctx = await openContext(cmd)
+      const code = await fn(ctx as Context, ...args)
+      process.exitCode = code ?? EXIT.ok
+    } catch (err) {
+      const { line, code } = describeError(err, urlContext(cmd))
+      process.stderr.write(`botmesh-coord: ${line}\n`)
+      process.exitCode = code
+    } finally {
+      await closeContext(ctx)
+    }
+  }
+}
+

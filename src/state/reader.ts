@@ -1,0 +1,292 @@
+/**
+ * The read side shared by the CLI and the dashboard: bounded SCANs on every master (never KEYS),
+ * pipelined HGETALLs, and the pure decoders of ./decode.ts. Times are Redis's clock.
+ */
+import type { Redis } from 'ioredis'
+import { KeyLayout, SCHEMA_VERSION, type KeyKind, type Layout } from '../keys.js'
+import { isCluster, masters } from '../connection.js'
+import type { RedisClient } from '../scripts/runner.js'
+import { withTimeout } from '../scripts/runner.js'
+import { errorFromRedis } from '../errors/from-redis.js'
+import { CorruptStateError } from '../errors/corrupt-state-error.js'
+import {
+  decodeChat,
+  decodeCheckpoint,
+  decodeHandover,
+  decodeLead,
+  decodeLock,
+  decodeReplica,
+  type ChatSnapshot,
+  type FlowCheckpoint,
+  type HandoverMarker,
+  type LeadSnapshot,
+  type LockSnapshot,
+  type ReplicaSnapshot,
+} from './decode.js'
+
+export type LeaseKindLabel = 'chat' | 'provider' | 'scheduler' | 'lead' | 'lock'
+
+/** The operator's kind of a lead, from its name: provider:*, scheduler:*, or any other lead. */
+export function leadKind(name: string): 'provider' | 'scheduler' | 'lead' {
+  if (name.startsWith('provider:')) return 'provider'
+  if (name.startsWith('scheduler:')) return 'scheduler'
+  return 'lead'
+}
+
+export interface ScanOptions {
+  /** SCAN COUNT per call (a bound on the work of one Redis call). Default 1000. */
+  count?: number
+  /** Called after each batch with the number of keys seen so far. */
+  onProgress?: (seen: number) => void
+  /** Stop after this many keys (the dashboard's bounded refresh). */
+  limit?: number
+}
+
+/** A decoded item, or the key that could not be decoded (listings go on past a corrupt value). */
+export interface Corrupt {
+  rawKey: string
+  error: string
+}
+
+export interface Listing<T> {
+  items: T[]
+  corrupt: Corrupt[]
+  /** Keys seen by SCAN. */
+  scanned: number
+  /** True when `limit` stopped the scan early. */
+  truncated: boolean
+}
+
+export interface ChatDetail {
+  chat: ChatSnapshot | null
+  checkpoint: FlowCheckpoint | null
+  /** ms until an ephemeral checkpoint expires. */
+  checkpointTtlMs: number | null
+  handover: HandoverMarker | null
+  /** Redis's clock when read. */
+  nowMs: number
+}
+
+export interface SchemaInfo {
+  version: number
+  layout: Layout
+  createdAt: number | null
+}
+
+type Hash = Record<string, string>
+
+export class StateReader {
+  readonly redis: RedisClient
+  readonly keys: KeyLayout
+  private readonly timeoutMs: number
+  /** Redis commands sent by this reader (the dashboard shows its own load). */
+  commands = 0
+
+  constructor(redis: RedisClient, keys: KeyLayout, options: { timeoutMs?: number } = {}) {
+    this.redis = redis
+    this.keys = keys
+    this.timeoutMs = options.timeoutMs ?? 10_000
+  }
+
+  private async call<T>(what: string, f: () => Promise<T>, rawKey?: string): Promise<T> {
+    try {
+      return await withTimeout(f(), this.timeoutMs, what)
+    } catch (err) {
+      throw errorFromRedis(err, rawKey)
+    }
+  }
+
+  /** Redis's own clock (ms). */
+  async now(): Promise<number> {
+    this.commands++
+    const node = masters(this.redis)[0]!
+    const [s, us] = await this.call('TIME', () => node.time())
+    return Number(s) * 1000 + Math.floor(Number(us) / 1000)
+  }
+
+  async schema(): Promise<SchemaInfo | null> {
+    this.commands++
+    const h = await this.call('HGETALL', () => (this.redis as Redis).hgetall(this.keys.schema), this.keys.schema)
+    if (!h || !h.version) return null
+    return { version: Number(h.version), layout: (h.layout as Layout) ?? 'standalone', createdAt: h.createdAt ? Number(h.createdAt) : null }
+  }
+
+  /** A schema newer than this release understands cannot be read safely. */
+  static schemaProblem(s: SchemaInfo | null): string | null {
+    if (s && s.version > SCHEMA_VERSION) return `schema ${s.version} is newer than this release understands (${SCHEMA_VERSION})`
+    return null
+  }
+
+  /**
+   * Every key of one kind under the prefix: SCAN MATCH in batches of `count` on every master, each
+   * batch fetched with one pipelined HGETALL per key on the node that owns it.
+   */
+  async *scanHashes(kind: KeyKind, options: ScanOptions = {}): AsyncGenerator<Array<{ rawKey: string; id: string; hash: Hash }>> {
+    const count = options.count ?? 1000
+    let seen = 0
+    for (const node of masters(this.redis)) {
+      let cursor = '0'
+      do {
+        this.commands++
+        const [next, batch] = await this.call('SCAN', () => node.scan(cursor, 'MATCH', this.keys.scanPattern(kind), 'COUNT', count))
+        cursor = next
+        const ours = batch.map((rawKey) => ({ rawKey, parsed: this.keys.parse(rawKey) })).filter((x) => x.parsed?.kind === kind)
+        if (ours.length) {
+          const pipe = node.pipeline()
+          for (const k of ours) pipe.hgetall(k.rawKey)
+          this.commands += ours.length
+          const replies = (await this.call('HGETALL', () => pipe.exec())) ?? []
+          const out: Array<{ rawKey: string; id: string; hash: Hash }> = []
+          ours.forEach((k, i) => {
+            const [err, hash] = replies[i] ?? [null, null]
+            if (err) out.push({ rawKey: k.rawKey, id: k.parsed!.id, hash: { __error: String((err as Error).message) } })
+            else if (hash && Object.keys(hash as Hash).length) out.push({ rawKey: k.rawKey, id: k.parsed!.id, hash: hash as Hash })
+          })
+          seen += batch.length
+          options.onProgress?.(seen)
+          if (out.length) yield out
+        } else {
+          seen += batch.length
+          options.onProgress?.(seen)
+        }
+        if (options.limit !== undefined && seen >= options.limit) return
+      } while (cursor !== '0')
+    }
+  }
+
+  private async list<T>(
+    kind: KeyKind,
+    decode: (id: string, rawKey: string, h: Hash) => T | null,
+    options: ScanOptions = {},
+  ): Promise<Listing<T>> {
+    const items: T[] = []
+    const corrupt: Corrupt[] = []
+    let scanned = 0
+    let truncated = false
+    for await (const batch of this.scanHashes(kind, {
+      ...options,
+      onProgress: (n) => {
+        scanned = n
+        options.onProgress?.(n)
+      },
+    })) {
+      for (const { rawKey, id, hash } of batch) {
+        if (hash.__error) {
+          corrupt.push({ rawKey, error: /WRONGTYPE/.test(hash.__error) ? 'wrong Redis type' : hash.__error })
+          continue
+        }
+        try {
+          const v = decode(id, rawKey, hash)
+          if (v !== null) items.push(v)
+        } catch (err) {
+          corrupt.push({ rawKey, error: err instanceof CorruptStateError ? err.message : String(err) })
+        }
+      }
+    }
+    if (options.limit !== undefined && scanned >= options.limit) truncated = true
+    return { items, corrupt, scanned, truncated }
+  }
+
+  replicas(options?: ScanOptions): Promise<Listing<ReplicaSnapshot>> {
+    // A record with only an eviction tombstone is not a live replica.
+    return this.list('replica', (id, raw, h) => (h.beat === undefined ? null : decodeReplica(id, raw, h)), options)
+  }
+
+  chats(options?: ScanOptions): Promise<Listing<ChatSnapshot>> {
+    return this.list('chat', (id, raw, h) => decodeChat(id, raw, h), options)
+  }
+
+  leads(options?: ScanOptions): Promise<Listing<LeadSnapshot>> {
+    return this.list('lead', (id, raw, h) => decodeLead(id, raw, h), options)
+  }
+
+  locks(options?: ScanOptions): Promise<Listing<LockSnapshot>> {
+    return this.list('lock', (id, raw, h) => decodeLock(id, raw, h), options)
+  }
+
+  checkpoints(options?: ScanOptions): Promise<Listing<FlowCheckpoint>> {
+    return this.list('checkpoint', (id, raw, h) => decodeCheckpoint(id, raw, h), options)
+  }
+
+  handovers(options?: ScanOptions): Promise<Listing<HandoverMarker>> {
+    return this.list('handover', (id, raw, h) => decodeHandover(id, raw, h), options)
+  }
+
+  /** One chat whole — state, checkpoint (and its TTL), handover marker — in one round trip (one slot). */
+  async chat(key: string): Promise<ChatDetail> {
+    const k = this.keys.chat(key)
+    const node = this.nodeFor(k.state)
+    const pipe = node.pipeline()
+    pipe.hgetall(k.state)
+    pipe.hgetall(k.checkpoint)
+    pipe.pttl(k.checkpoint)
+    pipe.hgetall(k.handover)
+    pipe.time()
+    this.commands += 5
+    const r = (await this.call('chat', () => pipe.exec(), k.state)) ?? []
+    const val = <T>(i: number, rawKey: string): T => {
+      const [err, v] = r[i] ?? [null, null]
+      if (err) throw errorFromRedis(err, rawKey)
+      return v as T
+    }
+    const state = val<Hash>(0, k.state)
+    const cp = val<Hash>(1, k.checkpoint)
+    const ttl = val<number>(2, k.checkpoint)
+    const ho = val<Hash>(3, k.handover)
+    const [s, us] = val<[string, string]>(4, k.state)
+    return {
+      chat: Object.keys(state).length ? decodeChat(key, k.state, state) : null,
+      checkpoint: Object.keys(cp).length ? decodeCheckpoint(key, k.checkpoint, cp) : null,
+      checkpointTtlMs: ttl >= 0 ? ttl : null,
+      handover: Object.keys(ho).length ? decodeHandover(key, k.handover, ho) : null,
+      nowMs: Number(s) * 1000 + Math.floor(Number(us) / 1000),
+    }
+  }
+
+  async lead(name: string): Promise<LeadSnapshot | null> {
+    const rawKey = this.keys.lead(name)
+    this.commands++
+    const h = await this.call('HGETALL', () => (this.redis as Redis).hgetall(rawKey), rawKey)
+    return Object.keys(h).length ? decodeLead(name, rawKey, h) : null
+  }
+
+  async replica(replicaId: string): Promise<ReplicaSnapshot | null> {
+    const rawKey = this.keys.replica(replicaId)
+    this.commands++
+    const h = await this.call('HGETALL', () => (this.redis as Redis).hgetall(rawKey), rawKey)
+    return h.beat !== undefined ? decodeReplica(replicaId, rawKey, h) : null
+  }
+
+  async lock(key: string): Promise<LockSnapshot | null> {
+    const rawKey = this.keys.lock(key)
+    this.commands++
+    const h = await this.call('HGETALL', () => (this.redis as Redis).hgetall(rawKey), rawKey)
+    return Object.keys(h).length ? decodeLock(key, rawKey, h) : null
+  }
+
+  /** Recent entries of the event stream, oldest first. */
+  async events(options: { count?: number; after?: string } = {}): Promise<Array<{ id: string; event: Record<string, unknown> }>> {
+    const count = options.count ?? 50
+    this.commands++
+    const entries = options.after
+      ? await this.call('XRANGE', () => (this.redis as Redis).xrange(this.keys.events, `(${options.after}`, '+', 'COUNT', count), this.keys.events)
+      : (await this.call('XREVRANGE', () => (this.redis as Redis).xrevrange(this.keys.events, '+', '-', 'COUNT', count), this.keys.events)).reverse()
+    return entries.map(([id, fields]) => {
+      const i = fields.indexOf('e')
+      let event: Record<string, unknown>
+      try {
+        event = JSON.parse(fields[i + 1] ?? '{}') as Record<string, unknown>
+      } catch {
+        event = { type: 'corrupt', raw: String(fields[i + 1]).slice(0, 200) }
+      }
+      return { id, event }
+    })
+  }
+
+  /** The node that owns a key (a Cluster routes single commands itself; pipelines need one node). */
+  private nodeFor(rawKey: string): Redis {
+    if (!isCluster(this.redis)) return this.redis as Redis
+    // ioredis Cluster pipelines route by the first key's slot, and all our keys of one chat share it.
+    return this.redis as unknown as Redis
+  }
+}
