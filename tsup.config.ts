@@ -7,6 +7,8 @@ export default defineConfig({
     'src/index': 'src/index.ts',
     'src/testing/index': 'src/testing/index.ts',
     'commands/cli': 'commands/cli.ts',
+    // The demo's replica program runs as its own process (one per replica).
+    'commands/demo/replica': 'commands/demo/replica.ts',
   },
   format: ['esm'],
   target: 'node20',

@@ -1,0 +1,2 @@
+// Placeholder: the demo's replica program (demo issue).
+export {}
