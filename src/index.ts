@@ -46,3 +46,4 @@ export {
 } from './store/redis-store.js'
 export * from './state/decode.js'
 export { StateReader, leadKind, type LeaseKindLabel, type ScanOptions, type Listing, type Corrupt, type ChatDetail, type SchemaInfo } from './state/reader.js'
+export { readDashboard, type DashboardSnapshot, type DashboardChat, type DashboardOptions } from './state/dashboard.js'

@@ -116,8 +116,18 @@ export class KeyLayout {
     return this.key('lock', key, 'lock key')
   }
 
+  /**
+   * A replica's heartbeat record. On a cluster every replica record shares the prefix as hash tag
+   * (`P:r:{P}:<id>`), so the heartbeat script can keep the replica index in the same slot.
+   */
   replica(replicaId: string): string {
-    return this.key('replica', replicaId, 'replicaId')
+    const enc = encodeId(validateId(replicaId, 'replicaId'))
+    return this.layout === 'cluster' ? `${this.prefix}:r:{${this.prefix}}:${enc}` : `${this.prefix}:r:${enc}`
+  }
+
+  /** Zset of live replica ids scored by heartbeat expiry (Redis ms): a bounded read for the dashboard. */
+  get replicaIndex(): string {
+    return this.layout === 'cluster' ? `${this.prefix}:replicas:{${this.prefix}}` : `${this.prefix}:replicas`
   }
 
   /** Hash `{version, layout, createdAt}`; readers check the version. */
@@ -155,6 +165,13 @@ export class KeyLayout {
     const kind = SEGMENT_KINDS.get(rest.slice(0, colon))
     if (!kind) return null
     let enc = rest.slice(colon + 1)
+    if (kind === 'replica' && this.layout === 'cluster') {
+      const tag = `{${this.prefix}}:`
+      if (!enc.startsWith(tag)) return null
+      enc = enc.slice(tag.length)
+      if (enc.length === 0 || /[{}]/.test(enc)) return null
+      return { kind, id: decodeId(enc) }
+    }
     if (this.layout === 'cluster') {
       if (!enc.startsWith('{') || !enc.endsWith('}')) return null
       enc = enc.slice(1, -1)

@@ -62,6 +62,8 @@ export interface HeldSummary {
   held: Array<{ kind: LeaseKind; key: string; fence: number }>
   /** Chats it is waiting for, with the ticket. */
   waiting: Array<{ key: string; ticket: number }>
+  /** Leads it stands for (campaigns), leading or not. */
+  campaigns?: string[]
   more: number
 }
 

@@ -612,6 +612,7 @@ export class Coordinator extends EventEmitter implements LeadPort {
       leases: {
         held: held.slice(0, cap).map((l) => ({ kind: l.kind, key: l.key, fence: l.fence })),
         waiting: waiting.slice(0, cap).map(([key, ticket]) => ({ key, ticket })),
+        campaigns: [...this.elections.keys()].slice(0, cap),
         more: Math.max(0, held.length - cap) + Math.max(0, waiting.length - cap),
       },
     }

@@ -156,8 +156,8 @@ export class RedisBackend implements CoordinationBackend {
 
   async beat(replicaId: string, incarnation: string, leaseMs: number, record: BeatRecord): Promise<BeatReply> {
     const r = await this.scripts.run<Raw>(
-      'replica-beat-1',
-      [this.keys.replica(replicaId)],
+      'replica-beat-2',
+      [this.keys.replica(replicaId), this.keys.replicaIndex],
       [
         replicaId,
         incarnation,
@@ -173,7 +173,7 @@ export class RedisBackend implements CoordinationBackend {
   }
 
   async replicaStop(replicaId: string, incarnation: string): Promise<void> {
-    await this.scripts.run('replica-stop-1', [this.keys.replica(replicaId)], [incarnation])
+    await this.scripts.run('replica-stop-2', [this.keys.replica(replicaId), this.keys.replicaIndex], [incarnation, replicaId])
   }
 
   async subscribe(incarnation: string, onWake: WakeHandler): Promise<() => Promise<void>> {

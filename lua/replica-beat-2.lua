@@ -1,11 +1,12 @@
 #!lua
 --[[
-  replica-beat-1: write one replica's heartbeat record; it expires leaseMs after the last beat.
+  replica-beat-2: write one replica's heartbeat record (it expires leaseMs after the last beat) and
+  keep the replica index: a zset of replica ids scored by heartbeat expiry, pruned of dead ones.
 
-  KEYS[1] replica hash
+  KEYS[1] replica hash   KEYS[2] replica index zset (same slot: the prefix is the hash tag)
   ARGV[1] replicaId   ARGV[2] incarnation   ARGV[3] leaseMs
   ARGV[4] info JSON (host, pid, version, startedAt, leaseMs)   ARGV[5] stats JSON (counters)
-  ARGV[6] leases JSON (what it holds and waits for)             ARGV[7] the replica's wall clock (ms)
+  ARGV[6] leases JSON (what it holds, waits for, and campaigns for)             ARGV[7] the replica's wall clock (ms)
 
   Returns
     { 1, otherLiveIncarnation|nil, redisNowMs }  written; the second field names another live
@@ -24,4 +25,8 @@ if cur[1] and cur[1] ~= inc and (tonumber(cur[3]) or 0) > NOW then other = cur[1
 redis.call('HSET', key, 'id', rid, 'inc', inc, 'info', ARGV[4], 'stats', ARGV[5], 'leases', ARGV[6],
   'beat', fmt(NOW), 'exp', fmt(NOW + leaseMs), 'cw', ARGV[7])
 redis.call('PEXPIRE', key, fmt(leaseMs))
+local index = KEYS[2]
+redis.call('ZADD', index, fmt(NOW + leaseMs), rid)
+redis.call('ZREMRANGEBYSCORE', index, '-inf', fmt(NOW))
+redis.call('PEXPIRE', index, fmt(leaseMs * 2))
 return { 1, other, fmt(NOW) }

@@ -1,0 +1,200 @@
+/**
+ * One bounded read of everything the dashboard shows. Its cost does not grow with the number of
+ * chats: live replicas come from the replica index, and the chats and leads worth showing come from
+ * the replicas' own heartbeat records (what each holds, waits for and campaigns for), capped at `topChats`.
+ */
+import type { Redis } from 'ioredis'
+import { withTimeout, type RedisClient } from '../scripts/runner.js'
+import { errorFromRedis } from '../errors/from-redis.js'
+import {
+  decodeChat,
+  decodeLead,
+  decodeReplica,
+  type ChatSnapshot,
+  type LeadSnapshot,
+  type ReplicaSnapshot,
+} from './decode.js'
+import type { KeyLayout } from '../keys.js'
+import { formatDuration } from '../duration.js'
+import type { StateReader } from './reader.js'
+
+export interface DashboardChat {
+  chat: ChatSnapshot
+  /** Checkpoint flow and step, when the chat has one. */
+  checkpoint: { flow: string; step: string; ephemeral: boolean } | null
+  /** Why it looks stuck (empty when it does not). */
+  stuck: string[]
+  queueLength: number
+  /** Oldest queued ticket's wait (ms), or null. */
+  oldestWaitMs: number | null
+}
+
+export interface DashboardSnapshot {
+  nowMs: number
+  replicas: ReplicaSnapshot[]
+  /** Leads the replicas hold or campaign for. */
+  providers: LeadSnapshot[]
+  chats: DashboardChat[]
+  /** Leases (chat turns and leads) by time left, soonest first. */
+  expiring: Array<{ kind: 'chat' | 'lead'; key: string; replicaId: string; fence: number; expiresInMs: number }>
+  events: Array<{ id: string; event: Record<string, unknown> }>
+  /** Redis commands this read sent. */
+  commands: number
+  /** Keys that could not be decoded (shown, not fatal). */
+  corrupt: Array<{ rawKey: string; error: string }>
+}
+
+export interface DashboardOptions {
+  topChats?: number
+  events?: number
+  timeoutMs?: number
+  /** A turn held this long while others wait counts as stuck. Default 30 s. */
+  stuckHeldMs?: number
+}
+
+type Hash = Record<string, string>
+
+export async function readDashboard(reader: StateReader, options: DashboardOptions = {}): Promise<DashboardSnapshot> {
+  const redis: RedisClient = reader.redis
+  const keys: KeyLayout = reader.keys
+  const topChats = options.topChats ?? 30
+  const timeoutMs = options.timeoutMs ?? 5000
+  let commands = 0
+  const corrupt: DashboardSnapshot['corrupt'] = []
+  const r = redis as Redis
+  const call = async <T>(what: string, f: () => Promise<T>, rawKey?: string): Promise<T> => {
+    commands++
+    try {
+      return await withTimeout(f(), timeoutMs, what)
+    } catch (err) {
+      throw errorFromRedis(err, rawKey)
+    }
+  }
+
+  const [time, ids] = await Promise.all([
+    call('TIME', () => r.time()),
+    call('ZRANGE', () => r.zrange(keys.replicaIndex, '0', '-1'), keys.replicaIndex),
+  ])
+  const nowMs = Number(time[0]) * 1000 + Math.floor(Number(time[1]) / 1000)
+
+  // Replica records share one slot on a cluster (the prefix is their hash tag): one pipeline.
+  const replicas: ReplicaSnapshot[] = []
+  if (ids.length) {
+    const pipe = r.pipeline()
+    for (const id of ids) pipe.hgetall(keys.replica(id))
+    commands += ids.length
+    const res = (await withTimeout(pipe.exec(), timeoutMs, 'replicas').catch((e: unknown) => {
+      throw errorFromRedis(e, keys.replicaIndex)
+    })) ?? []
+    ids.forEach((id, i) => {
+      const [err, h] = res[i] ?? [null, null]
+      const rawKey = keys.replica(id)
+      if (err) return corrupt.push({ rawKey, error: String((err as Error).message) })
+      const hash = h as Hash
+      if (!hash || hash.beat === undefined) return
+      try {
+        const rec = decodeReplica(id, rawKey, hash)
+        if (rec.expiresAtMs > nowMs) replicas.push(rec)
+      } catch (e) {
+        corrupt.push({ rawKey, error: (e as Error).message })
+      }
+    })
+  }
+  replicas.sort((a, b) => a.replicaId.localeCompare(b.replicaId))
+
+  // What the replicas hold, wait for and campaign for.
+  const chatKeys = new Set<string>()
+  const leadNames = new Set<string>()
+  for (const rep of replicas) {
+    for (const h of rep.leases.held) (h.kind === 'chat' ? chatKeys : leadNames).add(h.key)
+    for (const w of rep.leases.waiting) chatKeys.add(w.key)
+    for (const c of rep.leases.campaigns ?? []) leadNames.add(c)
+  }
+
+  const hgetall = (rawKey: string) => call('HGETALL', () => r.hgetall(rawKey), rawKey).catch((e: unknown) => e as Error)
+  const chatList = [...chatKeys].slice(0, topChats * 4)
+  const [chatHashes, cpFields, leadHashes, events] = await Promise.all([
+    Promise.all(chatList.map((k) => hgetall(keys.chat(k).state))),
+    Promise.all(
+      chatList.map((k) =>
+        call('HMGET', () => r.hmget(keys.chat(k).checkpoint, 'flow', 'step', 'eph'), keys.chat(k).checkpoint).catch(
+          () => [null, null, null] as Array<string | null>,
+        ),
+      ),
+    ),
+    Promise.all([...leadNames].map((n) => hgetall(keys.lead(n)))),
+    reader.events({ count: options.events ?? 12 }).then((e) => {
+      commands++
+      return e
+    }),
+  ])
+
+  const alive = new Map(replicas.map((x) => [x.replicaId, x.incarnation]))
+  const chats: DashboardChat[] = []
+  chatList.forEach((key, i) => {
+    const h = chatHashes[i]
+    const rawKey = keys.chat(key).state
+    if (h instanceof Error) return corrupt.push({ rawKey, error: h.message })
+    if (!h || Object.keys(h).length === 0) return
+    let chat: ChatSnapshot
+    try {
+      chat = decodeChat(key, rawKey, h)
+    } catch (e) {
+      return corrupt.push({ rawKey, error: (e as Error).message })
+    }
+    const cp = cpFields[i] ?? []
+    const stuck: string[] = []
+    const holder = chat.holder
+    if (holder && alive.get(holder.replicaId) !== holder.incarnation) stuck.push('holder is dead')
+    if (holder && holder.expiresAtMs <= nowMs && chat.tickets.length) stuck.push('lease expired, waiting for a poll')
+    const head = chat.tickets[0]
+    if (head && alive.get(head.replicaId) !== head.incarnation) stuck.push('dead ticket at the head')
+    if (!holder && chat.tickets.length) stuck.push('queue without a holder')
+    if (holder && chat.tickets.length && nowMs - holder.grantedAtMs >= (options.stuckHeldMs ?? 30_000)) {
+      stuck.push(`held ${formatDuration(nowMs - holder.grantedAtMs)} with ${chat.tickets.length} waiting`)
+    }
+    const oldest = chat.tickets.length ? Math.min(...chat.tickets.map((t) => t.enqueuedAtMs)) : null
+    chats.push({
+      chat,
+      checkpoint: cp[0] ? { flow: cp[0], step: cp[1] ?? '', ephemeral: cp[2] === '1' } : null,
+      stuck,
+      queueLength: chat.tickets.length,
+      oldestWaitMs: oldest === null ? null : nowMs - oldest,
+    })
+  })
+  // The stuck first, then the busiest (longest queue, oldest wait), then held ones.
+  chats.sort(
+    (a, b) =>
+      b.stuck.length - a.stuck.length ||
+      b.queueLength - a.queueLength ||
+      (b.oldestWaitMs ?? -1) - (a.oldestWaitMs ?? -1) ||
+      a.chat.key.localeCompare(b.chat.key),
+  )
+  chats.splice(topChats)
+
+  const providers: LeadSnapshot[] = []
+  ;[...leadNames].forEach((name, i) => {
+    const h = leadHashes[i]
+    const rawKey = keys.lead(name)
+    if (h instanceof Error) return corrupt.push({ rawKey, error: h.message })
+    if (!h || Object.keys(h).length === 0) return
+    try {
+      providers.push(decodeLead(name, rawKey, h))
+    } catch (e) {
+      corrupt.push({ rawKey, error: (e as Error).message })
+    }
+  })
+  providers.sort((a, b) => a.key.localeCompare(b.key))
+
+  const expiring: DashboardSnapshot['expiring'] = []
+  for (const c of chats) {
+    const h = c.chat.holder
+    if (h && c.chat.fence !== null) expiring.push({ kind: 'chat', key: c.chat.key, replicaId: h.replicaId, fence: c.chat.fence, expiresInMs: h.expiresAtMs - nowMs })
+  }
+  for (const p of providers) {
+    if (p.holder && p.fence !== null) expiring.push({ kind: 'lead', key: p.key, replicaId: p.holder.replicaId, fence: p.fence, expiresInMs: p.holder.expiresAtMs - nowMs })
+  }
+  expiring.sort((a, b) => a.expiresInMs - b.expiresInMs)
+
+  return { nowMs, replicas, providers, chats, expiring, events, commands, corrupt }
+}
