@@ -8,6 +8,10 @@
   ARGV[3] leaseMs               ARGV[4] idleTtlMs
   ARGV[5] ticket ('' = take a new one)
   ARGV[6] wake channel prefix (the grantee's incarnation is appended; a channel, not a key)
+  ARGV[7] request id (unique per acquisition of this incarnation): makes taking a ticket idempotent.
+          A retry after a lost reply finds the ticket taken the first time (field rq:<id>) instead of
+          queueing a second one behind later messages. The field goes once the caller knows its ticket
+          (its next poll) or releases it.
 
   Returns
     { 1, ticket, fence, prevReplica|nil, prevIncarnation|nil }   granted: the lease runs leaseMs from now
@@ -21,13 +25,26 @@
 local state, queue = KEYS[1], KEYS[2]
 local rid, inc = ARGV[1], ARGV[2]
 local leaseMs, idleTtl = tonumber(ARGV[3]), tonumber(ARGV[4])
-local ticket, wake = ARGV[5], ARGV[6]
+local ticket, wake, reqId = ARGV[5], ARGV[6], ARGV[7] or ''
+local fresh = false
 
 if ticket == '' then
-  ticket = fmt(redis.call('HINCRBY', state, 'n', 1))
-  redis.call('ZADD', queue, ticket, ticket)
-  redis.call('HSET', state, 't:' .. ticket, ticket_value(NOW + leaseMs, NOW, inc, rid))
-else
+  local known = false
+  if reqId ~= '' then known = redis.call('HGET', state, 'rq:' .. reqId) end
+  if known then
+    ticket = known -- a retry: poll with the ticket the lost reply carried
+  else
+    fresh = true
+    ticket = fmt(redis.call('HINCRBY', state, 'n', 1))
+    redis.call('ZADD', queue, ticket, ticket)
+    redis.call('HSET', state, 't:' .. ticket, ticket_value(NOW + leaseMs, NOW, inc, rid))
+    if reqId ~= '' then redis.call('HSET', state, 'rq:' .. reqId, ticket) end
+  end
+elseif reqId ~= '' then
+  redis.call('HDEL', state, 'rq:' .. reqId) -- the caller knows its ticket now
+end
+
+if not fresh then
   local h = redis.call('HMGET', state, 'hi', 'ht', 'exp', 'f', 'ph', 'phi')
   if h[1] == inc and h[2] == ticket then
     if (tonumber(h[3]) or 0) > NOW then

@@ -7,6 +7,7 @@
   ARGV[1] incarnation           ARGV[2] ticket
   ARGV[3] leaseMs               ARGV[4] idleTtlMs
   ARGV[5] wake channel prefix
+  ARGV[6] request id of the acquisition ('' = none): its rq:<id> field goes too
 
   Returns 1 the turn was released, 2 the queued ticket was withdrawn, 0 neither was ours any more
 ]]
@@ -16,6 +17,7 @@
 local state, queue = KEYS[1], KEYS[2]
 local inc, ticket = ARGV[1], ARGV[2]
 local leaseMs, idleTtl, wake = tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5]
+if ARGV[6] and ARGV[6] ~= '' then redis.call('HDEL', state, 'rq:' .. ARGV[6]) end
 
 local h = redis.call('HMGET', state, 'hi', 'ht')
 if h[1] == inc and h[2] == ticket then

@@ -105,8 +105,12 @@ export interface CoordinationBackend {
   readonly kind: 'redis' | 'memory'
   /** Schema check and safety checks; problems come back as warnings, not exceptions. */
   init(): Promise<Warning[]>
-  turnAcquire(key: string, replicaId: string, incarnation: string, leaseMs: number, ticket: number | null): Promise<TurnReply>
-  turnRelease(key: string, incarnation: string, ticket: number, leaseMs: number): Promise<0 | 1 | 2>
+  /**
+   * Take a ticket (ticket null) or poll with one. `requestId` is unique per acquisition: a retry
+   * after a lost reply finds the ticket taken the first time instead of queueing a second one.
+   */
+  turnAcquire(key: string, replicaId: string, incarnation: string, leaseMs: number, ticket: number | null, requestId: string): Promise<TurnReply>
+  turnRelease(key: string, incarnation: string, ticket: number, leaseMs: number, requestId?: string): Promise<0 | 1 | 2>
   /** Take a lead if free; `stand` lists this incarnation as a standby while another leads. */
   leadAcquire(name: string, replicaId: string, incarnation: string, leaseMs: number, stand: boolean): Promise<LeadReply>
   /** Release a lead held with `fence` (null: only stop standing). */
@@ -118,6 +122,13 @@ export interface CoordinationBackend {
   beat(replicaId: string, incarnation: string, leaseMs: number, record: BeatRecord): Promise<BeatReply>
   replicaStop(replicaId: string, incarnation: string): Promise<void>
   subscribe(incarnation: string, onWake: WakeHandler): Promise<() => Promise<void>>
+  /** Is the push channel subscribed right now? (Then polling is only the safety net.) */
+  pushReady(): boolean
+  /**
+   * Which server(s) hold the state: Redis run_ids (every master on a cluster), or null when it cannot
+   * be told (INFO refused by an ACL). A change means a restart or a failover: state may be lost.
+   */
+  serverIdentity(): Promise<string | null>
   /** Append a notable event to the shared event log (best effort). */
   appendEvent(event: Record<string, unknown>): Promise<void>
   /** Close what this backend opened (not a client the caller passed in). */

@@ -103,6 +103,8 @@ export interface HeldLease {
   readonly key: string
   readonly fence: number
   readonly ticket: number
+  /** The acquisition's request id (chat turns): released with the turn. */
+  readonly requestId: string
   readonly controller: AbortController
   /** Monotonic time after which the lease is treated as lost unless renewed. */
   deadline: number
@@ -140,6 +142,8 @@ export class Coordinator extends EventEmitter implements LeadPort {
 
   protected readonly held = new Map<number, HeldLease>()
   private readonly waiters = new Map<string, Waiter>()
+  /** Wake-ups that came while no waiter slept for them (its poll was in flight). */
+  private readonly earlyWakes = new Set<string>()
   private readonly pendingReleases = new Set<PendingRelease>()
   private readonly inflight = new Set<Promise<unknown>>()
   private readonly meta: { host: string; pid: number; version: string }
@@ -153,6 +157,9 @@ export class Coordinator extends EventEmitter implements LeadPort {
   private unsubscribe: (() => Promise<void>) | null = null
   protected state: 'new' | 'starting' | 'running' | 'stopping' | 'stopped' | 'crashed' | 'evicted' = 'new'
   private warnedDuplicate = false
+  private requestSeq = 0
+  /** The server identity (run_ids) seen at start and at each renewal. */
+  private serverId: string | null = null
   /** Waiting acquisitions, for the heartbeat record. */
   private readonly waitingTickets = new Map<string, number>()
   private readonly elections = new Map<string, Election>()
@@ -192,7 +199,11 @@ export class Coordinator extends EventEmitter implements LeadPort {
       const warnings = await this.backend.init()
       for (const w of warnings) this.emit('coordination:warning', w)
       this.unsubscribe = await this.backend.subscribe(this.incarnation, (kind, key, ticket) => this.onWake(kind, key, ticket))
-      const beat = await this.backend.beat(this.replicaId, this.incarnation, this.leaseMs, this.beatRecord())
+      const [beat, id] = await Promise.all([
+        this.backend.beat(this.replicaId, this.incarnation, this.leaseMs, this.beatRecord()),
+        this.backend.serverIdentity(),
+      ])
+      this.serverId = id
       this.checkBeat(beat)
     } catch (err) {
       this.state = 'stopped'
@@ -224,6 +235,7 @@ export class Coordinator extends EventEmitter implements LeadPort {
     const giveUpAt = started + waitMs
     const signal = options.signal
     let ticket: number | null = null
+    const requestId = `${this.incarnation}:${++this.requestSeq}`
     let backoff = this.minPollMs
     let lastError: unknown = null
     this.stats.waitingNow++
@@ -235,7 +247,7 @@ export class Coordinator extends EventEmitter implements LeadPort {
           const sentAt = monotonicNow()
           let reply: TurnReply
           try {
-            reply = await this.backend.turnAcquire(key, this.replicaId, this.incarnation, this.leaseMs, ticket)
+            reply = await this.backend.turnAcquire(key, this.replicaId, this.incarnation, this.leaseMs, ticket, requestId)
           } catch (err) {
             if (!(err instanceof CoordinationUnavailableError) && !isConnectionError(err)) throw err
             lastError = err
@@ -258,7 +270,7 @@ export class Coordinator extends EventEmitter implements LeadPort {
               throw new CoordinationUnavailableError('stale-grant', `grant of ${JSON.stringify(key)} arrived too late to use`, { key })
             }
             if (this.state !== 'running') throw new CoordinationUnavailableError('stopped', `coordinator is ${this.state}`, { key })
-            const lease = this.track('chat', key, reply.fence, reply.ticket, deadline)
+            const lease = this.track('chat', key, reply.fence, reply.ticket, deadline, requestId)
             ticket = null // ours now: release() gives it back
             const waitedMs = monotonicNow() - started
             this.waitTimes.add(waitedMs)
@@ -279,7 +291,10 @@ export class Coordinator extends EventEmitter implements LeadPort {
           if (left <= 0) {
             throw new CoordinationUnavailableError('timeout', `no turn for ${JSON.stringify(key)} within ${waitMs}ms`, { key })
           }
-          const woken = await this.pause(key, ticket, Math.min(backoff, left), signal)
+          // With the push wake-up working, polling is only the safety net: every maxPollMs. Without
+          // it (subscriber reconnecting), poll with backoff from minPollMs.
+          const interval = this.backend.pushReady() ? this.maxPollMs : backoff
+          const woken = await this.pause(key, ticket, Math.min(interval, left), signal)
           backoff = woken ? this.minPollMs : Math.min(backoff * 2, this.maxPollMs)
         }
       } catch (err) {
@@ -287,13 +302,14 @@ export class Coordinator extends EventEmitter implements LeadPort {
           // Withdraw the ticket (or pass on a turn granted in the meantime); if Redis is unreachable
           // the ticket simply expires unrefreshed within leaseMs.
           const t = ticket
-          await this.backend.turnRelease(key, this.incarnation, t, this.leaseMs).catch(() => {})
+          await this.backend.turnRelease(key, this.incarnation, t, this.leaseMs, requestId).catch(() => {})
         }
         if (err instanceof CoordinationUnavailableError && err.reason === 'unreachable' && lastError && !err.cause) {
           throw new CoordinationUnavailableError('unreachable', err.message, { key, cause: lastError })
         }
         throw err
       } finally {
+        if (ticket !== null) this.earlyWakes.delete(`${key}\u0000${ticket}`)
         this.stats.waitingNow--
         if (this.waitingTickets.get(key) === ticket) this.waitingTickets.delete(key)
       }
@@ -310,6 +326,8 @@ export class Coordinator extends EventEmitter implements LeadPort {
   private pause(key: string, ticket: number | null, ms: number, signal?: AbortSignal): Promise<boolean> {
     if (ticket === null) return sleep(ms, signal).then(() => false)
     const id = `${key}\u0000${ticket}`
+    // A grant pushed while our last poll was in flight: poll again at once.
+    if (this.earlyWakes.delete(id)) return Promise.resolve(true)
     return new Promise<boolean>((resolve) => {
       let done = false
       const finish = (woken: boolean) => {
@@ -331,7 +349,10 @@ export class Coordinator extends EventEmitter implements LeadPort {
   /** A push from the backend: a ticket of ours was granted, or a lead of ours was asked to yield. */
   protected onWake(kind: 'chat' | 'lead', key: string, ticket: number | null): void {
     if (kind === 'chat' && ticket !== null) {
-      this.waiters.get(`${key}\u0000${ticket}`)?.wake()
+      const id = `${key}\u0000${ticket}`
+      const waiter = this.waiters.get(id)
+      if (waiter) waiter.wake()
+      else if (this.earlyWakes.size < 10_000) this.earlyWakes.add(id)
       return
     }
     this.onLeadWake(key)
@@ -346,13 +367,14 @@ export class Coordinator extends EventEmitter implements LeadPort {
   }
 
   /** Register a lease this coordinator now holds. */
-  protected track(kind: LeaseKind, key: string, fence: number, ticket: number, deadline: number): HeldLease {
+  protected track(kind: LeaseKind, key: string, fence: number, ticket: number, deadline: number, requestId = ''): HeldLease {
     const lease: HeldLease = {
       id: ++leaseIds,
       kind,
       key,
       fence,
       ticket,
+      requestId,
       controller: new AbortController(),
       deadline,
       lost: null,
@@ -385,8 +407,9 @@ export class Coordinator extends EventEmitter implements LeadPort {
     lease.controller.abort(err)
     if (quiet) return
     this.stats.leasesLost++
-    if (reason === 'expired') {
-      // Redis may still think we hold it (we could not renew): give it back as soon as Redis answers.
+    if (reason === 'expired' || reason === 'reset') {
+      // Redis may still think we hold it (we could not renew, or it restarted with the data): give it
+      // back as soon as Redis answers.
       this.pendingReleases.add({ lease, giveUpAt: monotonicNow() + this.leaseMs * 2 })
     }
     const event: LeaseLostEvent = { key: lease.key, kind: lease.kind, fence: lease.fence, reason }
@@ -404,7 +427,7 @@ export class Coordinator extends EventEmitter implements LeadPort {
     if (!lease.controller.signal.aborted) {
       lease.controller.abort(new LeaseLostError(lease.key, 'stopped', `lease on ${JSON.stringify(lease.key)} was released`))
     }
-    if (wasLost && wasLost.reason !== 'expired') return
+    if (wasLost && wasLost.reason !== 'expired' && wasLost.reason !== 'reset') return
     if (this.state === 'crashed') return
     try {
       await this.releaseInBackend(lease)
@@ -415,7 +438,7 @@ export class Coordinator extends EventEmitter implements LeadPort {
 
   protected async releaseInBackend(lease: HeldLease): Promise<void> {
     if (lease.kind === 'chat') {
-      await this.backend.turnRelease(lease.key, this.incarnation, lease.ticket, this.leaseMs)
+      await this.backend.turnRelease(lease.key, this.incarnation, lease.ticket, this.leaseMs, lease.requestId)
     } else {
       await this.releaseLeadInBackend(lease)
     }
@@ -551,7 +574,8 @@ export class Coordinator extends EventEmitter implements LeadPort {
     try {
       const sentAt = monotonicNow()
       const leases = [...this.held.values()]
-      const [beat, replies] = await Promise.all([
+      const [id, beat, replies] = await Promise.all([
+        this.backend.serverIdentity().catch(() => undefined),
         this.backend.beat(this.replicaId, this.incarnation, this.leaseMs, this.beatRecord()).catch((e: unknown) => e as Error),
         leases.length
           ? this.backend.renew(
@@ -561,6 +585,16 @@ export class Coordinator extends EventEmitter implements LeadPort {
             )
           : Promise.resolve([] as Array<RenewReply | Error>),
       ])
+      if (id !== undefined && id !== null && this.serverId !== null && id !== this.serverId) {
+        // Restarted or failed over: whatever the new server says about our leases, it may have lost
+        // writes (a grant, a release). Fail closed: drop every lease; fences keep growing past it.
+        this.serverId = id
+        for (const lease of leases) this.markLost(lease, 'reset')
+        this.emit('coordination:warning', { code: 'server-changed', message: 'Redis restarted or failed over: every lease was dropped' })
+        this.logEvent({ type: 'server-changed' })
+      } else if (id) {
+        this.serverId = id
+      }
       if (!(beat instanceof Error)) this.checkBeat(beat)
       leases.forEach((lease, i) => this.applyRenewal(lease, replies[i], sentAt))
       if (this.pendingReleases.size) await this.retryReleases()

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis'
 import { KeyLayout, SCHEMA_VERSION } from '../keys.js'
-import { ScriptRunner, type RedisClient } from '../scripts/runner.js'
+import { ScriptRunner, withTimeout, type RedisClient } from '../scripts/runner.js'
 import { ConfigurationError } from '../errors/configuration-error.js'
 import { CorruptStateError } from '../errors/corrupt-state-error.js'
 import { errorFromRedis } from '../errors/from-redis.js'
@@ -43,6 +43,7 @@ export class RedisBackend implements CoordinationBackend {
   readonly scripts: ScriptRunner
   private readonly opts: RedisBackendOptions
   private subscriber: RedisClient | null = null
+  private subscribed = false
 
   constructor(opts: RedisBackendOptions) {
     this.opts = opts
@@ -73,22 +74,37 @@ export class RedisBackend implements CoordinationBackend {
     return warnings
   }
 
-  async turnAcquire(key: string, replicaId: string, incarnation: string, leaseMs: number, ticket: number | null): Promise<TurnReply> {
+  async turnAcquire(
+    key: string,
+    replicaId: string,
+    incarnation: string,
+    leaseMs: number,
+    ticket: number | null,
+    requestId: string,
+  ): Promise<TurnReply> {
     const k = this.keys.chat(key)
     const r = await this.scripts.run<Raw>(
       'turn-acquire-2',
       [k.state, k.queue],
-      [replicaId, incarnation, leaseMs, this.opts.idleKeyTtlMs, ticket === null ? '' : String(ticket), this.keys.wakeChannelPrefix],
+      [
+        replicaId,
+        incarnation,
+        leaseMs,
+        this.opts.idleKeyTtlMs,
+        ticket === null ? '' : String(ticket),
+        this.keys.wakeChannelPrefix,
+        requestId,
+      ],
     )
     return decodeTurnReply(k.state, r)
   }
 
-  async turnRelease(key: string, incarnation: string, ticket: number, leaseMs: number): Promise<0 | 1 | 2> {
+  async turnRelease(key: string, incarnation: string, ticket: number, leaseMs: number, requestId = ''): Promise<0 | 1 | 2> {
     const k = this.keys.chat(key)
     const r = await this.scripts.run<number>(
       'turn-release-2',
       [k.state, k.queue],
-      [incarnation, String(ticket), leaseMs, this.opts.idleKeyTtlMs, this.keys.wakeChannelPrefix],
+      [incarnation, String(ticket), leaseMs, this.opts.idleKeyTtlMs, this.keys.wakeChannelPrefix, requestId],
     )
     return r as 0 | 1 | 2
   }
@@ -186,8 +202,14 @@ export class RedisBackend implements CoordinationBackend {
       const wake = decodeWake(this.keys, message)
       if (wake) onWake(wake.kind, wake.key, wake.ticket)
     })
+    // ioredis re-subscribes after a reconnect; until then, waiters poll with backoff.
+    sub.on('close', () => (this.subscribed = false))
+    sub.on('ready', () => {
+      if (this.subscriber === sub) this.subscribed = true
+    })
     try {
       await sub.subscribe(channel)
+      this.subscribed = true
     } catch (err) {
       sub.disconnect()
       this.subscriber = null
@@ -196,7 +218,27 @@ export class RedisBackend implements CoordinationBackend {
     return async () => {
       if (this.subscriber !== sub) return
       this.subscriber = null
+      this.subscribed = false
       await sub.quit().catch(() => sub.disconnect())
+    }
+  }
+
+  pushReady(): boolean {
+    return this.subscribed && this.subscriber !== null
+  }
+
+  async serverIdentity(): Promise<string | null> {
+    try {
+      const ids = await Promise.all(
+        masters(this.redis).map(async (node) => {
+          const info = await withTimeout(node.info('server'), this.opts.commandTimeoutMs, 'INFO')
+          return /run_id:([0-9a-f]+)/.exec(info)?.[1] ?? '?'
+        }),
+      )
+      return ids.sort().join(',')
+    } catch (err) {
+      if (/NOPERM/.test(String((err as Error)?.message))) return null
+      throw errorFromRedis(err, undefined)
     }
   }
 
@@ -224,6 +266,7 @@ export class RedisBackend implements CoordinationBackend {
   crash(): void {
     this.subscriber?.disconnect()
     this.subscriber = null
+    this.subscribed = false
     if (this.opts.ownsClient) this.redis.disconnect()
   }
 }

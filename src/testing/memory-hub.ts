@@ -74,6 +74,8 @@ export class MemoryCoordinationHub {
   private readonly leads = new Map<string, LeadRecord>()
   private readonly subscribers = new Map<string, WakeHandler>()
   readonly events: Array<Record<string, unknown>> = []
+  /** Changes when the hub "restarts" (tests): coordinators drop every lease, as after a Redis failover. */
+  identity = 'memory-1'
   /** Tests: while true, every coordinator on this hub gets "connection closed" (Redis down). */
   unavailable = false
 
@@ -339,7 +341,8 @@ export class MemoryBackend implements CoordinationBackend {
   async init(): Promise<Warning[]> {
     return []
   }
-  async turnAcquire(key: string, replicaId: string, incarnation: string, leaseMs: number, ticket: number | null): Promise<TurnReply> {
+  // The hub never loses a reply, so the request id (idempotent enqueue on Redis) is not needed here.
+  async turnAcquire(key: string, replicaId: string, incarnation: string, leaseMs: number, ticket: number | null, _requestId: string): Promise<TurnReply> {
     this.check()
     return this.hub.turnAcquire(key, replicaId, incarnation, leaseMs, ticket)
   }
@@ -377,6 +380,13 @@ export class MemoryBackend implements CoordinationBackend {
       this.unsub?.()
       this.unsub = null
     }
+  }
+  async serverIdentity(): Promise<string | null> {
+    this.check()
+    return this.hub.identity
+  }
+  pushReady(): boolean {
+    return this.unsub !== null && !this.dead && !this.hub.unavailable
   }
   async appendEvent(event: Record<string, unknown>): Promise<void> {
     if (!this.dead) this.hub.appendEvent(event)

@@ -1,6 +1,9 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import { Redis } from 'ioredis'
 import { RedisCoordinator, ConfigurationError, CoordinationUnavailableError } from '../../src/index.js'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { freePort, redisUrl, startRedis, uniquePrefix } from '../helpers/redis.js'
 
 const cleanup: Array<() => Promise<unknown>> = []
@@ -86,5 +89,47 @@ describe('RedisCoordinator on a real Redis', () => {
     expect(ttl).toBeGreaterThan(1000)
     expect(ttl).toBeLessThanOrEqual(2800)
     expect(await client.exists(`${prefix}:q:chat:idle`)).toBe(0)
+  })
+
+  it.each([
+    ['with its data kept (AOF)', true],
+    ['with its data gone', false],
+  ])('a Redis restarted %s: the holder drops its turn (fail closed) and the chat moves on', async (_name, aof) => {
+    const dir = mkdtempSync(join(tmpdir(), 'bmc-aof-'))
+    cleanup.push(async () => rmSync(dir, { recursive: true, force: true }))
+    const args = aof ? ['--appendonly', 'yes', '--appendfsync', 'always', '--dir', dir] : []
+    const first = await startRedis({ args })
+    let second: Awaited<ReturnType<typeof startRedis>> | null = null
+    cleanup.push(async () => {
+      await first.stop()
+      await second?.stop()
+    })
+    const prefix = uniquePrefix()
+    const a = new RedisCoordinator({ url: first.url, prefix, replicaId: 'a', leaseMs: 1200 })
+    cleanup.push(() => a.stop())
+    const lost: Array<{ reason: string }> = []
+    const warnings: Array<{ code: string }> = []
+    a.on('coordination:lease-lost', (e) => lost.push(e))
+    a.on('coordination:warning', (w) => warnings.push(w))
+    const turn = await a.acquireTurn('chat:restart')
+    await first.stop()
+    second = await startRedis({ port: first.port, args })
+    const end = performance.now() + 3000
+    while (turn.held && performance.now() < end) await new Promise((r) => setTimeout(r, 20))
+    expect(turn.held).toBe(false)
+    expect(lost).toHaveLength(1)
+    expect(['reset', 'revoked', 'expired']).toContain(lost[0]!.reason)
+    if (aof) {
+      expect(lost[0]!.reason).toBe('reset')
+      expect(warnings.map((w) => w.code)).toContain('server-changed')
+    }
+    // The chat is usable at once by another replica: the dropped turn was given back.
+    const b = new RedisCoordinator({ url: second.url, prefix, replicaId: 'b', leaseMs: 1200 })
+    cleanup.push(() => b.stop())
+    const t0 = performance.now()
+    const tb = await b.acquireTurn('chat:restart')
+    expect(performance.now() - t0).toBeLessThan(1000)
+    expect(tb.fence).toBeGreaterThan(turn.fence)
+    await tb.release()
   })
 })
