@@ -24,7 +24,9 @@ local other = false
 if cur[1] and cur[1] ~= inc and (tonumber(cur[3]) or 0) > NOW then other = cur[1] end
 redis.call('HSET', key, 'id', rid, 'inc', inc, 'info', ARGV[4], 'stats', ARGV[5], 'leases', ARGV[6],
   'beat', fmt(NOW), 'exp', fmt(NOW + leaseMs), 'cw', ARGV[7])
-redis.call('PEXPIRE', key, fmt(leaseMs))
+-- An operator's eviction tombstone (`ev`, another incarnation's) outlives this heartbeat.
+local keep = cur[2] and redis.call('PTTL', key) or -1
+redis.call('PEXPIRE', key, fmt(math.max(leaseMs, keep)))
 local index = KEYS[2]
 redis.call('ZADD', index, fmt(NOW + leaseMs), rid)
 redis.call('ZREMRANGEBYSCORE', index, '-inf', fmt(NOW))

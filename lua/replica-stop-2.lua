@@ -6,10 +6,17 @@
   KEYS[1] replica hash   KEYS[2] replica index zset
   ARGV[1] incarnation    ARGV[2] replicaId
 
-  Returns 1 removed, 0 the record belongs to another incarnation (or is gone)
+  Returns 1 removed, 0 the record belongs to another incarnation (or is gone). An eviction tombstone
+  (`ev`) left by an operator for an older incarnation stays, so that zombie cannot beat again.
 ]]
-if redis.call('HGET', KEYS[1], 'inc') == ARGV[1] then
-  redis.call('DEL', KEYS[1])
+local h = redis.call('HMGET', KEYS[1], 'inc', 'ev')
+if h[1] == ARGV[1] then
+  if h[2] then
+    -- keep an eviction tombstone of another incarnation (with its TTL): drop only the heartbeat
+    redis.call('HDEL', KEYS[1], 'id', 'inc', 'info', 'stats', 'leases', 'beat', 'exp', 'cw')
+  else
+    redis.call('DEL', KEYS[1])
+  end
   redis.call('ZREM', KEYS[2], ARGV[2])
   return 1
 end

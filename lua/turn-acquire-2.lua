@@ -34,6 +34,22 @@ if ticket == '' then
   if known then
     ticket = known -- a retry: poll with the ticket the lost reply carried
   else
+    -- Fast path: a free chat with nobody queued is granted without touching the queue.
+    local h = redis.call('HMGET', state, 'h', 'exp', 'f', 'lh', 'lhi')
+    if (not h[1] or (tonumber(h[2]) or 0) <= NOW) and redis.call('EXISTS', queue) == 0 then
+      ticket = fmt(redis.call('HINCRBY', state, 'n', 1))
+      local fence = fmt(next_fence(h[3]))
+      local fields = { 'h', rid, 'hi', inc, 'ht', ticket, 'f', fence, 'exp', fmt(NOW + leaseMs), 'g', fmt(NOW),
+        'lr', fmt(NOW), 'lh', rid, 'lhi', inc, 'wt', '0' }
+      if h[4] then
+        table.insert(fields, 'ph'); table.insert(fields, h[4]); table.insert(fields, 'phi'); table.insert(fields, h[5] or '')
+      end
+      if reqId ~= '' then table.insert(fields, 'rq:' .. reqId); table.insert(fields, ticket) end
+      redis.call('HSET', state, unpack(fields))
+      if not h[4] then redis.call('HDEL', state, 'ph', 'phi') end
+      redis.call('PEXPIRE', state, fmt(leaseMs * 2 + idleTtl))
+      return { 1, ticket, fence, h[4] or false, h[5] or false }
+    end
     fresh = true
     ticket = fmt(redis.call('HINCRBY', state, 'n', 1))
     redis.call('ZADD', queue, ticket, ticket)

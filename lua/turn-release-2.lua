@@ -17,15 +17,19 @@
 local state, queue = KEYS[1], KEYS[2]
 local inc, ticket = ARGV[1], ARGV[2]
 local leaseMs, idleTtl, wake = tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5]
-if ARGV[6] and ARGV[6] ~= '' then redis.call('HDEL', state, 'rq:' .. ARGV[6]) end
+local reqId = ARGV[6] or ''
 
 local h = redis.call('HMGET', state, 'hi', 'ht')
 if h[1] == inc and h[2] == ticket then
-  clear_holder(state)
-  grant_next(state, queue, leaseMs, wake, ticket)
-  touch(state, queue, leaseMs, idleTtl)
+  redis.call('HDEL', state, 'h', 'hi', 'ht', 'exp', 'g', 'lr', 'wt', 'rq:' .. reqId)
+  if redis.call('EXISTS', queue) == 1 then
+    grant_next(state, queue, leaseMs, wake, ticket)
+    redis.call('PEXPIRE', queue, fmt(leaseMs * 2 + idleTtl))
+  end
+  redis.call('PEXPIRE', state, fmt(leaseMs * 2 + idleTtl))
   return 1
 end
+if reqId ~= '' then redis.call('HDEL', state, 'rq:' .. reqId) end
 local t = parse_ticket(redis.call('HGET', state, 't:' .. ticket))
 if t and t.inc == inc then
   redis.call('ZREM', queue, ticket)

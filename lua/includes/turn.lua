@@ -29,7 +29,8 @@ end
 
 -- Grant the turn to the oldest live ticket when nobody holds a valid lease. Dead tickets (not
 -- refreshed within leaseMs: their replica died, froze or lost Redis) are dropped on the way.
--- Wakes the grantee on its incarnation's channel unless it is the caller's own ticket.
+-- Wakes the grantee on its incarnation's channel unless it is the caller's own ticket, with the
+-- grant as JSON: { t = ticket, f = fence, l = leaseMs, k = raw state key, p/pi = previous holder }.
 local function grant_next(state, queue, leaseMs, wake, callerTicket)
   local cur = redis.call('HMGET', state, 'h', 'exp')
   if cur[1] then
@@ -53,7 +54,10 @@ local function grant_next(state, queue, leaseMs, wake, callerTicket)
         redis.call('HDEL', state, 'ph', 'phi')
       end
       if head ~= callerTicket then
-        redis.call('PUBLISH', wake .. t.inc, head .. '|' .. state)
+        -- The grant itself travels in the wake-up, so the waiter can take the turn without another
+        -- round trip (it bounds its local deadline by the send time of its last 'queued' poll).
+        redis.call('PUBLISH', wake .. t.inc, cjson.encode({ t = head, f = fence, l = leaseMs, k = state,
+          p = last[1] or '', pi = last[2] or '' }))
       end
       return { ticket = head, fence = fence, ph = last[1], phi = last[2] }
     end

@@ -74,7 +74,15 @@ export interface BeatReply {
   serverTimeMs: number
 }
 
-export type WakeHandler = (kind: 'chat' | 'lead', key: string, ticket: number | null) => void
+/** A grant made on our behalf by another replica's script, carried by the wake-up. */
+export interface PushedGrant {
+  fence: number
+  previousHolder: Holder | null
+  /** The lease length the grant was made with (an operator's grant may use another than ours). */
+  leaseMs: number
+}
+
+export type WakeHandler = (kind: 'chat' | 'lead', key: string, ticket: number | null, grant?: PushedGrant) => void
 
 export interface Warning {
   code: string

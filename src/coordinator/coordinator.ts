@@ -15,6 +15,7 @@ import type {
   Holder,
   LeadReply,
   LeaseKind,
+  PushedGrant,
   RenewReply,
   TurnReply,
   YieldRequest,
@@ -120,10 +121,15 @@ interface PendingRelease {
 }
 
 interface Waiter {
-  wake: () => void
+  wake: (grant?: PushedGrant) => void
 }
 
+/** How a pause ended: the poll interval, or a push (with the grant itself, when it was one). */
+type PauseResult = { woken: boolean; grant?: PushedGrant }
+
 let leaseIds = 0
+
+const waitingId = (key: string, ticket: number) => `${key}\u0000${ticket}`
 
 /**
  * The coordination logic every replica runs: heartbeats, chat turns, renewals, local deadlines and
@@ -143,7 +149,7 @@ export class Coordinator extends EventEmitter implements LeadPort {
   protected readonly held = new Map<number, HeldLease>()
   private readonly waiters = new Map<string, Waiter>()
   /** Wake-ups that came while no waiter slept for them (its poll was in flight). */
-  private readonly earlyWakes = new Set<string>()
+  private readonly earlyWakes = new Map<string, PushedGrant | undefined>()
   private readonly pendingReleases = new Set<PendingRelease>()
   private readonly inflight = new Set<Promise<unknown>>()
   private readonly meta: { host: string; pid: number; version: string }
@@ -160,8 +166,8 @@ export class Coordinator extends EventEmitter implements LeadPort {
   private requestSeq = 0
   /** The server identity (run_ids) seen at start and at each renewal. */
   private serverId: string | null = null
-  /** Waiting acquisitions, for the heartbeat record. */
-  private readonly waitingTickets = new Map<string, number>()
+  /** Waiting acquisitions (one per chat and ticket), for the heartbeat record. */
+  private readonly waitingTickets = new Map<string, { key: string; ticket: number }>()
   private readonly elections = new Map<string, Election>()
 
   constructor(backend: CoordinationBackend, options: CoordinatorOptions = {}) {
@@ -198,7 +204,9 @@ export class Coordinator extends EventEmitter implements LeadPort {
     try {
       const warnings = await this.backend.init()
       for (const w of warnings) this.emit('coordination:warning', w)
-      this.unsubscribe = await this.backend.subscribe(this.incarnation, (kind, key, ticket) => this.onWake(kind, key, ticket))
+      this.unsubscribe = await this.backend.subscribe(this.incarnation, (kind, key, ticket, grant) =>
+        this.onWake(kind, key, ticket, grant),
+      )
       const [beat, id] = await Promise.all([
         this.backend.beat(this.replicaId, this.incarnation, this.leaseMs, this.beatRecord()),
         this.backend.serverIdentity(),
@@ -238,6 +246,21 @@ export class Coordinator extends EventEmitter implements LeadPort {
     const requestId = `${this.incarnation}:${++this.requestSeq}`
     let backoff = this.minPollMs
     let lastError: unknown = null
+    let queuedSentAt = started
+    const waitingIds = new Set<string>()
+    const take = (t: number, fence: number, previousHolder: Holder | null, deadline: number): Turn => {
+      if (monotonicNow() >= deadline) {
+        // Frozen between the grant and now: the lease may already be someone else's.
+        throw new CoordinationUnavailableError('stale-grant', `grant of ${JSON.stringify(key)} arrived too late to use`, { key })
+      }
+      if (this.state !== 'running') throw new CoordinationUnavailableError('stopped', `coordinator is ${this.state}`, { key })
+      const lease = this.track('chat', key, fence, t, deadline, requestId)
+      ticket = null // ours now: release() gives it back
+      const waitedMs = monotonicNow() - started
+      this.waitTimes.add(waitedMs)
+      this.stats.turnsGranted++
+      return new TurnHandle(this, lease, previousHolder, waitedMs)
+    }
     this.stats.waitingNow++
     const task = (async (): Promise<Turn> => {
       try {
@@ -264,18 +287,7 @@ export class Coordinator extends EventEmitter implements LeadPort {
           lastError = null
           if (reply.status === 'granted') {
             ticket = reply.ticket
-            const deadline = sentAt + this.leaseMs - this.renewMarginMs
-            if (monotonicNow() >= deadline) {
-              // Frozen between asking and hearing back: the lease may already be someone else's.
-              throw new CoordinationUnavailableError('stale-grant', `grant of ${JSON.stringify(key)} arrived too late to use`, { key })
-            }
-            if (this.state !== 'running') throw new CoordinationUnavailableError('stopped', `coordinator is ${this.state}`, { key })
-            const lease = this.track('chat', key, reply.fence, reply.ticket, deadline, requestId)
-            ticket = null // ours now: release() gives it back
-            const waitedMs = monotonicNow() - started
-            this.waitTimes.add(waitedMs)
-            this.stats.turnsGranted++
-            return new TurnHandle(this, lease, reply.previousHolder, waitedMs)
+            return take(reply.ticket, reply.fence, reply.previousHolder, sentAt + this.leaseMs - this.renewMarginMs)
           }
           if (reply.status === 'dropped') {
             ticket = null
@@ -286,7 +298,10 @@ export class Coordinator extends EventEmitter implements LeadPort {
             throw new CoordinationUnavailableError('stale-grant', `turn of ${JSON.stringify(key)} was granted but expired before it was taken`, { key })
           }
           ticket = reply.ticket
-          this.waitingTickets.set(key, reply.ticket)
+          // This poll was sent before any grant that comes after it: a safe start for a pushed lease.
+          queuedSentAt = sentAt
+          waitingIds.add(waitingId(key, ticket))
+          this.waitingTickets.set(waitingId(key, ticket), { key, ticket })
           const left = giveUpAt - monotonicNow()
           if (left <= 0) {
             throw new CoordinationUnavailableError('timeout', `no turn for ${JSON.stringify(key)} within ${waitMs}ms`, { key })
@@ -294,8 +309,14 @@ export class Coordinator extends EventEmitter implements LeadPort {
           // With the push wake-up working, polling is only the safety net: every maxPollMs. Without
           // it (subscriber reconnecting), poll with backoff from minPollMs.
           const interval = this.backend.pushReady() ? this.maxPollMs : backoff
-          const woken = await this.pause(key, ticket, Math.min(interval, left), signal)
-          backoff = woken ? this.minPollMs : Math.min(backoff * 2, this.maxPollMs)
+          const woke = await this.pause(key, ticket, Math.min(interval, left), signal)
+          if (woke.grant) {
+            // Granted by the releaser's script: take it without another round trip. Redis expires
+            // it leaseMs after the grant, which came after our last 'queued' poll was sent.
+            const lease = Math.min(this.leaseMs, woke.grant.leaseMs || this.leaseMs)
+            return take(ticket, woke.grant.fence, woke.grant.previousHolder, queuedSentAt + lease - this.renewMarginMs)
+          }
+          backoff = woke.woken ? this.minPollMs : Math.min(backoff * 2, this.maxPollMs)
         }
       } catch (err) {
         if (ticket !== null && this.state !== 'crashed') {
@@ -309,9 +330,11 @@ export class Coordinator extends EventEmitter implements LeadPort {
         }
         throw err
       } finally {
-        if (ticket !== null) this.earlyWakes.delete(`${key}\u0000${ticket}`)
         this.stats.waitingNow--
-        if (this.waitingTickets.get(key) === ticket) this.waitingTickets.delete(key)
+        for (const id of waitingIds) {
+          this.earlyWakes.delete(id)
+          this.waitingTickets.delete(id)
+        }
       }
     })()
     this.inflight.add(task)
@@ -323,23 +346,27 @@ export class Coordinator extends EventEmitter implements LeadPort {
   }
 
   /** Wait for a wake-up on (key, ticket), the poll interval, or an abort. Resolves true when woken. */
-  private pause(key: string, ticket: number | null, ms: number, signal?: AbortSignal): Promise<boolean> {
-    if (ticket === null) return sleep(ms, signal).then(() => false)
-    const id = `${key}\u0000${ticket}`
-    // A grant pushed while our last poll was in flight: poll again at once.
-    if (this.earlyWakes.delete(id)) return Promise.resolve(true)
-    return new Promise<boolean>((resolve) => {
+  private pause(key: string, ticket: number | null, ms: number, signal?: AbortSignal): Promise<PauseResult> {
+    if (ticket === null) return sleep(ms, signal).then(() => ({ woken: false }))
+    const id = waitingId(key, ticket)
+    // A push that came while our last poll was in flight.
+    if (this.earlyWakes.has(id)) {
+      const grant = this.earlyWakes.get(id)
+      this.earlyWakes.delete(id)
+      return Promise.resolve({ woken: true, grant })
+    }
+    return new Promise<PauseResult>((resolve) => {
       let done = false
-      const finish = (woken: boolean) => {
+      const finish = (woken: boolean, grant?: PushedGrant) => {
         if (done) return
         done = true
         clearTimeout(timer)
         signal?.removeEventListener('abort', onAbort)
         if (this.waiters.get(id) === waiter) this.waiters.delete(id)
-        resolve(woken)
+        resolve({ woken, grant })
       }
       const onAbort = () => finish(false)
-      const waiter: Waiter = { wake: () => finish(true) }
+      const waiter: Waiter = { wake: (grant) => finish(true, grant) }
       const timer = setTimeout(() => finish(false), Math.max(0, ms))
       signal?.addEventListener('abort', onAbort, { once: true })
       this.waiters.set(id, waiter)
@@ -347,12 +374,12 @@ export class Coordinator extends EventEmitter implements LeadPort {
   }
 
   /** A push from the backend: a ticket of ours was granted, or a lead of ours was asked to yield. */
-  protected onWake(kind: 'chat' | 'lead', key: string, ticket: number | null): void {
+  protected onWake(kind: 'chat' | 'lead', key: string, ticket: number | null, grant?: PushedGrant): void {
     if (kind === 'chat' && ticket !== null) {
-      const id = `${key}\u0000${ticket}`
+      const id = waitingId(key, ticket)
       const waiter = this.waiters.get(id)
-      if (waiter) waiter.wake()
-      else if (this.earlyWakes.size < 10_000) this.earlyWakes.add(id)
+      if (waiter) waiter.wake(grant)
+      else if (this.earlyWakes.size < 10_000) this.earlyWakes.set(id, grant)
       return
     }
     this.onLeadWake(key)
@@ -484,12 +511,13 @@ export class Coordinator extends EventEmitter implements LeadPort {
 
   /** @internal One attempt at a lead; a grant becomes a held lease. */
   async attemptLead(name: string, stand: boolean): Promise<{ lead: LeadHandle | null; reply: LeadReply | null }> {
-    if (this.state !== 'running') return { lead: null, reply: null }
+    if (this.state !== 'running') throw new CoordinationUnavailableError('stopped', `coordinator is ${this.state}`)
     const sentAt = monotonicNow()
     const reply = await this.backend.leadAcquire(name, this.replicaId, this.incarnation, this.leaseMs, stand)
     if (reply.status !== 'granted') return { lead: null, reply }
     const deadline = sentAt + this.leaseMs - this.renewMarginMs
     if (monotonicNow() >= deadline || this.state !== 'running') {
+      // Frozen between asking and hearing back (or stopped meanwhile): give it back, stand again.
       await this.backend.leadRelease(name, this.incarnation, reply.fence, this.leaseMs).catch(() => {})
       return { lead: null, reply: null }
     }
@@ -632,7 +660,7 @@ export class Coordinator extends EventEmitter implements LeadPort {
   protected beatRecord(): BeatRecord {
     const held = [...this.held.values()]
     const cap = 100
-    const waiting = [...this.waitingTickets.entries()]
+    const waiting = [...this.waitingTickets.values()]
     return {
       info: { ...this.meta, startedAt: this.startedAtMs, leaseMs: this.leaseMs },
       stats: {
@@ -645,7 +673,7 @@ export class Coordinator extends EventEmitter implements LeadPort {
       },
       leases: {
         held: held.slice(0, cap).map((l) => ({ kind: l.kind, key: l.key, fence: l.fence })),
-        waiting: waiting.slice(0, cap).map(([key, ticket]) => ({ key, ticket })),
+        waiting: waiting.slice(0, cap).map(({ key, ticket }) => ({ key, ticket })),
         campaigns: [...this.elections.keys()].slice(0, cap),
         more: Math.max(0, held.length - cap) + Math.max(0, waiting.length - cap),
       },

@@ -145,6 +145,7 @@ export class Election {
       try {
         attempt = await this.port.attemptLead(this.name, true)
       } catch (err) {
+        if (err instanceof CoordinationUnavailableError && err.reason === 'stopped') break // evicted or stopped
         if (!(err instanceof CoordinationUnavailableError) && !isConnectionError(err)) this.port.reportError(err)
         await this.sleep(Math.min(backoff, this.port.leaseMs / 3), true)
         backoff = Math.min(backoff * 2, Math.max(this.port.maxPollMs, 1000))

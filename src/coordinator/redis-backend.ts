@@ -10,6 +10,7 @@ import type {
   BeatReply,
   CoordinationBackend,
   LeadReply,
+  PushedGrant,
   RenewItem,
   RenewReply,
   TurnReply,
@@ -200,7 +201,7 @@ export class RedisBackend implements CoordinationBackend {
     sub.on('message', (ch: string, message: string) => {
       if (ch !== channel) return
       const wake = decodeWake(this.keys, message)
-      if (wake) onWake(wake.kind, wake.key, wake.ticket)
+      if (wake) onWake(wake.kind, wake.key, wake.ticket, wake.grant)
     })
     // ioredis re-subscribes after a reconnect; until then, waiters poll with backoff.
     sub.on('close', () => (this.subscribed = false))
@@ -271,8 +272,35 @@ export class RedisBackend implements CoordinationBackend {
   }
 }
 
-/** A wake message is `<ticket>|<raw chat state key>` (a grant) or `-|<raw lead key>` (a lead event). */
-export function decodeWake(keys: KeyLayout, message: string): { kind: 'chat' | 'lead'; key: string; ticket: number | null } | null {
+/**
+ * A wake message is a grant as JSON (`{t, f, l, k, p, pi}`, from grant_next), `<ticket>|<raw chat
+ * state key>` (poll now: e.g. an operator dropped the ticket), or `-|<raw lead key>` (a lead event).
+ */
+export function decodeWake(
+  keys: KeyLayout,
+  message: string,
+): { kind: 'chat' | 'lead'; key: string; ticket: number | null; grant?: PushedGrant } | null {
+  if (message.startsWith('{')) {
+    try {
+      const m = JSON.parse(message) as { t?: string; f?: string; l?: number; k?: string; p?: string; pi?: string }
+      const parsed = keys.parse(String(m.k))
+      const ticket = Number(m.t)
+      const fence = Number(m.f)
+      if (parsed?.kind !== 'chat' || !Number.isInteger(ticket) || !Number.isFinite(fence)) return null
+      return {
+        kind: 'chat',
+        key: parsed.id,
+        ticket,
+        grant: {
+          fence,
+          previousHolder: m.p ? { replicaId: m.p, incarnation: m.pi ?? '' } : null,
+          leaseMs: Number(m.l) || 0,
+        },
+      }
+    } catch {
+      return null
+    }
+  }
   const bar = message.indexOf('|')
   if (bar < 0) return null
   const parsed = keys.parse(message.slice(bar + 1))

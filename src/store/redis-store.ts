@@ -94,12 +94,16 @@ export class RedisStore {
 
   // ------------------------------------------------------------ fenced locks
 
-  /** Take a lock for ttlMs: `{ token, fence }` (the fence grows on every acquisition, forever), or null. */
-  async acquireLockFenced(key: string, ttlMs: Duration): Promise<FencedLock | null> {
+  /**
+   * Take a lock for ttlMs: `{ token, fence }` (the fence grows on every acquisition, forever), or null.
+   * `owner` is what operators see in `locks ls` (default `host:pid`; a replicaId is a good choice).
+   */
+  async acquireLockFenced(key: string, ttlMs: Duration, options: { owner?: string } = {}): Promise<FencedLock | null> {
     const k = this.keys.lock(validateId(key, 'lock key'))
     const ttl = positive(ttlMs, 'ttlMs')
     const token = randomBytes(16).toString('hex')
-    const r = await this.scripts.run<Raw>('lock-acquire-1', [k], [token, ttl, `${hostname()}:${process.pid}`, this.idleTtl])
+    const owner = options.owner ?? `${hostname()}:${process.pid}`
+    const r = await this.scripts.run<Raw>('lock-acquire-1', [k], [token, ttl, owner, this.idleTtl])
     return r[0] === 1 ? { token, fence: Number(r[1]) } : null
   }
 

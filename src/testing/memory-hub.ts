@@ -5,6 +5,7 @@ import type {
   CoordinationBackend,
   Holder,
   LeadReply,
+  PushedGrant,
   RenewItem,
   RenewReply,
   TurnReply,
@@ -118,9 +119,9 @@ export class MemoryCoordinationHub {
     }
   }
 
-  private wake(incarnation: string, kind: 'chat' | 'lead', key: string, ticket: number | null): void {
+  private wake(incarnation: string, kind: 'chat' | 'lead', key: string, ticket: number | null, grant?: PushedGrant): void {
     const handler = this.subscribers.get(incarnation)
-    if (handler) queueMicrotask(() => handler(kind, key, ticket))
+    if (handler) queueMicrotask(() => handler(kind, key, ticket, grant))
   }
 
   private grantNext(key: string, c: ChatRecord, leaseMs: number, callerTicket: number | null): number | null {
@@ -136,7 +137,7 @@ export class MemoryCoordinationHub {
         c.fence = this.nextFence()
         c.holder = { replicaId: t.replicaId, incarnation: t.incarnation, ticket, exp: now + leaseMs, grantedAt: now }
         c.last = { replicaId: t.replicaId, incarnation: t.incarnation }
-        if (ticket !== callerTicket) this.wake(t.incarnation, 'chat', key, ticket)
+        if (ticket !== callerTicket) this.wake(t.incarnation, 'chat', key, ticket, { fence: c.fence, previousHolder: c.previous, leaseMs })
         return ticket
       }
       c.skipped++

@@ -53,9 +53,10 @@ export function defineStoreContract(h: StoreHarness): void {
         expect(await s.releaseLock('job:report', 'not-the-token')).toBe(false)
         expect(await s.releaseLock('job:report', a!.token)).toBe(true)
         expect(await s.releaseLock('job:report', a!.token)).toBe(false)
-        const b = await s.acquireLockFenced('job:report', 5000)
+        const b = await s.acquireLockFenced('job:report', 5000, { owner: 'pod-b' })
         expect(b!.fence).toBeGreaterThan(a!.fence)
         expect(b!.token).not.toBe(a!.token)
+        expect(await s.redis.hget(s.keys.lock('job:report'), 'o')).toBe('pod-b')
       })
 
       it('an expired lock goes to the next caller with a higher fence; the old token can no longer renew', async () => {

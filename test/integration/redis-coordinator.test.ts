@@ -132,4 +132,50 @@ describe('RedisCoordinator on a real Redis', () => {
     expect(tb.fence).toBeGreaterThan(turn.fence)
     await tb.release()
   })
+
+  it('a handoff is pushed: the waiter gets the turn without waiting for a poll', async () => {
+    const prefix = uniquePrefix()
+    const a = new RedisCoordinator({ url: redisUrl(), prefix, replicaId: 'a', maxPollMs: 5000 })
+    const b = new RedisCoordinator({ url: redisUrl(), prefix, replicaId: 'b', maxPollMs: 5000 })
+    cleanup.push(() => a.stop(), () => b.stop())
+    await a.start()
+    await b.start()
+    for (let i = 0; i < 5; i++) {
+      const held = await a.acquireTurn('chat:push')
+      const next = b.acquireTurn('chat:push')
+      await new Promise((r) => setTimeout(r, 30))
+      const t0 = performance.now()
+      await held.release()
+      const t = await next
+      expect(performance.now() - t0).toBeLessThan(1000) // polls are 5 s apart here
+      expect(t.fence).toBeGreaterThan(held.fence)
+      expect(t.previousHolder).toEqual({ replicaId: 'a', incarnation: a.incarnation })
+      await t.release()
+    }
+  })
+
+  it('a waiter frozen while its grant was pushed does not act on it, and passes it on', async () => {
+    const prefix = uniquePrefix()
+    const a = new RedisCoordinator({ url: redisUrl(), prefix, replicaId: 'a', leaseMs: 600, maxPollMs: 5000 })
+    const b = new RedisCoordinator({ url: redisUrl(), prefix, replicaId: 'b', leaseMs: 600, maxPollMs: 5000 })
+    const c = new RedisCoordinator({ url: redisUrl(), prefix, replicaId: 'c', leaseMs: 600 })
+    cleanup.push(() => a.stop(), () => b.stop(), () => c.stop())
+    await Promise.all([a.start(), b.start(), c.start()])
+    const held = await a.acquireTurn('chat:frozen-waiter')
+    const bWait = b.acquireTurn('chat:frozen-waiter', { waitMs: 10_000 }).catch((e: unknown) => e)
+    await new Promise((r) => setTimeout(r, 30))
+    await held.release() // grants b's ticket and pushes it
+    const end = performance.now() + 700
+    while (performance.now() < end) {
+      // the whole process freezes before b could take the pushed grant
+    }
+    const err = await bWait
+    expect(err).toBeInstanceOf(CoordinationUnavailableError)
+    expect((err as CoordinationUnavailableError).reason).toBe('stale-grant')
+    // b gave the stale grant back: another replica gets the chat at once.
+    const t0 = performance.now()
+    const tc = await c.acquireTurn('chat:frozen-waiter')
+    expect(performance.now() - t0).toBeLessThan(300)
+    await tc.release()
+  })
 })
