@@ -169,6 +169,8 @@ export class Coordinator extends EventEmitter implements LeadPort {
   /** Waiting acquisitions (one per chat and ticket), for the heartbeat record. */
   private readonly waitingTickets = new Map<string, { key: string; ticket: number }>()
   private readonly elections = new Map<string, Election>()
+  /** Per chat: resolves when this replica's latest acquisition has its ticket (arrival order). */
+  private readonly ticketOrder = new Map<string, Promise<void>>()
 
   constructor(backend: CoordinationBackend, options: CoordinatorOptions = {}) {
     super()
@@ -261,9 +263,21 @@ export class Coordinator extends EventEmitter implements LeadPort {
       this.stats.turnsGranted++
       return new TurnHandle(this, lease, previousHolder, waitedMs)
     }
+    // Messages of this replica for one chat take their tickets in arrival order: each acquisition
+    // sends its first take-ticket only once the one before it has its ticket (or gave up). Normally
+    // that is one round trip apart; when Redis is unreachable it keeps retries from reordering them.
+    const before = this.ticketOrder.get(key)
+    let openGate!: () => void
+    const gate = new Promise<void>((resolve) => (openGate = resolve))
+    const myTurnInLine = (before ?? Promise.resolve()).then(() => gate)
+    this.ticketOrder.set(key, myTurnInLine)
+    void myTurnInLine.then(() => {
+      if (this.ticketOrder.get(key) === myTurnInLine) this.ticketOrder.delete(key)
+    })
     this.stats.waitingNow++
     const task = (async (): Promise<Turn> => {
       try {
+        if (before) await this.waitInLine(before, giveUpAt, key, signal)
         for (;;) {
           if (signal?.aborted) throw new CoordinationUnavailableError('aborted', `wait for ${JSON.stringify(key)} aborted`, { key })
           if (this.state !== 'running') throw new CoordinationUnavailableError('stopped', `coordinator is ${this.state}`, { key })
@@ -285,6 +299,7 @@ export class Coordinator extends EventEmitter implements LeadPort {
             continue
           }
           lastError = null
+          openGate()
           if (reply.status === 'granted') {
             ticket = reply.ticket
             return take(reply.ticket, reply.fence, reply.previousHolder, sentAt + this.leaseMs - this.renewMarginMs)
@@ -330,6 +345,7 @@ export class Coordinator extends EventEmitter implements LeadPort {
         }
         throw err
       } finally {
+        openGate()
         this.stats.waitingNow--
         for (const id of waitingIds) {
           this.earlyWakes.delete(id)
@@ -343,6 +359,25 @@ export class Coordinator extends EventEmitter implements LeadPort {
       () => this.inflight.delete(task),
     )
     return task
+  }
+
+  /** Wait until the previous acquisition of this chat by this replica has its ticket (bounded by waitMs, abortable). */
+  private async waitInLine(before: Promise<void>, giveUpAt: number, key: string, signal?: AbortSignal): Promise<void> {
+    let timer: NodeJS.Timeout | undefined
+    let onAbort: (() => void) | undefined
+    const outcome = await Promise.race([
+      before.then(() => 'ok' as const),
+      new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), Math.max(0, giveUpAt - monotonicNow())))),
+      new Promise<'aborted'>((resolve) => {
+        onAbort = () => resolve('aborted')
+        if (signal?.aborted) onAbort()
+        else signal?.addEventListener('abort', onAbort, { once: true })
+      }),
+    ])
+    clearTimeout(timer)
+    if (onAbort) signal?.removeEventListener('abort', onAbort)
+    if (outcome === 'timeout') throw new CoordinationUnavailableError('timeout', `no turn for ${JSON.stringify(key)} in time`, { key })
+    if (outcome === 'aborted') throw new CoordinationUnavailableError('aborted', `wait for ${JSON.stringify(key)} aborted`, { key })
   }
 
   /** Wait for a wake-up on (key, ticket), the poll interval, or an abort. Resolves true when woken. */
