@@ -31,6 +31,13 @@ Examples:
   botmesh-coord --prefix shop chat inspect chat:42 --explain
   REDIS_URL=rediss://ops:***@redis:6380 botmesh-coord provider yield whatsapp --wait`,
   )
+  // BOTMESH_READ_ONLY=0 (or false/no/empty) means off; commander would take any value as on.
+  program.hook('preAction', (root) => {
+    const env = process.env.BOTMESH_READ_ONLY
+    if (root.getOptionValueSource('readOnly') === 'env' && env !== undefined && /^(0|false|no|off|)$/i.test(env.trim())) {
+      root.setOptionValueWithSource('readOnly', false, 'env')
+    }
+  })
   registerCommands(program)
   return program
 }

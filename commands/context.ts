@@ -9,6 +9,7 @@ import {
   connect,
   maskUrl,
   validatePrefixForCli,
+  withConnectionCause,
   type Layout,
 } from './lib.js'
 import { makeColour } from './output/colour.js'
@@ -65,15 +66,22 @@ export function urlContext(cmd: Command): { url: string; secrets: string[] } {
 /** Is this server a Redis Cluster node? (INFO cluster; a failing INFO is left to the real command.) */
 async function detectLayout(url: string, tlsCa: string | undefined, timeoutMs: number): Promise<Layout> {
   const probe = connect({ url, layout: 'standalone', tlsCaFile: tlsCa, failFast: true, connectionName: 'botmesh-coord' }) as Redis
-  probe.on('error', () => {})
+  // ioredis rejects a command on a refused connection with "Connection is closed."; the cause
+  // (ECONNREFUSED, ENOTFOUND, a TLS failure) only reaches the 'error' event: keep it for the message.
+  let cause: Error | null = null
+  probe.on('error', (e: Error) => (cause ??= e))
+  let timer: NodeJS.Timeout | undefined
   try {
     const info = await Promise.race([
       probe.info('cluster'),
-      new Promise<never>((_, rej) => setTimeout(() => rej(new Error('connect ETIMEDOUT')), timeoutMs)),
+      new Promise<never>((_, rej) => (timer = setTimeout(() => rej(new Error('connect ETIMEDOUT')), timeoutMs))),
     ])
     return /cluster_enabled:1/.test(info) ? 'cluster' : 'standalone'
+  } catch (err) {
+    throw withConnectionCause(err, cause)
   } finally {
-    probe.disconnect()
+    clearTimeout(timer)
+    endQuietly(probe)
   }
 }
 
@@ -92,7 +100,8 @@ export async function openContext(cmd: Command): Promise<Context> {
   const layout: Layout = layoutOpt === 'auto' ? await detectLayout(url, opts.tlsCa, timeoutMs) : layoutOpt
   const keys = new KeyLayout(prefix, layout)
   const redis = connect({ url, layout, tlsCaFile: opts.tlsCa, failFast: true, connectionName: 'botmesh-coord' })
-  redis.on('error', () => {})
+  let cause: Error | null = null
+  redis.on('error', (e: Error) => (cause ??= e))
   const json = Boolean(opts.json)
   const ctx: Context = {
     opts,
@@ -108,13 +117,27 @@ export async function openContext(cmd: Command): Promise<Context> {
     err: (t) => process.stderr.write(t.endsWith('\n') ? t : `${t}\n`),
   }
   // Fail here, with one line, when Redis is down or refuses us.
-  await ctx.reader.now()
+  try {
+    await ctx.reader.now()
+  } catch (err) {
+    await closeContext(ctx)
+    throw withConnectionCause(err, cause)
+  }
   return ctx
 }
 
 export async function closeContext(ctx: Context | null): Promise<void> {
   if (!ctx) return
-  await ctx.redis.quit().catch(() => ctx.redis.disconnect())
+  if (ctx.redis.status === 'end') return
+  await ctx.redis.quit().catch(() => endQuietly(ctx.redis))
+}
+
+/**
+ * Disconnect unless the connection already ended: ioredis' disconnect() of a stream that failed to
+ * connect arms an un-referenced 2 s timer that would keep the CLI alive after its answer.
+ */
+function endQuietly(client: RedisClient): void {
+  if (client.status !== 'end') client.disconnect()
 }
 
 export function describeTarget(ctx: Context): string {

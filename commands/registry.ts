@@ -36,4 +36,25 @@ export function registerCommands(program: Command): void {
   registerReadCommands(groups)
   registerWriteCommands(groups)
   registerToolCommands(groups)
+  for (const c of program.commands) oneLineErrors(c)
+}
+
+/**
+ * Commander prints a subcommand's usage errors with its own defaults (no `botmesh-coord:` prefix,
+ * "Did you mean" on a second line): give every command the one-line form and exit code 2.
+ */
+function oneLineErrors(cmd: Command): void {
+  cmd.exitOverride()
+  cmd.showSuggestionAfterError(true)
+  cmd.configureOutput({
+    outputError: (str, write) =>
+      write(`botmesh-coord: ${str.replace(/^error: /, '').replace(/\s*\n\s*/g, ' ').trim()} (see botmesh-coord ${path(cmd)} --help)\n`),
+  })
+  for (const sub of cmd.commands) oneLineErrors(sub)
+}
+
+function path(cmd: Command): string {
+  const names: string[] = []
+  for (let c: Command | null = cmd; c?.parent; c = c.parent) names.unshift(c.name())
+  return names.join(' ')
 }

@@ -40,7 +40,11 @@ function baseOptions(url: URL, opts: ConnectOptions): RedisOptions {
     connectTimeout: 5000,
     connectionName: opts.connectionName,
   }
-  if (opts.failFast) o.retryStrategy = () => null
+  if (opts.failFast) {
+    o.retryStrategy = () => null
+    // One answer or one clear error: no ready-check warning for an ACL user without INFO.
+    o.enableReadyCheck = false
+  }
   if (url.username) o.username = decodeURIComponent(url.username)
   if (url.password) o.password = decodeURIComponent(url.password)
   if (url.protocol === 'rediss:') {

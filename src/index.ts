@@ -47,3 +47,5 @@ export {
 export * from './state/decode.js'
 export { StateReader, leadKind, type LeaseKindLabel, type ScanOptions, type Listing, type Corrupt, type ChatDetail, type SchemaInfo } from './state/reader.js'
 export { readDashboard, type DashboardSnapshot, type DashboardChat, type DashboardOptions } from './state/dashboard.js'
+export type * from './admin/interventions.js'
+export * from './state/views.js'

@@ -13,3 +13,20 @@ export function left(atMs: number | null | undefined, nowMs: number): string {
   const d = atMs - nowMs
   return d >= 0 ? formatDuration(d) : `expired ${formatDuration(-d)} ago`
 }
+
+/** "12s ago" for an age in ms (null: "-"). */
+export function agoMs(ms: number | null | undefined): string {
+  if (ms === null || ms === undefined) return '-'
+  return ms < 0 ? `in ${formatDuration(-ms)}` : `${formatDuration(ms)} ago`
+}
+
+/** "4.2s" for time left in ms; "expired 1s ago" once negative (null: "-"). */
+export function leftMs(ms: number | null | undefined): string {
+  if (ms === null || ms === undefined) return '-'
+  return ms >= 0 ? formatDuration(ms) : `expired ${formatDuration(-ms)} ago`
+}
+
+/** A plain duration, or "-". */
+export function dur(ms: number | null | undefined): string {
+  return ms === null || ms === undefined ? '-' : formatDuration(ms)
+}

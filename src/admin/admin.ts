@@ -1,20 +1,79 @@
 import { userInfo, hostname } from 'node:os'
 import { RedisBackend } from '../coordinator/redis-backend.js'
 import { resolveRedis, REDIS_DEFAULTS, type RedisConnectionOptions } from '../coordinator/redis-coordinator.js'
-import type { YieldResult } from '../coordinator/backend.js'
+import { COORDINATOR_DEFAULTS } from '../coordinator/coordinator.js'
+import type { Holder, YieldResult } from '../coordinator/backend.js'
 import { validateId, type KeyLayout } from '../keys.js'
-import type { RedisClient } from '../scripts/runner.js'
+import { ScriptRunner, withTimeout, type RedisClient } from '../scripts/runner.js'
+import { CorruptStateError } from '../errors/corrupt-state-error.js'
+import { StateReader } from '../state/reader.js'
+import type { ChatSnapshot } from '../state/decode.js'
+import type {
+  AuditOptions,
+  AuditOutcome,
+  ChatReleaseResult,
+  ChatSkipResult,
+  CheckpointRemoveResult,
+  EvictedChat,
+  EvictedLead,
+  Granted,
+  LeadRevokeResult,
+  LockReleaseResult,
+  ReplicaEvictResult,
+} from './interventions.js'
 
-export interface YieldOptions {
+export type * from './interventions.js'
+
+export interface YieldOptions extends AuditOptions {
   /** Only this standby may take the lead next (while it stands and the request lasts). */
   target?: string | null
   /** How long the request (and a target's reservation) lasts. Default 30 s. */
   ttlMs?: number
   /** Only if the leader's fence is still this one. */
   ifFence?: number | null
-  /** Who asks (recorded). Default user@host. */
-  by?: string
+  /** Write an audit record (the CLI does; the runtime's own tests need not). Default false. */
+  audit?: boolean
 }
+
+export interface ConditionOptions extends AuditOptions {
+  /** Only if the key's fence is still this one (what the operator saw). */
+  ifFence?: number | null
+  /** Only if the holder's incarnation is still this one. */
+  ifIncarnation?: string | null
+}
+
+export interface LeadRevokeOptions extends ConditionOptions {
+  /** Reserve the lead for this standing replica (as a targeted yield). */
+  target?: string | null
+  /** How long a target's reservation lasts. Default 30 s. */
+  ttlMs?: number
+}
+
+export interface GrantOptions {
+  /**
+   * Lease of a grant the intervention makes on the way (the grantee confirms on its first poll and
+   * extends it to its own leaseMs). Default: the longest lease of the replicas involved, else 15 s.
+   */
+  grantLeaseMs?: number
+}
+
+export interface EvictOptions extends AuditOptions {
+  /** Only if the replica's incarnation is still this one (required: what the operator saw). */
+  ifIncarnation: string
+  /** How long the tombstone refuses the evicted incarnation's beats. Default 24 h. */
+  tombstoneTtlMs?: number
+  /**
+   * Also SCAN every chat and lead for the evicted incarnation (its heartbeat record lists at most 100
+   * of each, as of its last beat). Default: only when the record says it listed fewer than it had.
+   */
+  scan?: boolean
+}
+
+export const ADMIN_DEFAULTS = {
+  yieldTtlMs: 30_000,
+  tombstoneTtlMs: 24 * 3_600_000,
+  grantLeaseMs: COORDINATOR_DEFAULTS.leaseMs,
+} as const
 
 export function operatorName(): string {
   let user = 'unknown'
@@ -26,42 +85,475 @@ export function operatorName(): string {
   return `${user}@${hostname()}`
 }
 
+type Raw = Array<string | number | null | false>
+
+const numOrNull = (v: unknown): number | null => (v === null || v === undefined || v === false || v === '' ? null : Number(v))
+const strOrNull = (v: unknown): string | null => (v === null || v === undefined || v === false ? null : String(v))
+const holderOf = (rid: unknown, inc: unknown): Holder | null =>
+  rid === null || rid === undefined || rid === false ? null : { replicaId: String(rid), incarnation: strOrNull(inc) ?? '' }
+
+function grantedOf(r: Raw, at: number): Granted | null {
+  if (!r[at]) return null
+  return { ticket: Number(r[at]), fence: Number(r[at + 1]), replicaId: String(r[at + 2] ?? ''), incarnation: String(r[at + 3] ?? '') }
+}
+
 /**
  * Operator interventions on live coordination state: each one is one Lua script, conditioned on what
- * the operator saw. The CLI and the dashboard call these; so do tests that play the operator.
+ * the operator saw, and each leaves an audit record in the event stream. The CLI and the dashboard
+ * call these; so do tests that play the operator.
  */
 export class CoordinationAdmin {
   readonly keys: KeyLayout
   readonly redis: RedisClient
   private readonly backend: RedisBackend
+  private readonly scripts: ScriptRunner
+  private readonly reader: StateReader
+  private readonly timeoutMs: number
+  private readonly eventsMaxLen: number
+  private readonly idleKeyTtlMs: number
 
   constructor(options: RedisConnectionOptions & { commandTimeoutMs?: number } = {}) {
-    const timeout = options.commandTimeoutMs ?? 5000
+    const timeout = Number(options.commandTimeoutMs ?? 5000)
     const { redis, keys, ownsClient } = resolveRedis(options, timeout)
     this.redis = redis
     this.keys = keys
+    this.timeoutMs = timeout
+    this.eventsMaxLen = options.eventsMaxLen ?? REDIS_DEFAULTS.eventsMaxLen
+    this.idleKeyTtlMs = Number(options.idleKeyTtlMs ?? REDIS_DEFAULTS.idleKeyTtlMs)
     this.backend = new RedisBackend({
       redis,
       keys,
       ownsClient,
       commandTimeoutMs: timeout,
-      idleKeyTtlMs: REDIS_DEFAULTS.idleKeyTtlMs,
-      eventsMaxLen: options.eventsMaxLen ?? REDIS_DEFAULTS.eventsMaxLen,
+      idleKeyTtlMs: this.idleKeyTtlMs,
+      eventsMaxLen: this.eventsMaxLen,
     })
+    this.scripts = new ScriptRunner(redis, timeout)
+    this.reader = new StateReader(redis, keys, { timeoutMs: timeout })
   }
 
-  /** Ask the leader of `name` to step down; its campaigning standbys take over. */
-  async requestYield(name: string, opts: YieldOptions = {}): Promise<YieldResult> {
+  /**
+   * Ask the leader of `name` to step down; its campaigning standbys take over (the leader calls
+   * onFollower('yield'), releases, and sits out). With `audit: true`, an audit record is written.
+   */
+  async requestYield(name: string, opts: YieldOptions = {}): Promise<YieldResult & { audit?: AuditOutcome }> {
     validateId(name, 'lead name')
-    return this.backend.requestYield(name, {
-      by: opts.by ?? operatorName(),
+    const by = opts.by ?? operatorName()
+    const before = opts.audit ? await this.reader.lead(name).catch(() => null) : null
+    const result = await this.backend.requestYield(name, {
+      by,
       target: opts.target ?? null,
-      ttlMs: opts.ttlMs ?? 30_000,
+      ttlMs: opts.ttlMs ?? ADMIN_DEFAULTS.yieldTtlMs,
       ifFence: opts.ifFence ?? null,
     })
+    if (!opts.audit) return result
+    const audit = await this.audit(opts, {
+      command: opts.command ?? `provider yield ${name}`,
+      kind: 'lead',
+      key: name,
+      fenceBefore: result.status === 'requested' ? result.fence : (before?.fence ?? null),
+      // A yield takes nothing away itself: the next grant (to a standby) carries the higher fence.
+      fenceAfter: result.status === 'requested' ? result.fence : (before?.fence ?? null),
+      holder: result.status === 'requested' ? result.leader : null,
+      target: opts.target ?? null,
+      result: result.status,
+    })
+    return { ...result, audit }
+  }
+
+  /**
+   * Revoke the holder of a chat's turn (`chat release`): the fence is bumped, so the old holder's
+   * renewals answer 'revoked' and its fenced checkpoint writes are refused; the next live ticket is
+   * granted at once.
+   */
+  async releaseChat(key: string, opts: ConditionOptions & GrantOptions = {}): Promise<ChatReleaseResult & { audit: AuditOutcome }> {
+    validateId(key, 'chat key')
+    const k = this.keys.chat(key)
+    const leaseMs = opts.grantLeaseMs ?? (await this.grantLeaseFor(key))
+    const r = await this.scripts.run<Raw>(
+      'admin-chat-release-2',
+      [k.state, k.queue],
+      [str(opts.ifFence), opts.ifIncarnation ?? '', leaseMs, this.idleKeyTtlMs, this.keys.wakeChannelPrefix],
+    )
+    let result: ChatReleaseResult
+    switch (r[0]) {
+      case 1:
+        result = {
+          status: 'released',
+          key,
+          holder: holderOf(r[1], r[2])!,
+          fenceBefore: numOrNull(r[3]),
+          fenceAfter: Number(r[4]),
+          granted: grantedOf(r, 5),
+        }
+        break
+      case 0:
+        result = { status: 'not-held', key, fence: numOrNull(r[1]) }
+        break
+      case -1:
+        result = { status: 'changed', key, fence: numOrNull(r[1]), holder: holderOf(r[2], r[3]) }
+        break
+      default:
+        throw unexpected(k.state, r)
+    }
+    const audit = await this.audit(opts, {
+      command: opts.command ?? `chat release ${key}`,
+      kind: 'chat',
+      key,
+      fenceBefore: result.status === 'released' ? result.fenceBefore : result.fence,
+      fenceAfter: result.status === 'released' ? (result.granted?.fence ?? result.fenceAfter) : result.fence,
+      holder: result.status === 'released' ? result.holder : null,
+      granted: result.status === 'released' ? result.granted : null,
+      result: result.status,
+    })
+    return { ...result, audit }
+  }
+
+  /** Drop one queued ticket from a chat (`chat skip`); its waiting acquireTurn rejects with reason 'dropped'. */
+  async skipTicket(
+    key: string,
+    ticket: number,
+    opts: ConditionOptions & GrantOptions = {},
+  ): Promise<ChatSkipResult & { audit: AuditOutcome }> {
+    validateId(key, 'chat key')
+    if (!Number.isSafeInteger(ticket) || ticket <= 0) throw new RangeError('ticket must be a positive integer')
+    const k = this.keys.chat(key)
+    const leaseMs = opts.grantLeaseMs ?? (await this.grantLeaseFor(key))
+    const r = await this.scripts.run<Raw>(
+      'admin-chat-skip-2',
+      [k.state, k.queue],
+      [String(ticket), opts.ifIncarnation ?? '', str(opts.ifFence), leaseMs, this.idleKeyTtlMs, this.keys.wakeChannelPrefix],
+    )
+    let result: ChatSkipResult
+    switch (r[0]) {
+      case 1:
+        result = {
+          status: 'skipped',
+          key,
+          ticket,
+          replicaId: String(r[1] ?? ''),
+          incarnation: String(r[2] ?? ''),
+          fence: numOrNull(r[3]),
+          granted: grantedOf(r, 4),
+        }
+        break
+      case 0:
+        result = { status: 'not-queued', key, ticket }
+        break
+      case -1:
+        result = { status: 'changed', key, ticket, incarnation: String(r[1] ?? ''), replicaId: String(r[2] ?? '') }
+        break
+      case -2:
+        result = { status: 'holds-turn', key, ticket, replicaId: String(r[1] ?? ''), fence: numOrNull(r[2]) }
+        break
+      case -3:
+        result = { status: 'fence-changed', key, ticket, fence: numOrNull(r[1]) }
+        break
+      default:
+        throw unexpected(k.state, r)
+    }
+    const fence = 'fence' in result ? result.fence : null
+    const audit = await this.audit(opts, {
+      command: opts.command ?? `chat skip ${key} ${ticket}`,
+      kind: 'chat',
+      key,
+      ticket,
+      fenceBefore: fence,
+      fenceAfter: result.status === 'skipped' ? (result.granted?.fence ?? fence) : fence,
+      holder: result.status === 'skipped' ? { replicaId: result.replicaId, incarnation: result.incarnation } : null,
+      granted: result.status === 'skipped' ? result.granted : null,
+      result: result.status,
+    })
+    return { ...result, audit }
+  }
+
+  /**
+   * Revoke a lead whose holder does not answer (`provider yield --force`): the fence is bumped and the
+   * standbys are woken. The old holder learns it at its next renewal; a hung process may still use
+   * its transport until its own local deadline passes.
+   */
+  async revokeLead(name: string, opts: LeadRevokeOptions = {}): Promise<LeadRevokeResult & { audit: AuditOutcome }> {
+    validateId(name, 'lead name')
+    const key = this.keys.lead(name)
+    const by = opts.by ?? operatorName()
+    const r = await this.scripts.run<Raw>(
+      'admin-lead-revoke-1',
+      [key],
+      [str(opts.ifFence), opts.ifIncarnation ?? '', opts.target ?? '', opts.ttlMs ?? ADMIN_DEFAULTS.yieldTtlMs, by, this.keys.wakeChannelPrefix],
+    )
+    let result: LeadRevokeResult
+    switch (r[0]) {
+      case 1:
+        result = { status: 'revoked', name, holder: holderOf(r[1], r[2])!, fenceBefore: numOrNull(r[3]), fenceAfter: Number(r[4]) }
+        break
+      case 0:
+        result = { status: 'no-leader', name, fence: numOrNull(r[1]) }
+        break
+      case -1:
+        result = { status: 'changed', name, fence: numOrNull(r[1]), holder: holderOf(r[2], r[3]) }
+        break
+      case -2:
+        result = { status: 'target-not-standing', name }
+        break
+      default:
+        throw unexpected(key, r)
+    }
+    const fence = 'fence' in result ? result.fence : null
+    const audit = await this.audit(
+      { ...opts, by },
+      {
+        command: opts.command ?? `provider yield ${name} --force`,
+        kind: 'lead',
+        key: name,
+        fenceBefore: result.status === 'revoked' ? result.fenceBefore : fence,
+        fenceAfter: result.status === 'revoked' ? result.fenceAfter : fence,
+        holder: result.status === 'revoked' ? result.holder : null,
+        target: opts.target ?? null,
+        result: result.status,
+      },
+    )
+    return { ...result, audit }
+  }
+
+  /** Force-release a fenced lock (`lock release`): the token is cleared and the fence bumped. */
+  async releaseLock(key: string, opts: ConditionOptions = {}): Promise<LockReleaseResult & { audit: AuditOutcome }> {
+    validateId(key, 'lock key')
+    const raw = this.keys.lock(key)
+    const r = await this.scripts.run<Raw>('admin-lock-release-1', [raw], [str(opts.ifFence)])
+    let result: LockReleaseResult
+    switch (r[0]) {
+      case 1:
+        result = { status: 'released', key, fenceBefore: numOrNull(r[1]), fenceAfter: Number(r[2]), owner: strOrNull(r[3]) }
+        break
+      case 0:
+        result = { status: 'not-held', key, fence: numOrNull(r[1]) }
+        break
+      case -1:
+        result = { status: 'changed', key, fence: numOrNull(r[1]), owner: strOrNull(r[2]) }
+        break
+      default:
+        throw unexpected(raw, r)
+    }
+    const fence = 'fence' in result ? result.fence : null
+    const audit = await this.audit(opts, {
+      command: opts.command ?? `lock release ${key}`,
+      kind: 'lock',
+      key,
+      fenceBefore: result.status === 'released' ? result.fenceBefore : fence,
+      fenceAfter: result.status === 'released' ? result.fenceAfter : fence,
+      owner: result.status === 'released' || result.status === 'changed' ? result.owner : null,
+      result: result.status,
+    })
+    return { ...result, audit }
+  }
+
+  /** Delete a checkpoint, compare-and-set on the revision the operator saw (`checkpoint rm`). */
+  async removeCheckpoint(key: string, revision: number, opts: AuditOptions = {}): Promise<CheckpointRemoveResult & { audit: AuditOutcome }> {
+    validateId(key, 'checkpoint key')
+    const raw = this.keys.chat(key).checkpoint
+    const r = await this.scripts.run<Raw>('admin-checkpoint-rm-1', [raw], [String(revision)])
+    let result: CheckpointRemoveResult
+    const detail = { revision: Number(r[1]), flow: strOrNull(r[2]), step: strOrNull(r[3]), owner: strOrNull(r[4]) }
+    switch (r[0]) {
+      case 1:
+        result = { status: 'removed', key, ...detail }
+        break
+      case 0:
+        result = { status: 'absent', key }
+        break
+      case -1:
+        result = { status: 'changed', key, ...detail }
+        break
+      default:
+        throw unexpected(raw, r)
+    }
+    const audit = await this.audit(opts, {
+      command: opts.command ?? `checkpoint rm ${key}`,
+      kind: 'checkpoint',
+      key,
+      revisionExpected: revision,
+      revision: result.status === 'absent' ? null : result.revision,
+      flow: result.status === 'absent' ? null : result.flow,
+      step: result.status === 'absent' ? null : result.step,
+      result: result.status,
+    })
+    return { ...result, audit }
+  }
+
+  /**
+   * Treat a replica as dead now (`replica evict`): its heartbeat goes (a tombstone refuses its later
+   * beats, so its coordinator drops everything and emits coordination:evicted), then each chat and
+   * lead it held or waited for is cleaned: turns revoked with a fence bump, tickets dropped, leads
+   * revoked, the next waiters granted.
+   */
+  async evictReplica(replicaId: string, opts: EvictOptions): Promise<ReplicaEvictResult & { audit: AuditOutcome }> {
+    validateId(replicaId, 'replicaId')
+    if (!opts.ifIncarnation) throw new RangeError('evictReplica needs the incarnation the operator saw (ifIncarnation)')
+    const r = await this.scripts.run<Raw>(
+      'admin-replica-evict-2',
+      [this.keys.replica(replicaId), this.keys.replicaIndex],
+      [replicaId, opts.ifIncarnation, opts.tombstoneTtlMs ?? ADMIN_DEFAULTS.tombstoneTtlMs],
+    )
+    let result: ReplicaEvictResult
+    if (r[0] === 0) result = { status: 'not-alive', replicaId }
+    else if (r[0] === -1) result = { status: 'changed', replicaId, incarnation: String(r[1] ?? '') }
+    else if (r[0] === 1) {
+      const inc = String(r[1])
+      const leases = parseLeases(r[2])
+      const info = parseJson<{ leaseMs?: number }>(r[3])
+      const grantLeaseMs = Math.max(Number(info?.leaseMs) || 0, ADMIN_DEFAULTS.grantLeaseMs)
+      const chatKeys = new Set<string>([...leases.held.filter((h) => h.kind === 'chat').map((h) => h.key), ...leases.waiting.map((w) => w.key)])
+      const leadNames = new Set<string>([...leases.held.filter((h) => h.kind === 'lead').map((h) => h.key), ...leases.campaigns])
+      const scan = opts.scan ?? leases.more > 0
+      if (scan) await this.findIncarnation(inc, chatKeys, leadNames)
+      const chats: EvictedChat[] = []
+      const leads: EvictedLead[] = []
+      const failed: Array<{ key: string; kind: 'chat' | 'lead'; error: string }> = []
+      for (const key of chatKeys) {
+        try {
+          chats.push(await this.evictFromChat(key, inc, grantLeaseMs))
+        } catch (err) {
+          failed.push({ key, kind: 'chat', error: err instanceof Error ? err.message : String(err) })
+        }
+      }
+      for (const name of leadNames) {
+        try {
+          leads.push(await this.evictFromLead(name, inc))
+        } catch (err) {
+          failed.push({ key: name, kind: 'lead', error: err instanceof Error ? err.message : String(err) })
+        }
+      }
+      result = { status: 'evicted', replicaId, incarnation: inc, chats, leads, failed, scanned: scan }
+    } else throw unexpected(this.keys.replica(replicaId), r)
+    const audit = await this.audit(opts, {
+      command: opts.command ?? `replica evict ${replicaId}`,
+      kind: 'replica',
+      key: replicaId,
+      holder: { replicaId, incarnation: result.status === 'evicted' ? result.incarnation : opts.ifIncarnation },
+      fenceBefore: null,
+      fenceAfter: null,
+      ...(result.status === 'evicted'
+        ? {
+            chats: result.chats.map((c) => ({ key: c.key, revoked: c.revoked, ticketsDropped: c.ticketsDropped, fenceBefore: c.fenceBefore, fenceAfter: c.fenceAfter })),
+            leads: result.leads.filter((l) => l.revoked).map((l) => ({ name: l.name, fenceBefore: l.fenceBefore, fenceAfter: l.fenceAfter })),
+          }
+        : {}),
+      result: result.status,
+    })
+    return { ...result, audit }
+  }
+
+  private async evictFromChat(key: string, incarnation: string, grantLeaseMs: number): Promise<EvictedChat> {
+    const k = this.keys.chat(key)
+    const r = await this.scripts.run<Raw>(
+      'admin-chat-evict-2',
+      [k.state, k.queue],
+      [incarnation, grantLeaseMs, this.idleKeyTtlMs, this.keys.wakeChannelPrefix],
+    )
+    return {
+      key,
+      revoked: r[0] === 1,
+      fenceBefore: numOrNull(r[1]),
+      fenceAfter: numOrNull(r[2]),
+      ticketsDropped: Number(r[3] ?? 0),
+      granted: grantedOf(r, 4),
+    }
+  }
+
+  private async evictFromLead(name: string, incarnation: string): Promise<EvictedLead> {
+    const r = await this.scripts.run<Raw>('admin-lead-evict-1', [this.keys.lead(name)], [incarnation, this.keys.wakeChannelPrefix])
+    return { name, revoked: r[0] === 1, fenceBefore: numOrNull(r[1]), fenceAfter: numOrNull(r[2]), candidacyWithdrawn: r[3] === 1 }
+  }
+
+  /** Bounded SCANs of every chat and lead for an incarnation's turns, tickets and candidacies. */
+  private async findIncarnation(inc: string, chats: Set<string>, leads: Set<string>): Promise<void> {
+    for await (const batch of this.reader.scanHashes('chat')) {
+      for (const { id, hash } of batch) {
+        if (hash.hi === inc) chats.add(id)
+        else if (Object.entries(hash).some(([f, v]) => f.startsWith('t:') && v.split('|')[2] === inc)) chats.add(id)
+      }
+    }
+    for await (const batch of this.reader.scanHashes('lead')) {
+      for (const { id, hash } of batch) {
+        if (hash.hi === inc || hash[`c:${inc}`] !== undefined) leads.add(id)
+      }
+    }
+  }
+
+  /**
+   * The lease a grant made by an intervention starts with: the longest lease among the chat's holder
+   * and the replicas with tickets in it (they confirm on their first poll and extend it to their own).
+   */
+  private async grantLeaseFor(key: string): Promise<number> {
+    let best = 0
+    let chat: ChatSnapshot | null = null
+    try {
+      chat = (await this.reader.chat(key)).chat
+    } catch {
+      return ADMIN_DEFAULTS.grantLeaseMs
+    }
+    if (!chat) return ADMIN_DEFAULTS.grantLeaseMs
+    if (chat.holder && chat.holder.lastRenewalMs > 0) best = Math.max(best, chat.holder.expiresAtMs - chat.holder.lastRenewalMs)
+    const ids = [...new Set(chat.tickets.map((t) => t.replicaId))].slice(0, 20)
+    const infos = await Promise.all(ids.map((id) => this.reader.replica(id).catch(() => null)))
+    for (const r of infos) if (r?.info.leaseMs) best = Math.max(best, r.info.leaseMs)
+    return best >= 300 ? best : ADMIN_DEFAULTS.grantLeaseMs
+  }
+
+  /**
+   * Append the audit record of an intervention to the event stream (the format replicas use: JSON in
+   * field `e`). Best effort: a refused or failed write is reported in the result, never thrown, so it
+   * cannot hide what the intervention did.
+   */
+  private async audit(opts: AuditOptions, record: Record<string, unknown>): Promise<AuditOutcome> {
+    const event = {
+      type: 'intervention',
+      at: Date.now(),
+      by: opts.by ?? operatorName(),
+      reason: opts.reason ?? null,
+      ...record,
+    }
+    try {
+      const id = await withTimeout(
+        this.redis.xadd(this.keys.events, 'MAXLEN', '~', String(this.eventsMaxLen), '*', 'e', JSON.stringify(event)),
+        this.timeoutMs,
+        'XADD',
+      )
+      return { written: true, id: String(id) }
+    } catch (err) {
+      return { written: false, error: err instanceof Error ? err.message : String(err) }
+    }
   }
 
   async close(): Promise<void> {
     await this.backend.close()
+  }
+}
+
+function str(n: number | null | undefined): string {
+  return n === null || n === undefined ? '' : String(n)
+}
+
+function unexpected(rawKey: string, r: unknown): CorruptStateError {
+  return new CorruptStateError(rawKey, `unexpected script reply ${JSON.stringify(r).slice(0, 80)}`)
+}
+
+function parseJson<T>(v: unknown): T | null {
+  if (typeof v !== 'string' || v === '') return null
+  try {
+    return JSON.parse(v) as T
+  } catch {
+    return null
+  }
+}
+
+function parseLeases(v: unknown): { held: Array<{ kind: string; key: string }>; waiting: Array<{ key: string }>; campaigns: string[]; more: number } {
+  const l = parseJson<{ held?: unknown; waiting?: unknown; campaigns?: unknown; more?: unknown }>(v) ?? {}
+  const arr = (x: unknown): unknown[] => (Array.isArray(x) ? x : [])
+  return {
+    held: arr(l.held).filter((h): h is { kind: string; key: string } => typeof (h as { key?: unknown })?.key === 'string'),
+    waiting: arr(l.waiting).filter((w): w is { key: string } => typeof (w as { key?: unknown })?.key === 'string'),
+    campaigns: arr(l.campaigns).filter((c): c is string => typeof c === 'string'),
+    more: Number(l.more) || 0,
   }
 }

@@ -96,10 +96,22 @@ export class StateReader {
     }
   }
 
+  /**
+   * The masters to read from. A Cluster client knows its nodes only once it loaded the slots: a
+   * first keyless command (queued until then) makes sure of it, else a fresh client scans nothing.
+   */
+  private async masterNodes(): Promise<Redis[]> {
+    if (isCluster(this.redis) && this.redis.nodes('master').length === 0) {
+      this.commands++
+      await this.call('TIME', () => (this.redis as Redis).time())
+    }
+    return masters(this.redis)
+  }
+
   /** Redis's own clock (ms). */
   async now(): Promise<number> {
+    const node = (await this.masterNodes())[0]!
     this.commands++
-    const node = masters(this.redis)[0]!
     const [s, us] = await this.call('TIME', () => node.time())
     return Number(s) * 1000 + Math.floor(Number(us) / 1000)
   }
@@ -124,7 +136,7 @@ export class StateReader {
   async *scanHashes(kind: KeyKind, options: ScanOptions = {}): AsyncGenerator<Array<{ rawKey: string; id: string; hash: Hash }>> {
     const count = options.count ?? 1000
     let seen = 0
-    for (const node of masters(this.redis)) {
+    for (const node of await this.masterNodes()) {
       let cursor = '0'
       do {
         this.commands++

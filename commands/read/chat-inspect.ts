@@ -1,0 +1,110 @@
+import { Command } from 'commander'
+import { run } from '../run.js'
+import type { Context } from '../context.js'
+import { chatView, explainChat, type ChatView, type Explanation, type Finding } from '../lib.js'
+import { jsonOut } from '../output/json.js'
+import { table } from '../output/table.js'
+import { agoMs, dur, leftMs } from '../output/time.js'
+import { notFound } from '../output/errors.js'
+import { durationOption, examples, printCorrupt } from './common.js'
+import { formatCheckpoint } from './checkpoints.js'
+
+interface InspectOptions {
+  explain?: boolean
+  fingerprint?: string
+  turnWait?: string
+}
+
+/** Collect: the chat whole (one round trip, one slot) and the live replicas; the verdict when asked. */
+export async function collectChat(ctx: Context, key: string, o: InspectOptions) {
+  const [detail, replicas] = await Promise.all([ctx.reader.chat(key), ctx.reader.replicas()])
+  const chat = chatView(detail, replicas.items, key)
+  if (!chat.exists) throw notFound(`no chat ${JSON.stringify(key)} under prefix ${ctx.keys.prefix} (no turn, queue, checkpoint or handover marker)`)
+  const explain = o.explain || o.fingerprint !== undefined
+    ? explainChat(chat, { fingerprint: o.fingerprint, turnWaitMs: durationOption(o.turnWait, '--turn-wait') })
+    : undefined
+  return { nowMs: detail.nowMs, chat, ...(explain ? { explain } : {}), corrupt: replicas.corrupt }
+}
+
+const sev = (ctx: Context, f: Finding) =>
+  f.severity === 'problem' ? ctx.c.red('problem') : f.severity === 'warning' ? ctx.c.yellow('warning') : ctx.c.dim('info')
+
+export function printExplanation(ctx: Context, e: Explanation): void {
+  const { c } = ctx
+  const head = e.verdict === 'stuck' ? c.red.bold('STUCK') : e.verdict === 'attention' ? c.yellow.bold('ATTENTION') : c.green.bold(e.verdict.toUpperCase())
+  ctx.out(`\n${c.dim('verdict')}  ${head}  ${e.summary}`)
+  for (const f of e.findings) {
+    ctx.out(`  ${sev(ctx, f)} ${c.dim(`[${f.code}]`)} ${f.message}`)
+    if (f.fix) ctx.out(`    ${c.dim('→')} ${f.fix}`)
+  }
+}
+
+export function printChat(ctx: Context, data: { chat: ChatView; explain?: Explanation }): void {
+  const { c } = ctx
+  const v = data.chat
+  const kv = (k: string, val: string | number) => ctx.out(`${c.dim(k.padEnd(16))}${val}`)
+  kv('chat', c.bold(v.key))
+  const h = v.holder
+  if (h) {
+    kv('holder', `${h.replicaId} ${c.dim(h.incarnation)} ${h.alive ? c.green('alive') : c.red(h.status === 'stale' ? 'restarted (stale incarnation)' : 'no heartbeat')}`)
+    kv('ticket', h.ticket)
+    kv('fence', v.fence ?? '-')
+    kv('lease left', (v.expiresInMs ?? 0) <= 0 ? c.red(leftMs(v.expiresInMs)) : leftMs(v.expiresInMs))
+    kv('held for', `${dur(h.heldForMs)} (waited ${dur(h.waitedMs)} for it), renewed ${agoMs(h.lastRenewalAgoMs)}`)
+  } else {
+    kv('holder', c.dim('(none)'))
+    kv('fence', v.fence ?? '-')
+  }
+  kv('previous holder', v.previousHolder ? `${v.previousHolder.replicaId} ${c.dim(v.previousHolder.incarnation)}` : c.dim('(none: new chat)'))
+  kv('tickets', `last issued ${v.lastTicket}, ${v.skippedTickets} dead skipped`)
+  if (v.tickets.length) {
+    ctx.out(`\n${c.dim(`queue (${v.tickets.length}, in grant order)`)}`)
+    ctx.out(
+      table(
+        ['TICKET', 'REPLICA', 'INCARNATION', 'STATE', 'WAITED', 'DEADLINE'].map((x) => c.dim(x)),
+        v.tickets.map((t) => [
+          t.ticket,
+          t.replicaId,
+          t.incarnation.slice(0, 8),
+          t.alive ? c.green('alive') : c.red(t.state),
+          dur(t.waitedMs),
+          leftMs(t.deadlineInMs),
+        ]),
+      ),
+    )
+  } else ctx.out(`${c.dim('queue'.padEnd(16))}${c.dim('(empty)')}`)
+  ctx.out('')
+  if (v.checkpoint) formatCheckpoint(ctx, v.checkpoint)
+  else kv('checkpoint', c.dim('(none)'))
+  if (v.handover) {
+    const m = v.handover
+    kv('handover', `${c.bold(m.name)} by ${m.replicaId} ${c.dim(m.incarnation.slice(0, 8))} ${m.ownerAlive ? c.green('alive') : c.red('gone')}, waiting ${dur(m.waitingForMs)}`)
+  } else kv('handover', c.dim('(none)'))
+  if (data.explain) printExplanation(ctx, data.explain)
+}
+
+export function chatInspect(): Command {
+  return new Command('inspect')
+    .alias('show')
+    .description('one chat whole: holder, fence, previous holder, queue tickets, checkpoint, handover marker; --explain says why it is stuck')
+    .argument('<key>', 'the chat key exactly as the runtime passed it to acquireTurn (e.g. chat:42)')
+    .option('--explain', 'a verdict: stuck or not, and why (dead holder, dead head ticket, checkpoint fences, …) with the fix')
+    .option('--fingerprint <hash>', "your flow's current fingerprint: reports an ephemeral checkpoint written by another flow version (implies --explain)")
+    .option('--turn-wait <duration>', "the runtime's turnWaitMs, for the slow-holder check", '2m')
+    .addHelpText(
+      'after',
+      examples(
+        'botmesh-coord --prefix shop chat inspect chat:42',
+        "botmesh-coord --prefix shop chat inspect 'group:7:user:9' --explain",
+        'botmesh-coord --prefix shop chat inspect chat:42 --fingerprint 3f9a1c --json',
+      ),
+    )
+    .action(
+      run(async (ctx, key: string, o: InspectOptions) => {
+        const data = await collectChat(ctx, key, o)
+        if (ctx.json) ctx.out(jsonOut('chat', data))
+        else printChat(ctx, data)
+        printCorrupt(ctx, data.corrupt)
+      }),
+    )
+}

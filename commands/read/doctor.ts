@@ -1,0 +1,312 @@
+import { Command } from 'commander'
+import type { Redis } from 'ioredis'
+import { run } from '../run.js'
+import type { Context } from '../context.js'
+import {
+  KeyLayout,
+  SCHEMA_VERSION,
+  StateReader,
+  leaseRows,
+  masters,
+  staleTickets,
+  zombieLeases,
+  type Layout,
+  type Listing,
+  type ReplicaSnapshot,
+} from '../lib.js'
+import { EXIT } from '../output/exit-codes.js'
+import { jsonOut } from '../output/json.js'
+import { dur } from '../output/time.js'
+import { progress } from '../output/progress.js'
+import { examples } from './common.js'
+
+export type CheckStatus = 'ok' | 'warn' | 'fail' | 'skip'
+
+export interface Check {
+  /** Stable id: redis-version, eviction-policy, persistence, failover, cluster, schema, layout, corrupt, replicas, clock-skew, stale-tickets, zombie-leases. */
+  id: string
+  status: CheckStatus
+  /** One line: what was found. */
+  detail: string
+  /** How to fix it (warn/fail), or what the user lacks (skip). */
+  fix?: string
+}
+
+/** Redis 7 runs scripts with a `#!lua` shebang (cross-slot access fails loudly on a Cluster). */
+const MIN_REDIS = [7, 0]
+/** A replica's clock this far from Redis's is worth a look (beat - cw also holds one-way latency). */
+const SKEW_WARN_MS = 1000
+
+function infoField(info: string, field: string): string | null {
+  const m = new RegExp(`^${field}:(.*)$`, 'm').exec(info)
+  return m ? m[1]!.trim() : null
+}
+
+const nodeName = (n: Redis) => `${n.options.host}:${n.options.port}`
+
+/** Run one probe on every master; a refusal (ACL, renamed command) makes the check a skip that says why. */
+async function perNode<T>(nodes: Redis[], f: (n: Redis) => Promise<T>): Promise<{ ok: Array<[Redis, T]>; refused: string | null }> {
+  const ok: Array<[Redis, T]> = []
+  for (const n of nodes) {
+    try {
+      ok.push([n, await f(n)])
+    } catch (err) {
+      const msg = err instanceof Error ? err.message : String(err)
+      if (/NOPERM|unknown command|ERR unknown|no permissions/i.test(msg)) return { ok, refused: msg.split('\n')[0]! }
+      throw err
+    }
+  }
+  return { ok, refused: null }
+}
+
+const skipped = (id: string, what: string, refused: string, grant: string): Check => ({
+  id,
+  status: 'skip',
+  detail: `could not run ${what}: ${refused.replace(/^NOPERM\s*/, '')}`,
+  fix: `grant the ACL user ${grant} to run this check`,
+})
+
+export async function collectDoctor(ctx: Context): Promise<{ nowMs: number; target: { prefix: string; layout: Layout; masters: number }; checks: Check[] }> {
+  const checks: Check[] = []
+  const nowMs = await ctx.reader.now() // also loads a Cluster's slots: masters() is known after it
+  const nodes = masters(ctx.redis)
+
+  // -- Redis itself: version, eviction, persistence, failover
+  const infos = await perNode(nodes, (n) => n.info())
+  if (infos.refused) {
+    checks.push(skipped('redis-version', 'INFO', infos.refused, '+info'))
+  } else {
+    const old = infos.ok
+      .map(([n, info]) => [n, infoField(info, 'redis_version') ?? '0'] as const)
+      .filter(([, v]) => {
+        const [a = 0, b = 0] = v.split('.').map(Number)
+        return a < MIN_REDIS[0]! || (a === MIN_REDIS[0] && b < MIN_REDIS[1]!)
+      })
+    const versions = [...new Set(infos.ok.map(([, i]) => infoField(i, 'redis_version')))].join(', ')
+    checks.push(
+      old.length
+        ? { id: 'redis-version', status: 'fail', detail: `Redis ${old.map(([n, v]) => `${v} on ${nodeName(n)}`).join(', ')}: the scripts need Redis 7.0 or newer`, fix: 'upgrade Redis to 7.x' }
+        : { id: 'redis-version', status: 'ok', detail: `Redis ${versions} on ${nodes.length} master${nodes.length > 1 ? 's' : ''}` },
+    )
+  }
+
+  const policies = await perNode(nodes, async (n) => ((await n.config('GET', 'maxmemory-policy')) as string[])[1] ?? '')
+  if (policies.refused) checks.push(skipped('eviction-policy', 'CONFIG GET maxmemory-policy', policies.refused, '+config|get'))
+  else {
+    const bad = policies.ok.filter(([, p]) => p !== 'noeviction')
+    checks.push(
+      bad.length
+        ? {
+            id: 'eviction-policy',
+            status: 'fail',
+            detail: `maxmemory-policy ${bad.map(([n, p]) => `${p} on ${nodeName(n)}`).join(', ')}: Redis may evict a lease key and let a second replica in`,
+            fix: 'CONFIG SET maxmemory-policy noeviction (and in redis.conf), or give this bot its own Redis',
+          }
+        : { id: 'eviction-policy', status: 'ok', detail: 'maxmemory-policy noeviction' },
+    )
+  }
+
+  if (!infos.refused) {
+    const volatile = infos.ok.filter(([, i]) => infoField(i, 'aof_enabled') !== '1')
+    const saves = await perNode(volatile.map(([n]) => n), async (n) => ((await n.config('GET', 'save')) as string[])[1] ?? '')
+    const noDisk = saves.refused ? [] : saves.ok.filter(([, s]) => s.trim() === '')
+    checks.push(
+      noDisk.length
+        ? {
+            id: 'persistence',
+            status: 'warn',
+            detail: `no AOF and no RDB snapshots on ${noDisk.map(([n]) => nodeName(n)).join(', ')}: a Redis restart loses every checkpoint, queue and lease (fences still grow: they are seeded from Redis's clock)`,
+            fix: 'appendonly yes (appendfsync everysec) so persistent checkpoints survive a restart',
+          }
+        : volatile.length
+          ? {
+              id: 'persistence',
+              status: 'warn',
+              detail: `no AOF on ${volatile.map(([n]) => nodeName(n)).join(', ')}${saves.refused ? '' : ' (RDB snapshots only)'}: a crash loses the writes since the last snapshot, checkpoints included`,
+              fix: 'appendonly yes for checkpoints that survive a crash',
+            }
+          : { id: 'persistence', status: 'ok', detail: 'AOF enabled' },
+    )
+    const replicaNodes = infos.ok.filter(([, i]) => infoField(i, 'role') === 'slave')
+    const withReplicas = infos.ok.filter(([, i]) => Number(infoField(i, 'connected_slaves') ?? 0) > 0)
+    const clusterOn = infos.ok.some(([, i]) => infoField(i, 'cluster_enabled') === '1')
+    checks.push(
+      replicaNodes.length
+        ? { id: 'failover', status: 'fail', detail: `${replicaNodes.map(([n]) => nodeName(n)).join(', ')} is a read-only replica: replicas cannot coordinate through it`, fix: 'point --url / REDIS_URL at the master' }
+        : withReplicas.length || clusterOn
+          ? {
+              id: 'failover',
+              status: 'warn',
+              detail: `${clusterOn ? 'Redis Cluster' : 'replicated master'}: a failover that loses the last writes can grant a lease twice (fences keep growing, so a fenced resource refuses the stale holder)`,
+              fix: 'pass turn.fence / lead.fence to what you write; min-replicas-to-write 1 narrows the window',
+            }
+          : { id: 'failover', status: 'ok', detail: 'single master without replicas: no failover can lose lease writes (but Redis is a single point of failure)' },
+    )
+    // -- Cluster vs layout
+    if (clusterOn && ctx.keys.layout !== 'cluster') {
+      checks.push({ id: 'cluster', status: 'fail', detail: 'the server is a Redis Cluster node but keys are read with the standalone layout', fix: 'drop --layout standalone (auto-detect) or use --layout cluster' })
+    } else if (clusterOn) {
+      const states = await perNode(nodes.slice(0, 1), (n) => n.call('CLUSTER', 'INFO') as Promise<string>)
+      if (states.refused) checks.push(skipped('cluster', 'CLUSTER INFO', states.refused, '+cluster|info'))
+      else {
+        const state = infoField(states.ok[0]?.[1] ?? '', 'cluster_state')
+        checks.push(
+          state === 'ok'
+            ? { id: 'cluster', status: 'ok', detail: `cluster_state ok, ${nodes.length} masters scanned` }
+            : { id: 'cluster', status: 'fail', detail: `cluster_state ${state ?? 'unknown'}: some slots have no master`, fix: 'repair the cluster (redis-cli --cluster check / fix)' },
+        )
+      }
+    }
+  }
+
+  // -- The prefix: schema, layout, corrupt values, replicas and their clocks, stale tickets
+  const schema = await ctx.reader.schema()
+  const other: Layout = ctx.keys.layout === 'cluster' ? 'standalone' : 'cluster'
+  const otherReader = new StateReader(ctx.redis, new KeyLayout(ctx.keys.prefix, other))
+  const [replicas, chats, leads, locks, cps, hos, otherChats, otherLeads, otherReplicas] = await Promise.all([
+    ctx.reader.replicas({ onProgress: progress(ctx, 'replicas') }),
+    ctx.reader.chats({ onProgress: progress(ctx, 'chats') }),
+    ctx.reader.leads(),
+    ctx.reader.locks(),
+    ctx.reader.checkpoints({ onProgress: progress(ctx, 'checkpoints') }),
+    ctx.reader.handovers(),
+    otherReader.chats({ limit: 10_000 }),
+    otherReader.leads({ limit: 10_000 }),
+    otherReader.replicas({ limit: 10_000 }),
+  ])
+  if (!schema) {
+    checks.push({
+      id: 'schema',
+      status: 'warn',
+      detail: `no schema record under prefix ${ctx.keys.prefix}: no replica has started with it`,
+      fix: 'check --prefix / BOTMESH_PREFIX (the replicas\' prefix option)',
+    })
+  } else if (schema.version > SCHEMA_VERSION) {
+    checks.push({ id: 'schema', status: 'fail', detail: `schema ${schema.version} is newer than this release understands (${SCHEMA_VERSION})`, fix: 'upgrade botmesh-coord' })
+  } else {
+    checks.push({ id: 'schema', status: 'ok', detail: `schema ${schema.version}, first written with the ${schema.layout} layout` })
+  }
+  const strays = otherChats.items.length + otherLeads.items.length + otherReplicas.items.length
+  if (schema && schema.layout !== ctx.keys.layout) {
+    checks.push({
+      id: 'layout',
+      status: 'fail',
+      detail: `prefix ${ctx.keys.prefix} was first written with the ${schema.layout} layout, read now with ${ctx.keys.layout}${strays ? `; ${strays} key(s) of the ${other} layout found` : ''}`,
+      fix: `give every replica and the CLI the same layout (--layout ${schema.layout}); replicas with different layouts do not see each other's turns`,
+    })
+  } else if (strays) {
+    checks.push({
+      id: 'layout',
+      status: 'fail',
+      detail: `${strays} chat/lead/replica key(s) under prefix ${ctx.keys.prefix} were written with the ${other} layout (e.g. ${[...otherChats.items.map((c) => c.key), ...otherLeads.items.map((l) => l.key), ...otherReplicas.items.map((r) => r.replicaId)].slice(0, 3).join(', ')}): those replicas do not coordinate with the others`,
+      fix: `configure layout: '${ctx.keys.layout}' on every replica`,
+    })
+  } else checks.push({ id: 'layout', status: 'ok', detail: `every key under the prefix uses the ${ctx.keys.layout} layout` })
+
+  const listings: Array<[string, Listing<unknown>]> = [['replica', replicas], ['chat', chats], ['lead', leads], ['lock', locks], ['checkpoint', cps], ['handover', hos]]
+  const corrupt = listings.flatMap(([, l]) => l.corrupt)
+  checks.push(
+    corrupt.length
+      ? {
+          id: 'corrupt',
+          status: 'fail',
+          detail: `${corrupt.length} corrupt value(s): ${corrupt.slice(0, 3).map((k) => `${k.rawKey} (${k.error.replace(/^corrupt value at Redis key "[^"]*": /, '')})`).join(', ')}`,
+          fix: 'inspect them with redis-cli; something other than botmesh-coord writes under this prefix',
+        }
+      : { id: 'corrupt', status: 'ok', detail: `${listings.reduce((n, [, l]) => n + l.scanned, 0)} keys scanned, none corrupt` },
+  )
+
+  const live = replicas.items.filter((r) => r.expiresAtMs > nowMs)
+  checks.push(replicaCheck(live))
+  const skewed = live.filter((r) => r.clockSkewMs !== null && Math.abs(r.clockSkewMs) > SKEW_WARN_MS)
+  checks.push(
+    skewed.length
+      ? {
+          id: 'clock-skew',
+          status: 'warn',
+          detail: `clocks off Redis's by more than ${dur(SKEW_WARN_MS)}: ${skewed.map((r) => `${r.replicaId} ${r.clockSkewMs! > 0 ? 'behind' : 'ahead'} ${dur(Math.abs(r.clockSkewMs!))}`).join(', ')}. Leases use Redis's clock, but logs, events and timestamps from that host will not line up`,
+          fix: 'run NTP (chrony/systemd-timesyncd) on those hosts; a large value can also be heartbeat latency',
+        }
+      : { id: 'clock-skew', status: 'ok', detail: live.length ? `every replica's clock within ${dur(SKEW_WARN_MS)} of Redis's` : 'no live replica to compare' },
+  )
+
+  const stale = staleTickets(chats.items, replicas.items, nowMs)
+  checks.push(
+    stale.length
+      ? {
+          id: 'stale-tickets',
+          status: 'warn',
+          detail: `${stale.length} queued ticket(s) of replicas that died, restarted or stopped polling: ${stale.slice(0, 3).map((t) => `${t.key}#${t.ticket} (${t.replicaId}, ${t.state})`).join(', ')}${stale.length > 3 ? ', …' : ''}; they are skipped when they reach the head`,
+          fix: 'botmesh-coord chat ls --waiting; botmesh-coord chat inspect <key> --explain',
+        }
+      : { id: 'stale-tickets', status: 'ok', detail: 'no stale tickets' },
+  )
+  const zombies = zombieLeases(leaseRows({ chats: chats.items, leads: leads.items, locks: locks.items, replicas: replicas.items }, nowMs))
+  checks.push(
+    zombies.length
+      ? {
+          id: 'zombie-leases',
+          status: 'warn',
+          detail: `${zombies.length} lease(s) held by a replica without heartbeat, not yet expired: ${zombies.slice(0, 3).map((z) => `${z.kind} ${z.key} (${z.replicaId}, ${dur(z.expiresInMs)} left)`).join(', ')}`,
+          fix: 'they expire by themselves; to act now: botmesh-coord replica evict <id> / chat release <key>',
+        }
+      : { id: 'zombie-leases', status: 'ok', detail: 'every lease holder beats' },
+  )
+  return { nowMs, target: { prefix: ctx.keys.prefix, layout: ctx.keys.layout, masters: nodes.length }, checks }
+}
+
+function replicaCheck(live: ReplicaSnapshot[]): Check {
+  if (live.length === 0) return { id: 'replicas', status: 'warn', detail: 'no live replica under this prefix', fix: 'check --prefix, or whether the bot runs' }
+  const leaseMs = new Set(live.map((r) => r.info.leaseMs))
+  const versions = new Set(live.map((r) => r.info.version))
+  if (leaseMs.size > 1) {
+    return {
+      id: 'replicas',
+      status: 'warn',
+      detail: `replicas run with different leaseMs (${[...leaseMs].map((m) => dur(m)).join(', ')}): failover times and ticket deadlines differ per replica`,
+      fix: 'give every replica the same leaseMs',
+    }
+  }
+  return {
+    id: 'replicas',
+    status: 'ok',
+    detail: `${live.length} live replica(s), leaseMs ${dur([...leaseMs][0]!)}, version${versions.size > 1 ? 's' : ''} ${[...versions].join(', ')}`,
+  }
+}
+
+export function doctorCommand(): Command {
+  return new Command('doctor')
+    .description('what makes coordination unsafe or slow here, and how to fix it; exits 1 when something is unsafe')
+    .option('--strict', 'exit 1 on warnings too')
+    .addHelpText(
+      'after',
+      `${examples('botmesh-coord --prefix shop doctor', 'botmesh-coord --prefix shop doctor --json | jq \'.checks[] | select(.status != "ok")\'')}
+
+Checks: redis-version, eviction-policy, persistence, failover, cluster, schema, layout, corrupt,
+replicas, clock-skew, stale-tickets, zombie-leases. A check the ACL user may not run is "skip".
+Exit: 0 nothing unsafe (warnings allowed), 1 something unsafe (or a warning with --strict).`,
+    )
+    .action(
+      run(async (ctx, o: { strict?: boolean }) => {
+        const data = await collectDoctor(ctx)
+        const fails = data.checks.filter((c) => c.status === 'fail').length
+        const warns = data.checks.filter((c) => c.status === 'warn').length
+        const unsafe = fails > 0 || (o.strict === true && warns > 0)
+        if (ctx.json) ctx.out(jsonOut('doctor', { ...data, ok: !unsafe, failures: fails, warnings: warns }))
+        else {
+          const { c } = ctx
+          const mark = { ok: c.green('ok  '), warn: c.yellow('warn'), fail: c.red('FAIL'), skip: c.dim('skip') }
+          for (const ch of data.checks) {
+            ctx.out(`${mark[ch.status]}  ${c.bold(ch.id.padEnd(17))}${ch.detail}`)
+            if (ch.fix && ch.status !== 'ok') ctx.out(`      ${' '.repeat(17)}${c.dim('→ ' + ch.fix)}`)
+          }
+          ctx.out(
+            unsafe
+              ? c.red(`\n${fails} unsafe, ${warns} warning(s)`)
+              : c.green(`\nnothing unsafe${warns ? c.yellow(`, ${warns} warning(s)`) : ''}`),
+          )
+        }
+        return unsafe ? EXIT.unsafe : EXIT.ok
+      }),
+    )
+}

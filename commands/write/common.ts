@@ -1,0 +1,139 @@
+/**
+ * The one flow every intervention follows: refuse in read-only mode before connecting; read the state
+ * and show what will be done (holder, fence, what happens next); --dry-run stops there; ask y/N on a
+ * terminal (--yes skips it; without a terminal and without --yes: refused); run the one conditioned
+ * script; print what happened, or what changed instead (EXIT.conflict); warn when the audit record
+ * could not be written.
+ */
+import { Option, type Command } from 'commander'
+import { closeContext, globalOptions, openContext, urlContext, type Context } from '../context.js'
+import { canPrompt, confirm } from '../output/confirm.js'
+import { aclDenial, describeError, refused, usage } from '../output/errors.js'
+import { EXIT, type ExitCode } from '../output/exit-codes.js'
+import { jsonOut } from '../output/json.js'
+import type { AuditOutcome } from '../../src/admin/admin.js'
+
+export interface WriteFlags {
+  yes?: boolean
+  dryRun?: boolean
+  reason?: string
+}
+
+/** What an intervention will do, shown before it is done. */
+export interface Plan {
+  /** One line: "release the turn of chat:42". */
+  title: string
+  /** Facts the decision rests on, and what happens next. */
+  lines: string[]
+  /** Said in yellow before the question. */
+  warnings?: string[]
+  /** The same for --json (with --dry-run). */
+  json: Record<string, unknown>
+  /** The command line recorded in the audit trail (no global options: no URL, no password). */
+  command: string
+  /** Run the one script. */
+  execute(): Promise<Outcome>
+}
+
+export interface Outcome {
+  code: ExitCode
+  /** What happened, for people (stdout; on a conflict the first line goes to stderr). */
+  lines: string[]
+  json: Record<string, unknown>
+  audit?: AuditOutcome
+}
+
+/** The options every write command has. */
+export function withWriteOptions(cmd: Command): Command {
+  return cmd
+    .addOption(new Option('-y, --yes', 'do it without asking (needed without a terminal)'))
+    .addOption(new Option('--dry-run', 'only show what would be done; change nothing'))
+    .addOption(new Option('--reason <text>', 'why: recorded in the audit trail'))
+}
+
+export function parseFence(v: string | undefined, flag = '--if-fence'): number | null {
+  if (v === undefined) return null
+  if (!/^\d+$/.test(v) || !Number.isSafeInteger(Number(v))) throw usage(`${flag} must be a fence number, not ${JSON.stringify(v)}`)
+  return Number(v)
+}
+
+export function parsePositive(v: string, what: string): number {
+  if (!/^\d+$/.test(v) || Number(v) <= 0 || !Number.isSafeInteger(Number(v))) throw usage(`${what} must be a positive integer, not ${JSON.stringify(v)}`)
+  return Number(v)
+}
+
+/** An outcome where the state changed since the operator looked: nothing done. */
+export function changed(what: string, json: Record<string, unknown>, audit?: AuditOutcome): Outcome {
+  return { code: EXIT.conflict, lines: [`the state changed since you looked: ${what}; nothing done`], json: { ...json, changed: true }, audit }
+}
+
+/**
+ * Wrap an intervention's action. `plan` reads the state and returns what it will do (or throws a
+ * CliError: not found, usage, a conflict seen already while reading).
+ */
+export function writeAction<Args extends unknown[]>(
+  name: string,
+  plan: (ctx: Context, flags: WriteFlags & Record<string, unknown>, ...args: Args) => Promise<Plan>,
+): (...raw: unknown[]) => Promise<void> {
+  return async (...raw: unknown[]) => {
+    const cmd = raw[raw.length - 1] as Command
+    const args = raw.slice(0, -2) as Args
+    const flags = cmd.opts() as WriteFlags & Record<string, unknown>
+    let ctx: Context | null = null
+    try {
+      if (globalOptions(cmd).readOnly) {
+        throw refused(`read-only mode (--read-only / BOTMESH_READ_ONLY): ${name} changes state; nothing done`)
+      }
+      ctx = await openContext(cmd)
+      const p = await plan(ctx, flags, ...args)
+      process.exitCode = await carryOut(ctx, p, flags, name)
+    } catch (err) {
+      const { line, code } = describeError(err, urlContext(cmd))
+      const hint = aclDenial(err instanceof Error ? err.message : String(err)) ? `; ${name} needs ${ACL_NEEDS}` : ''
+      process.stderr.write(`botmesh-coord: ${line}${hint}\n`)
+      process.exitCode = code
+    } finally {
+      await closeContext(ctx)
+    }
+  }
+}
+
+/** What the ACL user of an operator needs for interventions (README: "ACL"). */
+export const ACL_NEEDS = '+evalsha +eval +time +@read +hset +hdel +hincrby +zrem +del +pexpire +publish +xadd on ~<prefix>:* and &<prefix>:wake:*'
+
+async function carryOut(ctx: Context, p: Plan, flags: WriteFlags, name: string): Promise<ExitCode> {
+  const { c } = ctx
+  // The plan is for people: on stdout normally, on stderr when stdout carries JSON.
+  const show = ctx.json ? ctx.err : ctx.out
+  show(`${c.bold(p.title)}\n${p.lines.map((l) => `  ${l}`).join('\n')}`)
+  for (const w of p.warnings ?? []) show(c.yellow(`  ! ${w}`))
+  if (flags.dryRun) {
+    if (ctx.json) ctx.out(jsonOut('intervention', { command: p.command, dryRun: true, plan: p.json }))
+    else ctx.out(c.dim('dry run: nothing changed'))
+    return EXIT.ok
+  }
+  if (!flags.yes) {
+    if (!canPrompt()) throw refused(`not a terminal: ${name} needs --yes to confirm (or --dry-run to only look); nothing done`)
+    if (!(await confirm(`${p.title}?`))) throw refused('not confirmed; nothing done')
+  }
+  const outcome = await p.execute()
+  if (ctx.json) {
+    ctx.out(jsonOut('intervention', { command: p.command, reason: flags.reason ?? null, ...outcome.json, audit: outcome.audit ?? null }))
+  }
+  if (outcome.code === EXIT.ok) {
+    if (!ctx.json) ctx.out(outcome.lines.map((l, i) => (i === 0 ? c.green(l) : `  ${l}`)).join('\n'))
+  } else {
+    ctx.err(`botmesh-coord: ${outcome.lines[0]}`)
+    if (!ctx.json) for (const l of outcome.lines.slice(1)) ctx.err(`  ${l}`)
+  }
+  if (outcome.audit && !outcome.audit.written) {
+    const denied = aclDenial(outcome.audit.error)
+    ctx.err(c.yellow(`warning: the audit record was not written (${denied ?? outcome.audit.error}); the intervention above stands`))
+  }
+  return outcome.code
+}
+
+/** " (alive)" / " (no heartbeat)" for a replica id, from a set of live ids. */
+export function aliveMark(ctx: Context, alive: boolean): string {
+  return alive ? ctx.c.green('alive') : ctx.c.red('no heartbeat')
+}

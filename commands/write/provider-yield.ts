@@ -1,0 +1,200 @@
+import { Command, Option } from 'commander'
+import type { Context } from '../context.js'
+import { formatDuration, parseDuration, type LeadSnapshot } from '../lib.js'
+import { conflict, notFound, refused, usage } from '../output/errors.js'
+import { EXIT } from '../output/exit-codes.js'
+import { ago, left } from '../output/time.js'
+import { changed, parseFence, withWriteOptions, writeAction, type Outcome, type Plan } from './common.js'
+import { stripAudit } from './chat.js'
+
+interface YieldFlags {
+  to?: string
+  wait?: boolean
+  waitTimeout?: string
+  force?: boolean
+  ifFence?: string
+  reason?: string
+}
+
+/** `whatsapp` is shorthand for `provider:whatsapp`; any name with a colon is taken as given. */
+export function leadName(name: string): string {
+  return name.includes(':') ? name : `provider:${name}`
+}
+
+export async function planProviderYield(ctx: Context, rawName: string, flags: YieldFlags): Promise<Plan> {
+  const name = leadName(rawName)
+  const ifFence = parseFence(flags.ifFence)
+  const waitMs = flags.waitTimeout ? parseDuration(flags.waitTimeout, '--wait-timeout') : 60_000
+  if (flags.waitTimeout && !flags.wait) throw usage('--wait-timeout goes with --wait')
+  const nowMs = await ctx.reader.now()
+  const lead = await ctx.reader.lead(name)
+  if (!lead || !lead.holder || lead.holder.expiresAtMs <= nowMs) {
+    throw notFound(`nobody leads ${name}${lead?.fence ? ` (last fence ${lead.fence})` : ''}: nothing to yield`)
+  }
+  if (ifFence !== null && lead.fence !== ifFence) {
+    throw conflict(`the state changed since you looked: ${name} is at fence ${lead.fence}, not ${ifFence}; nothing done`)
+  }
+  const h = lead.holder
+  const standbys = lead.candidates.filter((cand) => cand.deadlineMs > nowMs && cand.incarnation !== h.incarnation)
+  if (flags.to !== undefined) {
+    if (flags.to === h.replicaId) throw refused(`${flags.to} already leads ${name}: nothing to hand over`)
+    const alive = await ctx.reader.replica(flags.to)
+    if (!alive) throw refused(`replica ${flags.to} is not alive (no heartbeat): it cannot take ${name}; nothing done`)
+    if (!standbys.some((s) => s.replicaId === flags.to)) {
+      throw refused(
+        `replica ${flags.to} is not standing for ${name} (standbys: ${standbys.map((s) => s.replicaId).join(', ') || 'none'}); nothing done`,
+      )
+    }
+  }
+  const { c } = ctx
+  const holderAlive = (await ctx.reader.replica(h.replicaId))?.incarnation === h.incarnation
+  const lines = [
+    `leader   ${c.bold(h.replicaId)} (incarnation ${h.incarnation.slice(0, 8)}, ${holderAlive ? c.green('alive') : c.red('no heartbeat')}), since ${ago(h.sinceMs, nowMs)}, renewed ${ago(h.lastRenewalMs, nowMs)}, lease left ${left(h.expiresAtMs, nowMs)}`,
+    `fence    ${lead.fence}${flags.force ? ' → bumped now: the leader\'s next renewal answers \'revoked\'' : ' (the next leader gets a higher one)'}`,
+    `standbys ${standbys.length ? standbys.map((s) => s.replicaId).join(', ') : c.yellow('none')}`,
+    flags.force
+      ? `then     the lead is revoked in Redis at once and ${flags.to ? `reserved for ${flags.to}` : 'the standbys are woken to take it'}`
+      : `then     ${h.replicaId} is asked to step down (onFollower 'yield', release, sit out); ${flags.to ? `only ${flags.to} may take it` : 'a standby takes over'}`,
+  ]
+  if (lead.yieldRequest && lead.yieldRequest.expiresAtMs > nowMs) {
+    lines.push(`pending  a yield request by ${lead.yieldRequest.by} ${ago(lead.yieldRequest.requestedAtMs, nowMs)}${lead.yieldRequest.target ? ` for ${lead.yieldRequest.target}` : ''}`)
+  }
+  const warnings: string[] = []
+  if (!standbys.length) warnings.push(`no standby is campaigning for ${name}: ${flags.force ? 'nobody may take it over' : `${h.replicaId} will sit out and then take it back`}`)
+  if (flags.force) {
+    warnings.push(`--force: a hung leader process may still hold its transport (e.g. the WhatsApp session) until its own local deadline passes (up to its leaseMs after its last renewal, ${ago(h.lastRenewalMs, nowMs)})`)
+  }
+  const command = ['provider yield', name, flags.to ? `--to ${flags.to}` : '', flags.force ? '--force' : ''].filter(Boolean).join(' ')
+  return {
+    title: flags.force ? `revoke the lead of ${name}` : `ask ${h.replicaId} to yield ${name}`,
+    command,
+    lines,
+    warnings,
+    json: {
+      action: flags.force ? 'lead-revoke' : 'lead-yield',
+      name,
+      expected: { fence: lead.fence, holder: { replicaId: h.replicaId, incarnation: h.incarnation } },
+      target: flags.to ?? null,
+      standbys: standbys.map((s) => s.replicaId),
+    },
+    execute: async () => {
+      const startedAt = performance.now()
+      const outcome = flags.force ? await revoke(ctx, name, lead, flags, command) : await ask(ctx, name, lead, flags, command)
+      if (outcome.code !== EXIT.ok || !flags.wait) return outcome
+      const waited = await waitForTakeover(ctx, name, lead, flags.to ?? null, startedAt, waitMs)
+      return { ...outcome, code: waited.code, lines: waited.code === EXIT.ok ? [...outcome.lines, ...waited.lines] : [...waited.lines, ...outcome.lines], json: { ...outcome.json, takeover: waited.json } }
+    },
+  }
+}
+
+async function ask(ctx: Context, name: string, lead: LeadSnapshot, flags: YieldFlags, command: string): Promise<Outcome> {
+  const r = await ctx.admin.requestYield(name, {
+    target: flags.to ?? null,
+    ifFence: lead.fence,
+    reason: flags.reason,
+    command,
+    audit: true,
+  })
+  const json = { action: 'lead-yield', name, ...stripAudit(r) }
+  switch (r.status) {
+    case 'requested':
+      return {
+        code: EXIT.ok,
+        audit: r.audit,
+        json,
+        lines: [`asked ${r.leader.replicaId} to yield ${name} (fence ${r.fence})${flags.to ? `, reserved for ${flags.to}` : ''}`],
+      }
+    case 'no-leader':
+      return changed(`nobody leads ${name} any more`, json, r.audit)
+    case 'fence-changed':
+      return changed(`${name} is at fence ${r.fence} now, not ${lead.fence}`, json, r.audit)
+    default:
+      return changed(`${flags.to} stopped standing for ${name}`, json, r.audit)
+  }
+}
+
+async function revoke(ctx: Context, name: string, lead: LeadSnapshot, flags: YieldFlags, command: string): Promise<Outcome> {
+  const r = await ctx.admin.revokeLead(name, {
+    ifFence: lead.fence,
+    ifIncarnation: lead.holder!.incarnation,
+    target: flags.to ?? null,
+    reason: flags.reason,
+    command,
+  })
+  const json = { action: 'lead-revoke', ...stripAudit(r) }
+  switch (r.status) {
+    case 'revoked':
+      return {
+        code: EXIT.ok,
+        audit: r.audit,
+        json,
+        lines: [
+          `revoked ${name} from ${r.holder.replicaId}: fence ${r.fenceBefore} → ${r.fenceAfter}; standbys woken`,
+          `${r.holder.replicaId} learns it at its next renewal; until its local deadline a hung process may still use its transport`,
+        ],
+      }
+    case 'no-leader':
+      return changed(`nobody leads ${name} any more (fence ${r.fence})`, json, r.audit)
+    case 'target-not-standing':
+      return changed(`${flags.to} stopped standing for ${name}`, json, r.audit)
+    default:
+      return changed(`${name} is led by ${r.holder?.replicaId ?? 'nobody'} at fence ${r.fence} now, not ${lead.holder!.replicaId} at ${lead.fence}`, json, r.audit)
+  }
+}
+
+/** Poll (Redis clock, 100 ms) until a different replica leads with a higher fence; measure the takeover. */
+async function waitForTakeover(
+  ctx: Context,
+  name: string,
+  before: LeadSnapshot,
+  target: string | null,
+  startedAt: number,
+  waitMs: number,
+): Promise<{ code: (typeof EXIT)[keyof typeof EXIT]; lines: string[]; json: Record<string, unknown> }> {
+  const old = before.holder!
+  const deadline = startedAt + waitMs
+  let last: LeadSnapshot | null = null
+  for (;;) {
+    last = await ctx.reader.lead(name)
+    const h = last?.holder
+    if (h && (h.replicaId !== old.replicaId || h.incarnation !== old.incarnation) && (last!.fence ?? 0) > (before.fence ?? 0) && (!target || h.replicaId === target)) {
+      const ms = Math.round(performance.now() - startedAt)
+      return {
+        code: EXIT.ok,
+        lines: [`${h.replicaId} leads ${name} now (fence ${last!.fence}); takeover took ${formatDuration(ms)}`],
+        json: { ok: true, leader: { replicaId: h.replicaId, incarnation: h.incarnation }, fence: last!.fence, takeoverMs: ms },
+      }
+    }
+    if (performance.now() >= deadline) break
+    await new Promise((r) => setTimeout(r, 100))
+  }
+  const h = last?.holder
+  let what: string
+  if (!h) what = `nobody leads ${name} (fence ${last?.fence ?? '-'}; standbys: ${last?.candidates.map((c) => c.replicaId).join(', ') || 'none'})`
+  else if (h.incarnation === old.incarnation && last!.fence === before.fence) what = `${old.replicaId} still leads ${name} at fence ${before.fence}: it did not step down (hung?); consider --force`
+  else if (h.replicaId === old.replicaId) what = `${old.replicaId} took ${name} back (fence ${last!.fence}): no standby took it`
+  else what = `${h.replicaId} leads ${name} (fence ${last!.fence}), not ${target}`
+  return {
+    code: EXIT.unsafe,
+    lines: [`no takeover within ${formatDuration(waitMs)}: ${what}`],
+    json: { ok: false, waitedMs: waitMs, leader: h ? { replicaId: h.replicaId, incarnation: h.incarnation } : null, fence: last?.fence ?? null },
+  }
+}
+
+export function providerYield(): Command {
+  return withWriteOptions(
+    new Command('yield')
+      .description('ask the leader of a provider to step down; a campaigning standby takes over')
+      .argument('<name>', 'the lead name, e.g. provider:whatsapp (bare whatsapp = provider:whatsapp)')
+      .addOption(new Option('--to <replicaId>', 'hand it to this standby only (refused unless alive and standing)'))
+      .addOption(new Option('--wait', 'wait until another replica leads with a higher fence; print the takeover time'))
+      .addOption(new Option('--wait-timeout <duration>', 'how long --wait waits (default 60s)'))
+      .addOption(new Option('--force', 'revoke the lead in Redis now (a leader that does not answer); fence bumped'))
+      .addOption(new Option('--if-fence <fence>', "only if the lead is still at this fence (what you saw)")),
+  )
+    .addHelpText(
+      'after',
+      '\nExamples:\n  botmesh-coord --prefix shop provider yield whatsapp --wait\n  botmesh-coord --prefix shop provider yield whatsapp --to pod-b --yes\n  botmesh-coord --prefix shop provider yield whatsapp --force --reason "leader frozen" --yes',
+    )
+    .action(writeAction('provider yield', (ctx, flags, name: string) => planProviderYield(ctx, name, flags as YieldFlags)))
+}

@@ -1,0 +1,33 @@
+-- Operator intervention helpers (needs the time and turn includes before it).
+
+-- Take a chat's turn away from its holder: clear it and bump the fence with next_fence, so the old
+-- holder's renewals answer 'revoked' and its late fenced checkpoint writes are refused (its fence is
+-- now below the chat's). Returns the fence after the bump.
+local function revoke_chat_holder(state)
+  local f = redis.call('HGET', state, 'f')
+  clear_holder(state)
+  local bumped = fmt(next_fence(f))
+  redis.call('HSET', state, 'f', bumped)
+  return bumped
+end
+
+-- Wake the replica waiting with `ticket` (it polls at once and learns the ticket is gone).
+local function wake_ticket(state, wake, inc, ticket)
+  if inc and inc ~= '' then redis.call('PUBLISH', wake .. inc, ticket .. '|' .. state) end
+end
+
+-- The grant that grant_next made, as reply fields: ticket, fence, replicaId, incarnation (or false).
+local function granted_fields(state, g)
+  if not g then return false, false, false, false end
+  local h = redis.call('HMGET', state, 'h', 'hi')
+  return g.ticket, g.fence, h[1] or false, h[2] or false
+end
+
+-- Forget the request ids (rq:<id>, idempotent ticket taking) that point at a dropped ticket: a retry
+-- of that acquisition must not find it again.
+local function drop_request_ids(state, tickets)
+  local all = redis.call('HGETALL', state)
+  for i = 1, #all, 2 do
+    if string.sub(all[i], 1, 3) == 'rq:' and tickets[all[i + 1]] then redis.call('HDEL', state, all[i]) end
+  end
+end

@@ -1,0 +1,709 @@
+/**
+ * Views of the decoded state for people: the rows the CLI prints (and puts in --json) and the
+ * dashboard renders. Pure functions of snapshots and Redis's now — no I/O, no formatting, no
+ * colours — so the CLI and the dashboard show the same thing and both are tested without Redis.
+ *
+ * Every lease, chat or lead row carries `key` (the runtime's name), `kind`, `replicaId`,
+ * `incarnation`, `fence` and `expiresInMs` (from Redis's clock; negative once expired).
+ */
+import type { Holder } from '../coordinator/backend.js'
+import type {
+  ChatSnapshot,
+  FlowCheckpoint,
+  HandoverMarker,
+  LeadSnapshot,
+  LockSnapshot,
+  ReplicaSnapshot,
+  TicketSnapshot,
+} from './decode.js'
+import { leadKind, type ChatDetail, type LeaseKindLabel } from './reader.js'
+
+// ---------------------------------------------------------------- liveness
+
+/** Who is alive, from the heartbeat records (present = alive until its `exp`). */
+export interface Liveness {
+  /** Is this exact incarnation of this replica beating? */
+  isAlive(h: Holder): boolean
+  /** 'alive' | 'dead' (no record) | 'stale' (the replicaId beats with another incarnation: a restart). */
+  status(h: Holder): 'alive' | 'dead' | 'stale'
+  /** A live replica whose heartbeat says it runs as `host:pid` (a lock's owner). */
+  byOwner(owner: string): ReplicaSnapshot | null
+  /** The live record of a replicaId. */
+  replica(replicaId: string): ReplicaSnapshot | null
+}
+
+export function liveness(replicas: ReplicaSnapshot[], nowMs: number): Liveness {
+  const byId = new Map<string, ReplicaSnapshot>()
+  // host:pid → replica; null when several live replicas share it (one process, several coordinators).
+  const byOwner = new Map<string, ReplicaSnapshot | null>()
+  for (const r of replicas) {
+    if (r.expiresAtMs <= nowMs) continue
+    byId.set(r.replicaId, r)
+    const owner = `${r.info.host}:${r.info.pid}`
+    if (r.info.host) byOwner.set(owner, byOwner.has(owner) ? null : r)
+  }
+  const status = (h: Holder): 'alive' | 'dead' | 'stale' => {
+    const r = byId.get(h.replicaId)
+    if (!r) return 'dead'
+    if (r.evictedIncarnation && r.evictedIncarnation === h.incarnation) return 'dead'
+    return r.incarnation === h.incarnation ? 'alive' : 'stale'
+  }
+  return {
+    isAlive: (h) => status(h) === 'alive',
+    status,
+    byOwner: (owner) => byOwner.get(owner) ?? null,
+    replica: (id) => byId.get(id) ?? null,
+  }
+}
+
+// ---------------------------------------------------------------- leases
+
+export interface LeaseRow {
+  kind: LeaseKindLabel
+  /** The runtime's name: chat key, lead name or lock key. */
+  key: string
+  /** The holder; for a lock, the live replica whose host:pid matches its owner (else null). */
+  replicaId: string | null
+  incarnation: string | null
+  /** Locks only: `host:pid` of the process that took it. */
+  owner: string | null
+  fence: number | null
+  /** Until Redis expires the lease (negative: expired, not yet taken over). */
+  expiresInMs: number
+  /** Since the holder last renewed (null for locks: a renewal is not recorded). */
+  lastRenewalAgoMs: number | null
+  /** Since the grant. */
+  heldForMs: number | null
+  /** Is the holder's incarnation beating? null: unknown (a lock whose owner is no replica). */
+  holderAlive: boolean | null
+}
+
+export interface LeaseSources {
+  chats: ChatSnapshot[]
+  leads: LeadSnapshot[]
+  locks: LockSnapshot[]
+  replicas: ReplicaSnapshot[]
+}
+
+export function leaseRows(src: LeaseSources, nowMs: number): LeaseRow[] {
+  const live = liveness(src.replicas, nowMs)
+  const rows: LeaseRow[] = []
+  for (const c of src.chats) {
+    if (!c.holder) continue
+    rows.push({
+      kind: 'chat',
+      key: c.key,
+      replicaId: c.holder.replicaId,
+      incarnation: c.holder.incarnation,
+      owner: null,
+      fence: c.fence,
+      expiresInMs: c.holder.expiresAtMs - nowMs,
+      lastRenewalAgoMs: c.holder.lastRenewalMs ? nowMs - c.holder.lastRenewalMs : null,
+      heldForMs: c.holder.grantedAtMs ? nowMs - c.holder.grantedAtMs : null,
+      holderAlive: live.isAlive(c.holder),
+    })
+  }
+  for (const l of src.leads) {
+    if (!l.holder) continue
+    rows.push({
+      kind: leadKind(l.key),
+      key: l.key,
+      replicaId: l.holder.replicaId,
+      incarnation: l.holder.incarnation,
+      owner: null,
+      fence: l.fence,
+      expiresInMs: l.holder.expiresAtMs - nowMs,
+      lastRenewalAgoMs: l.holder.lastRenewalMs ? nowMs - l.holder.lastRenewalMs : null,
+      heldForMs: l.holder.sinceMs ? nowMs - l.holder.sinceMs : null,
+      holderAlive: live.isAlive(l.holder),
+    })
+  }
+  for (const k of src.locks) {
+    if (!k.holder) continue
+    const r = live.byOwner(k.holder.owner)
+    rows.push({
+      kind: 'lock',
+      key: k.key,
+      replicaId: r?.replicaId ?? null,
+      incarnation: r?.incarnation ?? null,
+      owner: k.holder.owner,
+      fence: k.fence,
+      expiresInMs: k.holder.expiresAtMs - nowMs,
+      lastRenewalAgoMs: null,
+      heldForMs: k.holder.acquiredAtMs ? nowMs - k.holder.acquiredAtMs : null,
+      holderAlive: r ? true : null,
+    })
+  }
+  return sortLeases(rows, 'kind')
+}
+
+export const LEASE_KINDS: readonly LeaseKindLabel[] = ['chat', 'provider', 'scheduler', 'lead', 'lock']
+export const LEASE_SORTS = ['kind', 'key', 'replica', 'fence', 'expires', 'renewal', 'held'] as const
+export type LeaseSort = (typeof LEASE_SORTS)[number]
+
+export interface LeaseFilter {
+  kinds?: LeaseKindLabel[]
+  replicaId?: string
+  /** Only leases that expire within this many ms (expired ones included). */
+  expiringWithinMs?: number
+  /** Only leases whose holder's heartbeat is gone (or is another incarnation). */
+  stale?: boolean
+}
+
+export function filterLeases(rows: LeaseRow[], f: LeaseFilter): LeaseRow[] {
+  return rows.filter(
+    (r) =>
+      (!f.kinds?.length || f.kinds.includes(r.kind)) &&
+      (f.replicaId === undefined || r.replicaId === f.replicaId) &&
+      (f.expiringWithinMs === undefined || r.expiresInMs <= f.expiringWithinMs) &&
+      (!f.stale || r.holderAlive === false),
+  )
+}
+
+const byText = (a: string | null, b: string | null) => (a ?? '').localeCompare(b ?? '')
+const byNum = (a: number | null, b: number | null) => (a ?? -Infinity) - (b ?? -Infinity)
+
+export function sortLeases(rows: LeaseRow[], by: LeaseSort): LeaseRow[] {
+  const kindOrder = (k: LeaseKindLabel) => LEASE_KINDS.indexOf(k)
+  const cmp: Record<LeaseSort, (a: LeaseRow, b: LeaseRow) => number> = {
+    kind: (a, b) => kindOrder(a.kind) - kindOrder(b.kind) || byText(a.key, b.key),
+    key: (a, b) => byText(a.key, b.key),
+    replica: (a, b) => byText(a.replicaId, b.replicaId) || byText(a.key, b.key),
+    fence: (a, b) => byNum(a.fence, b.fence),
+    expires: (a, b) => a.expiresInMs - b.expiresInMs,
+    renewal: (a, b) => byNum(b.lastRenewalAgoMs, a.lastRenewalAgoMs),
+    held: (a, b) => byNum(b.heldForMs, a.heldForMs),
+  }
+  return [...rows].sort(cmp[by])
+}
+
+// ---------------------------------------------------------------- chats
+
+export interface ChatRow {
+  kind: 'chat'
+  key: string
+  /** The holder (null: nobody holds the turn). */
+  replicaId: string | null
+  incarnation: string | null
+  fence: number | null
+  expiresInMs: number | null
+  holderAlive: boolean | null
+  heldForMs: number | null
+  queueLength: number
+  /** How long the oldest queued ticket has waited. */
+  oldestWaitMs: number | null
+  /** Queued tickets whose replica is gone, restarted, or stopped polling. */
+  staleTickets: number
+}
+
+export function chatRows(chats: ChatSnapshot[], replicas: ReplicaSnapshot[], nowMs: number): ChatRow[] {
+  const live = liveness(replicas, nowMs)
+  const rows: ChatRow[] = []
+  for (const c of chats) {
+    if (!c.holder && c.tickets.length === 0) continue // idle: only remembers its last holder and fence
+    const oldest = c.tickets.reduce<number | null>((m, t) => (m === null || t.enqueuedAtMs < m ? t.enqueuedAtMs : m), null)
+    rows.push({
+      kind: 'chat',
+      key: c.key,
+      replicaId: c.holder?.replicaId ?? null,
+      incarnation: c.holder?.incarnation ?? null,
+      fence: c.fence,
+      expiresInMs: c.holder ? c.holder.expiresAtMs - nowMs : null,
+      holderAlive: c.holder ? live.isAlive(c.holder) : null,
+      heldForMs: c.holder?.grantedAtMs ? nowMs - c.holder.grantedAtMs : null,
+      queueLength: c.tickets.length,
+      oldestWaitMs: oldest === null ? null : nowMs - oldest,
+      staleTickets: c.tickets.filter((t) => ticketState(t, live, nowMs) !== 'alive').length,
+    })
+  }
+  return rows.sort((a, b) => byNum(b.oldestWaitMs, a.oldestWaitMs) || byText(a.key, b.key))
+}
+
+export type TicketState = 'alive' | 'dead' | 'stale' | 'expired'
+
+/** A queued ticket: its replica beats (alive), is gone (dead), restarted (stale), or stopped polling (expired). */
+export function ticketState(t: TicketSnapshot, live: Liveness, nowMs: number): TicketState {
+  const s = live.status(t)
+  if (s !== 'alive') return s
+  return t.deadlineMs <= nowMs ? 'expired' : 'alive'
+}
+
+export interface TicketRow {
+  ticket: number
+  replicaId: string
+  incarnation: string
+  state: TicketState
+  alive: boolean
+  waitedMs: number
+  /** Until it is skipped if its replica stops polling (negative: will be skipped). */
+  deadlineInMs: number
+}
+
+export interface ChatView {
+  kind: 'chat'
+  key: string
+  exists: boolean
+  replicaId: string | null
+  incarnation: string | null
+  fence: number | null
+  expiresInMs: number | null
+  holder: null | {
+    replicaId: string
+    incarnation: string
+    ticket: number
+    alive: boolean
+    status: 'alive' | 'dead' | 'stale'
+    heldForMs: number | null
+    lastRenewalAgoMs: number | null
+    waitedMs: number | null
+  }
+  previousHolder: Holder | null
+  lastHolder: Holder | null
+  lastTicket: number
+  skippedTickets: number
+  tickets: TicketRow[]
+  checkpoint: CheckpointRow | null
+  handover: HandoverRow | null
+}
+
+export function chatView(d: ChatDetail, replicas: ReplicaSnapshot[], key: string): ChatView {
+  const now = d.nowMs
+  const live = liveness(replicas, now)
+  const c = d.chat
+  const h = c?.holder ?? null
+  return {
+    kind: 'chat',
+    key,
+    exists: Boolean(c || d.checkpoint || d.handover),
+    replicaId: h?.replicaId ?? null,
+    incarnation: h?.incarnation ?? null,
+    fence: c?.fence ?? null,
+    expiresInMs: h ? h.expiresAtMs - now : null,
+    holder: h
+      ? {
+          replicaId: h.replicaId,
+          incarnation: h.incarnation,
+          ticket: h.ticket,
+          alive: live.isAlive(h),
+          status: live.status(h),
+          heldForMs: h.grantedAtMs ? now - h.grantedAtMs : null,
+          lastRenewalAgoMs: h.lastRenewalMs ? now - h.lastRenewalMs : null,
+          waitedMs: h.waitedMs,
+        }
+      : null,
+    previousHolder: c?.previousHolder ?? null,
+    lastHolder: c?.lastHolder ?? null,
+    lastTicket: c?.lastTicket ?? 0,
+    skippedTickets: c?.skippedTickets ?? 0,
+    tickets: (c?.tickets ?? []).map((t) => {
+      const state = ticketState(t, live, now)
+      return {
+        ticket: t.ticket,
+        replicaId: t.replicaId,
+        incarnation: t.incarnation,
+        state,
+        alive: state === 'alive',
+        waitedMs: now - t.enqueuedAtMs,
+        deadlineInMs: t.deadlineMs - now,
+      }
+    }),
+    checkpoint: d.checkpoint ? checkpointRow(d.checkpoint, now, replicas, d.checkpointTtlMs) : null,
+    handover: d.handover ? handoverRow(d.handover, now, replicas) : null,
+  }
+}
+
+// ---------------------------------------------------------------- explain
+
+export type Severity = 'problem' | 'warning' | 'info'
+
+export interface Finding {
+  /** Stable identifier, e.g. `holder-dead`. */
+  code: string
+  severity: Severity
+  message: string
+  /** What an operator can do about it. */
+  fix?: string
+}
+
+export interface Explanation {
+  /** stuck: something blocks the chat now; attention: it moves but something is off; ok; idle: no turn, no queue. */
+  verdict: 'stuck' | 'attention' | 'ok' | 'idle' | 'unknown'
+  summary: string
+  findings: Finding[]
+}
+
+const fmtMs = (ms: number): string => {
+  const s = Math.abs(ms) / 1000
+  return s < 1 ? `${Math.round(Math.abs(ms))}ms` : s < 120 ? `${s.toFixed(s < 10 ? 1 : 0)}s` : `${Math.round(s / 60)}m`
+}
+
+/**
+ * Why a chat is (or is not) stuck, from one consistent read of it and the live replicas.
+ * `fingerprint`: the flow fingerprint the operator's code computes; a mismatch with an ephemeral
+ * checkpoint is only knowable with it.
+ */
+export function explainChat(v: ChatView, opts: { fingerprint?: string; turnWaitMs?: number } = {}): Explanation {
+  const findings: Finding[] = []
+  const turnWaitMs = opts.turnWaitMs ?? 120_000
+  const key = v.key
+  if (!v.exists) {
+    return { verdict: 'unknown', summary: `no state for chat ${JSON.stringify(key)} under this prefix`, findings }
+  }
+  const h = v.holder
+  const head = v.tickets[0] ?? null
+  if (h) {
+    const expired = (v.expiresInMs ?? 0) <= 0
+    if (!h.alive && !expired) {
+      findings.push({
+        code: h.status === 'stale' ? 'holder-stale-incarnation' : 'holder-dead',
+        severity: 'problem',
+        message:
+          h.status === 'stale'
+            ? `the holder ${h.replicaId} restarted (its incarnation ${h.incarnation.slice(0, 8)} no longer beats) but the turn's lease runs ${fmtMs(v.expiresInMs!)} more`
+            : `the holder ${h.replicaId} has no heartbeat (dead or cut off) but the turn's lease runs ${fmtMs(v.expiresInMs!)} more`,
+        fix: `wait ${fmtMs(v.expiresInMs!)} for the lease to expire, or revoke it now: botmesh-coord chat release ${shellWord(key)}`,
+      })
+    } else if (expired) {
+      findings.push({
+        code: 'holder-expired',
+        severity: v.tickets.length ? 'warning' : 'info',
+        message: `the holder's lease expired ${fmtMs(-v.expiresInMs!)} ago; the next ticket is granted at the next poll of a waiting replica`,
+      })
+    }
+    if (h.alive && v.tickets.length && (h.heldForMs ?? 0) > turnWaitMs / 2) {
+      findings.push({
+        code: 'holder-slow',
+        severity: 'warning',
+        message: `${h.replicaId} has held the turn for ${fmtMs(h.heldForMs!)} while ${v.tickets.length} message(s) wait; waiting messages give up after turnWaitMs (${fmtMs(turnWaitMs)})`,
+        fix: 'look for a slow handler or a long settleMs on that replica',
+      })
+    }
+  }
+  if (head && head.state !== 'alive') {
+    const why =
+      head.state === 'dead'
+        ? `its replica ${head.replicaId} has no heartbeat`
+        : head.state === 'stale'
+          ? `it belongs to an earlier incarnation ${head.incarnation.slice(0, 8)} of ${head.replicaId} (restarted)`
+          : `its replica ${head.replicaId} stopped polling it ${fmtMs(-head.deadlineInMs)} ago`
+    const skipsNow = head.deadlineInMs <= 0
+    findings.push({
+      code: head.state === 'stale' ? 'head-ticket-stale' : head.state === 'dead' ? 'head-ticket-dead' : 'head-ticket-expired',
+      severity: skipsNow ? 'warning' : 'problem',
+      message: `ticket ${head.ticket} at the head of the queue is dead: ${why}; ${skipsNow ? 'it is skipped at the next acquire or release' : `it blocks the queue for ${fmtMs(head.deadlineInMs)} more`}`,
+      fix: `botmesh-coord chat skip ${shellWord(key)} ${head.ticket}`,
+    })
+  }
+  const deadBehind = v.tickets.slice(1).filter((t) => t.state !== 'alive')
+  if (deadBehind.length) {
+    findings.push({
+      code: 'stale-tickets',
+      severity: 'info',
+      message: `${deadBehind.length} queued ticket(s) behind the head are dead (${deadBehind.map((t) => t.ticket).join(', ')}); they are skipped when they reach the head`,
+    })
+  }
+  if (!h && v.tickets.length && head?.state === 'alive') {
+    findings.push({
+      code: 'queue-without-holder',
+      severity: head.waitedMs > 5_000 ? 'problem' : 'info',
+      message: `${v.tickets.length} ticket(s) wait and nobody holds the turn; the head ticket ${head.ticket} (${head.replicaId}) has waited ${fmtMs(head.waitedMs)}${head.waitedMs > 5_000 ? ': its replica beats but does not take the turn' : ' and is granted at its next poll'}`,
+      fix: head.waitedMs > 5_000 ? `check ${head.replicaId}'s event loop and Redis latency; botmesh-coord chat skip ${shellWord(key)} ${head.ticket}` : undefined,
+    })
+  }
+  const cp = v.checkpoint
+  if (cp) {
+    if (cp.fence !== null && v.fence !== null && cp.fence < v.fence) {
+      const holderNote = h ? `the holder ${h.replicaId} (fence ${v.fence}) has not written it yet` : `the turn has moved on to fence ${v.fence}`
+      findings.push({
+        code: 'checkpoint-older-fence',
+        severity: cp.replicaId && h && cp.replicaId !== h.replicaId && !cp.ownerAlive ? 'warning' : 'info',
+        message: `the checkpoint was written under an older fence ${cp.fence} by ${cp.replicaId ?? '?'}${cp.ownerAlive ? '' : ' (gone)'}; ${holderNote}, and resumes from it`,
+      })
+    } else if (cp.fence !== null && v.fence !== null && cp.fence > v.fence) {
+      findings.push({
+        code: 'checkpoint-newer-fence',
+        severity: 'problem',
+        message: `the checkpoint's owner fence ${cp.fence} is newer than the chat's fence ${v.fence}: the chat's turn state was lost (failover, eviction or a flush) after the checkpoint was written`,
+        fix: 'run botmesh-coord doctor (maxmemory-policy, persistence); the next grant will be refused checkpoint writes until its fence passes it',
+      })
+    }
+    if (cp.ephemeral) {
+      if (opts.fingerprint !== undefined && opts.fingerprint !== cp.fingerprint) {
+        findings.push({
+          code: 'fingerprint-mismatch',
+          severity: 'problem',
+          message: `the ephemeral checkpoint's flow fingerprint ${cp.fingerprint} differs from ${opts.fingerprint}: a replica running that flow version will not resume it (the conversation restarts)`,
+          fix: `finish the rollout, or remove it: botmesh-coord checkpoint rm ${shellWord(key)}`,
+        })
+      } else if (opts.fingerprint === undefined) {
+        findings.push({
+          code: 'fingerprint-unchecked',
+          severity: 'info',
+          message: `ephemeral checkpoint (fingerprint ${cp.fingerprint}); pass --fingerprint <hash> to check it against your flow version`,
+        })
+      }
+    }
+  }
+  const ho = v.handover
+  if (ho && !ho.ownerAlive) {
+    findings.push({
+      code: 'handover-pending',
+      severity: 'info',
+      message: `an async conversation ${JSON.stringify(ho.name)} of ${ho.replicaId} (gone) waits: the next replica to take the chat applies its handover fallback`,
+    })
+  }
+  const problems = findings.filter((f) => f.severity === 'problem')
+  const warnings = findings.filter((f) => f.severity === 'warning')
+  const idle = !h && v.tickets.length === 0
+  const verdict: Explanation['verdict'] = problems.length ? 'stuck' : warnings.length ? 'attention' : idle ? 'idle' : 'ok'
+  const summary =
+    verdict === 'stuck'
+      ? `stuck: ${problems[0]!.message}`
+      : verdict === 'attention'
+        ? `moving, but: ${warnings[0]!.message}`
+        : verdict === 'idle'
+          ? `idle: nobody holds the turn and nothing waits${v.lastHolder ? ` (last holder ${v.lastHolder.replicaId})` : ''}`
+          : h
+            ? `ok: ${h.replicaId} holds the turn${v.tickets.length ? `, ${v.tickets.length} waiting` : ''}`
+            : `ok: ${v.tickets.length} waiting, granted at the next poll`
+  return { verdict, summary, findings }
+}
+
+/** Quote a key for a shell command line when it needs it. */
+export function shellWord(s: string): string {
+  return /^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`
+}
+
+// ---------------------------------------------------------------- providers and other leads
+
+/** `whatsapp` → `provider:whatsapp`; a name that already starts with `provider:` is kept. */
+export function providerLeadName(name: string): string {
+  return name.startsWith('provider:') ? name : `provider:${name}`
+}
+
+export interface StandbyRow {
+  replicaId: string
+  incarnation: string
+  alive: boolean
+  /** Until its candidacy lapses unless refreshed. */
+  deadlineInMs: number
+}
+
+export interface LeadRow {
+  kind: LeaseKindLabel
+  key: string
+  /** The leader (null: nobody leads). */
+  replicaId: string | null
+  incarnation: string | null
+  fence: number | null
+  expiresInMs: number | null
+  holderAlive: boolean | null
+  /** Redis ms since the leader leads. */
+  sinceMs: number | null
+  leadingForMs: number | null
+  lastRenewalAgoMs: number | null
+  previousHolder: Holder | null
+  lastHolder: Holder | null
+  /** Since nobody leads (the last holder let go or expired). */
+  vacantForMs: number | null
+  /** How long the last handover took (let go → next grant). */
+  lastHandoverMs: number | null
+  pendingYield: null | { by: string; target: string | null; expiresInMs: number; requestedAgoMs: number }
+  /** Replicas campaigning for it, other than the leader, whose candidacy has not lapsed. */
+  standbys: StandbyRow[]
+}
+
+export function leadRow(l: LeadSnapshot, replicas: ReplicaSnapshot[], nowMs: number): LeadRow {
+  const live = liveness(replicas, nowMs)
+  const h = l.holder
+  const y = l.yieldRequest && l.yieldRequest.expiresAtMs > nowMs ? l.yieldRequest : null
+  return {
+    kind: leadKind(l.key),
+    key: l.key,
+    replicaId: h?.replicaId ?? null,
+    incarnation: h?.incarnation ?? null,
+    fence: l.fence,
+    expiresInMs: h ? h.expiresAtMs - nowMs : null,
+    holderAlive: h ? live.isAlive(h) : null,
+    sinceMs: h?.sinceMs || null,
+    leadingForMs: h?.sinceMs ? nowMs - h.sinceMs : null,
+    lastRenewalAgoMs: h?.lastRenewalMs ? nowMs - h.lastRenewalMs : null,
+    previousHolder: l.previousHolder,
+    lastHolder: l.lastHolder,
+    vacantForMs: !h && l.releasedAtMs ? nowMs - l.releasedAtMs : null,
+    lastHandoverMs: l.lastHandoverMs,
+    pendingYield: y
+      ? { by: y.by, target: y.target, expiresInMs: y.expiresAtMs - nowMs, requestedAgoMs: y.requestedAtMs ? nowMs - y.requestedAtMs : 0 }
+      : null,
+    standbys: l.candidates
+      .filter((c) => c.incarnation !== h?.incarnation && c.deadlineMs > nowMs)
+      .map((c) => ({ replicaId: c.replicaId, incarnation: c.incarnation, alive: live.isAlive(c), deadlineInMs: c.deadlineMs - nowMs })),
+  }
+}
+
+export function leadRows(leads: LeadSnapshot[], replicas: ReplicaSnapshot[], nowMs: number, kinds?: LeaseKindLabel[]): LeadRow[] {
+  return leads
+    .filter((l) => !kinds || kinds.includes(leadKind(l.key)))
+    .map((l) => leadRow(l, replicas, nowMs))
+    .sort((a, b) => byText(a.key, b.key))
+}
+
+// ---------------------------------------------------------------- locks
+
+export interface LockRow {
+  kind: 'lock'
+  key: string
+  /** The live replica whose host:pid is the owner, when there is one. */
+  replicaId: string | null
+  incarnation: string | null
+  owner: string | null
+  fence: number | null
+  held: boolean
+  expiresInMs: number | null
+  heldForMs: number | null
+  holderAlive: boolean | null
+  releasedAgoMs: number | null
+}
+
+export function lockRows(locks: LockSnapshot[], replicas: ReplicaSnapshot[], nowMs: number): LockRow[] {
+  const live = liveness(replicas, nowMs)
+  return locks
+    .map((k): LockRow => {
+      const r = k.holder ? live.byOwner(k.holder.owner) : null
+      return {
+        kind: 'lock',
+        key: k.key,
+        replicaId: r?.replicaId ?? null,
+        incarnation: r?.incarnation ?? null,
+        owner: k.holder?.owner ?? null,
+        fence: k.fence,
+        held: Boolean(k.holder && k.holder.expiresAtMs > nowMs),
+        expiresInMs: k.holder ? k.holder.expiresAtMs - nowMs : null,
+        heldForMs: k.holder?.acquiredAtMs ? nowMs - k.holder.acquiredAtMs : null,
+        holderAlive: k.holder ? (r ? true : null) : null,
+        releasedAgoMs: k.releasedAtMs ? nowMs - k.releasedAtMs : null,
+      }
+    })
+    .sort((a, b) => byText(a.key, b.key))
+}
+
+// ---------------------------------------------------------------- checkpoints and handover markers
+
+export interface CheckpointRow {
+  kind: 'checkpoint'
+  key: string
+  flow: string
+  step: string
+  revision: number
+  /** The writer. */
+  replicaId: string | null
+  incarnation: string | null
+  /** The writer's chat-turn fence (null: an unfenced write). */
+  fence: number | null
+  ownerAlive: boolean
+  updatedAgoMs: number | null
+  ephemeral: boolean
+  ttlMs: number | null
+  /** Ephemeral checkpoints: until Redis drops it (null for persistent ones). */
+  expiresInMs: number | null
+  fingerprint: string | null
+  answerBytes: number
+}
+
+export function checkpointRow(cp: FlowCheckpoint, nowMs: number, replicas: ReplicaSnapshot[], pttlMs?: number | null): CheckpointRow {
+  const live = liveness(replicas, nowMs)
+  const eph = cp.ephemeral
+  return {
+    kind: 'checkpoint',
+    key: cp.key,
+    flow: cp.flow,
+    step: cp.step,
+    revision: cp.revision,
+    replicaId: cp.owner?.replicaId ?? null,
+    incarnation: cp.owner?.incarnation ?? null,
+    fence: cp.owner?.fence ?? null,
+    ownerAlive: cp.owner ? live.isAlive(cp.owner) : false,
+    updatedAgoMs: cp.updatedAt ? nowMs - cp.updatedAt : null,
+    ephemeral: Boolean(eph),
+    ttlMs: eph?.ttlMs ?? null,
+    expiresInMs: eph ? (pttlMs ?? (cp.updatedAt ? cp.updatedAt + eph.ttlMs - nowMs : null)) : null,
+    fingerprint: eph?.fingerprint ?? null,
+    answerBytes: cp.answerBytes,
+  }
+}
+
+export function checkpointRows(
+  cps: FlowCheckpoint[],
+  replicas: ReplicaSnapshot[],
+  nowMs: number,
+  filter: { ephemeral?: boolean; persistent?: boolean; flow?: string } = {},
+): CheckpointRow[] {
+  return cps
+    .filter(
+      (c) =>
+        (!filter.ephemeral || c.ephemeral !== null) &&
+        (!filter.persistent || c.ephemeral === null) &&
+        (filter.flow === undefined || c.flow === filter.flow),
+    )
+    .map((c) => checkpointRow(c, nowMs, replicas))
+    .sort((a, b) => byText(a.key, b.key))
+}
+
+export interface HandoverRow {
+  kind: 'handover'
+  key: string
+  /** The async conversation's name. */
+  name: string
+  replicaId: string
+  incarnation: string
+  ownerAlive: boolean
+  waitingForMs: number | null
+  updatedAgoMs: number | null
+}
+
+export function handoverRow(m: HandoverMarker, nowMs: number, replicas: ReplicaSnapshot[]): HandoverRow {
+  const live = liveness(replicas, nowMs)
+  return {
+    kind: 'handover',
+    key: m.key,
+    name: m.name,
+    replicaId: m.replicaId,
+    incarnation: m.incarnation,
+    ownerAlive: live.isAlive(m),
+    waitingForMs: m.since ? nowMs - m.since : null,
+    updatedAgoMs: m.updatedAt ? nowMs - m.updatedAt : null,
+  }
+}
+
+export function handoverRows(markers: HandoverMarker[], replicas: ReplicaSnapshot[], nowMs: number): HandoverRow[] {
+  return markers.map((m) => handoverRow(m, nowMs, replicas)).sort((a, b) => byText(a.key, b.key))
+}
+
+// ---------------------------------------------------------------- doctor helpers
+
+export interface StaleTicketRow {
+  key: string
+  ticket: number
+  replicaId: string
+  incarnation: string
+  state: Exclude<TicketState, 'alive'>
+  waitedMs: number
+}
+
+/** Queued tickets of replicas that are gone, restarted or stopped polling (doctor, dashboard). */
+export function staleTickets(chats: ChatSnapshot[], replicas: ReplicaSnapshot[], nowMs: number): StaleTicketRow[] {
+  const live = liveness(replicas, nowMs)
+  const out: StaleTicketRow[] = []
+  for (const c of chats) {
+    for (const t of c.tickets) {
+      const state = ticketState(t, live, nowMs)
+      if (state !== 'alive') out.push({ key: c.key, ticket: t.ticket, replicaId: t.replicaId, incarnation: t.incarnation, state, waitedMs: nowMs - t.enqueuedAtMs })
+    }
+  }
+  return out
+}
+
+/** Leases of every kind whose holder no longer beats but Redis still honours (zombie holders). */
+export function zombieLeases(rows: LeaseRow[]): LeaseRow[] {
+  return rows.filter((r) => r.holderAlive === false && r.expiresInMs > 0)
+}

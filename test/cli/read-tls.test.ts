@@ -1,0 +1,79 @@
+/**
+ * The read side over TLS: a redis-server with --tls-port and a certificate made here with openssl,
+ * `rediss://` and `--tls-ca`; without the CA the certificate is refused (one line, exit 4).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { RedisCoordinator } from '../../src/index.js'
+import { freePort, uniquePrefix } from '../helpers/redis.js'
+import { parseJson, runCli } from '../helpers/cli.js'
+
+type J = Record<string, any> // eslint-disable-line @typescript-eslint/no-explicit-any
+
+function makeCerts(dir: string): void {
+  const ssl = (...args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: 'ignore' })
+  ssl('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '2', '-subj', '/CN=botmesh test CA', '-keyout', 'ca.key', '-out', 'ca.crt')
+  ssl('req', '-newkey', 'rsa:2048', '-nodes', '-subj', '/CN=127.0.0.1', '-keyout', 'server.key', '-out', 'server.csr')
+  writeFileSync(join(dir, 'ext.cnf'), 'subjectAltName=IP:127.0.0.1,DNS:localhost\n')
+  ssl('x509', '-req', '-in', 'server.csr', '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-days', '2', '-extfile', 'ext.cnf', '-out', 'server.crt')
+}
+
+describe('over TLS', () => {
+  let dir: string
+  let server: ChildProcess
+  let url: string
+  let c: RedisCoordinator
+  const prefix = uniquePrefix('tls')
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'botmesh-tls-'))
+    makeCerts(dir)
+    const port = await freePort()
+    server = spawn(
+      'redis-server',
+      ['--port', '0', '--tls-port', String(port), '--bind', '127.0.0.1', '--tls-cert-file', 'server.crt', '--tls-key-file', 'server.key',
+        '--tls-ca-cert-file', 'ca.crt', '--tls-auth-clients', 'no', '--save', '', '--appendonly', 'no', '--dir', dir],
+      { cwd: dir, stdio: 'ignore' },
+    )
+    url = `rediss://127.0.0.1:${port}`
+    c = new RedisCoordinator({ url, tlsCaFile: join(dir, 'ca.crt'), prefix, replicaId: 'pod-tls', leaseMs: 30_000 })
+    for (let i = 0; ; i++) {
+      try {
+        await c.start()
+        break
+      } catch (err) {
+        if (i > 100) throw err
+        await new Promise((r) => setTimeout(r, 100))
+      }
+    }
+    await c.acquireTurn('chat:tls')
+  })
+  afterAll(async () => {
+    await c?.stop().catch(() => {})
+    server?.kill('SIGTERM')
+    if (dir) rmSync(dir, { recursive: true, force: true })
+  })
+
+  it('rediss:// with --tls-ca: listings and inspection work', async () => {
+    const base = ['--url', url, '--tls-ca', join(dir, 'ca.crt'), '--prefix', prefix]
+    const [leases, table, inspect] = await Promise.all([
+      runCli([...base, 'leases', 'ls', '--json']),
+      runCli([...base, 'chat', 'ls']),
+      runCli([...base, 'chat', 'inspect', 'chat:tls', '--json'], { env: { REDIS_TLS_CA: join(dir, 'ca.crt') } }),
+    ])
+    expect(leases.code).toBe(0)
+    expect(parseJson<J>(leases).leases).toEqual([expect.objectContaining({ kind: 'chat', key: 'chat:tls', replicaId: 'pod-tls', incarnation: c.incarnation })])
+    expect(table.stdout).toMatch(/chat:tls\s+pod-tls/)
+    expect(parseJson<J>(inspect).chat).toMatchObject({ key: 'chat:tls', replicaId: 'pod-tls' })
+  })
+
+  it('without the CA the server certificate is refused: one line, exit 4', async () => {
+    const r = await runCli(['--url', url, '--prefix', prefix, 'leases', 'ls'], { env: { REDIS_TLS_CA: undefined } })
+    expect(r.code).toBe(4)
+    expect(r.stderr.trimEnd().split('\n')).toHaveLength(1)
+    expect(r.stderr).toMatch(/certificate/i)
+  })
+})

@@ -1,0 +1,290 @@
+import { describe, expect, it } from 'vitest'
+import type { ChatDetail, ChatSnapshot, LeadSnapshot, LockSnapshot, ReplicaSnapshot } from '../../src/index.js'
+import {
+  chatRows,
+  chatView,
+  checkpointRows,
+  explainChat,
+  filterLeases,
+  leadRow,
+  leaseRows,
+  lockRows,
+  providerLeadName,
+  shellWord,
+  sortLeases,
+  staleTickets,
+  zombieLeases,
+} from '../../src/state/views.js'
+
+const NOW = 1_800_000_000_000
+const F = 1_795_000_000_000_000
+
+function replica(replicaId: string, incarnation: string, extra: Partial<ReplicaSnapshot> = {}): ReplicaSnapshot {
+  return {
+    replicaId,
+    incarnation,
+    info: { host: `h-${replicaId}`, pid: 10, version: '0.1.0', startedAt: NOW - 60_000, leaseMs: 15_000 },
+    stats: { turnsGranted: 0, waitingNow: 0, waitP99Ms: null, leasesLost: 0, leadsHeld: 0, turnsHeld: 0 },
+    leases: { held: [], waiting: [], more: 0 },
+    beatAtMs: NOW - 1000,
+    expiresAtMs: NOW + 14_000,
+    clockSkewMs: 3,
+    evictedIncarnation: null,
+    ...extra,
+  }
+}
+
+function chat(key: string, o: Partial<ChatSnapshot> & { holder?: ChatSnapshot['holder'] } = {}): ChatSnapshot {
+  return { key, fence: F, holder: null, previousHolder: null, lastHolder: null, lastTicket: 0, skippedTickets: 0, tickets: [], ...o }
+}
+
+const held = (replicaId: string, incarnation: string, expiresInMs = 10_000) => ({
+  replicaId,
+  incarnation,
+  ticket: 1,
+  expiresAtMs: NOW + expiresInMs,
+  grantedAtMs: NOW - 5000,
+  lastRenewalMs: NOW - 1000,
+  waitedMs: 12,
+})
+
+const ticket = (t: number, replicaId: string, incarnation: string, deadlineInMs = 10_000, waitedMs = 2000) => ({
+  ticket: t,
+  replicaId,
+  incarnation,
+  deadlineMs: NOW + deadlineInMs,
+  enqueuedAtMs: NOW - waitedMs,
+})
+
+const A = replica('pod-a', 'inc-a')
+const B = replica('pod-b', 'inc-b')
+
+function detail(c: ChatSnapshot | null, extra: Partial<ChatDetail> = {}): ChatDetail {
+  return { chat: c, checkpoint: null, checkpointTtlMs: null, handover: null, nowMs: NOW, ...extra }
+}
+
+describe('lease rows', () => {
+  const lead = (key: string, h: LeadSnapshot['holder']): LeadSnapshot => ({
+    key,
+    fence: F + 1,
+    holder: h,
+    previousHolder: null,
+    lastHolder: null,
+    releasedAtMs: null,
+    lastHandoverMs: null,
+    yieldRequest: null,
+    candidates: [],
+  })
+  const lock: LockSnapshot = { key: 'invoice:run', fence: F + 2, holder: { owner: 'h-pod-b:10', expiresAtMs: NOW + 30_000, acquiredAtMs: NOW - 100 }, releasedAtMs: null }
+  const rows = leaseRows(
+    {
+      chats: [chat('chat:1', { holder: held('pod-a', 'inc-a') }), chat('chat:idle'), chat('chat:z', { holder: held('pod-gone', 'x', 3000) })],
+      leads: [
+        lead('provider:wa', { replicaId: 'pod-b', incarnation: 'inc-b', expiresAtMs: NOW + 9000, sinceMs: NOW - 100, lastRenewalMs: NOW - 50 }),
+        lead('scheduler:report', { replicaId: 'pod-a', incarnation: 'old-inc', expiresAtMs: NOW - 10, sinceMs: NOW - 100, lastRenewalMs: NOW - 50 }),
+        lead('job:x', null),
+      ],
+      locks: [lock, { key: 'free', fence: 1, holder: null, releasedAtMs: NOW - 5 }],
+      replicas: [A, B],
+    },
+    NOW,
+  )
+
+  it('has one row per held lease with the runtime name, kind, holder, fence and time left from Redis now', () => {
+    expect(rows.map((r) => [r.kind, r.key])).toEqual([
+      ['chat', 'chat:1'],
+      ['chat', 'chat:z'],
+      ['provider', 'provider:wa'],
+      ['scheduler', 'scheduler:report'],
+      ['lock', 'invoice:run'],
+    ])
+    expect(rows[0]).toEqual({
+      kind: 'chat',
+      key: 'chat:1',
+      replicaId: 'pod-a',
+      incarnation: 'inc-a',
+      owner: null,
+      fence: F,
+      expiresInMs: 10_000,
+      lastRenewalAgoMs: 1000,
+      heldForMs: 5000,
+      holderAlive: true,
+    })
+  })
+
+  it('knows dead and restarted holders, and maps a lock owner host:pid to its replica', () => {
+    const by = Object.fromEntries(rows.map((r) => [r.key, r]))
+    expect(by['chat:z']!.holderAlive).toBe(false)
+    expect(by['scheduler:report']!.holderAlive).toBe(false) // pod-a beats with another incarnation
+    expect(by['invoice:run']).toMatchObject({ replicaId: 'pod-b', incarnation: 'inc-b', owner: 'h-pod-b:10', holderAlive: true, lastRenewalAgoMs: null })
+  })
+
+  it('filters by kind, replica, expiring-within and stale; sorts', () => {
+    expect(filterLeases(rows, { kinds: ['provider', 'lock'] }).map((r) => r.key)).toEqual(['provider:wa', 'invoice:run'])
+    expect(filterLeases(rows, { replicaId: 'pod-a' }).map((r) => r.key)).toEqual(['chat:1', 'scheduler:report'])
+    expect(filterLeases(rows, { expiringWithinMs: 5000 }).map((r) => r.key)).toEqual(['chat:z', 'scheduler:report'])
+    expect(filterLeases(rows, { stale: true }).map((r) => r.key)).toEqual(['chat:z', 'scheduler:report'])
+    expect(sortLeases(rows, 'expires')[0]!.key).toBe('scheduler:report')
+    expect(sortLeases(rows, 'fence').at(-1)!.key).toBe('invoice:run')
+    expect(zombieLeases(rows).map((r) => r.key)).toEqual(['chat:z']) // scheduler:report already expired
+  })
+})
+
+describe('chat rows', () => {
+  it('lists chats with a holder or a queue, with queue length, oldest wait and stale tickets', () => {
+    const rows = chatRows(
+      [
+        chat('idle'),
+        chat('busy', { holder: held('pod-a', 'inc-a'), tickets: [ticket(2, 'pod-b', 'inc-b', 9000, 3000), ticket(3, 'pod-x', 'gone', 9000, 1000)] }),
+        chat('orphan-queue', { tickets: [ticket(5, 'pod-b', 'inc-b', 9000, 500)] }),
+      ],
+      [A, B],
+      NOW,
+    )
+    expect(rows.map((r) => r.key)).toEqual(['busy', 'orphan-queue'])
+    expect(rows[0]).toMatchObject({ kind: 'chat', replicaId: 'pod-a', incarnation: 'inc-a', fence: F, expiresInMs: 10_000, queueLength: 2, oldestWaitMs: 3000, staleTickets: 1, holderAlive: true })
+    expect(rows[1]).toMatchObject({ replicaId: null, incarnation: null, expiresInMs: null, queueLength: 1, oldestWaitMs: 500, staleTickets: 0 })
+    expect(staleTickets([chat('busy', { tickets: [ticket(3, 'pod-x', 'gone')] })], [A], NOW)).toEqual([
+      { key: 'busy', ticket: 3, replicaId: 'pod-x', incarnation: 'gone', state: 'dead', waitedMs: 2000 },
+    ])
+  })
+})
+
+describe('chat inspect --explain', () => {
+  const explain = (c: ChatSnapshot | null, replicas: ReplicaSnapshot[], extra: Partial<ChatDetail> = {}, fingerprint?: string) =>
+    explainChat(chatView(detail(c, extra), replicas, c?.key ?? 'chat:none'), { fingerprint })
+
+  it('ok when a live holder has the turn', () => {
+    const e = explain(chat('chat:1', { holder: held('pod-a', 'inc-a'), tickets: [ticket(2, 'pod-b', 'inc-b')] }), [A, B])
+    expect(e.verdict).toBe('ok')
+    expect(e.findings).toEqual([])
+  })
+
+  it('stuck: holder dead but its lease has not expired — names the wait and the fix', () => {
+    const e = explain(chat('chat:1', { holder: held('pod-gone', 'x', 8000), tickets: [ticket(2, 'pod-b', 'inc-b')] }), [B])
+    expect(e.verdict).toBe('stuck')
+    expect(e.findings[0]).toMatchObject({ code: 'holder-dead', severity: 'problem', fix: expect.stringContaining('chat release chat:1') })
+    expect(e.findings[0]!.message).toMatch(/8\.0s more/)
+  })
+
+  it('stuck: the holder restarted (same replicaId, new incarnation)', () => {
+    const e = explain(chat('chat:1', { holder: held('pod-a', 'old') }), [A])
+    expect(e.findings.map((f) => f.code)).toEqual(['holder-stale-incarnation'])
+  })
+
+  it('a dead or stale ticket at the head: blocks until its deadline, then skipped', () => {
+    const blocking = explain(chat('chat:1', { tickets: [ticket(4, 'pod-a', 'old', 5000), ticket(5, 'pod-b', 'inc-b')] }), [A, B])
+    expect(blocking.verdict).toBe('stuck')
+    expect(blocking.findings[0]).toMatchObject({ code: 'head-ticket-stale', severity: 'problem', fix: 'botmesh-coord chat skip chat:1 4' })
+    const passed = explain(chat('chat:1', { tickets: [ticket(4, 'pod-x', 'gone', -100)] }), [A])
+    expect(passed.findings[0]).toMatchObject({ code: 'head-ticket-dead', severity: 'warning' })
+    expect(passed.verdict).toBe('attention')
+  })
+
+  it('a queue without holder whose live head does not take the turn', () => {
+    const e = explain(chat('chat:1', { tickets: [ticket(4, 'pod-b', 'inc-b', 9000, 30_000)] }), [B])
+    expect(e.findings[0]).toMatchObject({ code: 'queue-without-holder', severity: 'problem' })
+    expect(explain(chat('chat:1', { tickets: [ticket(4, 'pod-b', 'inc-b', 9000, 20)] }), [B]).verdict).toBe('ok')
+  })
+
+  it('checkpoint fences: older than the holder (info), newer than the chat (problem); fingerprint mismatch only with --fingerprint', () => {
+    const cp = (fence: number, ephemeral: { ttlMs: number; fingerprint: string } | null = null) => ({
+      key: 'chat:1',
+      flow: 'order',
+      step: 'address',
+      state: {},
+      revision: 7,
+      owner: { replicaId: 'pod-b', incarnation: 'inc-b', fence },
+      updatedAt: NOW - 1000,
+      ephemeral,
+      answer: null,
+      answerBytes: 0,
+    })
+    const c = chat('chat:1', { holder: held('pod-a', 'inc-a') })
+    expect(explain(c, [A, B], { checkpoint: cp(F - 5) }).findings.map((f) => [f.code, f.severity])).toEqual([['checkpoint-older-fence', 'info']])
+    const newer = explain(c, [A, B], { checkpoint: cp(F + 5) })
+    expect(newer.verdict).toBe('stuck')
+    expect(newer.findings[0]!.code).toBe('checkpoint-newer-fence')
+    const eph = cp(F, { ttlMs: 60_000, fingerprint: 'abc' })
+    expect(explain(c, [A, B], { checkpoint: eph }).findings.map((f) => f.code)).toEqual(['fingerprint-unchecked'])
+    expect(explain(c, [A, B], { checkpoint: eph }, 'abc').findings).toEqual([])
+    const mism = explain(c, [A, B], { checkpoint: eph }, 'def')
+    expect(mism.findings[0]).toMatchObject({ code: 'fingerprint-mismatch', severity: 'problem' })
+  })
+
+  it('idle and unknown chats', () => {
+    expect(explain(chat('chat:1', { lastHolder: { replicaId: 'pod-a', incarnation: 'i' } }), [A]).verdict).toBe('idle')
+    expect(explain(null, [A]).verdict).toBe('unknown')
+  })
+})
+
+describe('providers, locks, checkpoints', () => {
+  it('a provider row: leader, standbys other than the leader, a pending yield, vacancy', () => {
+    const l: LeadSnapshot = {
+      key: 'provider:wa',
+      fence: F,
+      holder: { replicaId: 'pod-a', incarnation: 'inc-a', expiresAtMs: NOW + 5000, sinceMs: NOW - 60_000, lastRenewalMs: NOW - 10 },
+      previousHolder: { replicaId: 'pod-b', incarnation: 'inc-b' },
+      lastHolder: null,
+      releasedAtMs: null,
+      lastHandoverMs: 120,
+      yieldRequest: { by: 'ops@h', target: 'pod-b', expiresAtMs: NOW + 20_000, requestedAtMs: NOW - 1000 },
+      candidates: [
+        { replicaId: 'pod-a', incarnation: 'inc-a', deadlineMs: NOW + 9000 },
+        { replicaId: 'pod-b', incarnation: 'inc-b', deadlineMs: NOW + 9000 },
+        { replicaId: 'pod-c', incarnation: 'lapsed', deadlineMs: NOW - 1 },
+      ],
+    }
+    const r = leadRow(l, [A, B], NOW)
+    expect(r).toMatchObject({
+      kind: 'provider',
+      key: 'provider:wa',
+      replicaId: 'pod-a',
+      fence: F,
+      expiresInMs: 5000,
+      leadingForMs: 60_000,
+      lastHandoverMs: 120,
+      pendingYield: { by: 'ops@h', target: 'pod-b', expiresInMs: 20_000, requestedAgoMs: 1000 },
+      standbys: [{ replicaId: 'pod-b', incarnation: 'inc-b', alive: true, deadlineInMs: 9000 }],
+    })
+    const vacant = leadRow({ ...l, holder: null, releasedAtMs: NOW - 3000, yieldRequest: null }, [B], NOW)
+    expect(vacant).toMatchObject({ replicaId: null, expiresInMs: null, vacantForMs: 3000, pendingYield: null })
+  })
+
+  it('bare provider names', () => {
+    expect(providerLeadName('whatsapp')).toBe('provider:whatsapp')
+    expect(providerLeadName('provider:whatsapp')).toBe('provider:whatsapp')
+  })
+
+  it('lock rows: held, free, owner mapping', () => {
+    const rows = lockRows(
+      [
+        { key: 'b', fence: 2, holder: { owner: 'elsewhere:1', expiresAtMs: NOW - 1, acquiredAtMs: NOW - 10 }, releasedAtMs: null },
+        { key: 'a', fence: 1, holder: { owner: 'h-pod-a:10', expiresAtMs: NOW + 100, acquiredAtMs: NOW - 10 }, releasedAtMs: null },
+      ],
+      [A],
+      NOW,
+    )
+    expect(rows.map((r) => [r.key, r.held, r.replicaId, r.holderAlive])).toEqual([
+      ['a', true, 'pod-a', true],
+      ['b', false, null, null],
+    ])
+  })
+
+  it('checkpoint rows and filters', () => {
+    const base = { flow: 'order', step: 's', state: {}, revision: 1, owner: null, updatedAt: NOW - 1000, answer: null, answerBytes: 0 }
+    const cps = [
+      { ...base, key: 'x', ephemeral: { ttlMs: 60_000, fingerprint: 'fp' } },
+      { ...base, key: 'y', flow: 'signup', ephemeral: null },
+    ]
+    expect(checkpointRows(cps, [], NOW, { ephemeral: true })).toEqual([
+      expect.objectContaining({ key: 'x', ephemeral: true, expiresInMs: 59_000, fingerprint: 'fp', kind: 'checkpoint' }),
+    ])
+    expect(checkpointRows(cps, [], NOW, { flow: 'signup' }).map((r) => r.key)).toEqual(['y'])
+  })
+
+  it('shell quoting for suggested commands', () => {
+    expect(shellWord('chat:42')).toBe('chat:42')
+    expect(shellWord("it's x")).toBe(`'it'\\''s x'`)
+  })
+})
