@@ -1,6 +1,288 @@
-import type { Command } from 'commander'
+import { Command, Option } from 'commander'
+import { DEFAULT_URL, SCHEMA_VERSION, maskUrl, parseDuration, type Layout } from '../lib.js'
+import { globalOptions } from '../context.js'
+import { run } from '../run.js'
+import { CliError, usage } from '../output/errors.js'
+import { EXIT } from '../output/exit-codes.js'
+import { validatePrefixForCli } from '../lib.js'
+import { makeColour } from '../output/colour.js'
+import { request, type ControlReply, type ControlRequest } from './control.js'
+import { Demo, PROVIDER, type Summary } from './orchestrator.js'
+import { findOnPath, probeRedis, startThrowawayRedis, type ThrowawayRedis } from './redis-server.js'
 
-/** `demo`: real replicas on a local Redis (demo issue). null until built. */
-export function demoCommand(): Command | null {
-  return null
+/** What the demo passes to the dashboard (commands/tui/dashboard.tsx, RunDashboardOptions). */
+export interface DemoDashboardOptions {
+  url: string
+  prefix: string
+  layout: Layout
+  /** Log file of each replica, listed in the dashboard's help screen. */
+  logFiles: Record<string, string>
+  color?: boolean
+  /** The running demo's rehearsal actions (kill, freeze, start, …), for dashboard keys that want them. */
+  demo: { control(req: ControlRequest): Promise<ControlReply> }
+}
+type RunDashboard = (options: DemoDashboardOptions) => Promise<void>
+
+/** The dashboard, loaded only when the demo opens it (ink and react stay out of --no-tui runs); null if it cannot load. */
+async function loadDashboard(): Promise<RunDashboard | null> {
+  try {
+    const mod = (await import('../tui/dashboard.js')) as { runDashboard?: RunDashboard }
+    return typeof mod.runDashboard === 'function' ? mod.runDashboard : null
+  } catch {
+    return null
+  }
+}
+
+/** The demo's prefix: `demo` unless --prefix / BOTMESH_PREFIX was given. */
+function demoPrefix(cmd: Command): string {
+  const source = cmd.getOptionValueSourceWithGlobals('prefix')
+  return validatePrefixForCli(source === 'cli' || source === 'env' ? globalOptions(cmd).prefix : 'demo')
+}
+
+function positiveInt(name: string, v: string, max = 1000): number {
+  const n = Number(v)
+  if (!Number.isInteger(n) || n < 1 || n > max) throw usage(`--${name} must be a whole number from 1 to ${max}, not ${v}`)
+  return n
+}
+
+function ms(name: string, v: string): number {
+  try {
+    const n = parseDuration(/^\d+$/.test(v) ? Number(v) : v, `--${name}`)
+    if (n < 300) throw usage(`--${name} must be at least 300ms`)
+    return n
+  } catch (err) {
+    if (err instanceof CliError) throw err
+    throw usage(err instanceof Error ? err.message : String(err))
+  }
+}
+
+interface DemoFlags {
+  replicas: string
+  chats: string
+  rate: string
+  leaseMs: string
+  providerDownMs: string
+  duration?: string
+  tui: boolean
+}
+
+/** One summary line for people. */
+function summaryLine(s: Summary, c: ReturnType<typeof makeColour>): string {
+  const time = s.t.slice(11, 19)
+  const reps = s.replicas
+    .map((r) => {
+      const tag = r.state === 'running' ? '' : r.state === 'frozen' ? c.cyan(' frozen') : c.red(` ${r.state}`)
+      return `${r.replicaId} ${r.handled}${tag}`
+    })
+    .join('  ')
+  const leader = s.provider.leader ? `${c.bold(s.provider.leader)} fence ${s.provider.fence}` : c.yellow('none')
+  const lock = s.lock.holder ? `${s.lock.holder} fence ${s.lock.fence}` : '-'
+  const lost = s.leaseLosses ? c.red(String(s.leaseLosses)) : '0'
+  return (
+    `${c.dim(time)}  msgs ${s.messages.handled} (+${s.messages.perSecond}/s)  ${reps}  ` +
+    `${PROVIDER} ${leader}  lock ${lock}  lease-lost ${lost}  handovers ${s.handovers.total}` +
+    (s.messages.lost ? `  lost ${s.messages.lost}` : '')
+  )
+}
+
+async function runDemo(cmd: Command, flags: DemoFlags): Promise<number> {
+  const g = globalOptions(cmd)
+  const prefix = demoPrefix(cmd)
+  const json = Boolean(g.json)
+  const c = makeColour({ color: g.color })
+  const out = (l: string) => process.stdout.write(`${l}\n`)
+  const err = (l: string) => process.stderr.write(`${json ? l : c.dim(l)}\n`)
+  const replicas = positiveInt('replicas', flags.replicas, 20)
+  const chats = positiveInt('chats', flags.chats, 10_000)
+  const rate = Number(flags.rate)
+  if (!Number.isFinite(rate) || rate <= 0 || rate > 2000) throw usage(`--rate must be a number of messages per second from 0 to 2000, not ${flags.rate}`)
+  const leaseMs = ms('lease-ms', flags.leaseMs)
+  const providerDownMs = ms('provider-down-ms', flags.providerDownMs)
+  const durationS = flags.duration === undefined ? null : Number(flags.duration)
+  if (durationS !== null && !(durationS > 0)) throw usage(`--duration must be a positive number of seconds`)
+
+  // Redis: --url if it answers; otherwise a throwaway redis-server when --url was not chosen explicitly.
+  let url = g.url || DEFAULT_URL
+  const urlSource = cmd.getOptionValueSourceWithGlobals('url')
+  let layout: Layout
+  let throwaway: ThrowawayRedis | null = null
+  const probe = await probeRedis(url)
+  if ('layout' in probe) layout = g.layout === 'standalone' || g.layout === 'cluster' ? g.layout : probe.layout
+  else {
+    const bin = findOnPath('redis-server')
+    if (urlSource === 'cli' || urlSource === 'env') {
+      throw new CliError(`no Redis answers at ${maskUrl(url)} (${probe.error}); the demo starts its own redis-server only when --url / REDIS_URL is not set`, EXIT.unreachable)
+    }
+    if (!bin) {
+      throw new CliError(
+        `no Redis at ${maskUrl(url)} and no redis-server on PATH: install Redis (apt-get install -y redis-server, or brew install redis) or point --url at one`,
+        EXIT.unreachable,
+      )
+    }
+    throwaway = await startThrowawayRedis(bin)
+    url = throwaway.url
+    layout = 'standalone'
+  }
+
+  let demo: Demo
+  try {
+    demo = new Demo({ url, prefix, layout, replicas, chats, rate, leaseMs, providerDownMs, redis: throwaway, json, out, err })
+  } catch (e) {
+    await throwaway?.stop()
+    throw e
+  }
+
+  // Ctrl-C / SIGTERM: stop everything, by pid. A second one kills what is left at once.
+  let signalled: NodeJS.Signals | null = null
+  let wake: () => void = () => {}
+  const stopped = new Promise<void>((resolve) => (wake = resolve))
+  const onSignal = (s: NodeJS.Signals) => {
+    if (signalled) {
+      for (const pid of demo.pids()) {
+        try {
+          process.kill(pid, 'SIGKILL')
+        } catch {
+          // gone
+        }
+      }
+      process.exit(130)
+    }
+    signalled = s
+    wake()
+  }
+  process.on('SIGINT', onSignal)
+  process.on('SIGTERM', onSignal)
+
+  try {
+    await demo.start()
+  } catch (e) {
+    await demo.stop()
+    throw e
+  }
+
+  const st = demo.state()
+  const p = prefix === 'demo' ? '' : ` --prefix ${prefix}`
+  if (json) {
+    out(JSON.stringify({ schemaVersion: SCHEMA_VERSION, kind: 'demo-start', ...st, url: maskUrl(url), pids: demo.pids() }))
+  } else {
+    const where = throwaway ? `a throwaway redis-server at ${url} (pid ${throwaway.pid})` : maskUrl(url)
+    out(`${c.bold('botmesh-coord demo')}: ${replicas} replicas on ${where}, prefix ${prefix}, lease ${formatMs(leaseMs)}, ${rate} msg/s over ${chats} chats`)
+    for (const r of st.replicas) out(`  ${r.replicaId}  pid ${r.pid}  log ${r.log}`)
+    out(c.dim(`rehearse from another terminal: botmesh-coord${p} demo kill r2 | freeze r2 8 | start r2 | close-transport | open-transport | yield`))
+    out(c.dim(`look with: botmesh-coord --url ${maskUrl(url)} --prefix ${prefix} replicas ls      Ctrl-C stops everything`))
+  }
+
+  let tui = flags.tui && !json && Boolean(process.stdout.isTTY)
+  const dashboard = tui ? await loadDashboard() : null
+  if (tui && !dashboard) {
+    err('the dashboard could not be loaded: showing one summary line per second instead (--no-tui)')
+    tui = false
+  }
+  if (durationS !== null) setTimeout(() => wake(), durationS * 1000).unref()
+
+  let dashboardDone = false
+  if (dashboard) {
+    await Promise.race([
+      dashboard({ url, prefix, layout, logFiles: demo.logs, color: g.color, demo: { control: (req) => demo.control(req) } }).finally(() => (dashboardDone = true)),
+      stopped,
+    ])
+  } else {
+    const timer = setInterval(() => {
+      void demo.summary().then((s) => {
+        if (signalled) return
+        out(json ? JSON.stringify({ schemaVersion: SCHEMA_VERSION, ...s }) : summaryLine(s, c))
+      })
+    }, 1000)
+    await stopped
+    clearInterval(timer)
+  }
+
+  if (!json) err(`stopping: ${demo.pids().map(String).join(' ')}`)
+  const pids = demo.pids()
+  await demo.stop()
+  process.off('SIGINT', onSignal)
+  process.off('SIGTERM', onSignal)
+  const logs = demo.logs
+  if (json) out(JSON.stringify({ schemaVersion: SCHEMA_VERSION, kind: 'demo-stop', stoppedPids: pids, logs }))
+  else out(`stopped ${pids.length} processes (${pids.join(', ')}); logs kept in ${Object.values(logs)[0]?.replace(/\/[^/]+$/, '')}`)
+  // Stopped by a signal or --duration while the dashboard still renders: it has no way to be closed
+  // from outside yet, so end the process here (ink restores the terminal on exit).
+  if (dashboard && !dashboardDone) process.exit(EXIT.ok)
+  return EXIT.ok
+}
+
+function formatMs(n: number): string {
+  return n % 1000 === 0 ? `${n / 1000}s` : `${n}ms`
+}
+
+/** A rehearsal sub-command: one request to the running demo, its answer on stdout. */
+function rehearsal(name: string, description: string, build: (args: string[], opts: Record<string, string>) => ControlRequest): Command {
+  const cmd: Command = new Command(name).description(description)
+  return cmd.action(
+    run(
+      async (_ctx, ...args: unknown[]) => {
+        const positional = args.slice(0, -1).map(String) // commander passes the arguments, then the options
+        const reply = await request(demoPrefix(cmd), build(positional, cmd.opts()))
+        if (globalOptions(cmd).json) process.stdout.write(`${JSON.stringify({ schemaVersion: SCHEMA_VERSION, kind: `demo-${name}`, ...reply })}\n`)
+        else if (reply.state) printStatus(reply)
+        else process.stdout.write(`${reply.message}\n`)
+        return reply.ok ? EXIT.ok : EXIT.conflict
+      },
+      { connect: false },
+    ),
+  )
+}
+
+function printStatus(reply: ControlReply): void {
+  const s = reply.state!
+  process.stdout.write(`demo pid ${s.pid}, prefix ${s.prefix}, ${s.url}${s.redis ? ` (throwaway redis-server pid ${s.redis.pid})` : ''}\n`)
+  for (const r of s.replicas) process.stdout.write(`  ${r.replicaId}  ${r.state.padEnd(8)} pid ${r.pid ?? '-'}  log ${r.log}\n`)
+}
+
+/** `demo`: real replicas on a local Redis, the dashboard on them, and incident rehearsal. */
+export function demoCommand(): Command {
+  const demo: Command = new Command('demo')
+    .description('run real replicas on a local Redis (started if none) with the dashboard: a first look, and incident rehearsal')
+    .addOption(new Option('--replicas <n>', 'replica processes').default('3'))
+    .addOption(new Option('--chats <n>', 'chats the traffic goes to (the first tenth are hot)').default('20'))
+    .addOption(new Option('--rate <n>', 'inbound messages per second, over all replicas').default('10'))
+    .addOption(new Option('--lease-ms <ms>', 'lease length of every replica (failover time)').default('5s'))
+    .addOption(new Option('--provider-down-ms <ms>', 'a leader whose transport stays closed this long yields').default('5s'))
+    .addOption(new Option('--duration <seconds>', 'stop by itself after this long (scripts)'))
+    .addOption(new Option('--no-tui', 'no dashboard: one summary line per second (with --json: one JSON object per line)'))
+    .addHelpText(
+      'after',
+      `
+Uses --url if a Redis answers there; otherwise starts a throwaway redis-server (no persistence) and
+stops it on exit. The prefix is "demo" unless --prefix is given. Rehearse from another terminal:
+  botmesh-coord demo kill r2              SIGKILL a replica: its leases expire, its chats move
+  botmesh-coord demo freeze r2 8          SIGSTOP for 8 s, then SIGCONT
+  botmesh-coord demo start r2             start it again: same replicaId, new incarnation
+  botmesh-coord demo close-transport      the leader's transport closes: it yields after --provider-down-ms
+  botmesh-coord demo open-transport       it reopens (before the yield, nothing happens)
+  botmesh-coord demo yield [--to r3]      an operator's yield request (CoordinationAdmin.requestYield)
+  botmesh-coord demo status               replicas, pids and log files of the running demo`,
+    )
+  demo.action(run(async (_ctx, flags: DemoFlags) => runDemo(demo, flags), { connect: false }))
+
+  demo.addCommand(rehearsal('kill', 'SIGKILL a replica of the running demo', ([replica]) => ({ cmd: 'kill', replica })).argument('<replica>', 'r1, r2, …'))
+  demo.addCommand(
+    rehearsal('freeze', 'SIGSTOP a replica for some seconds, then SIGCONT', ([replica, seconds]) => {
+      const s = Number(seconds)
+      if (!(s > 0 && s <= 3600)) throw usage(`seconds must be a number from 1 to 3600, not ${seconds}`)
+      return { cmd: 'freeze', replica, seconds: s }
+    })
+      .argument('<replica>', 'r1, r2, …')
+      .argument('<seconds>', 'how long'),
+  )
+  demo.addCommand(rehearsal('start', 'start a stopped or killed replica again (new incarnation)', ([replica]) => ({ cmd: 'start', replica })).argument('<replica>', 'r1, r2, …'))
+  demo.addCommand(rehearsal('close-transport', `close the transport of ${PROVIDER} on its leader`, () => ({ cmd: 'close-transport' })))
+  demo.addCommand(rehearsal('open-transport', 'reopen a closed transport', () => ({ cmd: 'open-transport' })))
+  demo.addCommand(
+    rehearsal('yield', `ask the leader of ${PROVIDER} to step down`, (_a, o) => ({ cmd: 'yield', to: o.to })).addOption(
+      new Option('--to <replica>', 'only this standby may take the lead'),
+    ),
+  )
+  demo.addCommand(rehearsal('status', 'replicas, pids and log files of the running demo', () => ({ cmd: 'status' })))
+  return demo
 }

@@ -1,0 +1,497 @@
+/**
+ * The running demo: replica processes, the load balancer in front of them, the control socket for the
+ * rehearsal sub-commands, the summary, and an orderly stop that leaves nothing running.
+ */
+import { spawn, type ChildProcess } from 'node:child_process'
+import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { createServer, type Server, type Socket } from 'node:net'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { CoordinationAdmin, KeyLayout, StateReader, connect, formatDuration, maskUrl, type Layout } from '../lib.js'
+import type { RedisClient } from '../../src/scripts/runner.js'
+import { LoadBalancer } from './balancer.js'
+import { demoPaths, isAlive, type ControlReply, type ControlRequest, type DemoState } from './control.js'
+
+export const PROVIDER = 'provider:demo'
+export const JOB_LOCK = 'job:digest'
+
+export interface DemoOptions {
+  url: string
+  prefix: string
+  layout: Layout
+  replicas: number
+  chats: number
+  rate: number
+  leaseMs: number
+  providerDownMs: number
+  /** The throwaway redis-server, when the demo started one. */
+  redis: { pid: number; port: number; dir: string; stop(): Promise<void> } | null
+  json: boolean
+  out(line: string): void
+  err(line: string): void
+}
+
+type ReplicaState = 'starting' | 'running' | 'frozen' | 'dead' | 'stopped'
+
+interface Replica {
+  id: string
+  child: ChildProcess | null
+  pid: number | null
+  state: ReplicaState
+  incarnation: string | null
+  log: string
+  handled: number
+  failed: number
+  /** Messages sent and not answered yet, oldest first (send times). */
+  outstanding: number[]
+  lost: number
+  unfreezeTimer: NodeJS.Timeout | null
+  /** Resolves the pending `demo start` reply once the replica reports ready. */
+  onReady: (() => void) | null
+}
+
+export interface Summary {
+  kind: 'demo-summary'
+  t: string
+  elapsedMs: number
+  messages: { sent: number; handled: number; failed: number; lost: number; perSecond: number }
+  replicas: Array<{ replicaId: string; pid: number | null; state: ReplicaState; incarnation: string | null; handled: number; failed: number }>
+  provider: { name: string; leader: string | null; fence: number | null; standbys: string[] }
+  lock: { key: string; holder: string | null; fence: number | null }
+  leaseLosses: number
+  handovers: { total: number; byOutcome: Record<string, number> }
+  /** The replica that last answered each chat. */
+  servedBy: Record<string, string>
+}
+
+/** The package root (where package.json names botmesh-coord), from wherever this code was bundled. */
+function packageRoot(): string {
+  let dir = dirname(fileURLToPath(import.meta.url))
+  for (let i = 0; i < 6; i++) {
+    try {
+      if ((JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { name?: string }).name === 'botmesh-coord') return dir
+    } catch {
+      // not here
+    }
+    dir = dirname(dir)
+  }
+  throw new Error('cannot find the botmesh-coord package folder')
+}
+
+export function replicaProgram(): string {
+  return join(packageRoot(), 'dist', 'commands', 'demo', 'replica.js')
+}
+
+export class Demo {
+  private readonly opts: DemoOptions
+  private readonly replicas = new Map<string, Replica>()
+  private readonly balancer: LoadBalancer
+  private readonly paths: { state: string; socket: string }
+  private readonly logDir: string
+  private readonly program: string
+  private readonly redis: RedisClient
+  private readonly reader: StateReader
+  private readonly admin: CoordinationAdmin
+  private server: Server | null = null
+  private trafficTimer: NodeJS.Timeout | null = null
+  private readonly startedAt = Date.now()
+  private sent = 0
+  private leaseLosses = 0
+  private readonly handovers: Record<string, number> = {}
+  private readonly servedBy: Record<string, string> = {}
+  private lastHandled = 0
+  private stopping: Promise<void> | null = null
+
+  constructor(opts: DemoOptions) {
+    this.opts = opts
+    this.balancer = new LoadBalancer(opts.chats)
+    this.paths = demoPaths(opts.prefix)
+    this.program = replicaProgram()
+    if (!existsSync(this.program)) throw new Error(`${this.program} is missing: build first (npm run build)`)
+    this.logDir = mkdtempSync(join(tmpdir(), `botmesh-coord-demo-logs-`))
+    this.redis = connect({ url: opts.url, layout: opts.layout, connectionName: 'botmesh-coord-demo' })
+    this.redis.on('error', () => {})
+    this.reader = new StateReader(this.redis, new KeyLayout(opts.prefix, opts.layout), { timeoutMs: 2000 })
+    this.admin = new CoordinationAdmin({ redis: this.redis, prefix: opts.prefix, layout: opts.layout })
+    for (let i = 1; i <= opts.replicas; i++) {
+      const id = `r${i}`
+      this.replicas.set(id, {
+        id,
+        child: null,
+        pid: null,
+        state: 'stopped',
+        incarnation: null,
+        log: join(this.logDir, `${id}.log`),
+        handled: 0,
+        failed: 0,
+        outstanding: [],
+        lost: 0,
+        unfreezeTimer: null,
+        onReady: null,
+      })
+    }
+  }
+
+  get logs(): Record<string, string> {
+    return Object.fromEntries([...this.replicas.values()].map((r) => [r.id, r.log]))
+  }
+
+  /** Start the replicas, the control socket and the traffic; resolves once every replica is ready. */
+  async start(): Promise<void> {
+    await this.listen()
+    await Promise.all([...this.replicas.values()].map((r) => this.spawnReplica(r)))
+    this.writeState()
+    const interval = 50
+    let credit = 0
+    this.trafficTimer = setInterval(() => {
+      credit += (this.opts.rate * interval) / 1000
+      for (; credit >= 1; credit--) this.deliver()
+    }, interval)
+  }
+
+  // ---------------------------------------------------------------- replicas
+
+  private spawnReplica(r: Replica): Promise<void> {
+    const fd = openSync(r.log, 'a')
+    const o = this.opts
+    // Detached (its own process group): Ctrl-C reaches the demo only, which stops replicas in order.
+    const child = spawn(
+      process.execPath,
+      [
+        this.program,
+        '--url', o.url,
+        '--prefix', o.prefix,
+        '--layout', o.layout,
+        '--replica-id', r.id,
+        '--lease-ms', String(o.leaseMs),
+        '--provider-down-ms', String(o.providerDownMs),
+      ],
+      { stdio: ['ignore', fd, fd, 'ipc'], detached: true, env: { ...process.env, NO_COLOR: '1' } },
+    )
+    closeSync(fd)
+    r.child = child
+    r.pid = child.pid ?? null
+    r.state = 'starting'
+    r.incarnation = null
+    r.outstanding = []
+    const ready = new Promise<void>((resolve) => {
+      const t = setTimeout(resolve, 10_000)
+      r.onReady = () => (clearTimeout(t), resolve())
+    })
+    child.on('message', (m: Record<string, unknown>) => this.onReplicaMessage(r, m))
+    child.on('error', () => {})
+    child.on('exit', (code, signal) => {
+      if (r.child !== child) return
+      if (r.unfreezeTimer) clearTimeout(r.unfreezeTimer)
+      r.unfreezeTimer = null
+      r.lost += r.outstanding.length // a message waiting on a replica that dies is lost (no durability here)
+      r.outstanding = []
+      r.state = this.stopping ? 'stopped' : 'dead'
+      r.child = null
+      r.onReady?.()
+      if (!this.stopping) this.opts.err(`${r.id} (pid ${r.pid}) exited${signal ? ` on ${signal}` : ` with code ${code}`}`)
+      this.writeState()
+    })
+    return ready
+  }
+
+  private onReplicaMessage(r: Replica, m: Record<string, unknown>): void {
+    switch (m.type) {
+      case 'ready':
+        r.incarnation = String(m.incarnation)
+        if (r.state === 'starting') r.state = 'running'
+        r.onReady?.()
+        r.onReady = null
+        this.writeState()
+        break
+      case 'handled':
+        r.outstanding.shift()
+        if (m.ok) {
+          r.handled++
+          this.servedBy[String(m.chat)] = r.id
+        } else r.failed++
+        break
+      case 'handover': {
+        const o = String(m.outcome)
+        this.handovers[o] = (this.handovers[o] ?? 0) + 1
+        break
+      }
+      case 'lease-lost':
+        this.leaseLosses++
+        break
+    }
+  }
+
+  /** Healthy for the load balancer: running, and not sitting on messages for longer than a lease. */
+  private healthy(): string[] {
+    const now = Date.now()
+    const ids: string[] = []
+    for (const r of this.replicas.values()) {
+      if (r.state !== 'running' || !r.child?.connected) continue
+      const oldest = r.outstanding[0]
+      if (oldest !== undefined && now - oldest > this.opts.leaseMs + 2000) continue // a failing health check
+      ids.push(r.id)
+    }
+    return ids
+  }
+
+  private deliver(): void {
+    const msg = this.balancer.next()
+    const id = this.balancer.route(msg.chat, this.healthy())
+    this.sent++
+    if (!id) return
+    const r = this.replicas.get(id)!
+    r.outstanding.push(Date.now())
+    r.child!.send({ type: 'message', ...msg }, undefined, undefined, () => {})
+  }
+
+  // ---------------------------------------------------------------- rehearsal
+
+  private replica(id: string | undefined): Replica {
+    const r = id ? this.replicas.get(id) : undefined
+    if (!r) throw new Error(`no replica ${JSON.stringify(id)} (the demo runs ${[...this.replicas.keys()].join(', ')})`)
+    return r
+  }
+
+  private async leader(): Promise<{ replica: Replica; fence: number | null } | null> {
+    const lead = await this.reader.lead(PROVIDER)
+    const id = lead?.holder?.replicaId
+    const r = id ? this.replicas.get(id) : undefined
+    return r ? { replica: r, fence: lead!.fence } : null
+  }
+
+  async control(req: ControlRequest): Promise<ControlReply> {
+    switch (req.cmd) {
+      case 'status':
+        return { ok: true, message: 'running', state: this.state() }
+      case 'kill': {
+        const r = this.replica(req.replica)
+        if (!r.child || !r.pid) return { ok: false, message: `${r.id} is not running (${r.state})` }
+        process.kill(r.pid, 'SIGKILL')
+        return { ok: true, message: `killed ${r.id} (pid ${r.pid}) with SIGKILL: its leases expire within ${formatDuration(this.opts.leaseMs)}` }
+      }
+      case 'freeze': {
+        const r = this.replica(req.replica)
+        const seconds = Number(req.seconds)
+        if (!r.child || !r.pid || r.state !== 'running') return { ok: false, message: `${r.id} is not running (${r.state})` }
+        process.kill(r.pid, 'SIGSTOP')
+        r.state = 'frozen'
+        const pid = r.pid
+        r.unfreezeTimer = setTimeout(() => {
+          r.unfreezeTimer = null
+          if (r.pid !== pid || r.state !== 'frozen') return
+          try {
+            process.kill(pid, 'SIGCONT')
+          } catch {
+            // gone
+          }
+          r.state = 'running'
+          this.writeState()
+        }, seconds * 1000)
+        this.writeState()
+        const note = seconds * 1000 > this.opts.leaseMs * 0.9 ? 'longer than the lease: it drops its turns and leads when it wakes' : 'within the lease'
+        return { ok: true, message: `froze ${r.id} (pid ${pid}) for ${seconds}s (${note})` }
+      }
+      case 'start': {
+        const r = this.replica(req.replica)
+        if (r.child) return { ok: false, message: `${r.id} is already running (pid ${r.pid})` }
+        await this.spawnReplica(r)
+        this.writeState()
+        return { ok: true, message: `started ${r.id} again (pid ${r.pid}, incarnation ${r.incarnation ?? '?'}): a new incarnation inherits nothing` }
+      }
+      case 'close-transport': {
+        const l = await this.leader()
+        if (!l || !l.replica.child) return { ok: false, message: `nobody leads ${PROVIDER} right now` }
+        l.replica.child.send({ type: 'transport', open: false })
+        return {
+          ok: true,
+          message: `closed the transport on ${l.replica.id} (leader of ${PROVIDER}, fence ${l.fence}): it yields after ${formatDuration(this.opts.providerDownMs)} unless reopened (demo open-transport)`,
+        }
+      }
+      case 'open-transport': {
+        for (const r of this.replicas.values()) r.child?.send({ type: 'transport', open: true })
+        return { ok: true, message: 'reopened the transport (wherever it was closed)' }
+      }
+      case 'yield': {
+        const res = await this.admin.requestYield(PROVIDER, { by: 'botmesh-coord demo', target: req.to ?? null })
+        if (res.status === 'requested') {
+          return { ok: true, message: `asked ${res.leader.replicaId} (fence ${res.fence}) to yield ${PROVIDER}${req.to ? ` to ${req.to}` : ''}` }
+        }
+        const why = {
+          'no-leader': `nobody leads ${PROVIDER} right now`,
+          'target-not-standing': `${req.to} is not a standby of ${PROVIDER} (is it the leader already, or not running?)`,
+          'fence-changed': `the leader of ${PROVIDER} changed meanwhile`,
+        }[res.status]
+        return { ok: false, message: `yield not requested: ${why}` }
+      }
+      default:
+        return { ok: false, message: `unknown request ${JSON.stringify((req as { cmd?: unknown }).cmd)}` }
+    }
+  }
+
+  private async listen(): Promise<void> {
+    const other = (() => {
+      try {
+        return JSON.parse(readFileSync(this.paths.state, 'utf8')) as DemoState
+      } catch {
+        return null
+      }
+    })()
+    if (other && other.pid !== process.pid && isAlive(other.pid)) {
+      throw new Error(`a demo is already running with prefix ${this.opts.prefix} (pid ${other.pid}); stop it first or use another --prefix`)
+    }
+    rmSync(this.paths.socket, { force: true }) // a stale socket of a demo that was killed
+    this.server = createServer((sock: Socket) => {
+      let buf = ''
+      sock.on('error', () => {})
+      sock.on('data', (d) => {
+        buf += d.toString()
+        const nl = buf.indexOf('\n')
+        if (nl < 0) return
+        let req: ControlRequest
+        try {
+          req = JSON.parse(buf.slice(0, nl)) as ControlRequest
+        } catch {
+          return void sock.end(`${JSON.stringify({ ok: false, message: 'not JSON' })}\n`)
+        }
+        this.control(req)
+          .catch((err: unknown) => ({ ok: false, message: err instanceof Error ? err.message : String(err) }))
+          .then((reply) => {
+            if (reply.ok && req.cmd !== 'status') this.opts.err(`control: ${reply.message}`)
+            sock.end(`${JSON.stringify(reply)}\n`)
+          })
+      })
+    })
+    await new Promise<void>((resolve, reject) => {
+      this.server!.once('error', reject)
+      this.server!.listen(this.paths.socket, () => resolve())
+    })
+  }
+
+  state(): DemoState {
+    return {
+      pid: process.pid,
+      prefix: this.opts.prefix,
+      url: maskUrl(this.opts.url),
+      layout: this.opts.layout,
+      socket: this.paths.socket,
+      startedAt: this.startedAt,
+      redis: this.opts.redis ? { pid: this.opts.redis.pid, port: this.opts.redis.port, dir: this.opts.redis.dir } : null,
+      replicas: [...this.replicas.values()].map((r) => ({ replicaId: r.id, pid: r.child ? r.pid : null, state: r.state, log: r.log, incarnation: r.incarnation })),
+    }
+  }
+
+  private writeState(): void {
+    if (this.stopping) return
+    try {
+      writeFileSync(this.paths.state, JSON.stringify(this.state(), null, 2))
+    } catch {
+      // best effort
+    }
+  }
+
+  // ---------------------------------------------------------------- summary
+
+  async summary(): Promise<Summary> {
+    const handled = [...this.replicas.values()].reduce((n, r) => n + r.handled, 0)
+    const perSecond = handled - this.lastHandled
+    this.lastHandled = handled
+    let provider: Summary['provider'] = { name: PROVIDER, leader: null, fence: null, standbys: [] }
+    let lock: Summary['lock'] = { key: JOB_LOCK, holder: null, fence: null }
+    try {
+      const [lead, lk] = await Promise.all([this.reader.lead(PROVIDER), this.reader.lock(JOB_LOCK)])
+      if (lead) {
+        provider = {
+          name: PROVIDER,
+          leader: lead.holder?.replicaId ?? null,
+          fence: lead.holder ? lead.fence : null,
+          standbys: lead.candidates.map((c) => c.replicaId).filter((id) => id !== lead.holder?.replicaId),
+        }
+      }
+      if (lk?.holder) {
+        // The lock records "host:pid" as its owner: name the replica with that pid.
+        const pid = Number(lk.holder.owner.split(':').pop())
+        const r = [...this.replicas.values()].find((x) => x.pid === pid)
+        lock = { key: JOB_LOCK, holder: r?.id ?? lk.holder.owner, fence: lk.fence }
+      }
+    } catch {
+      // Redis did not answer this second: the line shows '?'
+    }
+    return {
+      kind: 'demo-summary',
+      t: new Date().toISOString(),
+      elapsedMs: Date.now() - this.startedAt,
+      messages: {
+        sent: this.sent,
+        handled,
+        failed: [...this.replicas.values()].reduce((n, r) => n + r.failed, 0),
+        lost: [...this.replicas.values()].reduce((n, r) => n + r.lost, 0),
+        perSecond,
+      },
+      replicas: [...this.replicas.values()].map((r) => ({
+        replicaId: r.id,
+        pid: r.child ? r.pid : null,
+        state: r.state,
+        incarnation: r.incarnation,
+        handled: r.handled,
+        failed: r.failed,
+      })),
+      provider,
+      lock,
+      leaseLosses: this.leaseLosses,
+      handovers: { total: Object.values(this.handovers).reduce((a, b) => a + b, 0), byOutcome: { ...this.handovers } },
+      servedBy: { ...this.servedBy },
+    }
+  }
+
+  // ---------------------------------------------------------------- stop
+
+  /** Stop everything this demo started, by pid; resolves when nothing is left running. */
+  stop(): Promise<void> {
+    this.stopping ??= this.doStop()
+    return this.stopping
+  }
+
+  /** Every pid this demo has running now (replicas and its redis-server). */
+  pids(): number[] {
+    const pids = [...this.replicas.values()].filter((r) => r.child && r.pid).map((r) => r.pid!)
+    if (this.opts.redis) pids.push(this.opts.redis.pid)
+    return pids
+  }
+
+  private async doStop(): Promise<void> {
+    if (this.trafficTimer) clearInterval(this.trafficTimer)
+    this.server?.close()
+    rmSync(this.paths.socket, { force: true })
+    rmSync(this.paths.state, { force: true })
+    await Promise.all([...this.replicas.values()].map((r) => this.stopReplica(r)))
+    await this.admin.close().catch(() => {})
+    this.redis.disconnect()
+    await this.opts.redis?.stop()
+  }
+
+  private async stopReplica(r: Replica): Promise<void> {
+    const child = r.child
+    if (r.unfreezeTimer) clearTimeout(r.unfreezeTimer)
+    if (!child || !r.pid) return
+    const exited = new Promise<void>((resolve) => {
+      if (child.exitCode !== null || child.signalCode !== null) resolve()
+      else child.once('exit', () => resolve())
+    })
+    const signal = (s: NodeJS.Signals) => {
+      try {
+        process.kill(r.pid!, s)
+      } catch {
+        // already gone
+      }
+    }
+    signal('SIGCONT') // a frozen replica would not act on SIGTERM until continued
+    signal('SIGTERM') // orderly: coordinator.stop() releases its turns and leads
+    const timeout = new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), 6000).unref())
+    if ((await Promise.race([exited, timeout])) === 'timeout') {
+      signal('SIGKILL')
+      await exited
+    }
+  }
+}

@@ -1,0 +1,44 @@
+import React from 'react'
+import { Box, Text } from 'ink'
+import { truncate } from '../text.js'
+
+export interface HelpViewProps {
+  readOnly: boolean
+  width: number
+  height: number
+  logFiles?: Record<string, string>
+}
+
+const KEYS: Array<[string, string]> = [
+  ['tab ← →', 'move between panels (shift-tab: back)'],
+  ['↑ ↓ k j pgup pgdn', 'move between rows'],
+  ['/', 'filter chats and leases by key or replica (esc clears)'],
+  ['enter', 'open the chat: `chat inspect --explain` (esc back)'],
+  ['y', 'yield the provider: `provider yield <name> --if-fence`'],
+  ['r', 'release the chat: `chat release <key> --if-fence`'],
+  ['s', 'in a chat, skip the ticket: `chat skip <key> <t> --if-fence`'],
+  ['p', 'pause / resume refreshing'],
+  ['?', 'this help (any key closes it)'],
+  ['q ctrl-c', 'quit'],
+]
+
+export function HelpView({ readOnly, width, height, logFiles }: HelpViewProps): React.ReactElement {
+  const lines: string[] = ['KEYS', ...KEYS.map(([k, d]) => `  ${k.padEnd(18)} ${d}`)]
+  lines.push(
+    '',
+    readOnly
+      ? 'Read-only mode (--read-only / BOTMESH_READ_ONLY): y, r and s are disabled.'
+      : 'y, r, s ask first, show holder and fence; nothing is done if it moved.',
+    "Times are Redis's clock. A replica that vanishes stays listed as GONE 30s.",
+  )
+  for (const [id, file] of Object.entries(logFiles ?? {})) lines.push(`log of ${id}: ${file}`)
+  return (
+    <Box flexDirection="column" width={width}>
+      {lines.slice(0, Math.max(1, height)).map((l, i) => (
+        <Text key={i} bold={i === 0} wrap="truncate">
+          {truncate(l, width) || ' '}
+        </Text>
+      ))}
+    </Box>
+  )
+}

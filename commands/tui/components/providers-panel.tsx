@@ -1,0 +1,58 @@
+import React from 'react'
+import type { Column } from '../layout.js'
+import type { ProviderRow } from '../model.js'
+import { dur, fenceText } from '../text.js'
+import { Table, type Row } from './table.js'
+
+type K = 'key' | 'leader' | 'fence' | 'since' | 'standbys' | 'handover' | 'yield'
+
+const COLUMNS: Array<Column<K>> = [
+  { key: 'key', header: 'PROVIDER', width: 14, priority: 100, flex: true },
+  { key: 'leader', header: 'LEADER', width: 12, priority: 95 },
+  { key: 'fence', header: 'FENCE', width: 16, align: 'right', priority: 85 },
+  { key: 'since', header: 'SINCE', width: 7, align: 'right', priority: 60 },
+  { key: 'standbys', header: 'STANDBYS', width: 12, priority: 70 },
+  { key: 'handover', header: 'HANDOVER', width: 16, priority: 50 },
+  { key: 'yield', header: 'YIELD', width: 22, priority: 75 },
+]
+
+export function providerCells(p: ProviderRow): Row<K> {
+  return {
+    key: { text: p.key, bold: true },
+    leader: p.leader
+      ? { text: p.leader, tone: 'good', bold: true }
+      : { text: p.leaderlessForMs !== null ? `none ${dur(p.leaderlessForMs)}` : 'none', tone: 'bad' },
+    fence: { text: fenceText(p.fence) },
+    since: { text: dur(p.leadingForMs) },
+    standbys: { text: p.standbys.length ? p.standbys.join(',') : '-', tone: p.standbys.length ? undefined : 'warn' },
+    // "12s ago (340ms)": when the current leader took over, and how long nobody led.
+    handover: { text: p.lastHandover ? `${dur(p.lastHandover.agoMs)} ago (${dur(p.lastHandover.tookMs)})` : '-', tone: 'dim' },
+    yield: { text: p.pendingYield ?? '-', tone: p.pendingYield ? 'operator' : 'dim' },
+  }
+}
+
+export interface ProvidersPanelProps {
+  rows: ProviderRow[]
+  width: number
+  height: number
+  selected: number | null
+  focused: boolean
+  colour: boolean
+}
+
+export function ProvidersPanel(p: ProvidersPanelProps): React.ReactElement | null {
+  return (
+    <Table
+      // The YIELD column only matters while a request is pending.
+      columns={p.rows.some((r) => r.pendingYield) ? COLUMNS : COLUMNS.filter((c) => c.key !== 'yield')}
+      rows={p.rows.map(providerCells)}
+      width={p.width}
+      height={p.height}
+      selected={p.selected}
+      focused={p.focused}
+      colour={p.colour}
+      count={`(${p.rows.length})`}
+      empty="no leads held or campaigned for"
+    />
+  )
+}

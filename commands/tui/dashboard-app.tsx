@@ -1,0 +1,468 @@
+/**
+ * The dashboard's root: the one component that owns state (polling, selection, filter, views,
+ * confirmations) and handles keys. Everything it renders is a presentational component fed with rows
+ * from the pure model (model.ts) and layout decisions (layout.ts).
+ */
+import React, { useCallback, useEffect, useRef, useState } from 'react'
+import { Box, useApp, useInput, useStdout, type Key } from 'ink'
+import type { ChatDetail, ChatView, DashboardSnapshot, Explanation } from '../lib.js'
+import { describeError } from '../output/errors.js'
+import { usePolling } from './use-polling.js'
+import { advance, chatDetail, filterChats, filterExpiring, type DashboardModel, type Tone } from './model.js'
+import { PANELS, allocate, priorityFor, type PanelId } from './layout.js'
+import { cliEquivalent, type ActionOutcome, type Interventions } from './interventions.js'
+import { shortInc } from './text.js'
+import { Header, type Connection } from './components/header.js'
+import { Footer, footerLines, type FooterMode } from './components/footer.js'
+import { ReplicasPanel } from './components/replicas-panel.js'
+import { ProvidersPanel } from './components/providers-panel.js'
+import { ChatsPanel } from './components/chats-panel.js'
+import { ExpiringPanel } from './components/expiring-panel.js'
+import { EventsPanel } from './components/events-panel.js'
+import { ChatDetailView } from './components/chat-detail.js'
+import { HelpView } from './components/help-view.js'
+
+/** What the dashboard reads from and acts through (source.ts; a fake in tests). */
+export interface DashboardData {
+  url: string
+  prefix: string
+  layout: string
+  read(): Promise<DashboardSnapshot>
+  chat(key: string): Promise<ChatDetail>
+  commandsTotal(): number
+  interventions: Interventions
+}
+
+export interface DashboardAppProps {
+  source: DashboardData
+  intervalMs: number
+  readOnly: boolean
+  colour: boolean
+  /** A fixed size (tests); by default the terminal's, following resizes. */
+  size?: { columns: number; rows: number }
+  logFiles?: Record<string, string>
+  /** Local clock (tests). */
+  now?: () => number
+}
+
+/** At least this wide for the two-column layout. */
+export const WIDE = 160
+
+interface Refresh {
+  model: DashboardModel
+  detail: { key: string; data: ChatDetail | null; error: string | null } | null
+}
+
+interface Confirm {
+  /** What, to whom, at which fence. */
+  text: string
+  /** The same action on the command line. */
+  command: string
+  run: () => Promise<ActionOutcome>
+}
+
+type Selection = Record<PanelId, { index: number; key: string | null }>
+
+const emptySelection = (): Selection => ({
+  replicas: { index: 0, key: null },
+  providers: { index: 0, key: null },
+  chats: { index: 0, key: null },
+  expiring: { index: 0, key: null },
+  events: { index: 0, key: null },
+})
+
+function useTerminalSize(fixed?: { columns: number; rows: number }): { columns: number; rows: number } {
+  const { stdout } = useStdout()
+  const read = () => ({ columns: stdout.columns || 80, rows: stdout.rows || 24 })
+  const [size, setSize] = useState(read)
+  useEffect(() => {
+    if (fixed) return
+    const onResize = () => setSize(read())
+    stdout.on('resize', onResize)
+    return () => {
+      stdout.off('resize', onResize)
+    }
+  }, [stdout, fixed])
+  return fixed ?? size
+}
+
+const errLine = (err: unknown) => describeError(err).line
+
+export function DashboardApp(props: DashboardAppProps): React.ReactElement {
+  const { source, readOnly, colour } = props
+  const now = props.now ?? Date.now
+  const { exit } = useApp()
+  const size = useTerminalSize(props.size)
+
+  const [paused, setPaused] = useState(false)
+  const [focus, setFocus] = useState<PanelId>('chats')
+  const [selection, setSelection] = useState<Selection>(emptySelection)
+  const [filter, setFilter] = useState('')
+  const [editingFilter, setEditingFilter] = useState(false)
+  const [view, setView] = useState<'main' | 'detail' | 'help'>('main')
+  const [helpFrom, setHelpFrom] = useState<'main' | 'detail'>('main')
+  const [detailKey, setDetailKey] = useState<string | null>(null)
+  const [ticketIndex, setTicketIndex] = useState(0)
+  const [confirm, setConfirm] = useState<Confirm | null>(null)
+  const [busy, setBusy] = useState<string | null>(null)
+  const [message, setMessage] = useState<{ text: string; tone: Tone } | null>(null)
+
+  // The poll reads the dashboard and, in the detail view, the open chat; the model remembers the
+  // previous refresh (rates, gone replicas).
+  const modelRef = useRef<DashboardModel | null>(null)
+  const detailKeyRef = useRef<string | null>(null)
+  detailKeyRef.current = view === 'detail' || (view === 'help' && helpFrom === 'detail') ? detailKey : null
+  const read = useCallback(async (): Promise<Refresh> => {
+    const key = detailKeyRef.current
+    const [snap, detail] = await Promise.all([
+      source.read(),
+      key
+        ? source.chat(key).then(
+            (data) => ({ key, data, error: null }),
+            (err: unknown) => ({ key, data: null, error: errLine(err) }),
+          )
+        : Promise.resolve(null),
+    ])
+    const model = advance(modelRef.current, snap, { sampledAtMs: now(), commandsTotal: source.commandsTotal() })
+    modelRef.current = model
+    return { model, detail }
+  }, [source])
+  const poll = usePolling(read, { intervalMs: props.intervalMs, paused, now })
+  const model = poll.data?.model ?? null
+
+  // Rows as shown (the filter applies to chats and expiring leases).
+  const rows = {
+    replicas: model?.replicas ?? [],
+    providers: model?.providers ?? [],
+    chats: filterChats(model?.chats ?? [], filter),
+    expiring: filterExpiring(model?.expiring ?? [], filter),
+    events: model?.events ?? [],
+  }
+  const rowKeys: Record<PanelId, string[]> = {
+    replicas: rows.replicas.map((r) => r.replicaId),
+    providers: rows.providers.map((r) => r.key),
+    chats: rows.chats.map((r) => r.key),
+    expiring: rows.expiring.map((r) => `${r.kind}:${r.key}`),
+    events: rows.events.map((r) => r.id),
+  }
+  // The selection follows its row (by key) when rows move between refreshes.
+  const selectedIndex = (p: PanelId): number | null => {
+    const keys = rowKeys[p]
+    if (!keys.length) return null
+    const s = selection[p]
+    const byKey = s.key === null ? -1 : keys.indexOf(s.key)
+    return byKey >= 0 ? byKey : Math.min(s.index, keys.length - 1)
+  }
+  const select = (p: PanelId, index: number) => {
+    const keys = rowKeys[p]
+    if (!keys.length) return
+    const i = Math.max(0, Math.min(keys.length - 1, index))
+    setSelection((s) => ({ ...s, [p]: { index: i, key: keys[i] ?? null } }))
+  }
+
+  const detailData = poll.data?.detail && poll.data.detail.key === detailKey ? poll.data.detail : null
+  const [openedDetail, setOpenedDetail] = useState<Refresh['detail']>(null)
+  const currentDetail = detailData ?? (openedDetail?.key === detailKey ? openedDetail : null)
+  let detail: { view: ChatView; explanation: Explanation } | null = null
+  if (currentDetail?.data && model) detail = chatDetail(currentDetail.key, currentDetail.data, model.liveReplicas)
+  const tickets = detail?.view.tickets ?? []
+  const ticketSel = tickets.length ? Math.min(ticketIndex, tickets.length - 1) : null
+
+  const openChat = (key: string) => {
+    setDetailKey(key)
+    setTicketIndex(0)
+    setView('detail')
+    // Read it now rather than at the next tick.
+    source.chat(key).then(
+      (data) => setOpenedDetail({ key, data, error: null }),
+      (err: unknown) => setOpenedDetail({ key, data: null, error: errLine(err) }),
+    )
+  }
+
+  const act = (verb: string, build: () => Confirm | string) => {
+    if (readOnly) {
+      setMessage({ text: `read-only mode (--read-only / BOTMESH_READ_ONLY): ${verb} is disabled`, tone: 'warn' })
+      return
+    }
+    const c = build()
+    if (typeof c === 'string') setMessage({ text: c, tone: 'warn' })
+    else setConfirm(c)
+  }
+
+  // y acts on the provider selected in PROVIDER (or a lead in EXPIRING); with one provider, on it.
+  const yieldTarget = () => {
+    if (focus === 'expiring') {
+      const i = selectedIndex('expiring')
+      const e = i === null ? null : rows.expiring[i]
+      if (e?.kind === 'lead') return rows.providers.find((p) => p.key === e.key) ?? null
+    }
+    if (focus === 'providers') {
+      const i = selectedIndex('providers')
+      return i === null ? null : (rows.providers[i] ?? null)
+    }
+    return rows.providers.length === 1 ? rows.providers[0]! : null
+  }
+
+  const askYield = () =>
+    act('yield', () => {
+      const p = yieldTarget()
+      if (!p) return 'select a provider first: tab to PROVIDER'
+      if (!p.leader) return `nobody leads ${p.key}: nothing to yield`
+      const command = cliEquivalent.yield(p.key, p.fence)
+      return {
+        text: `yield ${p.key}: leader ${p.leader} (${shortInc(p.leaderIncarnation ?? '')}) fence ${p.fence}, standbys ${p.standbys.join(',') || 'none'}`,
+        command,
+        run: () => source.interventions.yieldProvider(p.key, { ifFence: p.fence, command }),
+      }
+    })
+
+  const releaseTarget = (): { key: string; holder: string | null; incarnation: string | null; fence: number | null } | null => {
+    if (view === 'detail' && detail) {
+      const v = detail.view
+      return { key: v.key, holder: v.holder?.replicaId ?? null, incarnation: v.holder?.incarnation ?? null, fence: v.fence }
+    }
+    if (focus === 'expiring') {
+      const i = selectedIndex('expiring')
+      const e = i === null ? null : rows.expiring[i]
+      if (e?.kind === 'chat') {
+        const c = model?.chats.find((x) => x.key === e.key)
+        return { key: e.key, holder: e.replicaId, incarnation: c?.holderIncarnation ?? null, fence: e.fence }
+      }
+    }
+    if (focus !== 'chats') return null
+    const i = selectedIndex('chats')
+    const c = i === null ? null : rows.chats[i]
+    return c ? { key: c.key, holder: c.holder, incarnation: c.holderIncarnation, fence: c.fence } : null
+  }
+
+  const askRelease = () =>
+    act('release', () => {
+      const t = releaseTarget()
+      if (!t) return 'select a chat first: tab to CHAT (or open one with ⏎)'
+      if (!t.holder) return `${t.key} is not held: nothing to release`
+      const command = cliEquivalent.release(t.key, t.fence)
+      return {
+        text: `release ${t.key}: holder ${t.holder} (${shortInc(t.incarnation ?? '')}) fence ${t.fence}; the fence is bumped, the next ticket granted`,
+        command,
+        run: () => source.interventions.releaseChat(t.key, { ifFence: t.fence, ifIncarnation: t.incarnation, command }),
+      }
+    })
+
+  const askSkip = () =>
+    act('skip', () => {
+      if (view !== 'detail' || !detail) return 'open a chat (⏎) and select a ticket to skip it'
+      const t = ticketSel === null ? null : tickets[ticketSel]
+      if (!t) return `${detail.view.key} has no queued ticket`
+      const v = detail.view
+      const command = cliEquivalent.skip(v.key, t.ticket, v.fence)
+      return {
+        text: `skip ticket ${t.ticket} of ${v.key}: ${t.replicaId} (${shortInc(t.incarnation)}, ${t.alive ? 'alive' : t.state}); holder ${v.holder?.replicaId ?? 'none'} fence ${v.fence}`,
+        command,
+        run: () => source.interventions.skipTicket(v.key, t.ticket, { ifFence: v.fence, ifIncarnation: t.incarnation, command }),
+      }
+    })
+
+  const runConfirmed = (c: Confirm) => {
+    setConfirm(null)
+    setBusy(c.command)
+    c.run()
+      .then(
+        (o) => setMessage({ text: o.text, tone: o.ok ? 'good' : 'warn' }),
+        (err: unknown) => setMessage({ text: `failed: ${errLine(err)}`, tone: 'bad' }),
+      )
+      .finally(() => {
+        setBusy(null)
+        poll.refresh()
+      })
+  }
+
+  const movePanel = (step: number) => {
+    const i = PANELS.indexOf(focus)
+    setFocus(PANELS[(i + step + PANELS.length) % PANELS.length]!)
+  }
+
+  // Keys are handled with what is on screen now: the handler is refreshed at every render, and the
+  // one subscription calls the latest (a key that arrives between a render and ink's re-subscription
+  // would otherwise act on an older screen).
+  const onKey = (input: string, key: Key) => {
+    if (confirm) {
+      if (input === 'y' || input === 'Y') runConfirmed(confirm)
+      else {
+        setConfirm(null)
+        setMessage({ text: 'cancelled: nothing done', tone: 'info' })
+      }
+      return
+    }
+    if (editingFilter) {
+      if (key.return) setEditingFilter(false)
+      else if (key.escape) {
+        setFilter('')
+        setEditingFilter(false)
+      } else if (key.backspace || key.delete) setFilter((f) => f.slice(0, -1))
+      else if (input && !key.ctrl && !key.meta && !key.tab) setFilter((f) => f + input)
+      return
+    }
+    if (input === 'q' || (key.ctrl && input === 'c')) {
+      exit()
+      return
+    }
+    setMessage(null)
+    if (view === 'help') {
+      setView(helpFrom)
+      return
+    }
+    if (input === '?') {
+      setHelpFrom(view)
+      setView('help')
+      return
+    }
+    if (input === 'p') return setPaused((x) => !x)
+    if (busy) return
+    if (input === 'y') return askYield()
+    if (input === 'r') return askRelease()
+    if (input === 's') return askSkip()
+    if (view === 'detail') {
+      if (key.escape || key.backspace || key.delete || key.leftArrow) setView('main')
+      else if (key.upArrow || input === 'k') setTicketIndex((t) => Math.max(0, Math.min(t, tickets.length - 1) - 1))
+      else if (key.downArrow || input === 'j') setTicketIndex((t) => Math.min(Math.max(0, tickets.length - 1), t + 1))
+      return
+    }
+    if (input === '/') {
+      setEditingFilter(true)
+      return
+    }
+    if (key.escape && filter) return setFilter('')
+    if (key.tab) return movePanel(key.shift ? -1 : 1)
+    if (key.rightArrow) return movePanel(1)
+    if (key.leftArrow) return movePanel(-1)
+    const cur = selectedIndex(focus) ?? 0
+    if (key.upArrow || input === 'k') return select(focus, cur - 1)
+    if (key.downArrow || input === 'j') return select(focus, cur + 1)
+    if (key.pageUp) return select(focus, cur - 10)
+    if (key.pageDown) return select(focus, cur + 10)
+    if (key.return) {
+      const i = selectedIndex(focus)
+      if (focus === 'chats' && i !== null) openChat(rows.chats[i]!.key)
+      else if (focus === 'expiring' && i !== null && rows.expiring[i]!.kind === 'chat') openChat(rows.expiring[i]!.key)
+      else setMessage({ text: '⏎ opens a chat: select one in CHAT or EXPIRING', tone: 'info' })
+    }
+  }
+  const onKeyRef = useRef(onKey)
+  onKeyRef.current = onKey
+  useInput(useCallback((input: string, key: Key) => onKeyRef.current(input, key), []))
+
+  // ---------------------------------------------------------------- render
+  const width = size.columns
+  // One line less than the terminal: ink redraws in place instead of clearing the screen.
+  const localNow = now()
+  let connection: Connection
+  if (poll.error) {
+    connection = {
+      state: 'down',
+      error: errLine(poll.error).replace(/^Redis unreachable( at \S+)?: /, ''),
+      downForMs: localNow - (poll.failingSince ?? localNow),
+      attempts: poll.failures,
+      dataAgeMs: poll.lastOkAt === null ? null : localNow - poll.lastOkAt,
+    }
+  } else if (!model) connection = { state: 'connecting' }
+  else connection = { state: 'live', refreshedAgoMs: localNow - (poll.lastOkAt ?? localNow) }
+
+  const footer: FooterMode = confirm
+    ? { kind: 'confirm', text: confirm.text, command: confirm.command }
+    : busy
+      ? { kind: 'busy', text: busy }
+      : editingFilter
+        ? { kind: 'filter', text: filter }
+        : message
+          ? { kind: 'message', ...message }
+          : { kind: 'keys', detail: view === 'detail', readOnly }
+
+  const bodyHeight = Math.max(1, size.rows - 1 - 2 - footerLines(footer))
+  let body: React.ReactElement
+  if (view === 'help') {
+    body = <HelpView readOnly={readOnly} width={width} height={bodyHeight} logFiles={props.logFiles} />
+  } else if (view === 'detail' && detailKey) {
+    body = (
+      <ChatDetailView
+        key_={detailKey}
+        view={detail?.view ?? null}
+        explanation={detail?.explanation ?? null}
+        error={currentDetail?.error ?? null}
+        selectedTicket={ticketSel}
+        width={width}
+        height={bodyHeight}
+        colour={colour}
+      />
+    )
+  } else {
+    const need = (id: PanelId, n: number, base: number) => ({ id, need: 1 + Math.max(1, n), base: 1 + Math.min(Math.max(1, n), base) })
+    const panel = (id: PanelId, w: number, h: number): React.ReactElement | null => {
+      const common = { width: w, height: h, selected: focus === id ? selectedIndex(id) : null, focused: focus === id, colour }
+      switch (id) {
+        case 'replicas':
+          return <ReplicasPanel key={id} rows={rows.replicas} {...common} />
+        case 'providers':
+          return <ProvidersPanel key={id} rows={rows.providers} {...common} />
+        case 'chats':
+          return <ChatsPanel key={id} rows={rows.chats} total={model?.chats.length ?? 0} filter={filter} {...common} />
+        case 'expiring':
+          return <ExpiringPanel key={id} rows={rows.expiring} {...common} />
+        case 'events':
+          return <EventsPanel key={id} rows={rows.events} nowMs={model?.nowMs ?? 0} {...common} />
+      }
+    }
+    const needs = {
+      replicas: need('replicas', rows.replicas.length, 6),
+      providers: need('providers', rows.providers.length, 3),
+      chats: need('chats', rows.chats.length, 5),
+      expiring: need('expiring', rows.expiring.length, 3),
+      events: need('events', rows.events.length, 2),
+    }
+    const column = (ids: PanelId[], w: number) => {
+      const h = allocate(
+        ids.map((id) => needs[id]),
+        priorityFor(focus).filter((id) => ids.includes(id)),
+        bodyHeight,
+      )
+      return (
+        <Box flexDirection="column" width={w}>
+          {ids.map((id) => panel(id, w, h[id]))}
+        </Box>
+      )
+    }
+    if (width >= WIDE) {
+      const left = Math.floor(width * 0.55)
+      body = (
+        <Box flexDirection="row" width={width}>
+          {column(['replicas', 'chats'], left)}
+          <Box width={1} />
+          {column(['providers', 'expiring', 'events'], width - left - 1)}
+        </Box>
+      )
+    } else body = column(['replicas', 'providers', 'chats', 'expiring', 'events'], width)
+  }
+
+  return (
+    <Box flexDirection="column" width={width}>
+      <Header
+        url={source.url}
+        prefix={source.prefix}
+        layout={source.layout}
+        redisNowMs={model?.nowMs ?? null}
+        connection={connection}
+        commandsPerSec={model?.commandsPerSec ?? null}
+        refreshCommands={model?.refreshCommands ?? null}
+        intervalMs={props.intervalMs}
+        paused={paused}
+        readOnly={readOnly}
+        width={width}
+        colour={colour}
+      />
+      <Box height={bodyHeight} flexDirection="column" overflow="hidden">
+        {body}
+      </Box>
+      <Footer mode={footer} width={width} colour={colour} />
+    </Box>
+  )
+}
+

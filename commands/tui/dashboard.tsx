@@ -1,0 +1,61 @@
+/**
+ * `runDashboard`: the live dashboard on this terminal, for `botmesh-coord watch` and the demo.
+ * Resolves when the operator quits (q, Ctrl-C); the terminal is restored.
+ */
+import React from 'react'
+import { validatePrefix, type Layout } from '../lib.js'
+import { DashboardApp } from './dashboard-app.js'
+import { renderFullScreen } from './render.js'
+import { detectLayout, openSource } from './source.js'
+
+export interface RunDashboardOptions {
+  url: string
+  prefix: string
+  /** Detected (INFO cluster) when not given. */
+  layout?: 'standalone' | 'cluster'
+  /** Refresh period in ms. Default 1000. */
+  interval?: number
+  /** y / r / s refused. Default: BOTMESH_READ_ONLY set. */
+  readOnly?: boolean
+  tlsCa?: string
+  /** Log file of each replica (the demo's), listed in the help screen. */
+  logFiles?: Record<string, string>
+  /** Colours; default: on unless NO_COLOR is set. */
+  color?: boolean
+  /** How long one refresh may take. Default 5000 ms. */
+  timeoutMs?: number
+}
+
+export const DEFAULT_INTERVAL_MS = 1000
+
+/** Colours are on unless --no-color or NO_COLOR (any value). */
+export function colourEnabled(color: boolean | undefined): boolean {
+  return color !== false && process.env.NO_COLOR === undefined
+}
+
+export function readOnlyFromEnv(): boolean {
+  const v = process.env.BOTMESH_READ_ONLY
+  return v !== undefined && v !== '' && v !== '0' && v.toLowerCase() !== 'false'
+}
+
+export async function runDashboard(options: RunDashboardOptions): Promise<void> {
+  const prefix = validatePrefix(options.prefix)
+  const interval = options.interval ?? DEFAULT_INTERVAL_MS
+  if (!Number.isFinite(interval) || interval < 100) throw new RangeError('interval must be at least 100 ms')
+  const layout: Layout = options.layout ?? (await detectLayout(options.url, options.tlsCa, options.timeoutMs))
+  const source = openSource({ url: options.url, prefix, layout, tlsCa: options.tlsCa, timeoutMs: options.timeoutMs })
+  try {
+    await renderFullScreen(
+      <DashboardApp
+        source={source}
+        intervalMs={interval}
+        readOnly={options.readOnly ?? readOnlyFromEnv()}
+        colour={colourEnabled(options.color)}
+        logFiles={options.logFiles}
+      />,
+    )
+  } finally {
+    await source.close()
+  }
+}
+

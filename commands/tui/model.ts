@@ -1,0 +1,307 @@
+/**
+ * The dashboard's pure model: one DashboardSnapshot (plus the model built from the previous one)
+ * becomes the rows the panels print. No I/O, no React: unit-tested on decoded state.
+ *
+ * What needs history lives here too: turns per second (from successive heartbeat counters), the
+ * dashboard's own Redis load (commands per second), and replicas that vanished between refreshes
+ * (kept on screen as "gone" for a while, so a dead replica stands out instead of silently leaving).
+ */
+import { chatView, explainChat } from '../lib.js'
+import type { ChatDetail, ChatView, DashboardSnapshot, Explanation, LeadSnapshot, ReplicaSnapshot } from '../lib.js'
+import { dur, ratePerSec, shortInc } from './text.js'
+
+/** How long a replica that disappeared stays on screen as "gone". */
+export const GONE_KEEP_MS = 30_000
+
+export type ReplicaStatus = 'ok' | 'late' | 'gone'
+
+export interface ReplicaRow {
+  replicaId: string
+  incarnation: string
+  status: ReplicaStatus
+  /** Redis now minus its last beat. For a gone replica: since its last beat we saw. */
+  heartbeatAgeMs: number
+  leaseMs: number
+  /** heartbeatAgeMs / leaseMs: 1 means its leases are expiring now. */
+  beatFraction: number
+  leasesHeld: number
+  turnsPerSec: number | null
+  waitingNow: number
+  waitP99Ms: number | null
+  leasesLost: number
+  /** How long ago it vanished from the replica index (gone rows only). */
+  goneForMs: number | null
+  host: string
+  pid: number
+}
+
+export interface ProviderRow {
+  key: string
+  leader: string | null
+  leaderIncarnation: string | null
+  fence: number | null
+  /** How long the current leader has led. */
+  leadingForMs: number | null
+  standbys: string[]
+  /** "a → b, 25s left" / "a, 25s left" or null. */
+  pendingYield: string | null
+  /** How long ago the current leader took over from another one, and how long the gap was. */
+  lastHandover: { agoMs: number; tookMs: number | null } | null
+  /** Nobody leads since (ms ago). */
+  leaderlessForMs: number | null
+  expiresInMs: number | null
+}
+
+export interface ChatRow {
+  key: string
+  holder: string | null
+  holderIncarnation: string | null
+  fence: number | null
+  queueLength: number
+  oldestWaitMs: number | null
+  leaseLeftMs: number | null
+  /** "flow/step", with a "~" mark for ephemeral (forward) checkpoints. */
+  checkpoint: string | null
+  stuck: string[]
+  /** Replicas holding or waiting (the filter matches them). */
+  replicas: string[]
+}
+
+export interface ExpiringRow {
+  kind: 'chat' | 'lead'
+  key: string
+  replicaId: string
+  fence: number
+  expiresInMs: number
+  /** Less than a third of the lease left: a renewal was missed. */
+  soon: boolean
+}
+
+export type Tone = 'info' | 'good' | 'warn' | 'bad' | 'operator'
+
+export interface EventRow {
+  id: string
+  /** Redis ms, from the stream entry id. */
+  atMs: number
+  type: string
+  text: string
+  tone: Tone
+}
+
+interface TurnSample {
+  incarnation: string
+  turnsGranted: number
+  beatAtMs: number
+  rate: number | null
+}
+
+export interface DashboardModel {
+  nowMs: number
+  /** Local monotonic ms when the snapshot arrived. */
+  sampledAtMs: number
+  replicas: ReplicaRow[]
+  providers: ProviderRow[]
+  chats: ChatRow[]
+  expiring: ExpiringRow[]
+  events: EventRow[]
+  corrupt: DashboardSnapshot['corrupt']
+  /** The live replicas as read (liveness for the detail view). */
+  liveReplicas: ReplicaSnapshot[]
+  /** Commands the last refresh sent. */
+  refreshCommands: number
+  /** Every Redis command the dashboard sent, per second, since the previous refresh. */
+  commandsPerSec: number | null
+  commandsTotal: number
+  /** Replicas that vanished, by id, and when we last saw them. */
+  gone: Map<string, { row: ReplicaRow; goneAtMs: number }>
+  turnSamples: Map<string, TurnSample>
+}
+
+export interface AdvanceInput {
+  /** Local monotonic ms (performance.now()) when the snapshot arrived. */
+  sampledAtMs: number
+  /** Every Redis command this dashboard sent so far (reads, detail views, interventions). */
+  commandsTotal: number
+}
+
+/** Build the model of `snap`, using what the previous model remembered. */
+export function advance(prev: DashboardModel | null, snap: DashboardSnapshot, input: AdvanceInput): DashboardModel {
+  const now = snap.nowMs
+  const turnSamples = new Map<string, TurnSample>()
+  const live: ReplicaRow[] = snap.replicas.map((r) => {
+    const leaseMs = r.info.leaseMs || 15_000
+    const age = Math.max(0, now - r.beatAtMs)
+    const before = prev?.turnSamples.get(r.replicaId)
+    let rate: number | null = null
+    if (before && before.incarnation === r.incarnation) {
+      // Counters move only with a heartbeat: a rate between two beats, kept until the next one.
+      rate = r.beatAtMs > before.beatAtMs ? ratePerSec(r.stats.turnsGranted, before.turnsGranted, r.beatAtMs - before.beatAtMs) : before.rate
+    }
+    turnSamples.set(r.replicaId, { incarnation: r.incarnation, turnsGranted: r.stats.turnsGranted, beatAtMs: r.beatAtMs, rate })
+    return {
+      replicaId: r.replicaId,
+      incarnation: r.incarnation,
+      status: age > leaseMs / 2 ? 'late' : 'ok',
+      heartbeatAgeMs: age,
+      leaseMs,
+      beatFraction: age / leaseMs,
+      leasesHeld: r.stats.turnsHeld + r.stats.leadsHeld, // as `replicas ls`
+      turnsPerSec: rate,
+      waitingNow: r.stats.waitingNow,
+      waitP99Ms: r.stats.waitP99Ms,
+      leasesLost: r.stats.leasesLost,
+      goneForMs: null,
+      host: r.info.host,
+      pid: r.info.pid,
+    }
+  })
+
+  const liveIds = new Set(live.map((r) => r.replicaId))
+  const gone = new Map<string, { row: ReplicaRow; goneAtMs: number }>()
+  for (const [id, g] of prev?.gone ?? []) if (!liveIds.has(id) && now - g.goneAtMs < GONE_KEEP_MS) gone.set(id, g)
+  for (const r of prev?.replicas ?? []) {
+    if (r.status !== 'gone' && !liveIds.has(r.replicaId) && !gone.has(r.replicaId)) gone.set(r.replicaId, { row: r, goneAtMs: now })
+  }
+  const goneRows: ReplicaRow[] = [...gone.values()].map(({ row, goneAtMs }) => {
+    const lastBeat = (prev?.nowMs ?? now) - row.heartbeatAgeMs
+    const age = now - Math.min(lastBeat, goneAtMs)
+    return { ...row, status: 'gone', heartbeatAgeMs: age, beatFraction: age / row.leaseMs, turnsPerSec: null, goneForMs: now - goneAtMs }
+  })
+  // Live first, by id (as `replicas ls`), then the gone ones, most recently gone first.
+  const replicas = [...live, ...goneRows.sort((a, b) => (a.goneForMs ?? 0) - (b.goneForMs ?? 0))]
+
+  const elapsed = prev ? input.sampledAtMs - prev.sampledAtMs : 0
+  return {
+    nowMs: now,
+    sampledAtMs: input.sampledAtMs,
+    replicas,
+    providers: snap.providers.map((p) => providerRow(p, now)),
+    chats: snap.chats.map((c) => ({
+      key: c.chat.key,
+      holder: c.chat.holder?.replicaId ?? null,
+      holderIncarnation: c.chat.holder?.incarnation ?? null,
+      fence: c.chat.fence,
+      queueLength: c.queueLength,
+      oldestWaitMs: c.oldestWaitMs,
+      leaseLeftMs: c.chat.holder ? c.chat.holder.expiresAtMs - now : null,
+      checkpoint: c.checkpoint ? `${c.checkpoint.ephemeral ? '~' : ''}${c.checkpoint.flow}/${c.checkpoint.step}` : null,
+      stuck: c.stuck,
+      replicas: [...new Set([...(c.chat.holder ? [c.chat.holder.replicaId] : []), ...c.chat.tickets.map((t) => t.replicaId)])],
+    })),
+    expiring: snap.expiring.map((e) => {
+      const leaseMs = snap.replicas.find((r) => r.replicaId === e.replicaId)?.info.leaseMs || 15_000
+      return { ...e, soon: e.expiresInMs < (leaseMs * 2) / 3 }
+    }),
+    events: snap.events.map((e) => eventRow(e.id, e.event)).reverse(),
+    corrupt: snap.corrupt,
+    liveReplicas: snap.replicas,
+    refreshCommands: snap.commands,
+    commandsPerSec: prev ? ratePerSec(input.commandsTotal, prev.commandsTotal, elapsed) : null,
+    commandsTotal: input.commandsTotal,
+    gone,
+    turnSamples,
+  }
+}
+
+function providerRow(p: LeadSnapshot, now: number): ProviderRow {
+  const leader = p.holder
+  const y = p.yieldRequest
+  const yLeft = y ? y.expiresAtMs - now : 0
+  return {
+    key: p.key,
+    leader: leader?.replicaId ?? null,
+    leaderIncarnation: leader?.incarnation ?? null,
+    fence: p.fence,
+    leadingForMs: leader ? Math.max(0, now - leader.sinceMs) : null,
+    standbys: p.candidates.filter((c) => c.incarnation !== leader?.incarnation).map((c) => c.replicaId),
+    pendingYield: y && yLeft > 0 ? `${y.target ? `to ${y.target}` : 'any standby'}, by ${y.by}, ${dur(yLeft)} left` : null,
+    lastHandover: leader && p.previousHolder ? { agoMs: Math.max(0, now - leader.sinceMs), tookMs: p.lastHandoverMs } : null,
+    leaderlessForMs: !leader && p.releasedAtMs ? Math.max(0, now - p.releasedAtMs) : null,
+    expiresInMs: leader ? leader.expiresAtMs - now : null,
+  }
+}
+
+/** The chat rows that match a filter: a substring of the key or of a replica holding/waiting. */
+export function filterChats(rows: ChatRow[], filter: string): ChatRow[] {
+  const f = filter.trim().toLowerCase()
+  if (!f) return rows
+  return rows.filter((r) => r.key.toLowerCase().includes(f) || r.replicas.some((id) => id.toLowerCase().includes(f)))
+}
+
+export function filterExpiring(rows: ExpiringRow[], filter: string): ExpiringRow[] {
+  const f = filter.trim().toLowerCase()
+  if (!f) return rows
+  return rows.filter((r) => r.key.toLowerCase().includes(f) || r.replicaId.toLowerCase().includes(f))
+}
+
+/** The Redis ms of a stream entry id (`<ms>-<seq>`). */
+export function streamIdMs(id: string): number {
+  const n = Number(id.split('-')[0])
+  return Number.isFinite(n) ? n : 0
+}
+
+const s = (v: unknown): string => (v === undefined || v === null || v === '' ? '' : String(v))
+
+/** One line per event, in the seed's words. Unknown types still show their key fields. */
+export function eventRow(id: string, e: Record<string, unknown>): EventRow {
+  const type = s(e.type) || 'event'
+  const who = s(e.replicaId)
+  const atMs = streamIdMs(id) || Number(e.at) || 0
+  const by = s(e.by)
+  const reason = s(e.reason)
+  const name = s(e.name) || s(e.key)
+  let text: string
+  let tone: Tone = 'info'
+  switch (type) {
+    case 'leader':
+      text = `${who} leads ${name} (fence ${s(e.fence)}${e.previous ? `, after ${s(e.previous)}` : ''})`
+      tone = 'good'
+      break
+    case 'follower':
+      text = `${who} left ${name}: ${reason || 'standby'}`
+      tone = reason === 'lost' || reason === 'provider-down' ? 'warn' : 'info'
+      break
+    case 'lease-lost':
+      text = `${who} lost ${s(e.kind) || 'lease'} ${name}: ${reason}`
+      tone = 'bad'
+      break
+    case 'lead-released':
+      text = `${who} released ${name}`
+      break
+    case 'handover':
+      text = `handover ${name}${e.from ? ` from ${s(e.from)}` : ''} to ${who}: ${s(e.outcome)}`
+      tone = 'warn'
+      break
+    case 'replica-start':
+      text = `${who} started (${shortInc(s(e.incarnation))})`
+      break
+    case 'replica-stop':
+      text = `${who} stopped`
+      break
+    case 'intervention':
+      text = `${s(e.command) || `${s(e.kind)} ${name}`} → ${s(e.result)}${by ? ` by ${by}` : ''}${reason ? ` — ${reason}` : ''}`
+      tone = 'operator'
+      break
+    default: {
+      // Interventions (the audit trail) and anything newer than this release.
+      const command = s(e.command)
+      const status = s(e.status) || s(e.result)
+      text = [command || [type, name].filter(Boolean).join(' '), status && `→ ${status}`, by && `by ${by}`, reason && `— ${reason}`]
+        .filter(Boolean)
+        .join(' ')
+      tone = by || command ? 'operator' : 'info'
+    }
+  }
+  return { id, atMs, type, text: text.replace(/\s+/g, ' ').trim(), tone }
+}
+
+// ------------------------------------------------------------------ detail view
+
+/**
+ * The detail view shows what `chat inspect --explain` prints: the read side's shared view of the
+ * chat and its verdict (src/state/views.ts), with liveness from the replicas of the last refresh.
+ */
+export function chatDetail(key: string, d: ChatDetail, replicas: ReplicaSnapshot[]): { view: ChatView; explanation: Explanation } {
+  const view = chatView(d, replicas, key)
+  return { view, explanation: explainChat(view) }
+}

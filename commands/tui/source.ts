@@ -1,0 +1,125 @@
+/**
+ * Where the dashboard's data comes from: its own Redis client that reconnects (the CLI's one-shot
+ * commands fail fast instead), the shared StateReader and readDashboard (one bounded read per
+ * refresh), the chat detail read, and the interventions of CoordinationAdmin. Counts every Redis
+ * command it sends, so the header can show the dashboard's own load.
+ */
+import type { Redis } from 'ioredis'
+import {
+  CoordinationAdmin,
+  KeyLayout,
+  StateReader,
+  connect,
+  maskUrl,
+  readDashboard,
+  withConnectionCause,
+  type ChatDetail,
+  type DashboardSnapshot,
+  type Layout,
+} from '../lib.js'
+import type { RedisClient } from '../../src/scripts/runner.js'
+import { adminInterventions, type Interventions } from './interventions.js'
+
+export interface DashboardSource {
+  /** The URL with its password masked. */
+  readonly url: string
+  readonly prefix: string
+  readonly layout: Layout
+  read(): Promise<DashboardSnapshot>
+  chat(key: string): Promise<ChatDetail>
+  /** Every Redis command sent so far. */
+  commandsTotal(): number
+  /** The client's state: 'ready', 'connecting', 'reconnecting', 'end'… */
+  status(): string
+  interventions: Interventions
+  close(): Promise<void>
+}
+
+export interface SourceOptions {
+  url: string
+  prefix: string
+  layout: Layout
+  tlsCa?: string
+  /** How long one refresh may take before it counts as a failure. Default 5 s. */
+  timeoutMs?: number
+  /** Chats shown at most (readDashboard's topChats). Default 30. */
+  topChats?: number
+}
+
+/** Is this server a Redis Cluster node? One INFO on a short-lived, fail-fast connection. */
+export async function detectLayout(url: string, tlsCa: string | undefined, timeoutMs = 5000): Promise<Layout> {
+  const probe = connect({ url, layout: 'standalone', tlsCaFile: tlsCa, failFast: true, connectionName: 'botmesh-coord' }) as Redis
+  let cause: Error | null = null
+  probe.on('error', (e: Error) => (cause ??= e))
+  let timer: NodeJS.Timeout | undefined
+  try {
+    const info = await Promise.race([
+      probe.info('cluster'),
+      new Promise<never>((_, rej) => (timer = setTimeout(() => rej(new Error('connect ETIMEDOUT')), timeoutMs))),
+    ])
+    return /cluster_enabled:1/.test(info) ? 'cluster' : 'standalone'
+  } catch (err) {
+    throw withConnectionCause(err, cause)
+  } finally {
+    clearTimeout(timer)
+    if (probe.status !== 'end') probe.disconnect()
+  }
+}
+
+export function openSource(o: SourceOptions): DashboardSource {
+  const keys = new KeyLayout(o.prefix, o.layout)
+  const timeoutMs = o.timeoutMs ?? 5000
+  // Not fail-fast: ioredis reconnects with its backoff (at most every 2 s) for as long as we run.
+  const redis: RedisClient = connect({ url: o.url, layout: o.layout, tlsCaFile: o.tlsCa, commandTimeoutMs: timeoutMs, connectionName: 'botmesh-coord-watch' })
+  let lastError: Error | null = null
+  redis.on('error', (e: Error) => (lastError = e))
+  redis.on('ready', () => (lastError = null))
+  const reader = new StateReader(redis, keys, { timeoutMs })
+  const admin = new CoordinationAdmin({ redis, prefix: o.prefix, layout: o.layout, commandTimeoutMs: timeoutMs })
+  let total = 0
+  const withCause = (err: unknown) => {
+    throw withConnectionCause(err, lastError)
+  }
+  const counted = (n: number) => <T>(v: T): T => {
+    total += n
+    return v
+  }
+  const base = adminInterventions(admin)
+  // An intervention is one script call (EVALSHA, EVAL on a cold script cache).
+  const interventions: Interventions = {
+    yieldProvider: (...a) => base.yieldProvider(...a).then(counted(1)),
+    releaseChat: (...a) => base.releaseChat(...a).then(counted(1)),
+    skipTicket: (...a) => base.skipTicket(...a).then(counted(1)),
+  }
+  return {
+    url: maskUrl(o.url),
+    prefix: o.prefix,
+    layout: o.layout,
+    read: async () => {
+      try {
+        const snap = await readDashboard(reader, { topChats: o.topChats, timeoutMs })
+        total += snap.commands
+        return snap
+      } catch (err) {
+        return withCause(err)
+      }
+    },
+    chat: async (key) => {
+      const before = reader.commands
+      try {
+        return await reader.chat(key)
+      } catch (err) {
+        return withCause(err)
+      } finally {
+        total += reader.commands - before
+      }
+    },
+    commandsTotal: () => total,
+    status: () => redis.status,
+    interventions,
+    close: async () => {
+      await admin.close().catch(() => {})
+      if (redis.status !== 'end') await redis.quit().catch(() => redis.disconnect())
+    },
+  }
+}

@@ -1,0 +1,79 @@
+/**
+ * Small pure text helpers for the dashboard: fixed-width cells, bars, short durations.
+ * Widths are in terminal columns; our strings are ASCII plus a few single-width box characters.
+ */
+import { formatDuration } from '../lib.js'
+
+/** Cut to `width` columns, marking the cut with an ellipsis. */
+export function truncate(s: string, width: number): string {
+  if (width <= 0) return ''
+  if (s.length <= width) return s
+  if (width === 1) return '…'
+  return `${s.slice(0, width - 1)}…`
+}
+
+/** Truncate, then pad to exactly `width` columns. */
+export function cell(s: string, width: number, align: 'left' | 'right' = 'left'): string {
+  const t = truncate(s, width)
+  return align === 'right' ? t.padStart(width) : t.padEnd(width)
+}
+
+/** A bar of `width` cells filled to `fraction` (clamped to 0..1). */
+export function bar(fraction: number, width: number): string {
+  if (width <= 0) return ''
+  const f = Number.isFinite(fraction) ? Math.min(1, Math.max(0, fraction)) : 1
+  const full = Math.round(f * width)
+  return '█'.repeat(full) + '░'.repeat(width - full)
+}
+
+/** 850ms, 12s, 3m4s; '-' for null. */
+export function dur(ms: number | null | undefined): string {
+  if (ms === null || ms === undefined || !Number.isFinite(ms)) return '-'
+  return formatDuration(Math.max(0, ms))
+}
+
+/** "12s ago" / "-" for a Redis-clock time against Redis's now. */
+export function ago(atMs: number | null | undefined, nowMs: number): string {
+  if (!atMs) return '-'
+  return nowMs >= atMs ? `${formatDuration(nowMs - atMs)} ago` : `in ${formatDuration(atMs - nowMs)}`
+}
+
+/** Time left on a lease: "9.8s", or "expired 1s ago". */
+export function left(ms: number): string {
+  return ms >= 0 ? formatDuration(ms) : `expired ${formatDuration(-ms)} ago`
+}
+
+/** A countdown for narrow columns: "9.8s", or "-1.2s" once expired (Redis has not given it away yet). */
+export function countdown(ms: number): string {
+  return ms >= 0 ? formatDuration(ms) : `-${formatDuration(-ms)}`
+}
+
+/** The first 8 characters of an incarnation (as `replicas ls` shows it). */
+export function shortInc(incarnation: string): string {
+  return incarnation.slice(0, 8)
+}
+
+/** Redis's clock as HH:MM:SS UTC. */
+export function clock(ms: number): string {
+  if (!ms) return '--:--:--'
+  return new Date(ms).toISOString().slice(11, 19)
+}
+
+/** Fences are 16-digit numbers: keep the last `n` digits where room is short, marked with '…'. */
+export function fenceText(fence: number | null, width = 16): string {
+  if (fence === null) return '-'
+  const s = String(fence)
+  return s.length <= width ? s : `…${s.slice(s.length - width + 1)}`
+}
+
+/** Per-second rate from two counter samples; null without a usable earlier sample. */
+export function ratePerSec(now: number, before: number | undefined, elapsedMs: number): number | null {
+  if (before === undefined || elapsedMs <= 0 || now < before) return null
+  return ((now - before) * 1000) / elapsedMs
+}
+
+export function rateText(r: number | null): string {
+  if (r === null) return '-'
+  if (r === 0) return '0'
+  return r < 10 ? r.toFixed(1) : String(Math.round(r))
+}

@@ -1,0 +1,152 @@
+/**
+ * `botmesh-coord demo --no-tui --json` as a subprocess against the test Redis: replicas serve chats,
+ * a killed replica's chats move to the others, the provider lead moves when its leader dies, and
+ * Ctrl-C leaves no child process running.
+ */
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process'
+import { afterAll, describe, expect, it } from 'vitest'
+import { BIN, runCli } from '../helpers/cli.js'
+import { redisUrl, uniquePrefix } from '../helpers/redis.js'
+
+interface Summary {
+  kind: 'demo-summary'
+  replicas: Array<{ replicaId: string; pid: number | null; state: string; handled: number }>
+  provider: { leader: string | null; fence: number | null }
+  messages: { handled: number }
+  servedBy: Record<string, string>
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM'
+  }
+}
+
+/** The demo as a running subprocess: its JSON lines as they come, and a way to wait for one. */
+function startDemo(args: string[]) {
+  const env: Record<string, string> = {}
+  for (const [k, v] of Object.entries({ ...process.env, NO_COLOR: '1' })) if (v !== undefined && k !== 'REDIS_URL') env[k] = v
+  const child = spawn(process.execPath, [BIN, 'demo', ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] }) as unknown as ChildProcessWithoutNullStreams
+  const lines: Array<Record<string, unknown>> = []
+  let stdout = ''
+  let stderr = ''
+  let buf = ''
+  child.stdout.on('data', (d: Buffer) => {
+    stdout += d.toString()
+    buf += d.toString()
+    let nl: number
+    while ((nl = buf.indexOf('\n')) >= 0) {
+      const line = buf.slice(0, nl)
+      buf = buf.slice(nl + 1)
+      try {
+        lines.push(JSON.parse(line) as Record<string, unknown>)
+      } catch {
+        // not ours to judge here: the assertions below show stdout on failure
+      }
+    }
+  })
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()))
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)))
+
+  async function waitFor<T>(what: string, pick: () => T | undefined | null | false, timeoutMs = 20_000): Promise<T> {
+    const deadline = Date.now() + timeoutMs
+    for (;;) {
+      const v = pick()
+      if (v) return v
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}\nstdout:\n${stdout.slice(-3000)}\nstderr:\n${stderr.slice(-2000)}`)
+      await new Promise((r) => setTimeout(r, 100))
+    }
+  }
+  const summaries = () => lines.filter((l) => l.kind === 'demo-summary') as unknown as Summary[]
+  const latest = () => summaries().at(-1)
+  return { child, lines, exited, waitFor, latest, output: () => ({ stdout, stderr }) }
+}
+
+const started: number[] = []
+afterAll(() => {
+  // A failed test must not leave its replicas behind either.
+  for (const pid of started) {
+    try {
+      process.kill(pid, 'SIGKILL')
+    } catch {
+      // gone
+    }
+  }
+})
+
+describe('demo', () => {
+  it('serves chats, survives a dead replica and a dead leader, and leaves nothing running', async () => {
+    const prefix = uniquePrefix('demo')
+    const demo = startDemo([
+      '--no-tui', '--json', '--url', redisUrl(), '--prefix', prefix,
+      '--replicas', '3', '--chats', '12', '--rate', '20', '--lease-ms', '1500', '--provider-down-ms', '3s',
+    ])
+    const allPids = new Set<number>()
+    try {
+      const start = await demo.waitFor('the start line', () => demo.lines.find((l) => l.kind === 'demo-start'))
+      for (const pid of start.pids as number[]) allPids.add(pid), started.push(pid)
+      expect((start.replicas as unknown[]).length).toBe(3)
+
+      // Every replica serves, and one leads the provider.
+      const first = await demo.waitFor('all replicas serving and a provider leader', () => {
+        const s = demo.latest()
+        return s && s.provider.leader && s.replicas.every((r) => r.handled > 0) && Object.keys(s.servedBy).length >= 6 ? s : null
+      })
+
+      // Kill a replica that does not lead, through the demo: its chats move to the others.
+      const victim = first.replicas.map((r) => r.replicaId).find((id) => id !== first.provider.leader && Object.values(first.servedBy).includes(id))!
+      expect(victim).toBeTruthy()
+      const victimChats = Object.entries(first.servedBy).filter(([, r]) => r === victim).map(([chat]) => chat)
+      const kill = await runCli(['--prefix', prefix, 'demo', 'kill', victim])
+      expect(kill.code, kill.stderr).toBe(0)
+      expect(kill.stdout).toMatch(new RegExp(`killed ${victim} \\(pid \\d+\\)`))
+      const afterKill = await demo.waitFor(`${victim}'s chats (${victimChats.join(', ')}) served by the others`, () => {
+        const s = demo.latest()
+        return s && s.replicas.find((r) => r.replicaId === victim)?.state === 'dead' && victimChats.every((c) => s.servedBy[c] && s.servedBy[c] !== victim) ? s : null
+      })
+
+      // Kill the provider's leader: a standby takes the lead, with a higher fence.
+      const leader = afterKill.provider.leader!
+      const fence = afterKill.provider.fence!
+      expect((await runCli(['--prefix', prefix, 'demo', 'kill', leader])).code).toBe(0)
+      const moved = await demo.waitFor('the provider lead to move', () => {
+        const s = demo.latest()
+        return s && s.provider.leader && s.provider.leader !== leader ? s : null
+      })
+      expect(moved.provider.fence!).toBeGreaterThan(fence)
+      const survivor = moved.provider.leader!
+      expect([victim, leader]).not.toContain(survivor)
+      // The last replica keeps serving.
+      const handled = moved.messages.handled
+      await demo.waitFor('messages still being handled', () => (demo.latest()!.messages.handled > handled + 5 ? true : null))
+
+      // Ctrl-C: every child stops, by pid.
+      for (const l of demo.lines) if (l.kind === 'demo-summary') for (const r of (l as unknown as Summary).replicas) if (r.pid) allPids.add(r.pid)
+      demo.child.kill('SIGINT')
+      const code = await Promise.race([demo.exited, new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), 20_000))])
+      expect(code, JSON.stringify(demo.output())).toBe(0)
+      const stop = demo.lines.find((l) => l.kind === 'demo-stop')
+      expect(stop, demo.output().stdout).toBeTruthy()
+      for (const pid of stop!.stoppedPids as number[]) allPids.add(pid)
+      expect(allPids.size).toBeGreaterThanOrEqual(3)
+      const alive = [...allPids].filter(isAlive)
+      expect(alive, `still running: ${alive.join(', ')}`).toEqual([])
+
+      // The control socket is gone with it.
+      const late = await runCli(['--prefix', prefix, 'demo', 'status'])
+      expect(late.code).toBe(3)
+      expect(late.stderr.trim().split('\n')).toHaveLength(1)
+    } finally {
+      if (demo.child.exitCode === null && demo.child.signalCode === null) demo.child.kill('SIGKILL')
+    }
+  }, 45_000)
+
+  it('says so in one line when no demo runs on the prefix', async () => {
+    const r = await runCli(['--prefix', uniquePrefix('nodemo'), 'demo', 'kill', 'r1'])
+    expect(r.code).toBe(3)
+    expect(r.stderr).toMatch(/^botmesh-coord: no demo running with prefix nodemo-\w+/)
+  })
+})

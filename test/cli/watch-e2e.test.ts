@@ -1,0 +1,129 @@
+/**
+ * The real built `botmesh-coord watch` in a terminal (tmux), against live replicas made by the
+ * library: what it shows, a yield pressed on screen, and Redis going away under it.
+ * Needs `npx tsup` first (npm test builds in pretest).
+ */
+import { execFileSync, spawnSync } from 'node:child_process'
+import { afterAll, describe, expect, it } from 'vitest'
+import { RedisCoordinator } from '../../src/index.js'
+import { redisUrl, startRedis, uniquePrefix } from '../helpers/redis.js'
+import { BIN, runCli } from '../helpers/cli.js'
+
+const hasTmux = spawnSync('tmux', ['-V']).status === 0
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+const sessions: string[] = []
+
+function tmux(...args: string[]): string {
+  return execFileSync('tmux', args, { encoding: 'utf8' })
+}
+
+function startWatch(url: string, prefix: string, size = { x: 120, y: 40 }): string {
+  const name = `watch-${uniquePrefix('e2e')}`
+  sessions.push(name)
+  const cmd = `env -u REDIS_URL NO_COLOR=1 ${JSON.stringify(process.execPath)} ${JSON.stringify(BIN)} --url ${url} --prefix ${prefix} watch --interval 300ms`
+  tmux('new-session', '-d', '-s', name, '-x', String(size.x), '-y', String(size.y), cmd)
+  return name
+}
+
+const screen = (s: string) => tmux('capture-pane', '-p', '-t', s)
+
+async function waitForScreen(s: string, ok: (text: string) => boolean, what: string, timeoutMs = 10_000): Promise<string> {
+  const deadline = Date.now() + timeoutMs
+  let text = ''
+  while (Date.now() < deadline) {
+    text = screen(s)
+    if (ok(text)) return text
+    await sleep(150)
+  }
+  throw new Error(`the dashboard never showed ${what}; last screen:\n${text}`)
+}
+
+afterAll(() => {
+  for (const s of sessions) spawnSync('tmux', ['kill-session', '-t', s])
+})
+
+describe.skipIf(!hasTmux)('botmesh-coord watch in a terminal (tmux)', () => {
+  it('shows live replicas, the held chat and the provider leader; y + confirmation hands the lead over', async () => {
+    const prefix = uniquePrefix('watch')
+    const a = new RedisCoordinator({ url: redisUrl(), prefix, replicaId: 'pod-a', leaseMs: 3000 })
+    const b = new RedisCoordinator({ url: redisUrl(), prefix, replicaId: 'pod-b', leaseMs: 3000 })
+    await a.start()
+    await b.start()
+    try {
+      const ea = a.campaign('provider:wa', { sitOutMs: 1500 })
+      while (!ea.isLeader) await sleep(10)
+      const eb = b.campaign('provider:wa', { sitOutMs: 1500 })
+      const held = await a.acquireTurn('chat:42')
+      const waiting = b.acquireTurn('chat:42', { waitMs: 60_000 }).catch(() => null)
+      await sleep(50)
+      await a.renewNow()
+      await b.renewNow()
+      const fenceBefore = ea.fence!
+
+      const s = startWatch(redisUrl(), prefix)
+      const text = await waitForScreen(
+        s,
+        (t) => /pod-a/.test(t) && /pod-b/.test(t) && /chat:42\s+pod-a\s+\d+\s+1\b/.test(t) && /provider:wa\s+pod-a\s+\d+/.test(t),
+        'the replicas, chat:42 held by pod-a with one waiting, and pod-a leading provider:wa',
+      )
+      expect(text).toContain(`prefix ${prefix}`)
+      expect(text).toMatch(new RegExp(`provider:wa\\s+pod-a\\s+${fenceBefore}`))
+
+      tmux('send-keys', '-t', s, 'y')
+      const ask = await waitForScreen(s, (t) => t.includes('confirm? [y/N]'), 'the confirmation')
+      expect(ask).toContain(`yield provider:wa: leader pod-a`)
+      expect(ask).toContain(`provider yield provider:wa --if-fence ${fenceBefore}`)
+      tmux('send-keys', '-t', s, 'y')
+      const after = await waitForScreen(s, (t) => /provider:wa\s+pod-b\s+\d+/.test(t), 'pod-b leading provider:wa after the yield')
+      const fenceAfter = Number(/provider:wa\s+pod-b\s+(\d+)/.exec(after)![1])
+      expect(fenceAfter).toBeGreaterThan(fenceBefore)
+      expect(eb.isLeader).toBe(true)
+      await waitForScreen(s, (t) => /provider yield provider:wa --if-fence \d+ → requested/.test(t), 'the intervention in the events')
+
+      tmux('send-keys', '-t', s, 'q')
+      await waitForScreen(s, (t) => !t.includes('PROVIDER'), 'the terminal restored after q').catch(() => undefined)
+      await held.release()
+      await (await waiting)?.release()
+    } finally {
+      await a.stop()
+      await b.stop()
+    }
+  })
+
+  it('says so when Redis goes away, keeps retrying, and comes back when it returns on the same port', async () => {
+    const redis = await startRedis()
+    const prefix = uniquePrefix('watch')
+    const s = startWatch(redis.url, prefix, { x: 80, y: 24 })
+    let again: Awaited<ReturnType<typeof startRedis>> | null = null
+    try {
+      await waitForScreen(s, (t) => t.includes('● connected'), 'connected')
+      await redis.stop()
+      await waitForScreen(s, (t) => t.includes('REDIS UNREACHABLE'), 'the unreachable banner')
+      again = await startRedis({ port: redis.port })
+      await waitForScreen(s, (t) => t.includes('● connected') && !t.includes('UNREACHABLE'), 'reconnected', 15_000)
+    } finally {
+      await again?.stop()
+      await redis.stop()
+    }
+  })
+})
+
+describe('botmesh-coord watch without a terminal', () => {
+  it('says to use --json or watch --jsonl (one line, exit 2)', async () => {
+    const r = await runCli(['--url', redisUrl(), 'watch'])
+    expect(r.code).toBe(2)
+    expect(r.stderr.trim().split('\n')).toHaveLength(1)
+    expect(r.stderr).toMatch(/watch needs a terminal: use --json .*watch --jsonl/)
+  })
+
+  it('--jsonl writes one JSON snapshot per refresh, --count stops it', async () => {
+    const prefix = uniquePrefix('watch')
+    const r = await runCli(['--url', redisUrl(), '--prefix', prefix, 'watch', '--jsonl', '--count', '2', '--interval', '200ms'])
+    expect(r.code).toBe(0)
+    const lines = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>)
+    expect(lines).toHaveLength(2)
+    expect(lines[1]).toMatchObject({ kind: 'dashboard', seq: 2, prefix, layout: 'standalone', replicas: [], chats: [] })
+    expect(typeof lines[0]!.commands).toBe('number')
+    expect(typeof lines[0]!.redisTimeMs).toBe('number')
+  })
+})
