@@ -1,0 +1,77 @@
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+
+// Command-line flags of `node bench/run.js` (also `npm run bench -- <flags>`).
+export const HELP = `botmesh-coord benchmark: node bench/run.js [flags]
+  --quick                 small, fast run (about 2 minutes)
+  --smoke                 tiny run that only checks that everything runs (CI)
+  --sections a,b          limit,turns,failover,scale (default: all)
+  --replicas P            replica processes in the turns benchmark (default 4)
+  --inflight L            messages in flight per replica (default 8)
+  --chats C               chats of the uniform and 10%/90% traffic (default 1000)
+  --messages M            messages per scenario, all replicas together (default 20000)
+  --max-seconds S         cap of one scenario's duration (default 8)
+  --work 0,2              handler work W in ms (default 0,2)
+  --patterns p,..         uniform,hot10,hot1 (default all)
+  --adapters a,..         botmesh,redlock,semaphore,naive (default all)
+  --lease-ms N            botmesh leaseMs in the turns benchmark (default 15000)
+  --peer-ttl-ms N         lock TTL of the peers (default 10000)
+  --retry-ms N            the peers' retry interval while a lock is taken (default 10)
+  --failover-lease-ms N   leaseMs of the failover runs (default 3000)
+  --failover-trials N     kills and yields per kind (default 3)
+  --scale-chats N         live chat leases (and checkpoints) for the operator side (default 100000)
+  --scale-tickets N       queued tickets (default 10000)
+  --scale-small N         the small state for the dashboard comparison (default 1000)
+  --refreshes N           dashboard refreshes measured (default 3)
+  --memory-chats N        chats for the memory measurement (default 2000)
+  --no-cluster            skip the 3-master cluster in the scale section
+  --out DIR               where latest.json / latest.md go (default bench/results; --smoke: a temp dir)
+  --no-docs               do not rewrite docs/parts/bench.md
+  --render FILE           only re-render latest.md (beside FILE) and docs/parts/bench.md from a saved latest.json
+`
+
+const PRESETS = {
+  full: {},
+  quick: { messages: 4000, maxSeconds: 2.5, chats: 500, failoverLeaseMs: 1000, failoverTrials: 1, scaleChats: 20000, scaleTickets: 2000, refreshes: 2, memoryChats: 1000 },
+  smoke: {
+    replicas: 2, inflight: 2, chats: 20, messages: 60, maxSeconds: 1, work: [0], patterns: ['uniform', 'hot1'], warmup: 4,
+    failoverLeaseMs: 600, failoverTrials: 1, scaleChats: 300, scaleTickets: 50, scaleSmall: 100, refreshes: 1, memoryChats: 50,
+    limitRequests: 2000, limitSeconds: 0.2, cluster: false, docs: false, out: join(tmpdir(), 'botmesh-bench-smoke'),
+  },
+}
+
+export function parseArgs(argv) {
+  const o = {
+    preset: 'full', sections: ['limit', 'turns', 'failover', 'scale'],
+    replicas: 4, inflight: 8, chats: 1000, messages: 20000, maxSeconds: 8, work: [0, 2], patterns: ['uniform', 'hot10', 'hot1'],
+    adapters: ['botmesh', 'redlock', 'semaphore', 'naive'], leaseMs: 15000, peerTtlMs: 10000, retryMs: 10, warmup: 40,
+    failoverLeaseMs: 3000, failoverTrials: 3, scaleChats: 100000, scaleTickets: 10000, scaleSmall: 1000, refreshes: 3, memoryChats: 2000,
+    limitRequests: 100000, limitSeconds: 2, cluster: true, docs: true, out: null, render: null, help: false,
+  }
+  const given = {}
+  const list = (v) => v.split(',').map((s) => s.trim()).filter(Boolean)
+  const num = (v, flag) => { const n = Number(v); if (!Number.isFinite(n)) throw new Error(`${flag} needs a number`); return n }
+  const map = {
+    '--sections': ['sections', list], '--replicas': ['replicas', num], '--inflight': ['inflight', num], '--chats': ['chats', num],
+    '--messages': ['messages', num], '--max-seconds': ['maxSeconds', num], '--work': ['work', (v) => list(v).map(Number)],
+    '--patterns': ['patterns', list], '--adapters': ['adapters', list], '--lease-ms': ['leaseMs', num], '--peer-ttl-ms': ['peerTtlMs', num],
+    '--retry-ms': ['retryMs', num], '--failover-lease-ms': ['failoverLeaseMs', num], '--failover-trials': ['failoverTrials', num],
+    '--scale-chats': ['scaleChats', num], '--scale-tickets': ['scaleTickets', num], '--scale-small': ['scaleSmall', num],
+    '--refreshes': ['refreshes', num], '--memory-chats': ['memoryChats', num], '--out': ['out', String], '--render': ['render', String],
+  }
+  for (let i = 0; i < argv.length; i++) {
+    let a = argv[i]
+    let v = null
+    if (a.includes('=')) [a, v] = [a.slice(0, a.indexOf('=')), a.slice(a.indexOf('=') + 1)]
+    if (a === '--quick') o.preset = 'quick'
+    else if (a === '--smoke') o.preset = 'smoke'
+    else if (a === '--no-cluster') given.cluster = false
+    else if (a === '--no-docs') given.docs = false
+    else if (a === '--help' || a === '-h') o.help = true
+    else if (map[a]) {
+      const [key, conv] = map[a]
+      given[key] = conv(v ?? argv[++i], a)
+    } else throw new Error(`unknown flag ${a} (see --help)`)
+  }
+  return { ...o, ...PRESETS[o.preset], ...given, preset: o.preset }
+}

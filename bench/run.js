@@ -1,0 +1,126 @@
+// `npm run bench` (= npm run build && node bench/run.js [flags]): the benchmark of issue 8.
+// Starts its own redis-server (and a 3-master cluster for the scale section) on free loopback ports,
+// stops them by pid at the end, on errors and on SIGINT. Writes bench/results/latest.{json,md} and
+// the README's performance section text, docs/parts/bench.md.
+import { mkdirSync, writeFileSync, readFileSync } from 'node:fs'
+import { cpus, totalmem, release, platform, loadavg } from 'node:os'
+import { fileURLToPath } from 'node:url'
+import { dirname, join, resolve } from 'node:path'
+import { parseArgs, HELP } from './lib/args.js'
+import { startRedis, startCluster, redisServerVersion } from './lib/redis-procs.js'
+import { runLimit } from './sections/limit.js'
+import { runTurns } from './sections/turns.js'
+import { runFailover } from './sections/failover.js'
+import { runScale, measureMemory } from './sections/scale.js'
+import { evaluateTargets, markdown } from './lib/report.js'
+import { readmeSection } from './lib/readme.js'
+
+const here = dirname(fileURLToPath(import.meta.url))
+const log = (s) => process.stderr.write(`${s}\n`)
+
+function machine() {
+  let model = cpus()[0]?.model ?? 'unknown'
+  try {
+    model = /model name\s*:\s*(.*)/.exec(readFileSync('/proc/cpuinfo', 'utf8'))?.[1] ?? model
+  } catch { /* not Linux */ }
+  return {
+    cpus: cpus().length,
+    cpuModel: model.trim(),
+    memoryGiB: Math.round(totalmem() / 2 ** 30 * 10) / 10,
+    os: `${platform()} ${release()}`,
+    node: process.version,
+    redis: redisServerVersion(),
+    loadAvgAtStart: loadavg().map((x) => Math.round(x * 10) / 10),
+  }
+}
+
+async function main() {
+  const o = parseArgs(process.argv.slice(2))
+  if (o.help) { process.stdout.write(HELP); return 0 }
+  if (o.render) {
+    // Re-render the report and the README text from a saved latest.json (after a change of wording).
+    const saved = JSON.parse(readFileSync(o.render, 'utf8'))
+    saved.targets = evaluateTargets(saved, { ...saved.config, work: saved.config.work })
+    const md = markdown(saved)
+    writeFileSync(join(dirname(resolve(o.render)), 'latest.md'), `# botmesh-coord benchmark\n\n${md}\n`)
+    if (o.docs) writeFileSync(join(here, '..', 'docs', 'parts', 'bench.md'), readmeSection(saved, md))
+    process.stdout.write(`${md}\n`)
+    return 0
+  }
+  const started = Date.now()
+  const servers = []
+  const stopAll = () => Promise.all(servers.map((s) => s.stop().catch(() => {})))
+  let interrupted = false
+  const onSignal = (sig) => {
+    if (interrupted) return
+    interrupted = true
+    log(`\n${sig}: stopping the benchmark's redis-server processes`)
+    stopAll().finally(() => process.exit(130))
+  }
+  process.on('SIGINT', onSignal)
+  process.on('SIGTERM', onSignal)
+
+  const result = { preset: o.preset, startedAt: new Date(started).toISOString(), machine: machine(), config: {
+    replicas: o.replicas, inflight: o.inflight, chats: o.chats, messages: o.messages, maxSeconds: o.maxSeconds, work: o.work,
+    patterns: o.patterns, adapters: o.adapters, leaseMs: o.leaseMs, peerTtlMs: o.peerTtlMs, retryMs: o.retryMs,
+    failoverLeaseMs: o.failoverLeaseMs, failoverTrials: o.failoverTrials, scaleChats: o.scaleChats, scaleTickets: o.scaleTickets,
+    scaleSmall: o.scaleSmall, refreshes: o.refreshes, memoryChats: o.memoryChats,
+  }, errors: {} }
+  const section = async (name, fn) => {
+    if (!o.sections.includes(name)) return
+    log(`== ${name}`)
+    try {
+      await fn()
+    } catch (e) {
+      result.errors[name] = String(e?.stack ?? e).split('\n').slice(0, 4).join(' | ')
+      log(`!! ${name} failed: ${result.errors[name]}`)
+    }
+  }
+  try {
+    const redis = await startRedis()
+    servers.push(redis)
+    log(`redis-server ${result.machine.redis} pid ${redis.pid} on port ${redis.port}`)
+    await section('limit', async () => {
+      result.limit = await runLimit({ url: redis.url, port: redis.port, replicas: o.replicas, requests: o.limitRequests, seconds: o.limitSeconds })
+      for (const x of result.limit) log(`  ${x.clients} client(s): PING ${x.pingRedisBenchmark}/s, EVALSHA ${x.evalshaRedisBenchmark}/s (redis-benchmark); ioredis ${x.pingIoredis} / ${x.evalshaIoredis}`)
+    })
+    await section('turns', async () => {
+      result.turns = await runTurns({ url: redis.url, ...o, works: o.work }, log)
+    })
+    await section('failover', async () => {
+      result.failover = await runFailover({ url: redis.url, leaseMs: o.failoverLeaseMs, trials: o.failoverTrials }, log)
+    })
+    await section('scale', async () => {
+      result.memory = await measureMemory(redis.url, o.memoryChats)
+      log(`  memory: held chat ${result.memory.perHeldChatBytes} B, queued ticket ${result.memory.perQueuedTicketBytes} B, idle chat ${result.memory.perIdleChatBytes} B`)
+      result.scale = []
+      const scaleOpts = { chats: o.scaleChats, tickets: o.scaleTickets, smallChats: o.scaleSmall, refreshes: o.refreshes }
+      result.scale.push(await runScale({ layout: 'standalone', url: redis.url, nodeUrls: [redis.url], ...scaleOpts }, log))
+      if (o.cluster) {
+        const cluster = await startCluster()
+        servers.push(cluster)
+        result.scale.push(await runScale({ layout: 'cluster', url: cluster.url, nodeUrls: cluster.nodes.map((n) => n.url), ...scaleOpts }, log))
+        await cluster.stop()
+      }
+    })
+  } finally {
+    await stopAll()
+  }
+  result.durationS = Math.round((Date.now() - started) / 1000)
+  result.machine.loadAvgAtEnd = loadavg().map((x) => Math.round(x * 10) / 10)
+  result.targets = evaluateTargets(result, o)
+  const md = markdown(result)
+  const outDir = o.out ? resolve(o.out) : join(here, 'results')
+  mkdirSync(outDir, { recursive: true })
+  writeFileSync(join(outDir, 'latest.json'), JSON.stringify(result, null, 2) + '\n')
+  writeFileSync(join(outDir, 'latest.md'), `# botmesh-coord benchmark\n\n${md}\n`)
+  if (o.docs) writeFileSync(join(here, '..', 'docs', 'parts', 'bench.md'), readmeSection(result, md))
+  process.stdout.write(`${md}\n`)
+  log(`results: ${join(outDir, 'latest.json')}, ${join(outDir, 'latest.md')}${o.docs ? ', docs/parts/bench.md' : ''}`)
+  return Object.keys(result.errors).length ? 1 : 0
+}
+
+main().then(
+  (code) => { process.exitCode = code },
+  (e) => { log(String(e?.stack ?? e)); process.exitCode = 1 },
+)

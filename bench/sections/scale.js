@@ -1,0 +1,256 @@
+// Section 4: the operator side at scale. The state (live chat leases, queued tickets, checkpoints) is
+// written directly with pipelined HSET/ZADD in the layout of docs/redis-layout.md, names from the
+// library's KeyLayout — 100,000 real acquisitions would take minutes and measure nothing extra. The
+// replicas that "hold" those leases are real coordinators (their heartbeat records are theirs).
+// Then the built CLI runs as a subprocess, as an operator would run it, and INFO commandstats
+// (summed over every master) is read around it. Memory per held chat / queued ticket / idle chat
+// is measured separately with real acquisitions.
+import { spawn } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { Redis } from 'ioredis'
+import { parseCommandStats, parseInfo, diffStats, addStats, total, round, sharedNow } from '../lib/stats.js'
+
+// Connection set-up and tear-down of a CLI process, not part of the command's own reads.
+const HOUSEKEEPING = /^(client\||hello|info|quit|cluster|readonly|ping|select|auth|command)/
+
+const BIN = fileURLToPath(new URL('../../bin/botmesh-coord.js', import.meta.url))
+
+/** Commands sent to one node, or to each master of a cluster. */
+function nodeClients(urls) {
+  return urls.map((u) => {
+    const c = new Redis(u)
+    c.on('error', () => {})
+    return c
+  })
+}
+
+async function commandStats(nodes) {
+  let s = {}
+  for (const n of nodes) s = addStats(s, parseCommandStats(await n.info('commandstats')))
+  return s
+}
+
+/** Run the CLI once; n/a when the command does not exist (yet): exit 2 = usage error. */
+function runCli(base, args, { timeoutMs = 120_000, onLine } = {}) {
+  return new Promise((resolve) => {
+    const t0 = sharedNow()
+    const p = spawn(process.execPath, [BIN, ...base, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' } })
+    let stdout = ''
+    let stderr = ''
+    let buf = ''
+    p.stdout.on('data', (d) => {
+      const s = d.toString()
+      if (stdout.length < 1e6) stdout += s
+      if (onLine) {
+        buf += s
+        let i
+        while ((i = buf.indexOf('\n')) >= 0) { const line = buf.slice(0, i); buf = buf.slice(i + 1); onLine(line, p) }
+      }
+    })
+    p.stderr.on('data', (d) => (stderr += d.toString()))
+    const timer = setTimeout(() => p.kill('SIGKILL'), timeoutMs)
+    p.on('close', (code, signal) => {
+      clearTimeout(timer)
+      resolve({ code, signal, ms: sharedNow() - t0, stdout, stderr: stderr.trim().split('\n')[0] ?? '' })
+    })
+  })
+}
+
+async function measureCli(nodes, base, args, label) {
+  const before = await commandStats(nodes)
+  const r = await runCli(base, args)
+  const cmds = diffStats(before, await commandStats(nodes), nodes.length)
+  if (r.code === 2) return { command: label, status: 'n/a', note: `not available yet: ${r.stderr}` }
+  if (r.code !== 0) return { command: label, status: 'error', note: `exit ${r.code}: ${r.stderr}`, ms: round(r.ms, 0) }
+  let items = null
+  try {
+    const j = JSON.parse(r.stdout)
+    items = Array.isArray(j) ? j.length : Array.isArray(j?.items) ? j.items.length : Array.isArray(j?.leases) ? j.leases.length : Array.isArray(j?.chats) ? j.chats.length : null
+  } catch { /* a table */ }
+  const dataCommands = total(Object.fromEntries(Object.entries(cmds).filter(([k]) => !HOUSEKEEPING.test(k))))
+  return { command: label, status: 'ok', ms: round(r.ms, 0), redisCommands: total(cmds), dataCommands, byCommand: cmds, items }
+}
+
+/**
+ * Dashboard hook: `botmesh-coord watch --jsonl` writes one JSON snapshot per refresh. Measured
+ * between the first snapshot and the (refreshes+1)-th: the Redis commands of `refreshes` refreshes.
+ * Picked up automatically once the dashboard issue lands; n/a until then.
+ */
+async function measureWatch(nodes, base, refreshes) {
+  let lines = 0
+  let before = null
+  let after = null
+  let pending = Promise.resolve()
+  const r = await runCli(base, ['watch', '--jsonl'], {
+    timeoutMs: 60_000,
+    onLine: (line, p) => {
+      if (!line.trim()) return
+      lines++
+      if (lines === 1) pending = pending.then(async () => { before = await commandStats(nodes) })
+      if (lines === refreshes + 1) {
+        pending = pending.then(async () => { after = await commandStats(nodes); p.kill('SIGTERM') })
+      }
+    },
+  })
+  await pending
+  if (!after) {
+    if (r.code === 2) return { status: 'n/a', note: `not available yet: ${r.stderr}` }
+    return { status: 'error', note: `exit ${r.code ?? r.signal} after ${lines} snapshots: ${r.stderr}` }
+  }
+  const cmds = diffStats(before, after, nodes.length)
+  return { status: 'ok', refreshes, commandsPerRefresh: round(total(cmds) / refreshes, 1), byCommand: cmds }
+}
+
+async function batched(n, size, fn) {
+  for (let i = 0; i < n; i += size) {
+    const ps = []
+    for (let j = i; j < Math.min(n, i + size); j++) ps.push(fn(j))
+    await Promise.all(ps)
+  }
+}
+
+/**
+ * Write the state directly. Held chats [from, to) with a live lease by one of `holders`; `ticketsPer`
+ * queued tickets on chats [from, from + ticketChats); a checkpoint per chat.
+ */
+async function buildState(client, keys, holders, from, to, ticketChats, ticketsPer, leaseLeftMs) {
+  const now = Number((await client.time())[0]) * 1000
+  await batched(to - from, 2000, async (k) => {
+    const i = from + k
+    const chat = `chat:${i}`
+    const ck = keys.chat(chat)
+    const h = holders[i % holders.length]
+    const fence = String(1_700_000_000_000_000 + i)
+    const ticket = 1
+    const fields = ['n', String(ticket), 'f', fence, 'h', h.replicaId, 'hi', h.incarnation, 'ht', String(ticket),
+      'exp', String(now + leaseLeftMs), 'g', String(now - 1000), 'lr', String(now - 500), 'lh', h.replicaId, 'lhi', h.incarnation, 'wt', '3']
+    const ops = []
+    if (k < ticketChats) {
+      const n = ticket + ticketsPer
+      fields[1] = String(n)
+      for (let t = ticket + 1; t <= n; t++) {
+        const w = holders[(i + t) % holders.length]
+        fields.push(`t:${t}`, `${now + leaseLeftMs}|${now - 200 * t}|${w.incarnation}|${w.replicaId}`)
+        ops.push(client.zadd(ck.queue, t, String(t)))
+      }
+      ops.push(client.pexpire(ck.queue, leaseLeftMs * 2))
+    }
+    ops.push(client.hset(ck.state, ...fields), client.pexpire(ck.state, leaseLeftMs * 2))
+    ops.push(client.hset(ck.checkpoint, 'rev', fence, 'flow', 'order', 'step', 'address', 'd', JSON.stringify({ state: { items: [1, 2, 3], note: 'bench' } }),
+      'oi', h.replicaId, 'oinc', h.incarnation, 'of', fence, 'at', String(now - 800)))
+    await Promise.all(ops)
+  })
+}
+
+async function usedMemory(c) {
+  return Number(parseInfo(await c.info('memory')).used_memory)
+}
+
+/** Memory per held chat, per queued ticket, per idle chat (fence kept), with real acquisitions. */
+export async function measureMemory(url, n) {
+  const { RedisCoordinator } = await import('../../dist/src/index.js')
+  const admin = new Redis(url)
+  await admin.flushall()
+  const holder = new RedisCoordinator({ url, prefix: 'bm', leaseMs: 600_000, replicaId: 'mem-holder' })
+  // The waiter polls rarely: its tickets stay queued, the push wake-up confirms them on release.
+  const waiter = new RedisCoordinator({ url, prefix: 'bm', leaseMs: 600_000, replicaId: 'mem-waiter', minPollMs: 2000, maxPollMs: 5000 })
+  await holder.start()
+  await waiter.start()
+  await holder.acquireTurn('warm').then((t) => t.release())
+  await waiter.acquireTurn('warm').then((t) => t.release())
+  await admin.del('bm:c:warm', 'bm:q:warm')
+  await sleep(100)
+  const m0 = await usedMemory(admin)
+  const turns = []
+  await batched(n, 500, async (i) => { turns[i] = await holder.acquireTurn(`chat:${i}`) })
+  const m1 = await usedMemory(admin)
+  const sampleHeld = Number(await admin.memory('USAGE', 'bm:c:chat:1', 'SAMPLES', '0'))
+  const waits = []
+  for (let i = 0; i < n; i++) waits.push(waiter.acquireTurn(`chat:${i}`))
+  for (;;) { if ((await admin.exists(`bm:q:chat:${n - 1}`)) === 1) break; await sleep(20) }
+  await sleep(200)
+  const m2 = await usedMemory(admin)
+  const sampleQueued = Number(await admin.memory('USAGE', 'bm:c:chat:1', 'SAMPLES', '0')) + Number(await admin.memory('USAGE', 'bm:q:chat:1', 'SAMPLES', '0'))
+  await batched(n, 500, (i) => turns[i].release())
+  const second = await Promise.all(waits)
+  await batched(n, 500, (i) => second[i].release())
+  await sleep(100)
+  const m3 = await usedMemory(admin)
+  const sampleIdle = Number(await admin.memory('USAGE', 'bm:c:chat:1', 'SAMPLES', '0'))
+  const idleTtlS = Number(await admin.pttl('bm:c:chat:1')) / 1000
+  await holder.stop()
+  await waiter.stop()
+  await admin.flushall()
+  admin.disconnect()
+  return {
+    chats: n,
+    perHeldChatBytes: round((m1 - m0) / n, 0),
+    perQueuedTicketBytes: round((m2 - m1) / n, 0),
+    perIdleChatBytes: round((m3 - m0) / n, 0),
+    memoryUsageSample: { heldChat: sampleHeld, heldChatWithOneTicket: sampleQueued, idleChat: sampleIdle },
+    idleChatTtlHours: round(idleTtlS / 3600, 1),
+  }
+}
+
+/** o: { layout, url, nodeUrls, chats, tickets, checkpoints, smallChats, refreshes } */
+export async function runScale(o, log) {
+  const { RedisCoordinator, KeyLayout } = await import('../../dist/src/index.js')
+  const prefix = 'bs'
+  const keys = new KeyLayout(prefix, o.layout)
+  const nodes = nodeClients(o.nodeUrls)
+  const writer = o.layout === 'cluster'
+    ? new Redis.Cluster([o.url], { enableAutoPipelining: true })
+    : new Redis(o.url, { enableAutoPipelining: true })
+  writer.on('error', () => {})
+  const replicas = []
+  const out = { layout: o.layout, chats: o.chats, tickets: o.tickets, checkpoints: o.chats, cli: [], watch: {} }
+  const base = ['--url', o.url, '--prefix', prefix, '--layout', o.layout, '--json']
+  try {
+    for (let i = 0; i < 4; i++) {
+      const c = new RedisCoordinator({ url: o.url, prefix, layout: o.layout, leaseMs: 600_000, replicaId: `scale-replica-${i}` })
+      c.on('coordination:warning', () => {})
+      await c.start()
+      replicas.push(c)
+    }
+    const holders = replicas.map((c) => ({ replicaId: c.replicaId, incarnation: c.incarnation }))
+    const ticketsPer = 5
+    const ticketChatsTotal = Math.ceil(o.tickets / ticketsPer)
+    const small = Math.min(o.smallChats, o.chats)
+    const smallTicketChats = Math.ceil((ticketChatsTotal * small) / o.chats)
+    let t0 = sharedNow()
+    await buildState(writer, keys, holders, 0, small, smallTicketChats, ticketsPer, 900_000)
+    out.watch.small = { chats: small, ...(await measureWatch(nodes, base, o.refreshes)) }
+    log(`  ${o.layout}: dashboard at ${small} chats: ${out.watch.small.status === 'ok' ? `${out.watch.small.commandsPerRefresh} commands/refresh` : out.watch.small.status}`)
+    t0 = sharedNow()
+    // The rest, so that ticket chats stay the first ones.
+    await buildState(writer, keys, holders, small, o.chats, Math.max(0, ticketChatsTotal - small), ticketsPer, 900_000)
+    if (smallTicketChats < ticketChatsTotal && small < ticketChatsTotal) {
+      // chats [smallTicketChats, small) got no tickets in the first pass: add them now
+      await buildState(writer, keys, holders, smallTicketChats, Math.min(small, ticketChatsTotal), Math.min(small, ticketChatsTotal) - smallTicketChats, ticketsPer, 900_000)
+    }
+    out.buildSeconds = round((sharedNow() - t0) / 1000, 1)
+    let dbsize = 0
+    for (const n of nodes) dbsize += await n.dbsize()
+    out.keys = dbsize
+    log(`  ${o.layout}: state written (${dbsize} keys in ${out.buildSeconds} s)`)
+    const version = await runCli([], ['--version'])
+    out.nodeStartupMs = round(version.ms, 0)
+    for (const [label, args] of [
+      ['leases ls --json', ['leases', 'ls']],
+      ['chat ls --json', ['chat', 'ls']],
+      ['chat inspect chat:7 --json', ['chat', 'inspect', 'chat:7']],
+    ]) {
+      const r = await measureCli(nodes, base, args, label)
+      out.cli.push(r)
+      log(`  ${o.layout}: ${label}: ${r.status === 'ok' ? `${r.ms} ms, ${r.redisCommands} Redis commands${r.items !== null ? `, ${r.items} items` : ''}` : `${r.status} (${r.note})`}`)
+    }
+    out.watch.large = { chats: o.chats, ...(await measureWatch(nodes, base, o.refreshes)) }
+    log(`  ${o.layout}: dashboard at ${o.chats} chats: ${out.watch.large.status === 'ok' ? `${out.watch.large.commandsPerRefresh} commands/refresh` : out.watch.large.status}`)
+  } finally {
+    for (const c of replicas) await c.stop().catch(() => {})
+    writer.disconnect()
+    for (const n of nodes) { await n.flushall().catch(() => {}); n.disconnect() }
+  }
+  return out
+}

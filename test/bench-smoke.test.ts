@@ -1,0 +1,58 @@
+/**
+ * Smoke run of the benchmark (bench/run.js --smoke): tiny parameters, its own redis-server on a free
+ * port. Checks only that it runs and that the report has its sections — never speed.
+ * `npm test` builds first (pretest), and bench/ imports the built library.
+ */
+import { spawn } from 'node:child_process'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { afterAll, describe, expect, it } from 'vitest'
+
+const RUN = fileURLToPath(new URL('../bench/run.js', import.meta.url))
+const out = mkdtempSync(join(tmpdir(), 'botmesh-bench-smoke-'))
+afterAll(() => rmSync(out, { recursive: true, force: true }))
+
+function runBench(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [RUN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()))
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()))
+    const timer = setTimeout(() => child.kill('SIGINT'), 170_000)
+    child.on('error', reject)
+    child.on('close', (code) => {
+      clearTimeout(timer)
+      resolve({ code, stdout, stderr })
+    })
+  })
+}
+
+describe('npm run bench (smoke)', () => {
+  it('runs every section with tiny parameters and writes the report', async () => {
+    const r = await runBench(['--smoke', '--out', out])
+    expect(r.code, r.stderr).toBe(0)
+    const json = JSON.parse(readFileSync(join(out, 'latest.json'), 'utf8'))
+    expect(json.errors).toEqual({})
+    expect(json.machine.cpus).toBeGreaterThan(0)
+    expect(json.limit.length).toBe(2)
+    expect(new Set(json.turns.map((s: { adapter: string }) => s.adapter))).toEqual(new Set(['botmesh', 'redlock', 'semaphore', 'naive']))
+    for (const s of json.turns) {
+      expect(s.messages).toBeGreaterThan(0)
+      expect(typeof s.overlaps).toBe('number')
+      expect(typeof s.outOfOrder).toBe('number')
+    }
+    expect(json.failover.holderKill.length).toBe(1)
+    expect(json.failover.leaderKill.length).toBe(1)
+    expect(json.failover.yield.length).toBe(1)
+    expect(json.scale[0].layout).toBe('standalone')
+    expect(json.memory.chats).toBeGreaterThan(0)
+    expect(json.targets.length).toBeGreaterThan(0)
+    const md = readFileSync(join(out, 'latest.md'), 'utf8')
+    for (const heading of ['### Targets', "### Redis's own limit", '### Turns', '### Failover', '### Operator side at scale', '### Redis memory']) {
+      expect(md).toContain(heading)
+    }
+  }, 180_000)
+})
