@@ -12,6 +12,7 @@
           A retry after a lost reply finds the ticket taken the first time (field rq:<id>) instead of
           queueing a second one behind later messages. The field goes once the caller knows its ticket
           (its next poll) or releases it.
+  ARGV[8] '1' when this take-ticket is a retry (only then is rq:<id> looked up)
 
   Returns
     { 1, ticket, fence, prevReplica|nil, prevIncarnation|nil }   granted: the lease runs leaseMs from now
@@ -30,16 +31,16 @@ local fresh = false
 
 if ticket == '' then
   local known = false
-  if reqId ~= '' then known = redis.call('HGET', state, 'rq:' .. reqId) end
+  if reqId ~= '' and ARGV[8] == '1' then known = redis.call('HGET', state, 'rq:' .. reqId) end
   if known then
     ticket = known -- a retry: poll with the ticket the lost reply carried
   else
     -- Fast path: a free chat with nobody queued is granted without touching the queue.
-    local h = redis.call('HMGET', state, 'h', 'exp', 'f', 'lh', 'lhi')
+    local h = redis.call('HMGET', state, 'h', 'exp', 'f', 'lh', 'lhi', 'n')
     if (not h[1] or (tonumber(h[2]) or 0) <= NOW) and redis.call('EXISTS', queue) == 0 then
-      ticket = fmt(redis.call('HINCRBY', state, 'n', 1))
+      ticket = fmt((tonumber(h[6]) or 0) + 1)
       local fence = fmt(next_fence(h[3]))
-      local fields = { 'h', rid, 'hi', inc, 'ht', ticket, 'f', fence, 'exp', fmt(NOW + leaseMs), 'g', fmt(NOW),
+      local fields = { 'n', ticket, 'h', rid, 'hi', inc, 'ht', ticket, 'f', fence, 'exp', fmt(NOW + leaseMs), 'g', fmt(NOW),
         'lr', fmt(NOW), 'lh', rid, 'lhi', inc, 'wt', '0' }
       if h[4] then
         table.insert(fields, 'ph'); table.insert(fields, h[4]); table.insert(fields, 'phi'); table.insert(fields, h[5] or '')

@@ -117,7 +117,16 @@ export interface CoordinationBackend {
    * Take a ticket (ticket null) or poll with one. `requestId` is unique per acquisition: a retry
    * after a lost reply finds the ticket taken the first time instead of queueing a second one.
    */
-  turnAcquire(key: string, replicaId: string, incarnation: string, leaseMs: number, ticket: number | null, requestId: string): Promise<TurnReply>
+  turnAcquire(
+    key: string,
+    replicaId: string,
+    incarnation: string,
+    leaseMs: number,
+    ticket: number | null,
+    requestId: string,
+    /** True when an earlier take-ticket of this request may have run without us hearing back. */
+    retry?: boolean,
+  ): Promise<TurnReply>
   turnRelease(key: string, incarnation: string, ticket: number, leaseMs: number, requestId?: string): Promise<0 | 1 | 2>
   /** Take a lead if free; `stand` lists this incarnation as a standby while another leads. */
   leadAcquire(name: string, replicaId: string, incarnation: string, leaseMs: number, stand: boolean): Promise<LeadReply>

@@ -106,7 +106,8 @@ export interface HeldLease {
   readonly ticket: number
   /** The acquisition's request id (chat turns): released with the turn. */
   readonly requestId: string
-  readonly controller: AbortController
+  /** Created on first use of `signal` (most holders never look at it). */
+  controller: AbortController | null
   /** Monotonic time after which the lease is treated as lost unless renewed. */
   deadline: number
   lost: LeaseLostError | null
@@ -130,6 +131,10 @@ type PauseResult = { woken: boolean; grant?: PushedGrant }
 let leaseIds = 0
 
 const waitingId = (key: string, ticket: number) => `${key}\u0000${ticket}`
+
+function releasedError(lease: HeldLease): LeaseLostError {
+  return new LeaseLostError(lease.key, 'stopped', `lease on ${JSON.stringify(lease.key)} was released`)
+}
 
 /**
  * The coordination logic every replica runs: heartbeats, chat turns, renewals, local deadlines and
@@ -249,6 +254,7 @@ export class Coordinator extends EventEmitter implements LeadPort {
     let backoff = this.minPollMs
     let lastError: unknown = null
     let queuedSentAt = started
+    let attempted = false
     const waitingIds = new Set<string>()
     const take = (t: number, fence: number, previousHolder: Holder | null, deadline: number): Turn => {
       if (monotonicNow() >= deadline) {
@@ -284,8 +290,10 @@ export class Coordinator extends EventEmitter implements LeadPort {
           const sentAt = monotonicNow()
           let reply: TurnReply
           try {
-            reply = await this.backend.turnAcquire(key, this.replicaId, this.incarnation, this.leaseMs, ticket, requestId)
+            reply = await this.backend.turnAcquire(key, this.replicaId, this.incarnation, this.leaseMs, ticket, requestId, attempted && ticket === null)
+            attempted = true
           } catch (err) {
+            attempted = true
             if (!(err instanceof CoordinationUnavailableError) && !isConnectionError(err)) throw err
             lastError = err
             if (monotonicNow() >= giveUpAt) {
@@ -437,7 +445,7 @@ export class Coordinator extends EventEmitter implements LeadPort {
       fence,
       ticket,
       requestId,
-      controller: new AbortController(),
+      controller: null,
       deadline,
       lost: null,
       released: false,
@@ -458,7 +466,16 @@ export class Coordinator extends EventEmitter implements LeadPort {
 
   assertHeld(lease: HeldLease): void {
     if (this.isHeld(lease)) return
-    throw lease.lost ?? new LeaseLostError(lease.key, 'stopped', `lease on ${JSON.stringify(lease.key)} was released`)
+    throw lease.lost ?? releasedError(lease)
+  }
+
+  /** The lease's AbortSignal, made on first use (already aborted when the lease is gone). */
+  signalOf(lease: HeldLease): AbortSignal {
+    if (!lease.controller) {
+      lease.controller = new AbortController()
+      if (lease.lost || lease.released) lease.controller.abort(lease.lost ?? releasedError(lease))
+    }
+    return lease.controller.signal
   }
 
   protected markLost(lease: HeldLease, reason: LeaseLostReason, quiet = false): void {
@@ -466,7 +483,7 @@ export class Coordinator extends EventEmitter implements LeadPort {
     const err = new LeaseLostError(lease.key, reason)
     lease.lost = err
     this.held.delete(lease.id)
-    lease.controller.abort(err)
+    lease.controller?.abort(err)
     if (quiet) return
     this.stats.leasesLost++
     if (reason === 'expired' || reason === 'reset') {
@@ -486,9 +503,7 @@ export class Coordinator extends EventEmitter implements LeadPort {
     const wasLost = lease.lost
     lease.released = true
     this.held.delete(lease.id)
-    if (!lease.controller.signal.aborted) {
-      lease.controller.abort(new LeaseLostError(lease.key, 'stopped', `lease on ${JSON.stringify(lease.key)} was released`))
-    }
+    if (lease.controller && !lease.controller.signal.aborted) lease.controller.abort(releasedError(lease))
     if (wasLost && wasLost.reason !== 'expired' && wasLost.reason !== 'reset') return
     if (this.state === 'crashed') return
     try {
@@ -803,7 +818,7 @@ class TurnHandle implements Turn {
     return this.lease.ticket
   }
   get signal(): AbortSignal {
-    return this.lease.controller.signal
+    return this.owner.signalOf(this.lease)
   }
   get held(): boolean {
     return this.owner.isHeld(this.lease)

@@ -54,6 +54,7 @@ export class LeadHandle implements Lead {
       isHeld(l: HeldLease): boolean
       assertHeld(l: HeldLease): void
       releaseLease(l: HeldLease): Promise<void>
+      signalOf(l: HeldLease): AbortSignal
     },
     readonly lease: HeldLease,
     readonly previousHolder: Holder | null,
@@ -68,7 +69,7 @@ export class LeadHandle implements Lead {
     return this.lease.fence
   }
   get signal(): AbortSignal {
-    return this.lease.controller.signal
+    return this.owner.signalOf(this.lease)
   }
   get held(): boolean {
     return this.owner.isHeld(this.lease)

@@ -82,6 +82,7 @@ export class RedisBackend implements CoordinationBackend {
     leaseMs: number,
     ticket: number | null,
     requestId: string,
+    retry = false,
   ): Promise<TurnReply> {
     const k = this.keys.chat(key)
     const r = await this.scripts.run<Raw>(
@@ -95,6 +96,7 @@ export class RedisBackend implements CoordinationBackend {
         ticket === null ? '' : String(ticket),
         this.keys.wakeChannelPrefix,
         requestId,
+        retry ? '1' : '',
       ],
     )
     return decodeTurnReply(k.state, r)

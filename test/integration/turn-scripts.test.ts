@@ -12,13 +12,13 @@ describe('turn scripts', () => {
     const keys = new KeyLayout(uniquePrefix('ts'), 'standalone')
     const k = keys.chat('chat:retry')
     const scripts = new ScriptRunner(client, 5000)
-    const acquire = (inc: string, ticket: string, req: string) =>
-      scripts.run<Array<string | number | null>>('turn-acquire-2', [k.state, k.queue], ['r', inc, 5000, 60000, ticket, keys.wakeChannelPrefix, req])
+    const acquire = (inc: string, ticket: string, req: string, retry = '') =>
+      scripts.run<Array<string | number | null>>('turn-acquire-2', [k.state, k.queue], ['r', inc, 5000, 60000, ticket, keys.wakeChannelPrefix, req, retry])
     const holder = await acquire('i1', '', 'i1:1')
     expect(holder[0]).toBe(1)
     const first = await acquire('i2', '', 'i2:1') // queued as ticket 2; pretend the reply was lost
     expect(first.slice(0, 2)).toEqual([0, '2'])
-    const retry = await acquire('i2', '', 'i2:1') // the retry finds ticket 2 again
+    const retry = await acquire('i2', '', 'i2:1', '1') // the retry finds ticket 2 again
     expect(retry.slice(0, 2)).toEqual([0, '2'])
     const later = await acquire('i2', '', 'i2:2') // a later message of the same replica queues behind it
     expect(later.slice(0, 2)).toEqual([0, '3'])
