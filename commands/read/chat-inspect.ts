@@ -17,7 +17,7 @@ interface InspectOptions {
 
 /** Collect: the chat whole (one round trip, one slot) and the live replicas; the verdict when asked. */
 export async function collectChat(ctx: Context, key: string, o: InspectOptions) {
-  const [detail, replicas] = await Promise.all([ctx.reader.chat(key), ctx.reader.replicas()])
+  const [detail, replicas] = await Promise.all([ctx.reader.chat(key), ctx.reader.liveReplicas()])
   const chat = chatView(detail, replicas.items, key)
   if (!chat.exists) throw notFound(`no chat ${JSON.stringify(key)} under prefix ${ctx.keys.prefix} (no turn, queue, checkpoint or handover marker)`)
   const explain = o.explain || o.fingerprint !== undefined

@@ -2,7 +2,6 @@ import { InvalidArgumentError, Option } from 'commander'
 import type { Context } from '../context.js'
 import { ConfigurationError, parseDuration, type Corrupt, type Listing } from '../lib.js'
 import { usage } from '../output/errors.js'
-import { progress } from '../output/progress.js'
 
 /** `--expiring 5s` and friends: a duration or a usage error (exit 2) naming the option. */
 export function durationOption(value: string | undefined, flag: string): number | undefined {
@@ -29,9 +28,9 @@ export function scanInfo(...listings: Array<Listing<unknown>>): { scanned: numbe
   }
 }
 
-/** Redis's now and the live replicas (liveness of every holder), read together. */
+/** Redis's now and the live replicas (liveness of every holder, from the replica index), read together. */
 export async function nowAndReplicas(ctx: Context) {
-  const [nowMs, replicas] = await Promise.all([ctx.reader.now(), ctx.reader.replicas({ onProgress: progress(ctx, 'replicas') })])
+  const [nowMs, replicas] = await Promise.all([ctx.reader.now(), ctx.reader.liveReplicas()])
   return { nowMs, replicas }
 }
 

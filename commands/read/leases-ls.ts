@@ -1,7 +1,7 @@
 import { Command, Option } from 'commander'
 import { run } from '../run.js'
 import type { Context } from '../context.js'
-import { LEASE_KINDS, LEASE_SORTS, filterLeases, leaseRows, sortLeases, type LeaseFilter, type LeaseKindLabel, type LeaseRow, type LeaseSort } from '../lib.js'
+import { LISTING_DECODERS, LEASE_KINDS, LEASE_SORTS, filterLeases, leaseRows, sortLeases, type LeaseFilter, type LeaseKindLabel, type LeaseRow, type LeaseSort } from '../lib.js'
 import { jsonOut } from '../output/json.js'
 import { table } from '../output/table.js'
 import { agoMs, dur, leftMs } from '../output/time.js'
@@ -34,14 +34,20 @@ export async function collectLeases(ctx: Context, o: LeasesOptions) {
     stale: o.stale,
   }
   const want = (k: LeaseKindLabel[]) => !filter.kinds || k.some((x) => filter.kinds!.includes(x))
-  const scan = { limit: o.limit }
   const empty = { items: [], corrupt: [], scanned: 0, truncated: false }
-  const [{ nowMs, replicas }, chats, leads, locks] = await Promise.all([
+  // One pass over the keyspace for every kind asked for.
+  const decoders = {
+    ...(want(['chat']) ? { chat: LISTING_DECODERS.chat } : {}),
+    ...(want(['provider', 'scheduler', 'lead']) ? { lead: LISTING_DECODERS.lead } : {}),
+    ...(want(['lock']) ? { lock: LISTING_DECODERS.lock } : {}),
+  }
+  const [{ nowMs, replicas }, found] = await Promise.all([
     nowAndReplicas(ctx),
-    want(['chat']) ? ctx.reader.chats({ ...scan, onProgress: progress(ctx, 'chats') }) : empty,
-    want(['provider', 'scheduler', 'lead']) ? ctx.reader.leads({ ...scan, onProgress: progress(ctx, 'leads') }) : empty,
-    want(['lock']) ? ctx.reader.locks({ ...scan, onProgress: progress(ctx, 'locks') }) : empty,
+    ctx.reader.listMany(decoders, { limit: o.limit, onProgress: progress(ctx, 'leases') }),
   ])
+  const chats = found.chat ?? empty
+  const leads = found.lead ?? empty
+  const locks = found.lock ?? empty
   const all = leaseRows({ chats: chats.items, leads: leads.items, locks: locks.items, replicas: replicas.items }, nowMs)
   const leases = sortLeases(filterLeases(all, filter), o.sort ?? 'kind')
   return { nowMs, leases, ...scanInfo(replicas, chats, leads, locks) }

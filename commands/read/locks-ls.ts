@@ -1,7 +1,7 @@
 import { Command } from 'commander'
 import { run } from '../run.js'
 import type { Context } from '../context.js'
-import { leadRows, lockRows } from '../lib.js'
+import { LISTING_DECODERS, leadRows, lockRows } from '../lib.js'
 import { jsonOut } from '../output/json.js'
 import { table } from '../output/table.js'
 import { agoMs, dur, leftMs } from '../output/time.js'
@@ -10,10 +10,9 @@ import { examples, limitOption, nowAndReplicas, printCorrupt, scanInfo } from '.
 
 /** Fenced locks, and the leads that are not providers (scheduler:* and other tryLead names). */
 export async function collectLocks(ctx: Context, o: { limit?: number; held?: boolean }) {
-  const [{ nowMs, replicas }, locks, leads] = await Promise.all([
+  const [{ nowMs, replicas }, { lock: locks, lead: leads }] = await Promise.all([
     nowAndReplicas(ctx),
-    ctx.reader.locks({ limit: o.limit, onProgress: progress(ctx, 'locks') }),
-    ctx.reader.leads({ limit: o.limit, onProgress: progress(ctx, 'leads') }),
+    ctx.reader.listMany({ lock: LISTING_DECODERS.lock, lead: LISTING_DECODERS.lead }, { limit: o.limit, onProgress: progress(ctx, 'locks') }),
   ])
   let lockList = lockRows(locks.items, replicas.items, nowMs)
   let leadList = leadRows(leads.items, replicas.items, nowMs, ['scheduler', 'lead'])

@@ -74,6 +74,15 @@ export interface SchemaInfo {
 }
 
 type Hash = Record<string, string>
+type Decoders = Partial<Record<KeyKind, (id: string, rawKey: string, h: Hash) => unknown>>
+type DecodedBy<F> = F extends (...a: never[]) => infer R ? Exclude<R, null> : never
+
+/** The decoders of the listings, by kind (a null result skips the key). */
+export const LISTING_DECODERS = {
+  chat: (id: string, raw: string, h: Hash) => decodeChat(id, raw, h),
+  lead: (id: string, raw: string, h: Hash) => decodeLead(id, raw, h),
+  lock: (id: string, raw: string, h: Hash) => decodeLock(id, raw, h),
+} as const
 
 export class StateReader {
   readonly redis: RedisClient
@@ -133,26 +142,39 @@ export class StateReader {
    * Every key of one kind under the prefix: SCAN MATCH in batches of `count` on every master, each
    * batch fetched with one pipelined HGETALL per key on the node that owns it.
    */
-  async *scanHashes(kind: KeyKind, options: ScanOptions = {}): AsyncGenerator<Array<{ rawKey: string; id: string; hash: Hash }>> {
-    const count = options.count ?? 1000
+  scanHashes(kind: KeyKind, options: ScanOptions = {}): AsyncGenerator<Array<{ rawKey: string; id: string; kind: KeyKind; hash: Hash }>> {
+    return this.scanKinds([kind], options)
+  }
+
+  /**
+   * One pass over the keyspace for several kinds at once (a listing of chats, leads and locks does not
+   * walk the keyspace three times): SCAN MATCH `<prefix>:*` (or the one kind's pattern) in batches.
+   */
+  async *scanKinds(kinds: KeyKind[], options: ScanOptions = {}): AsyncGenerator<Array<{ rawKey: string; id: string; kind: KeyKind; hash: Hash }>> {
+    const count = options.count ?? 2000
+    const wanted = new Set(kinds)
+    const pattern = kinds.length === 1 ? this.keys.scanPattern(kinds[0]!) : `${this.keys.prefix}:*`
     let seen = 0
     for (const node of await this.masterNodes()) {
       let cursor = '0'
       do {
         this.commands++
-        const [next, batch] = await this.call('SCAN', () => node.scan(cursor, 'MATCH', this.keys.scanPattern(kind), 'COUNT', count))
+        const [next, batch] = await this.call('SCAN', () => node.scan(cursor, 'MATCH', pattern, 'COUNT', count))
         cursor = next
-        const ours = batch.map((rawKey) => ({ rawKey, parsed: this.keys.parse(rawKey) })).filter((x) => x.parsed?.kind === kind)
+        const ours = batch
+          .map((rawKey) => ({ rawKey, parsed: this.keys.parse(rawKey) }))
+          .filter((x) => x.parsed !== null && wanted.has(x.parsed.kind))
         if (ours.length) {
           const pipe = node.pipeline()
           for (const k of ours) pipe.hgetall(k.rawKey)
           this.commands += ours.length
           const replies = (await this.call('HGETALL', () => pipe.exec())) ?? []
-          const out: Array<{ rawKey: string; id: string; hash: Hash }> = []
+          const out: Array<{ rawKey: string; id: string; kind: KeyKind; hash: Hash }> = []
           ours.forEach((k, i) => {
             const [err, hash] = replies[i] ?? [null, null]
-            if (err) out.push({ rawKey: k.rawKey, id: k.parsed!.id, hash: { __error: String((err as Error).message) } })
-            else if (hash && Object.keys(hash as Hash).length) out.push({ rawKey: k.rawKey, id: k.parsed!.id, hash: hash as Hash })
+            const { id, kind } = k.parsed!
+            if (err) out.push({ rawKey: k.rawKey, id, kind, hash: { __error: String((err as Error).message) } })
+            else if (hash && Object.keys(hash as Hash).length) out.push({ rawKey: k.rawKey, id, kind, hash: hash as Hash })
           })
           seen += batch.length
           options.onProgress?.(seen)
@@ -171,32 +193,76 @@ export class StateReader {
     decode: (id: string, rawKey: string, h: Hash) => T | null,
     options: ScanOptions = {},
   ): Promise<Listing<T>> {
-    const items: T[] = []
-    const corrupt: Corrupt[] = []
+    const out = await this.listMany({ [kind]: decode } as Decoders, options)
+    return out[kind] as unknown as Listing<T>
+  }
+
+  /** Chats, leads and locks (any of them) in one pass over the keyspace. */
+  async listMany<D extends Decoders>(decoders: D, options: ScanOptions = {}): Promise<{ [K in keyof D]: Listing<DecodedBy<D[K]>> }> {
+    const kinds = Object.keys(decoders) as KeyKind[]
+    const result = Object.fromEntries(kinds.map((k) => [k, { items: [], corrupt: [], scanned: 0, truncated: false }])) as Record<
+      string,
+      Listing<unknown>
+    >
     let scanned = 0
-    let truncated = false
-    for await (const batch of this.scanHashes(kind, {
+    for await (const batch of this.scanKinds(kinds, {
       ...options,
       onProgress: (n) => {
         scanned = n
         options.onProgress?.(n)
       },
     })) {
-      for (const { rawKey, id, hash } of batch) {
+      for (const { rawKey, id, kind, hash } of batch) {
+        const listing = result[kind]!
         if (hash.__error) {
-          corrupt.push({ rawKey, error: /WRONGTYPE/.test(hash.__error) ? 'wrong Redis type' : hash.__error })
+          listing.corrupt.push({ rawKey, error: /WRONGTYPE/.test(hash.__error) ? 'wrong Redis type' : hash.__error })
           continue
         }
         try {
-          const v = decode(id, rawKey, hash)
-          if (v !== null) items.push(v)
+          const v = decoders[kind]!(id, rawKey, hash)
+          if (v !== null) listing.items.push(v)
         } catch (err) {
-          corrupt.push({ rawKey, error: err instanceof CorruptStateError ? err.message : String(err) })
+          listing.corrupt.push({ rawKey, error: err instanceof CorruptStateError ? err.message : String(err) })
         }
       }
     }
-    if (options.limit !== undefined && scanned >= options.limit) truncated = true
-    return { items, corrupt, scanned, truncated }
+    const truncated = options.limit !== undefined && scanned >= options.limit
+    kinds.forEach((k, i) => {
+      // The pass is shared: its keys are counted once, on the first kind.
+      result[k]!.scanned = i === 0 ? scanned : 0
+      result[k]!.truncated = truncated
+    })
+    return result as { [K in keyof D]: Listing<DecodedBy<D[K]>> }
+  }
+
+  /**
+   * Live replicas from the replica index (one ZRANGE and one pipeline of heartbeat records, which
+   * share a slot on a cluster): what liveness checks need, without walking the keyspace. `replicas()`
+   * scans instead, and also finds records the index does not list (corrupt or orphaned ones).
+   */
+  async liveReplicas(): Promise<Listing<ReplicaSnapshot>> {
+    const r = this.redis as Redis
+    this.commands++
+    const ids = await this.call('ZRANGE', () => r.zrange(this.keys.replicaIndex, '0', '-1'), this.keys.replicaIndex)
+    const out: Listing<ReplicaSnapshot> = { items: [], corrupt: [], scanned: ids.length, truncated: false }
+    if (ids.length === 0) return out
+    const pipe = r.pipeline()
+    for (const id of ids) pipe.hgetall(this.keys.replica(id))
+    this.commands += ids.length
+    const replies = (await this.call('HGETALL', () => pipe.exec(), this.keys.replicaIndex)) ?? []
+    ids.forEach((id, i) => {
+      const rawKey = this.keys.replica(id)
+      const [err, h] = replies[i] ?? [null, null]
+      if (err) return out.corrupt.push({ rawKey, error: /WRONGTYPE/.test(String(err)) ? 'wrong Redis type' : String((err as Error).message) })
+      const hash = h as Hash
+      if (!hash || hash.beat === undefined) return
+      try {
+        out.items.push(decodeReplica(id, rawKey, hash))
+      } catch (e) {
+        out.corrupt.push({ rawKey, error: (e as Error).message })
+      }
+    })
+    return out
   }
 
   replicas(options?: ScanOptions): Promise<Listing<ReplicaSnapshot>> {
