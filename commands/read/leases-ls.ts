@@ -1,7 +1,7 @@
 import { Command, Option } from 'commander'
 import { run } from '../run.js'
 import type { Context } from '../context.js'
-import { LISTING_DECODERS, LEASE_KINDS, LEASE_SORTS, filterLeases, leaseRows, sortLeases, type LeaseFilter, type LeaseKindLabel, type LeaseRow, type LeaseSort } from '../lib.js'
+import { CHAT_HOLDER_FIELDS, LISTING_DECODERS, LEASE_KINDS, LEASE_SORTS, filterLeases, leaseRows, sortLeases, type LeaseFilter, type LeaseKindLabel, type LeaseRow, type LeaseSort } from '../lib.js'
 import { jsonOut } from '../output/json.js'
 import { table } from '../output/table.js'
 import { agoMs, dur, leftMs } from '../output/time.js'
@@ -43,7 +43,7 @@ export async function collectLeases(ctx: Context, o: LeasesOptions) {
   }
   const [{ nowMs, replicas }, found] = await Promise.all([
     nowAndReplicas(ctx),
-    ctx.reader.listMany(decoders, { limit: o.limit, onProgress: progress(ctx, 'leases') }),
+    ctx.reader.listMany(decoders, { limit: o.limit, fields: { chat: CHAT_HOLDER_FIELDS }, onProgress: progress(ctx, 'leases') }),
   ])
   const chats = found.chat ?? empty
   const leads = found.lead ?? empty

@@ -34,6 +34,8 @@ export function leadKind(name: string): 'provider' | 'scheduler' | 'lead' {
 }
 
 export interface ScanOptions {
+  /** Read only these fields (HMGET) of the keys of a kind instead of the whole hash (HGETALL). */
+  fields?: Partial<Record<KeyKind, string[]>>
   /** SCAN COUNT per call (a bound on the work of one Redis call). Default 1000. */
   count?: number
   /** Called after each batch with the number of keys seen so far. */
@@ -76,6 +78,9 @@ export interface SchemaInfo {
 type Hash = Record<string, string>
 type Decoders = Partial<Record<KeyKind, (id: string, rawKey: string, h: Hash) => unknown>>
 type DecodedBy<F> = F extends (...a: never[]) => infer R ? Exclude<R, null> : never
+
+/** The fields of a chat's hash that say who holds it (a lease listing needs no tickets). */
+export const CHAT_HOLDER_FIELDS = ['h', 'hi', 'ht', 'f', 'exp', 'g', 'lr', 'wt', 'lh', 'lhi', 'ph', 'phi']
 
 /** The decoders of the listings, by kind (a null result skips the key). */
 export const LISTING_DECODERS = {
@@ -166,15 +171,27 @@ export class StateReader {
           .filter((x) => x.parsed !== null && wanted.has(x.parsed.kind))
         if (ours.length) {
           const pipe = node.pipeline()
-          for (const k of ours) pipe.hgetall(k.rawKey)
+          for (const k of ours) {
+            const fields = options.fields?.[k.parsed!.kind]
+            if (fields) pipe.hmget(k.rawKey, ...fields)
+            else pipe.hgetall(k.rawKey)
+          }
           this.commands += ours.length
           const replies = (await this.call('HGETALL', () => pipe.exec())) ?? []
           const out: Array<{ rawKey: string; id: string; kind: KeyKind; hash: Hash }> = []
           ours.forEach((k, i) => {
-            const [err, hash] = replies[i] ?? [null, null]
+            const [err, reply] = replies[i] ?? [null, null]
             const { id, kind } = k.parsed!
-            if (err) out.push({ rawKey: k.rawKey, id, kind, hash: { __error: String((err as Error).message) } })
-            else if (hash && Object.keys(hash as Hash).length) out.push({ rawKey: k.rawKey, id, kind, hash: hash as Hash })
+            if (err) return out.push({ rawKey: k.rawKey, id, kind, hash: { __error: String((err as Error).message) } })
+            const fields = options.fields?.[kind]
+            let hash = reply as Hash
+            if (fields) {
+              hash = {}
+              ;(reply as Array<string | null>).forEach((v, j) => {
+                if (v !== null) hash[fields[j]!] = v
+              })
+            }
+            if (hash && Object.keys(hash).length) out.push({ rawKey: k.rawKey, id, kind, hash })
           })
           seen += batch.length
           options.onProgress?.(seen)
