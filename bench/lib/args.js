@@ -26,13 +26,13 @@ export const HELP = `botmesh-coord benchmark: node bench/run.js [flags]
   --memory-chats N        chats for the memory measurement (default 2000)
   --no-cluster            skip the 3-master cluster in the scale section
   --out DIR               where latest.json / latest.md go (default bench/results; --smoke: a temp dir)
-  --no-docs               do not rewrite docs/parts/bench.md
-  --render FILE           only re-render latest.md (beside FILE) and docs/parts/bench.md from a saved latest.json
+  --no-docs               do not rewrite the README's performance section
+  --render FILE           only re-render latest.md (beside FILE) and the README's performance section from a saved latest.json
 `
 
 const PRESETS = {
   full: {},
-  quick: { messages: 4000, maxSeconds: 2.5, chats: 500, failoverLeaseMs: 1000, failoverTrials: 1, scaleChats: 20000, scaleTickets: 2000, refreshes: 2, memoryChats: 1000 },
+  quick: { messages: 4000, maxSeconds: 2.5, chats: 500, failoverLeaseMs: 1000, failoverTrials: 1, scaleChats: 20000, scaleTickets: 2000, refreshes: 2, memoryChats: 1000, docs: false },
   smoke: {
     replicas: 2, inflight: 2, chats: 20, messages: 60, maxSeconds: 1, work: [0], patterns: ['uniform', 'hot1'], warmup: 4,
     failoverLeaseMs: 600, failoverTrials: 1, scaleChats: 300, scaleTickets: 50, scaleSmall: 100, refreshes: 1, memoryChats: 50,
