@@ -64,7 +64,7 @@ export function urlContext(cmd: Command): { url: string; secrets: string[] } {
 }
 
 /** Is this server a Redis Cluster node? (INFO cluster; a failing INFO is left to the real command.) */
-async function detectLayout(url: string, tlsCa: string | undefined, timeoutMs: number): Promise<Layout> {
+export async function detectLayout(url: string, tlsCa: string | undefined, timeoutMs = 5000): Promise<Layout> {
   const probe = connect({ url, layout: 'standalone', tlsCaFile: tlsCa, failFast: true, connectionName: 'botmesh-coord' }) as Redis
   // ioredis rejects a command on a refused connection with "Connection is closed."; the cause
   // (ECONNREFUSED, ENOTFOUND, a TLS failure) only reaches the 'error' event: keep it for the message.

@@ -4,7 +4,6 @@
  * refresh), the chat detail read, and the interventions of CoordinationAdmin. Counts every Redis
  * command it sends, so the header can show the dashboard's own load.
  */
-import type { Redis } from 'ioredis'
 import {
   CoordinationAdmin,
   KeyLayout,
@@ -46,25 +45,8 @@ export interface SourceOptions {
   topChats?: number
 }
 
-/** Is this server a Redis Cluster node? One INFO on a short-lived, fail-fast connection. */
-export async function detectLayout(url: string, tlsCa: string | undefined, timeoutMs = 5000): Promise<Layout> {
-  const probe = connect({ url, layout: 'standalone', tlsCaFile: tlsCa, failFast: true, connectionName: 'botmesh-coord' }) as Redis
-  let cause: Error | null = null
-  probe.on('error', (e: Error) => (cause ??= e))
-  let timer: NodeJS.Timeout | undefined
-  try {
-    const info = await Promise.race([
-      probe.info('cluster'),
-      new Promise<never>((_, rej) => (timer = setTimeout(() => rej(new Error('connect ETIMEDOUT')), timeoutMs))),
-    ])
-    return /cluster_enabled:1/.test(info) ? 'cluster' : 'standalone'
-  } catch (err) {
-    throw withConnectionCause(err, cause)
-  } finally {
-    clearTimeout(timer)
-    if (probe.status !== 'end') probe.disconnect()
-  }
-}
+/** Is this server a Redis Cluster node? (The CLI's own probe.) */
+export { detectLayout } from '../context.js'
 
 export function openSource(o: SourceOptions): DashboardSource {
   const keys = new KeyLayout(o.prefix, o.layout)

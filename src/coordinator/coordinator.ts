@@ -21,6 +21,7 @@ import type {
   YieldRequest,
 } from './backend.js'
 import { LatencyWindow } from './latency-window.js'
+import { LeaseHandle } from './lease-handle.js'
 import { Election, LeadHandle, type CampaignOptions, type FollowerReason, type Lead, type LeadPort } from './election.js'
 
 export interface CoordinatorOptions {
@@ -800,33 +801,17 @@ export class Coordinator extends EventEmitter implements LeadPort {
   }
 }
 
-class TurnHandle implements Turn {
+class TurnHandle extends LeaseHandle implements Turn {
   readonly kind = 'chat' as const
   constructor(
-    private readonly owner: Coordinator,
-    private readonly lease: HeldLease,
-    readonly previousHolder: Holder | null,
+    owner: Coordinator,
+    lease: HeldLease,
+    previousHolder: Holder | null,
     readonly waitedMs: number,
-  ) {}
-  get key(): string {
-    return this.lease.key
-  }
-  get fence(): number {
-    return this.lease.fence
+  ) {
+    super(owner, lease, previousHolder)
   }
   get ticket(): number {
     return this.lease.ticket
-  }
-  get signal(): AbortSignal {
-    return this.owner.signalOf(this.lease)
-  }
-  get held(): boolean {
-    return this.owner.isHeld(this.lease)
-  }
-  assertHeld(): void {
-    this.owner.assertHeld(this.lease)
-  }
-  release(): Promise<void> {
-    return this.owner.releaseLease(this.lease)
   }
 }

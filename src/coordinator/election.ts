@@ -4,6 +4,7 @@ import { isConnectionError } from '../errors/from-redis.js'
 import { CoordinationUnavailableError } from '../errors/coordination-unavailable-error.js'
 import type { Holder, LeadReply } from './backend.js'
 import type { HeldLease, Lease } from './coordinator.js'
+import { LeaseHandle } from './lease-handle.js'
 
 /** A held lead: a provider's exclusive transport, a scheduler, any `tryLead` name. */
 export interface Lead extends Lease {
@@ -47,38 +48,10 @@ export interface LeadPort {
   reportError(err: unknown): void
 }
 
-export class LeadHandle implements Lead {
+export class LeadHandle extends LeaseHandle implements Lead {
   readonly kind = 'lead' as const
-  constructor(
-    private readonly owner: {
-      isHeld(l: HeldLease): boolean
-      assertHeld(l: HeldLease): void
-      releaseLease(l: HeldLease): Promise<void>
-      signalOf(l: HeldLease): AbortSignal
-    },
-    readonly lease: HeldLease,
-    readonly previousHolder: Holder | null,
-  ) {}
   get name(): string {
     return this.lease.key
-  }
-  get key(): string {
-    return this.lease.key
-  }
-  get fence(): number {
-    return this.lease.fence
-  }
-  get signal(): AbortSignal {
-    return this.owner.signalOf(this.lease)
-  }
-  get held(): boolean {
-    return this.owner.isHeld(this.lease)
-  }
-  assertHeld(): void {
-    this.owner.assertHeld(this.lease)
-  }
-  release(): Promise<void> {
-    return this.owner.releaseLease(this.lease)
   }
 }
 
