@@ -33,6 +33,8 @@ if (ifFence ~= '' and h[3] ~= ifFence) or (ifInc ~= '' and h[2] ~= ifInc) then
   return { -1, h[3] or false, h[1], h[2] or false }
 end
 local revoked = revoke_chat_holder(state)
+-- Tell the old holder at once (it renews and learns the turn is gone), not only at its next renewal.
+if h[2] then redis.call('PUBLISH', wake .. h[2], '-|' .. state) end
 local g = grant_next(state, queue, leaseMs, wake, '')
 touch(state, queue, leaseMs, idleTtl)
 local gt, gf, gr, gi = granted_fields(state, g)

@@ -1,7 +1,7 @@
 #!lua
 --[[
   admin-checkpoint-rm-1: an operator deletes a conversation checkpoint (`checkpoint rm`),
-  compare-and-set on the revision shown. Unlike checkpoint-clear-1 it says what it found instead.
+  compare-and-set on the revision shown. Unlike checkpoint-clear-2 it says what it found instead.
   A replica still running that flow has its next write refused (revision conflict, 'superseded').
 
   KEYS[1] checkpoint hash

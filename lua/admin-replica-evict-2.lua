@@ -14,8 +14,12 @@
 
   Returns
     { 1, incarnation, leasesJSON|false, infoJSON|false }   evicted
+    { 2, incarnation, leasesJSON|false, infoJSON|false }   already evicted (tombstone of that
+                                   incarnation): nothing written; the caller cleans its keys again
     { 0 }                          no live heartbeat record: nothing done
     { -1, currentIncarnation }     another incarnation beats under that replicaId now: nothing done
+  The tombstone keeps the evicted incarnation's `leases` and `info`, so an interrupted clean-up can
+  be run again.
   Errors: BMC_USAGE when no incarnation is given.
 ]]
 --@include time
@@ -23,10 +27,11 @@
 local key, index = KEYS[1], KEYS[2]
 local rid, ifInc, ttl = ARGV[1], ARGV[2], tonumber(ARGV[3])
 if ifInc == '' then return redis.error_reply('BMC_USAGE: an incarnation is required') end
-local h = redis.call('HMGET', key, 'inc', 'beat', 'leases', 'info', 'exp')
+local h = redis.call('HMGET', key, 'inc', 'beat', 'leases', 'info', 'exp', 'ev')
+if h[6] == ifInc and not h[2] then return { 2, ifInc, h[3] or false, h[4] or false } end
 if not h[1] or not h[2] or (tonumber(h[5]) or 0) <= NOW then return { 0 } end
 if h[1] ~= ifInc then return { -1, h[1] } end
-redis.call('HDEL', key, 'inc', 'info', 'stats', 'leases', 'beat', 'exp', 'cw')
+redis.call('HDEL', key, 'inc', 'stats', 'beat', 'exp', 'cw')
 redis.call('HSET', key, 'ev', ifInc, 'evat', fmt(NOW))
 redis.call('PEXPIRE', key, fmt(ttl))
 redis.call('ZREM', index, rid)

@@ -304,7 +304,7 @@ async function adopt(turn: Turn, chat: string): Promise<FlowRun | 'consumed' | n
   const step = flow ? flow.questions.indexOf(String(cp.step)) : -1
   if (!flow || step < 0 || (cp.ephemeral && cp.ephemeral.fingerprint !== fingerprint(flow))) {
     // A flow changed under a rolling deploy: do not resume it at the wrong step.
-    await store.clearCheckpointIf(chat, cp.revision)
+    await store.clearCheckpointIf(chat, cp.revision, { fence: turn.fence })
     coordinator.reportHandover({ key: chat, name: cp.flow, outcome: 'changed', from: cp.owner?.replicaId ?? null })
     return null
   }
@@ -341,7 +341,8 @@ async function stepFlow(turn: Turn, chat: string, run: FlowRun, msg: Inbound): P
   }
   send(turn, 'All done, thank you!')
   conversations.delete(chat)
-  if (run.revision !== null) await store.clearCheckpointIf(chat, run.revision) // false: a newer owner's row stays
+  // Fenced like the writes: false when a newer owner's row is there, or this turn was taken away.
+  if (run.revision !== null) await store.clearCheckpointIf(chat, run.revision, { fence: turn.fence })
   return 'done'
 }
 

@@ -15,6 +15,7 @@ interface EvictFlags {
 export async function planReplicaEvict(ctx: Context, replicaId: string, flags: EvictFlags): Promise<Plan> {
   const nowMs = await ctx.reader.now()
   const r = await ctx.reader.replica(replicaId)
+  if ((!r || r.expiresAtMs <= nowMs) && flags.ifIncarnation) return planFinishEviction(ctx, replicaId, flags.ifIncarnation, flags)
   if (!r || r.expiresAtMs <= nowMs) throw notFound(`no live replica ${replicaId}: nothing to evict (a dead replica's leases expire by themselves)`)
   if (flags.ifIncarnation && flags.ifIncarnation !== r.incarnation && !r.incarnation.startsWith(flags.ifIncarnation)) {
     throw conflict(`the state changed since you looked: ${replicaId} runs incarnation ${r.incarnation} now, not ${flags.ifIncarnation}; nothing done`)
@@ -54,10 +55,38 @@ export async function planReplicaEvict(ctx: Context, replicaId: string, flags: E
           else if (l.candidacyWithdrawn) lines.push(`lead ${l.name}: candidacy withdrawn`)
         }
         for (const f of res.failed) lines.push(c.yellow(`${f.kind} ${f.key}: not cleaned (${f.error}); it expires unrefreshed within leaseMs`))
+        if (res.failed.length) {
+          // The tombstone stands (the replica is out); finish the clean-up with the same command.
+          lines.push(c.yellow(`finish with: botmesh-coord replica evict ${replicaId} --if-incarnation ${res.incarnation} --scan --yes`))
+          return { code: EXIT.unsafe, audit: res.audit, json, lines }
+        }
         return { code: EXIT.ok, audit: res.audit, json, lines }
       }
       if (res.status === 'not-alive') return changed(`${replicaId} has no live heartbeat any more`, json, res.audit)
       return changed(`${replicaId} runs incarnation ${res.incarnation} now, not ${r.incarnation}`, json, res.audit)
+    },
+  }
+}
+
+/** The replica is already evicted (tombstone of that incarnation): clean its chats and leads again. */
+function planFinishEviction(ctx: Context, replicaId: string, incarnation: string, flags: EvictFlags): Plan {
+  const command = `replica evict ${replicaId} --if-incarnation ${incarnation}${flags.scan ? ' --scan' : ''}`
+  return {
+    title: `finish evicting replica ${replicaId}`,
+    command,
+    lines: [
+      `replica  ${ctx.c.bold(replicaId)} has no live heartbeat; if incarnation ${incarnation} was evicted, its chats and leads are cleaned again`,
+      `then     its turns and leads are revoked (fences bumped), its tickets dropped, the next waiters granted`,
+    ],
+    warnings: [],
+    json: { action: 'replica-evict', replicaId, expected: { incarnation }, again: true },
+    execute: async () => {
+      const res = await ctx.admin.evictReplica(replicaId, { ifIncarnation: incarnation, scan: flags.scan ? true : undefined, reason: flags.reason, command })
+      const json = { action: 'replica-evict', ...stripAudit(res) }
+      if (res.status !== 'evicted') throw notFound(`no live replica ${replicaId} and no eviction of incarnation ${incarnation} to finish`)
+      const lines = [`cleaned ${res.chats.length} chat(s) and ${res.leads.length} lead(s) of ${replicaId} (incarnation ${res.incarnation})`]
+      for (const f of res.failed) lines.push(ctx.c.yellow(`${f.kind} ${f.key}: not cleaned (${f.error})`))
+      return { code: res.failed.length ? EXIT.unsafe : EXIT.ok, audit: res.audit, json, lines }
     },
   }
 }

@@ -397,8 +397,18 @@ export class CoordinationAdmin {
     let result: ReplicaEvictResult
     if (r[0] === 0) result = { status: 'not-alive', replicaId }
     else if (r[0] === -1) result = { status: 'changed', replicaId, incarnation: String(r[1] ?? '') }
-    else if (r[0] === 1) {
+    else if (r[0] === 1 || r[0] === 2) {
       const inc = String(r[1])
+      // The tombstone is down: record the intervention now, so an interrupted clean-up still leaves it.
+      await this.audit(opts, {
+        command: opts.command ?? `replica evict ${replicaId}`,
+        kind: 'replica',
+        key: replicaId,
+        holder: { replicaId, incarnation: inc },
+        fenceBefore: null,
+        fenceAfter: null,
+        result: r[0] === 1 ? 'tombstoned' : 'cleaning again',
+      })
       const leases = parseLeases(r[2])
       const info = parseJson<{ leaseMs?: number }>(r[3])
       const grantLeaseMs = Math.max(Number(info?.leaseMs) || 0, ADMIN_DEFAULTS.grantLeaseMs)

@@ -155,7 +155,9 @@ export class Coordinator extends EventEmitter implements LeadPort {
   protected readonly held = new Map<number, HeldLease>()
   private readonly waiters = new Map<string, Waiter>()
   /** Wake-ups that came while no waiter slept for them (its poll was in flight). */
-  private readonly earlyWakes = new Map<string, PushedGrant | undefined>()
+  private readonly earlyWakes = new Map<string, { grant: PushedGrant | undefined; at: number }>()
+  /** Per chat: acquisitions whose first take-ticket is in flight (their ticket is not known yet). */
+  private readonly enqueuing = new Map<string, number>()
   private readonly pendingReleases = new Set<PendingRelease>()
   private readonly inflight = new Set<Promise<unknown>>()
   private readonly meta: { host: string; pid: number; version: string }
@@ -291,7 +293,17 @@ export class Coordinator extends EventEmitter implements LeadPort {
           const sentAt = monotonicNow()
           let reply: TurnReply
           try {
-            reply = await this.backend.turnAcquire(key, this.replicaId, this.incarnation, this.leaseMs, ticket, requestId, attempted && ticket === null)
+            const first = ticket === null
+            if (first) this.enqueuing.set(key, (this.enqueuing.get(key) ?? 0) + 1)
+            try {
+              reply = await this.backend.turnAcquire(key, this.replicaId, this.incarnation, this.leaseMs, ticket, requestId, attempted && first)
+            } finally {
+              if (first) {
+                const n = (this.enqueuing.get(key) ?? 1) - 1
+                if (n > 0) this.enqueuing.set(key, n)
+                else this.enqueuing.delete(key)
+              }
+            }
             attempted = true
           } catch (err) {
             attempted = true
@@ -303,7 +315,7 @@ export class Coordinator extends EventEmitter implements LeadPort {
                 cause: err,
               })
             }
-            await this.pause(key, ticket, Math.min(backoff, giveUpAt - monotonicNow()), signal)
+            await this.pause(key, ticket, Math.min(backoff, giveUpAt - monotonicNow()), started, signal)
             backoff = Math.min(backoff * 2, this.maxPollMs)
             continue
           }
@@ -333,12 +345,16 @@ export class Coordinator extends EventEmitter implements LeadPort {
           // With the push wake-up working, polling is only the safety net: every maxPollMs. Without
           // it (subscriber reconnecting), poll with backoff from minPollMs.
           const interval = this.backend.pushReady() ? this.maxPollMs : backoff
-          const woke = await this.pause(key, ticket, Math.min(interval, left), signal)
+          const woke = await this.pause(key, ticket, Math.min(interval, left), started, signal)
           if (woke.grant) {
             // Granted by the releaser's script: take it without another round trip. Redis expires
             // it leaseMs after the grant, which came after our last 'queued' poll was sent.
             const lease = Math.min(this.leaseMs, woke.grant.leaseMs || this.leaseMs)
-            return take(ticket, woke.grant.fence, woke.grant.previousHolder, queuedSentAt + lease - this.renewMarginMs)
+            const turn = take(ticket, woke.grant.fence, woke.grant.previousHolder, queuedSentAt + lease - this.renewMarginMs)
+            // Granted with a shorter lease than ours (an operator's grant, a replica with a shorter
+            // leaseMs): renew it now rather than at our next cycle.
+            if (lease < this.leaseMs) void this.checkLeaseNow((turn as TurnHandle).lease)
+            return turn
           }
           backoff = woke.woken ? this.minPollMs : Math.min(backoff * 2, this.maxPollMs)
         }
@@ -390,14 +406,16 @@ export class Coordinator extends EventEmitter implements LeadPort {
   }
 
   /** Wait for a wake-up on (key, ticket), the poll interval, or an abort. Resolves true when woken. */
-  private pause(key: string, ticket: number | null, ms: number, signal?: AbortSignal): Promise<PauseResult> {
+  private pause(key: string, ticket: number | null, ms: number, since: number, signal?: AbortSignal): Promise<PauseResult> {
     if (ticket === null) return sleep(ms, signal).then(() => ({ woken: false }))
     const id = waitingId(key, ticket)
     // A push that came while our last poll was in flight.
-    if (this.earlyWakes.has(id)) {
-      const grant = this.earlyWakes.get(id)
+    const early = this.earlyWakes.get(id)
+    if (early) {
       this.earlyWakes.delete(id)
-      return Promise.resolve({ woken: true, grant })
+      // Only a push received during this acquisition is about its ticket (ticket numbers repeat
+      // after a chat's key expired; a late copy of an old grant must not be taken for a new one).
+      if (early.at >= since) return Promise.resolve({ woken: true, grant: early.grant })
     }
     return new Promise<PauseResult>((resolve) => {
       let done = false
@@ -423,7 +441,15 @@ export class Coordinator extends EventEmitter implements LeadPort {
       const id = waitingId(key, ticket)
       const waiter = this.waiters.get(id)
       if (waiter) waiter.wake(grant)
-      else if (this.earlyWakes.size < 10_000) this.earlyWakes.set(id, grant)
+      else if (this.waitingTickets.has(id) || (this.enqueuing.get(key) ?? 0) > 0) {
+        // An acquisition of this chat is between polls (its request in flight): keep it for it.
+        this.earlyWakes.set(id, { grant, at: monotonicNow() })
+      }
+      return
+    }
+    if (kind === 'chat') {
+      // An operator changed a chat we hold (e.g. `chat release`): learn it now, not at the next renewal.
+      for (const lease of this.held.values()) if (lease.kind === 'chat' && lease.key === key) void this.checkLeaseNow(lease)
       return
     }
     this.onLeadWake(key)
@@ -626,6 +652,7 @@ export class Coordinator extends EventEmitter implements LeadPort {
 
   private checkDeadlines(): void {
     const now = monotonicNow()
+    for (const [id, w] of this.earlyWakes) if (now - w.at > this.leaseMs) this.earlyWakes.delete(id)
     for (const lease of [...this.held.values()]) {
       if (now >= lease.deadline) this.markLost(lease, 'expired')
     }
@@ -693,7 +720,12 @@ export class Coordinator extends EventEmitter implements LeadPort {
   private checkBeat(beat: { evicted: boolean; otherIncarnation: string | null }): void {
     if (beat.evicted) {
       this.state = 'evicted'
-      for (const lease of [...this.held.values()]) this.markLost(lease, 'revoked')
+      for (const lease of [...this.held.values()]) {
+        this.markLost(lease, 'revoked')
+        // The renewals sent with this heartbeat may have extended what the operator's eviction did
+        // not reach (leases taken since our last beat): give them back (conditioned on our incarnation).
+        void this.releaseInBackend(lease).catch(() => {})
+      }
       this.wakeAll()
       this.clearTimers()
       this.emit('coordination:evicted', { replicaId: this.replicaId, incarnation: this.incarnation })

@@ -174,6 +174,8 @@ export class Election {
       if (reason !== 'stopped') this.sitOutUntil = monotonicNow() + this.sitOutMs
     } else {
       await this.follower('lost')
+      // Revoked by an operator (`provider yield --force`): sit out too, or it would take the lead back.
+      if (lead.lease.lost?.reason === 'revoked') this.sitOutUntil = monotonicNow() + this.sitOutMs
     }
     this.current = null
     this.notifyIdle()

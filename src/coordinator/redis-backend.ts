@@ -276,7 +276,8 @@ export class RedisBackend implements CoordinationBackend {
 
 /**
  * A wake message is a grant as JSON (`{t, f, l, k, p, pi}`, from grant_next), `<ticket>|<raw chat
- * state key>` (poll now: e.g. an operator dropped the ticket), or `-|<raw lead key>` (a lead event).
+ * state key>` (poll now: e.g. an operator dropped the ticket), `-|<raw chat state key>` (an operator
+ * revoked the turn: renew now to learn it) or `-|<raw lead key>` (a lead event).
  */
 export function decodeWake(
   keys: KeyLayout,
@@ -308,6 +309,7 @@ export function decodeWake(
   const parsed = keys.parse(message.slice(bar + 1))
   if (!parsed) return null
   if (parsed.kind === 'chat') {
+    if (message.startsWith('-|')) return { kind: 'chat', key: parsed.id, ticket: null } // check what you hold
     const ticket = Number(message.slice(0, bar))
     return Number.isInteger(ticket) ? { kind: 'chat', key: parsed.id, ticket } : null
   }

@@ -180,10 +180,16 @@ export class RedisStore {
     throw new CorruptStateError(k.checkpoint, `unexpected script status ${String(r[0])}`)
   }
 
-  /** Delete a checkpoint if its revision is still `revision`; false leaves a newer owner's checkpoint. */
-  async clearCheckpointIf(key: string, revision: number): Promise<boolean> {
-    const rawKey = this.keys.chat(validateId(key, 'checkpoint key')).checkpoint
-    return (await this.scripts.run<number>('checkpoint-clear-1', [rawKey], [String(revision)])) === 1
+  /**
+   * Delete a checkpoint if its revision is still `revision`; false leaves a newer owner's checkpoint.
+   * With `fence` (the clearer's turn fence), also false once the chat has a newer fence: a replica
+   * that lost the chat cannot delete what its new owner resumed from.
+   */
+  async clearCheckpointIf(key: string, revision: number, options: { fence?: number | null } = {}): Promise<boolean> {
+    const k = this.keys.chat(validateId(key, 'checkpoint key'))
+    const fence = options.fence ?? null
+    const r = await this.scripts.run<number>('checkpoint-clear-2', [k.checkpoint, k.state], [String(revision), fence === null ? '' : String(fence)])
+    return r === 1
   }
 
   /** Milliseconds until an ephemeral checkpoint expires (null: persistent or absent). */

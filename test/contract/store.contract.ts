@@ -137,6 +137,9 @@ export function defineStoreContract(h: StoreHarness): void {
           expect(err).toMatchObject({ reason: 'superseded', conflict: 'fence', currentFence: tb.fence })
           const rB = await s.setCheckpointIf('chat:f', { ...cp, step: 'b', owner: { replicaId: 'b', incarnation: b.incarnation, fence: tb.fence } }, rA)
           expect(await s.clearCheckpointIf('chat:f', rA)).toBe(false)
+          // Even at the new owner's revision, a clear fenced with the old turn is refused.
+          expect(await s.clearCheckpointIf('chat:f', rB, { fence: ta.fence })).toBe(false)
+          expect(await s.getCheckpoint('chat:f')).not.toBeNull()
           expect(await s.getCheckpoint('chat:f')).toMatchObject({ step: 'b', revision: rB, owner: { replicaId: 'b', fence: tb.fence } })
           await tb.release()
         } finally {

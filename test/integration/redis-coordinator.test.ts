@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import { Redis } from 'ioredis'
-import { RedisCoordinator, ConfigurationError, CoordinationUnavailableError } from '../../src/index.js'
+import { CoordinationAdmin, RedisCoordinator, ConfigurationError, CoordinationUnavailableError } from '../../src/index.js'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -177,5 +177,51 @@ describe('RedisCoordinator on a real Redis', () => {
     const tc = await c.acquireTurn('chat:frozen-waiter')
     expect(performance.now() - t0).toBeLessThan(300)
     await tc.release()
+  })
+
+  it('a stale grant message for a reused ticket number is not taken for a new grant', async () => {
+    const prefix = uniquePrefix()
+    const client = new Redis(redisUrl())
+    cleanup.push(() => client.quit())
+    const a = new RedisCoordinator({ url: redisUrl(), prefix, replicaId: 'a' })
+    const b = new RedisCoordinator({ url: redisUrl(), prefix, replicaId: 'b' })
+    cleanup.push(() => a.stop(), () => b.stop())
+    await a.start()
+    await b.start()
+    const stateKey = a.keys.chat('chat:stale').state
+    // A late copy of an old grant of ticket 2 (as if the chat's key had expired since).
+    await client.publish(a.keys.wakeChannel(a.incarnation), JSON.stringify({ t: '2', f: '1000', l: 15000, k: stateKey, p: '', pi: '' }))
+    await new Promise((r) => setTimeout(r, 50))
+    const tb = await b.acquireTurn('chat:stale') // ticket 1
+    let aGot = false
+    const ta = a.acquireTurn('chat:stale').then((t) => {
+      aGot = true
+      return t
+    }) // ticket 2
+    await new Promise((r) => setTimeout(r, 300))
+    expect(aGot).toBe(false) // b holds the chat: a must wait
+    await tb.release()
+    const turn = await ta
+    expect(turn.fence).toBeGreaterThan(tb.fence)
+    await turn.release()
+  })
+
+  it('an evicted replica gives back the turns its last heartbeat did not list', async () => {
+    const prefix = uniquePrefix()
+    const a = new RedisCoordinator({ url: redisUrl(), prefix, replicaId: 'a', leaseMs: 3000 })
+    const b = new RedisCoordinator({ url: redisUrl(), prefix, replicaId: 'b', leaseMs: 3000 })
+    const admin = new CoordinationAdmin({ url: redisUrl(), prefix })
+    cleanup.push(() => a.stop(), () => b.stop(), () => admin.close())
+    await a.start()
+    await b.start()
+    await a.acquireTurn('chat:unlisted') // taken after the start beat: not in the heartbeat record yet
+    const evicted = new Promise((r) => a.once('coordination:evicted', r))
+    const res = await admin.evictReplica('a', { ifIncarnation: a.incarnation, by: 'test@ops' })
+    expect(res.status).toBe('evicted')
+    const t0 = performance.now()
+    const tb = await b.acquireTurn('chat:unlisted')
+    await evicted
+    expect(performance.now() - t0).toBeLessThan(2500) // a gave it back at its refused beat (every 1 s), not after the 3 s lease
+    await tb.release()
   })
 })
