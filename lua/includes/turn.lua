@@ -32,9 +32,13 @@ end
 -- Wakes the grantee on its incarnation's channel unless it is the caller's own ticket, with the
 -- grant as JSON: { t = ticket, f = fence, l = leaseMs, k = raw state key, p/pi = previous holder }.
 local function grant_next(state, queue, leaseMs, wake, callerTicket)
-  local cur = redis.call('HMGET', state, 'h', 'exp')
+  local cur = redis.call('HMGET', state, 'h', 'exp', 'hi')
+  -- A holder whose lease ran out did not renew for a whole lease: its process is dead, frozen or cut
+  -- off, so its own tickets queued behind it (refreshed until it stopped) are dead too.
+  local deadInc = nil
   if cur[1] then
     if (tonumber(cur[2]) or 0) > NOW then return nil end
+    deadInc = cur[3]
     clear_holder(state)
   end
   while true do
@@ -43,7 +47,7 @@ local function grant_next(state, queue, leaseMs, wake, callerTicket)
     local t = parse_ticket(redis.call('HGET', state, 't:' .. head))
     redis.call('ZREM', queue, head)
     redis.call('HDEL', state, 't:' .. head)
-    if t and t.deadline > NOW then
+    if t and t.deadline > NOW and t.inc ~= deadInc then
       local last = redis.call('HMGET', state, 'lh', 'lhi', 'f')
       local fence = fmt(next_fence(last[3]))
       redis.call('HSET', state, 'h', t.rid, 'hi', t.inc, 'ht', head, 'f', fence,

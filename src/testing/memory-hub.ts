@@ -126,13 +126,16 @@ export class MemoryCoordinationHub {
 
   private grantNext(key: string, c: ChatRecord, leaseMs: number, callerTicket: number | null): number | null {
     const now = this.now()
+    // As on Redis: a holder whose lease ran out is presumed dead, and so are its own queued tickets.
+    let deadIncarnation: string | null = null
     if (c.holder) {
       if (c.holder.exp > now) return null
+      deadIncarnation = c.holder.incarnation
       c.holder = null
     }
     for (const [ticket, t] of c.queue) {
       c.queue.delete(ticket)
-      if (t.deadline > now) {
+      if (t.deadline > now && t.incarnation !== deadIncarnation) {
         c.previous = c.last
         c.fence = this.nextFence()
         c.holder = { replicaId: t.replicaId, incarnation: t.incarnation, ticket, exp: now + leaseMs, grantedAt: now }

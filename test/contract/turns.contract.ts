@@ -192,6 +192,23 @@ export function defineTurnContract(h: TurnHarness): void {
       await t2.release()
     })
 
+    it('a holder that dies with its own next ticket queued does not stall the chat for a second lease', async () => {
+      const leaseMs = 900
+      const dying = await replica({ replicaId: 'dying', leaseMs, maxPollMs: 20 })
+      const healthy = await replica({ replicaId: 'healthy', leaseMs, maxPollMs: 50 })
+      await dying.acquireTurn('chat:dead-holder')
+      const second = dying.acquireTurn('chat:dead-holder', { waitMs: 10_000 }).catch(() => null)
+      await sleep(100)
+      const waiting = healthy.acquireTurn('chat:dead-holder', { waitMs: 10_000 })
+      await sleep(50)
+      const diedAt = performance.now()
+      dying.crash()
+      await second
+      const t = await waiting
+      expect(performance.now() - diedAt).toBeLessThan(leaseMs + 600) // one lease, not two
+      await t.release()
+    })
+
     it('gives up after waitMs, withdraws its ticket, and leaves the queue moving', async () => {
       const a = await replica({ replicaId: 'a' })
       const b = await replica({ replicaId: 'b' })

@@ -1,0 +1,46 @@
+/**
+ * Found by the fault campaign (chaos/, fault `kill-after-send`, run seed 2715883072): a replica that
+ * dies while holding a chat's turn AND having a second message of that chat queued stalls the chat
+ * for up to 2 × leaseMs instead of leaseMs.
+ *
+ * Its turn's lease runs out (last renewal + leaseMs: between ⅔ and 1 × leaseMs after the death) while
+ * its queued ticket, refreshed by every poll until the death, is still "live" (deadline: last poll +
+ * leaseMs ≈ death + leaseMs). The next grant therefore goes to the dead replica's own ticket, which
+ * nobody will ever confirm, and the waiters behind it wait a second whole lease.
+ *
+ * Expected (the seed): after a holder dies, the chat moves on within leaseMs plus one poll.
+ */
+import { afterEach, describe, expect, it } from 'vitest'
+import { RedisCoordinator } from '../../src/index.js'
+import { redisUrl, uniquePrefix } from '../helpers/redis.js'
+
+const cleanup: Array<() => Promise<unknown>> = []
+afterEach(async () => {
+  for (const f of cleanup.splice(0).reverse()) await f().catch(() => {})
+})
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+
+describe('a holder that dies with a ticket of the same chat queued (found by the fault campaign)', () => {
+  it('lets the chat move on within leaseMs plus one poll', async () => {
+    const leaseMs = 2000
+    const prefix = uniquePrefix('dead')
+    const dying = new RedisCoordinator({ url: redisUrl(), prefix, leaseMs, maxPollMs: 20 })
+    const healthy = new RedisCoordinator({ url: redisUrl(), prefix, leaseMs })
+    cleanup.push(() => healthy.stop())
+    cleanup.push(() => dying.stop())
+    await Promise.all([dying.start(), healthy.start()])
+
+    await dying.acquireTurn('chat:1') // it holds the chat…
+    const second = dying.acquireTurn('chat:1', { waitMs: 30_000 }).catch(() => null) // …and queued its next message
+    await sleep(300)
+    const waiting = healthy.acquireTurn('chat:1', { waitMs: 20_000 }) // a healthy replica waits behind both
+    await sleep(50)
+    const diedAt = performance.now()
+    dying.crash() // SIGKILL: no release, no renewal, no poll any more
+    await second
+    const turn = await waiting
+    const handoffMs = performance.now() - diedAt
+    await turn.release()
+    expect(handoffMs, `the chat moved on ${Math.round(handoffMs)} ms after its holder died`).toBeLessThan(leaseMs + healthy.maxPollMs + 300)
+  }, 30_000)
+})
