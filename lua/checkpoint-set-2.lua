@@ -9,8 +9,10 @@
   ARGV[2] flow   ARGV[3] step   ARGV[4] data JSON ({ state, answer })
   ARGV[5] owner replicaId   ARGV[6] owner incarnation   ARGV[7] owner fence ('' = unfenced write)
   ARGV[8] ephemeral TTL ms ('' = persistent)   ARGV[9] flow fingerprint   ARGV[10] saved answer bytes
+  ARGV[11] write id (unique per call): the same call run again — the client re-sends a command whose
+           reply a dropped connection lost — answers with the revision it wrote instead of a conflict
 
-  Fields written: rev, flow, step, d, oi, oinc, of, at, and for ephemeral ones eph=1, ttl, fp; ab.
+  Fields written: rev, flow, step, d, oi, oinc, of, at, wid, and for ephemeral ones eph=1, ttl, fp; ab.
 
   Returns
     { 1, revision }           written; the revision is above the last one and above Redis's clock (µs)
@@ -22,7 +24,9 @@
 local cp, chat = KEYS[1], KEYS[2]
 local expected, ownerFence, ttl = ARGV[1], ARGV[7], ARGV[8]
 
-local cur = redis.call('HMGET', cp, 'rev', 'of')
+local cur = redis.call('HMGET', cp, 'rev', 'of', 'wid')
+local wid = ARGV[11] or ''
+if wid ~= '' and cur[3] == wid then return { 1, cur[1] } end
 if ownerFence ~= '' then
   local f = tonumber(ownerFence)
   local chatFence = tonumber(redis.call('HGET', chat, 'f') or '0') or 0
@@ -38,7 +42,7 @@ end
 local rev = fmt(next_fence(cur[1]))
 redis.call('DEL', cp)
 redis.call('HSET', cp, 'rev', rev, 'flow', ARGV[2], 'step', ARGV[3], 'd', ARGV[4], 'oi', ARGV[5], 'oinc', ARGV[6],
-  'of', ownerFence, 'at', fmt(NOW), 'ab', ARGV[10])
+  'of', ownerFence, 'at', fmt(NOW), 'ab', ARGV[10], 'wid', wid)
 if ttl ~= '' then
   redis.call('HSET', cp, 'eph', '1', 'ttl', ttl, 'fp', ARGV[9])
   redis.call('PEXPIRE', cp, ttl)

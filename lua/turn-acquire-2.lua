@@ -12,7 +12,6 @@
           A retry after a lost reply finds the ticket taken the first time (field rq:<id>) instead of
           queueing a second one behind later messages. The field goes once the caller knows its ticket
           (its next poll) or releases it.
-  ARGV[8] '1' when this take-ticket is a retry (only then is rq:<id> looked up)
 
   Returns
     { 1, ticket, fence, prevReplica|nil, prevIncarnation|nil }   granted: the lease runs leaseMs from now
@@ -31,7 +30,8 @@ local fresh = false
 
 if ticket == '' then
   local known = false
-  if reqId ~= '' and ARGV[8] == '1' then known = redis.call('HGET', state, 'rq:' .. reqId) end
+  -- Always looked up: the client itself may send a command again after a reconnect.
+  if reqId ~= '' then known = redis.call('HGET', state, 'rq:' .. reqId) end
   if known then
     ticket = known -- a retry: poll with the ticket the lost reply carried
   else

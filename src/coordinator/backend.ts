@@ -124,8 +124,6 @@ export interface CoordinationBackend {
     leaseMs: number,
     ticket: number | null,
     requestId: string,
-    /** True when an earlier take-ticket of this request may have run without us hearing back. */
-    retry?: boolean,
   ): Promise<TurnReply>
   turnRelease(key: string, incarnation: string, ticket: number, leaseMs: number, requestId?: string): Promise<0 | 1 | 2>
   /** Take a lead if free; `stand` lists this incarnation as a standby while another leads. */

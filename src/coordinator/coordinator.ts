@@ -156,6 +156,8 @@ export class Coordinator extends EventEmitter implements LeadPort {
   private readonly waiters = new Map<string, Waiter>()
   /** Wake-ups that came while no waiter slept for them (its poll was in flight). */
   private readonly earlyWakes = new Map<string, { grant: PushedGrant | undefined; at: number }>()
+  /** Per chat: when an operator's revocation of one of our turns was last pushed to us. */
+  private readonly revokeWakes = new Map<string, number>()
   /** Per chat: acquisitions whose first take-ticket is in flight (their ticket is not known yet). */
   private readonly enqueuing = new Map<string, number>()
   private readonly pendingReleases = new Set<PendingRelease>()
@@ -257,7 +259,6 @@ export class Coordinator extends EventEmitter implements LeadPort {
     let backoff = this.minPollMs
     let lastError: unknown = null
     let queuedSentAt = started
-    let attempted = false
     const waitingIds = new Set<string>()
     const take = (t: number, fence: number, previousHolder: Holder | null, deadline: number): Turn => {
       if (monotonicNow() >= deadline) {
@@ -296,7 +297,7 @@ export class Coordinator extends EventEmitter implements LeadPort {
             const first = ticket === null
             if (first) this.enqueuing.set(key, (this.enqueuing.get(key) ?? 0) + 1)
             try {
-              reply = await this.backend.turnAcquire(key, this.replicaId, this.incarnation, this.leaseMs, ticket, requestId, attempted && first)
+              reply = await this.backend.turnAcquire(key, this.replicaId, this.incarnation, this.leaseMs, ticket, requestId)
             } finally {
               if (first) {
                 const n = (this.enqueuing.get(key) ?? 1) - 1
@@ -304,9 +305,7 @@ export class Coordinator extends EventEmitter implements LeadPort {
                 else this.enqueuing.delete(key)
               }
             }
-            attempted = true
           } catch (err) {
-            attempted = true
             if (!(err instanceof CoordinationUnavailableError) && !isConnectionError(err)) throw err
             lastError = err
             if (monotonicNow() >= giveUpAt) {
@@ -346,6 +345,11 @@ export class Coordinator extends EventEmitter implements LeadPort {
           // it (subscriber reconnecting), poll with backoff from minPollMs.
           const interval = this.backend.pushReady() ? this.maxPollMs : backoff
           const woke = await this.pause(key, ticket, Math.min(interval, left), started, signal)
+          if (woke.grant && (this.revokeWakes.get(key) ?? -Infinity) >= queuedSentAt) {
+            // A revocation of a turn of ours on this chat came since: confirm with a poll instead.
+            backoff = this.minPollMs
+            continue
+          }
           if (woke.grant) {
             // Granted by the releaser's script: take it without another round trip. Redis expires
             // it leaseMs after the grant, which came after our last 'queued' poll was sent.
@@ -448,7 +452,9 @@ export class Coordinator extends EventEmitter implements LeadPort {
       return
     }
     if (kind === 'chat') {
-      // An operator changed a chat we hold (e.g. `chat release`): learn it now, not at the next renewal.
+      // An operator revoked a turn of ours (`chat release`): learn it now, not at the next renewal —
+      // also for a grant pushed to us that we have not taken yet (see the adoption in acquireTurn).
+      this.revokeWakes.set(key, monotonicNow())
       for (const lease of this.held.values()) if (lease.kind === 'chat' && lease.key === key) void this.checkLeaseNow(lease)
       return
     }
@@ -590,7 +596,14 @@ export class Coordinator extends EventEmitter implements LeadPort {
   async attemptLead(name: string, stand: boolean): Promise<{ lead: LeadHandle | null; reply: LeadReply | null }> {
     if (this.state !== 'running') throw new CoordinationUnavailableError('stopped', `coordinator is ${this.state}`)
     const sentAt = monotonicNow()
-    const reply = await this.backend.leadAcquire(name, this.replicaId, this.incarnation, this.leaseMs, stand)
+    let reply = await this.backend.leadAcquire(name, this.replicaId, this.incarnation, this.leaseMs, stand)
+    if (reply.status === 'mine') {
+      // Redis says this incarnation leads it. If we do not know that, our own earlier call took it
+      // and its reply was lost (the client sends a command again after a reconnect): take it.
+      const fence = reply.fence
+      const known = [...this.held.values()].some((l) => l.kind === 'lead' && l.key === name && l.fence === fence)
+      if (!known) reply = { status: 'granted', fence, previousHolder: null }
+    }
     if (reply.status !== 'granted') return { lead: null, reply }
     const deadline = sentAt + this.leaseMs - this.renewMarginMs
     if (monotonicNow() >= deadline || this.state !== 'running') {
@@ -653,6 +666,7 @@ export class Coordinator extends EventEmitter implements LeadPort {
   private checkDeadlines(): void {
     const now = monotonicNow()
     for (const [id, w] of this.earlyWakes) if (now - w.at > this.leaseMs) this.earlyWakes.delete(id)
+    for (const [key, at] of this.revokeWakes) if (now - at > this.leaseMs) this.revokeWakes.delete(key)
     for (const lease of [...this.held.values()]) {
       if (now >= lease.deadline) this.markLost(lease, 'expired')
     }

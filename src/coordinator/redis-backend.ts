@@ -75,6 +75,16 @@ export class RedisBackend implements CoordinationBackend {
     return warnings
   }
 
+  /**
+   * How long a poll, a renewal or a lead attempt may take: almost a lease, not commandTimeoutMs. A
+   * replica on a slow link (round trips above commandTimeoutMs but below leaseMs) then still works;
+   * with the short bound each call would time out on the client while Redis still ran it — granting,
+   * extending and blocking the chat for others while the replica never saw the grant.
+   */
+  private leaseCallTimeout(leaseMs: number): number {
+    return Math.max(this.opts.commandTimeoutMs, Math.floor(leaseMs * 0.9))
+  }
+
   async turnAcquire(
     key: string,
     replicaId: string,
@@ -82,7 +92,6 @@ export class RedisBackend implements CoordinationBackend {
     leaseMs: number,
     ticket: number | null,
     requestId: string,
-    retry = false,
   ): Promise<TurnReply> {
     const k = this.keys.chat(key)
     const r = await this.scripts.run<Raw>(
@@ -96,8 +105,8 @@ export class RedisBackend implements CoordinationBackend {
         ticket === null ? '' : String(ticket),
         this.keys.wakeChannelPrefix,
         requestId,
-        retry ? '1' : '',
       ],
+      this.leaseCallTimeout(leaseMs),
     )
     return decodeTurnReply(k.state, r)
   }
@@ -114,7 +123,12 @@ export class RedisBackend implements CoordinationBackend {
 
   async leadAcquire(name: string, replicaId: string, incarnation: string, leaseMs: number, stand: boolean): Promise<LeadReply> {
     const key = this.keys.lead(name)
-    const r = await this.scripts.run<Raw>('lead-acquire-1', [key], [replicaId, incarnation, leaseMs, this.opts.idleKeyTtlMs, stand ? '1' : ''])
+    const r = await this.scripts.run<Raw>(
+      'lead-acquire-1',
+      [key],
+      [replicaId, incarnation, leaseMs, this.opts.idleKeyTtlMs, stand ? '1' : ''],
+      this.leaseCallTimeout(leaseMs),
+    )
     return decodeLeadReply(key, r)
   }
 
@@ -161,6 +175,7 @@ export class RedisBackend implements CoordinationBackend {
             'lease-renew-1',
             [this.leaseKey(item)],
             [incarnation, String(item.fence), leaseMs, this.opts.idleKeyTtlMs],
+            this.leaseCallTimeout(leaseMs),
           )
           if (r[0] === 1) {
             return { ok: true, yieldRequest: r[1] ? { by: String(r[1]), target: r[2] ? String(r[2]) : null } : null }

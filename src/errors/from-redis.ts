@@ -7,7 +7,7 @@ export function isConnectionError(err: unknown): boolean {
   if (!(err instanceof Error)) return false
   const code = (err as { code?: string }).code
   if (code && ['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'ENOTFOUND', 'EHOSTUNREACH', 'ECONNABORTED'].includes(code)) return true
-  return /Connection is closed|connect ETIMEDOUT|Command timed out|MaxRetriesPerRequest|Stream isn't writeable|enableOfflineQueue|CLUSTERDOWN|TRYAGAIN|LOADING|All nodes|Failed to refresh slots cache|None of startup nodes is available/i.test(
+  return /Connection is closed|connect ETIMEDOUT|Command timed out|MaxRetriesPerRequest|Stream isn.t writeable|enableOfflineQueue|CLUSTERDOWN|TRYAGAIN|LOADING|MASTERDOWN|Too many Cluster redirections|^MOVED |^ASK |All nodes|Failed to refresh slots cache|None of startup nodes is available/i.test(
     err.message,
   )
 }

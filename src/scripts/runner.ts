@@ -17,7 +17,8 @@ export class ScriptRunner {
     private readonly timeoutMs: number,
   ) {}
 
-  async run<T = unknown>(name: string, keys: string[], args: ScriptArg[]): Promise<T> {
+  /** `timeoutMs` overrides the runner's bound for one call (polls and renewals wait up to about a lease). */
+  async run<T = unknown>(name: string, keys: string[], args: ScriptArg[], timeoutMs = this.timeoutMs): Promise<T> {
     const script = loadScript(name)
     if (keys.length !== script.numberOfKeys) {
       throw new Error(`script ${name} takes ${script.numberOfKeys} keys, got ${keys.length}`)
@@ -34,7 +35,7 @@ export class ScriptRunner {
       }
     }
     try {
-      return await withTimeout(call(), this.timeoutMs, name)
+      return await withTimeout(call(), timeoutMs, name)
     } catch (err) {
       throw errorFromRedis(err, keys[0])
     }

@@ -172,6 +172,7 @@ export class RedisStore {
         ttl === null ? '' : String(ttl),
         checkpoint.ephemeral?.fingerprint ?? '',
         String(answerBytes),
+        randomBytes(8).toString('hex'),
       ],
     )
     if (r[0] === 1) return Number(r[1])

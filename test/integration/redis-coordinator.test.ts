@@ -5,6 +5,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { freePort, redisUrl, startRedis, uniquePrefix } from '../helpers/redis.js'
+import { loadScript } from '../../src/scripts/load.js'
 
 const cleanup: Array<() => Promise<unknown>> = []
 afterEach(async () => {
@@ -223,5 +224,43 @@ describe('RedisCoordinator on a real Redis', () => {
     await evicted
     expect(performance.now() - t0).toBeLessThan(2500) // a gave it back at its refused beat (every 1 s), not after the 3 s lease
     await tb.release()
+  })
+
+  it('a pushed grant revoked by an operator before it was taken is not taken', async () => {
+    const prefix = uniquePrefix()
+    const client = new Redis(redisUrl())
+    cleanup.push(() => client.quit())
+    const a = new RedisCoordinator({ url: redisUrl(), prefix, replicaId: 'a' })
+    const b = new RedisCoordinator({ url: redisUrl(), prefix, replicaId: 'b', maxPollMs: 5000 })
+    const c = new RedisCoordinator({ url: redisUrl(), prefix, replicaId: 'c' })
+    cleanup.push(() => a.stop(), () => b.stop(), () => c.stop())
+    await Promise.all([a.start(), b.start(), c.start()])
+    const held = await a.acquireTurn('chat:revoked-push')
+    const bWait = b.acquireTurn('chat:revoked-push').then(
+      (t) => t,
+      (e: unknown) => e,
+    )
+    await new Promise((r) => setTimeout(r, 30))
+    const cWait = c.acquireTurn('chat:revoked-push')
+    await new Promise((r) => setTimeout(r, 30))
+    // In one step: a releases (b's ticket is granted and the grant pushed to b), then an operator
+    // revokes b's fresh turn (c is granted, b is told): b receives both pushes together.
+    const k = a.keys.chat('chat:revoked-push')
+    const release = loadScript('turn-release-2')
+    const revoke = loadScript('admin-chat-release-2')
+    await client.script('LOAD', release.source)
+    await client.script('LOAD', revoke.source)
+    await client
+      .multi()
+      .evalsha(release.sha, 2, k.state, k.queue, a.incarnation, String(held.ticket), '15000', '60000', a.keys.wakeChannelPrefix, '')
+      .evalsha(revoke.sha, 2, k.state, k.queue, '', b.incarnation, '15000', '60000', a.keys.wakeChannelPrefix)
+      .exec()
+    const tc = await cWait
+    const bResult = await bWait
+    // b must not believe it holds the chat while c does.
+    if (bResult instanceof Error) expect(bResult).toBeInstanceOf(CoordinationUnavailableError)
+    else expect((bResult as { held: boolean }).held).toBe(false)
+    expect(tc.held).toBe(true)
+    await tc.release()
   })
 })
