@@ -596,14 +596,7 @@ export class Coordinator extends EventEmitter implements LeadPort {
   async attemptLead(name: string, stand: boolean): Promise<{ lead: LeadHandle | null; reply: LeadReply | null }> {
     if (this.state !== 'running') throw new CoordinationUnavailableError('stopped', `coordinator is ${this.state}`)
     const sentAt = monotonicNow()
-    let reply = await this.backend.leadAcquire(name, this.replicaId, this.incarnation, this.leaseMs, stand)
-    if (reply.status === 'mine') {
-      // Redis says this incarnation leads it. If we do not know that, our own earlier call took it
-      // and its reply was lost (the client sends a command again after a reconnect): take it.
-      const fence = reply.fence
-      const known = [...this.held.values()].some((l) => l.kind === 'lead' && l.key === name && l.fence === fence)
-      if (!known) reply = { status: 'granted', fence, previousHolder: null }
-    }
+    const reply = await this.backend.leadAcquire(name, this.replicaId, this.incarnation, this.leaseMs, stand)
     if (reply.status !== 'granted') return { lead: null, reply }
     const deadline = sentAt + this.leaseMs - this.renewMarginMs
     if (monotonicNow() >= deadline || this.state !== 'running') {
@@ -694,8 +687,7 @@ export class Coordinator extends EventEmitter implements LeadPort {
     try {
       const sentAt = monotonicNow()
       const leases = [...this.held.values()]
-      const [id, beat, replies] = await Promise.all([
-        this.backend.serverIdentity().catch(() => undefined),
+      const [beat, replies] = await Promise.all([
         this.backend.beat(this.replicaId, this.incarnation, this.leaseMs, this.beatRecord()).catch((e: unknown) => e as Error),
         leases.length
           ? this.backend.renew(
@@ -705,18 +697,27 @@ export class Coordinator extends EventEmitter implements LeadPort {
             )
           : Promise.resolve([] as Array<RenewReply | Error>),
       ])
+      // Which server answered: asked AFTER the renewals, so a renewal that reached a restarted or
+      // failed-over server (the client re-sends commands after a reconnect) is never trusted
+      // unless the server is still the one we knew. Unknown (INFO failed) means: extend nothing.
+      const id = await this.backend.serverIdentity().catch(() => undefined)
       if (id !== undefined && id !== null && this.serverId !== null && id !== this.serverId) {
         // Restarted or failed over: whatever the new server says about our leases, it may have lost
         // writes (a grant, a release). Fail closed: drop every lease; fences keep growing past it.
         this.serverId = id
-        for (const lease of leases) this.markLost(lease, 'reset')
+        for (const lease of [...this.held.values()]) this.markLost(lease, 'reset')
         this.emit('coordination:warning', { code: 'server-changed', message: 'Redis restarted or failed over: every lease was dropped' })
         this.logEvent({ type: 'server-changed' })
       } else if (id) {
         this.serverId = id
       }
       if (!(beat instanceof Error)) this.checkBeat(beat)
-      leases.forEach((lease, i) => this.applyRenewal(lease, replies[i], sentAt))
+      const trusted = id !== undefined
+      leases.forEach((lease, i) => {
+        const r = replies[i]
+        if (!trusted && r && !(r instanceof Error) && r.ok) return // cannot tell which server renewed it
+        this.applyRenewal(lease, r, sentAt)
+      })
       if (this.pendingReleases.size) await this.retryReleases()
     } catch {
       // the watchdog drops what cannot be renewed in time

@@ -1,0 +1,711 @@
+// The seeded fault campaign: each run starts its own redis-server(s), one TCP proxy per replica,
+// three replica worker processes, sends messages, injects a seeded plan of faults, drains, stops
+// everything by pid, and checks the recorded history against the invariants.
+import { fork } from 'node:child_process'
+import { mkdtempSync, readFileSync, readdirSync, rmSync, existsSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join, dirname } from 'node:path'
+import { fileURLToPath, pathToFileURL } from 'node:url'
+import { Redis, Cluster } from 'ioredis'
+import { rng, runSeed } from './rng.mjs'
+import { now, sleep } from './clock.mjs'
+import { RedisServer, startCluster, clusterOk, withClient, client, forget, killAllSync as killRedisSync } from './redis.mjs'
+import { ChaosProxy } from './proxy.mjs'
+import { checkRun, INVARIANTS } from './checkers.mjs'
+
+const here = dirname(fileURLToPath(import.meta.url))
+// The library under test: the built package (dist/ + lua/) at CHAOS_LIB (a snapshot, see run.mjs), or this checkout.
+const LIB = process.env.CHAOS_LIB || join(here, '..')
+const DIST = pathToFileURL(join(LIB, 'dist', 'src', 'index.js')).href
+const WORKER = join(here, 'worker.mjs')
+
+export const FAULTS = {
+  process: ['kill-holding', 'kill-queued', 'kill-leading', 'kill-after-send', 'restart-same-id', 'pause-1.5', 'pause-0.5', 'pause-0.8', 'block-0.9', 'clock-jump'],
+  network: ['net-cut', 'net-stall', 'net-slow', 'renew-latency'],
+  redis: ['redis-restart-aof', 'redis-restart-empty', 'failover-lossy', 'eviction', 'script-flush'],
+  operator: ['op-release-chat', 'op-skip', 'op-yield', 'op-revoke-lead', 'op-evict'],
+  cluster: ['cluster-master-restart'],
+}
+export const ALL_FAULTS = Object.values(FAULTS).flat()
+const SERVER_FAULTS = ['redis-restart-aof', 'redis-restart-empty', 'failover-lossy', 'eviction']
+const SOLO = ['pause-0.5', 'pause-0.8', 'clock-jump', 'block-0.9']
+
+// every worker process of every run, by pid: stopped on exit and SIGINT
+const workerPids = new Set()
+export function killAllSync() {
+  for (const pid of workerPids) {
+    try {
+      process.kill(pid, 'SIGCONT')
+      process.kill(pid, 'SIGKILL')
+    } catch {}
+  }
+  workerPids.clear()
+  killRedisSync()
+}
+process.once('exit', killAllSync)
+
+/** The plan of one run, from its seed alone. */
+export function planRun(seed, opts = {}) {
+  const r = rng(seed)
+  const cluster = opts.cluster ?? (opts.only ? opts.only.includes('cluster-master-restart') : opts.clusterEvery > 0 && r.chance(1 / opts.clusterEvery))
+  let faults
+  if (opts.only) faults = [...opts.only]
+  else if (cluster) faults = ['cluster-master-restart', ...(r.chance(0.5) ? [r.pick(['kill-holding', 'pause-1.5', 'restart-same-id', 'op-release-chat'])] : [])]
+  else if (r.chance(0.2)) faults = [r.pick(SOLO)]
+  else {
+    const pool = [...FAULTS.process, ...FAULTS.network, ...FAULTS.redis, ...FAULTS.operator]
+    const n = r.int(1, 3)
+    faults = []
+    while (faults.length < n) {
+      const f = r.pick(pool)
+      if (SERVER_FAULTS.includes(f) && faults.some((g) => SERVER_FAULTS.includes(g))) continue
+      faults.push(f)
+    }
+    faults = r.shuffle(faults)
+    // a failover changes the server under everything: do it last
+    const fo = faults.indexOf('failover-lossy')
+    if (fo >= 0) faults.push(...faults.splice(fo, 1))
+  }
+  const evictPolicy = r.pick(['allkeys-lru', 'volatile-lru', 'allkeys-random'])
+  return {
+    seed,
+    cluster,
+    faults,
+    evictPolicy,
+    chats: r.int(3, 5),
+    msgEveryMs: r.int(15, 35),
+    gaps: faults.map(() => r.float(0.5, 1.2)),
+    r,
+  }
+}
+
+class Replica {
+  constructor(run, replicaId) {
+    this.run = run
+    this.replicaId = replicaId
+    this.proc = null
+    this.inc = null
+    this.alive = false
+    this.leader = false
+    this.generation = 0
+    this.outstanding = new Set()
+  }
+
+  async start() {
+    // a start under load may time out (the first script call also connects): try again, as a supervisor would
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.startOnce()
+      } catch (e) {
+        if (attempt >= 4) throw e
+        await sleep(100)
+      }
+    }
+  }
+
+  async startOnce() {
+    const run = this.run
+    const cfg = {
+      ...run.workerCfg,
+      replicaId: this.replicaId,
+      url: run.cluster ? run.cluster.url : `redis://127.0.0.1:${this.proxy.port}`,
+      historyFile: join(run.dir, `${this.replicaId}-${++this.generation}.jsonl`),
+    }
+    const proc = fork(WORKER, [], { env: { ...process.env, CHAOS_WORKER: JSON.stringify(cfg) }, stdio: ['ignore', 'ignore', 'pipe', 'ipc'], execArgv: [] })
+    this.proc = proc
+    workerPids.add(proc.pid)
+    this.stderr = ''
+    proc.stderr.on('data', (b) => {
+      if (this.stderr.length < 4000) this.stderr += b
+    })
+    const exited = new Promise((res) => proc.once('exit', (code, sig) => res({ code, sig, t: now() })))
+    this.exited = exited
+    exited.then((x) => {
+      workerPids.delete(proc.pid)
+      if (this.proc === proc) {
+        this.alive = false
+        this.leader = false
+        this.outstanding.clear()
+        this.lastExit = x
+        run.onExit(this, x)
+      }
+    })
+    proc.on('message', (m) => this.onMessage(m))
+    proc.on('error', () => {})
+    const ready = await new Promise((res) => {
+      this.onReady = res
+      exited.then(() => res(false))
+      setTimeout(() => res(false), 15_000)
+    })
+    if (!ready) {
+      await this.kill()
+      throw new Error(`replica ${this.replicaId} did not start: ${this.startError ?? ''} ${this.stderr.slice(0, 400)}`)
+    }
+    this.alive = true
+    return this
+  }
+
+  onMessage(m) {
+    if (m.type === 'ready') {
+      this.inc = m.inc
+      this.onReady?.(true)
+    } else if (m.type === 'start-failed') {
+      this.startError = m.message
+      this.onReady?.(false)
+    }
+    else if (m.type === 'effect') {
+      const accepted = this.run.sinkAccept(m)
+      this.send({ type: 'effect-ack', req: m.req, accepted })
+    } else if (m.type === 'role') this.leader = m.leader
+    else if (m.type === 'fin') this.outstanding.delete(m.msg)
+  }
+
+  send(m) {
+    if (!this.proc || !this.proc.connected) return false
+    try {
+      this.proc.send(m)
+      return true
+    } catch {
+      return false
+    }
+  }
+
+  signal(sig) {
+    try {
+      process.kill(this.proc.pid, sig)
+    } catch {}
+  }
+
+  async kill() {
+    const p = this.proc
+    if (!p || p.exitCode !== null || p.signalCode !== null) return
+    this.signal('SIGCONT')
+    this.signal('SIGKILL')
+    await this.exited
+  }
+
+  async stop(timeoutMs) {
+    if (!this.alive) return 'dead'
+    this.signal('SIGCONT')
+    this.send({ type: 'stop' })
+    const r = await Promise.race([this.exited.then(() => 'stopped'), sleep(timeoutMs).then(() => 'timeout')])
+    if (r === 'timeout') await this.kill()
+    return r
+  }
+}
+
+export async function runOne(seed, opts = {}) {
+  const L = opts.leaseMs ?? 1000
+  const plan = planRun(seed, opts)
+  const r = plan.r
+  const dir = mkdtempSync(join(tmpdir(), `botmesh-chaos-${seed}-`))
+  const prefix = `cx${seed.toString(36)}`
+  const layout = plan.cluster ? 'cluster' : 'standalone'
+  const { KeyLayout, CoordinationAdmin } = await import(DIST)
+  const keys = new KeyLayout(prefix, layout)
+  const provider = 'provider:wa'
+  const run = {
+    dir,
+    seed,
+    cluster: null,
+    primary: null,
+    workerCfg: {
+      dist: DIST,
+      prefix,
+      layout,
+      leaseMs: L,
+      turnWaitMs: 8 * L,
+      maxPollMs: 100,
+      idleKeyTtlMs: 500,
+      workMinMs: 2,
+      workMaxMs: 20,
+      clearEvery: 7,
+      campaign: true,
+      provider,
+      leadEffectMs: 100,
+      sitOutMs: Math.round(L / 2),
+    },
+    sink: [],
+    sinkMax: new Map(),
+    faults: [],
+    replicas: [],
+    restarts: [],
+    onExit: () => {},
+  }
+  run.sinkAccept = (m) => {
+    const k = `${m.kind}|${m.key}`
+    const max = run.sinkMax.get(k) ?? -Infinity
+    const accepted = m.fence >= max
+    if (accepted) run.sinkMax.set(k, m.fence)
+    run.sink.push({ t: now(), kind: m.kind, key: m.key, fence: m.fence, accepted, inc: m.inc, msg: m.msg })
+    return accepted
+  }
+  const servers = []
+  const proxies = []
+  let stopGen = false
+  let sent = 0
+  const result = { seed, plan: { cluster: plan.cluster, faults: plan.faults }, injected: {}, violations: [], stats: {}, error: null, dir }
+  const t0 = now()
+  try {
+    // ---------------------------------------------------------------- servers
+    const evicting = plan.faults.includes('eviction')
+    if (plan.cluster) {
+      run.cluster = await startCluster()
+      servers.push(...run.cluster.nodes)
+    } else {
+      const persist = plan.faults.includes('redis-restart-aof') ? 'aof' : 'none'
+      const args = evicting ? ['--maxmemory', '3mb', '--maxmemory-policy', plan.evictPolicy] : []
+      run.primary = await new RedisServer({ persist, args }).start()
+      servers.push(run.primary)
+      if (plan.faults.includes('failover-lossy')) {
+        run.standby = await new RedisServer({ args: ['--replicaof', '127.0.0.1', String(run.primary.port)] }).start()
+        servers.push(run.standby)
+        const end = Date.now() + 10_000
+        while (!(await withClient(run.standby.port, (c) => c.info('replication'))).includes('master_link_status:up')) {
+          if (Date.now() > end) throw new Error('standby did not sync')
+          await sleep(50)
+        }
+      }
+    }
+    const directClient = () => (run.cluster ? new Cluster([{ host: '127.0.0.1', port: run.cluster.nodes[0].port }], { enableOfflineQueue: true }) : client(run.primary.port, { lazyConnect: false, enableOfflineQueue: true, maxRetriesPerRequest: 1 }))
+    const adminUrl = () => (run.cluster ? run.cluster.url : `redis://127.0.0.1:${run.primary.port}`)
+    const withAdmin = async (fn) => {
+      const admin = new CoordinationAdmin({ url: adminUrl(), prefix, layout, idleKeyTtlMs: run.workerCfg.idleKeyTtlMs })
+      try {
+        return await fn(admin)
+      } finally {
+        await admin.close().catch(() => {})
+      }
+    }
+    const withDirect = async (fn) => {
+      const c = directClient()
+      c.on('error', () => {})
+      try {
+        return await fn(c)
+      } finally {
+        c.disconnect()
+      }
+    }
+
+    // ---------------------------------------------------------------- replicas
+    for (let i = 1; i <= 3; i++) {
+      const rep = new Replica(run, `r${i}`)
+      if (!plan.cluster) {
+        rep.proxy = await new ChaosProxy(run.primary.port).listen()
+        proxies.push(rep.proxy)
+      }
+      run.replicas.push(rep)
+    }
+    await Promise.all(run.replicas.map((rep) => rep.start()))
+    // a replica evicted by an operator exits; its supervisor (we) restarts it with the same replicaId
+    run.onExit = (rep, x) => {
+      if (x.code === 3 && !stopGen) {
+        run.restarts.push(
+          sleep(50).then(() => (stopGen ? null : rep.start().catch((e) => (result.note = String(e.message))))),
+        )
+      }
+    }
+
+    // ---------------------------------------------------------------- messages
+    const chats = Array.from({ length: plan.chats }, (_, i) => `chat:${i}`)
+    const msgPlan = r.int(1, 1 << 30)
+    /** Send one message for `chat` to the first live replica from `pref` on. */
+    const sendMsg = (chat, pref) => {
+      for (let k = 0; k < 3; k++) {
+        const rep = run.replicas[(pref + k) % 3]
+        if (!rep.alive) continue
+        const id = ++sent
+        rep.outstanding.add(id)
+        if (rep.send({ type: 'msg', id, chat })) return true
+        rep.outstanding.delete(id)
+        sent--
+      }
+      return false
+    }
+    const gen = (async () => {
+      const mr = rng(msgPlan)
+      while (!stopGen) {
+        sendMsg(mr.pick(chats), mr.int(0, 2))
+        await sleep(plan.msgEveryMs)
+      }
+    })()
+
+    // ---------------------------------------------------------------- faults
+    const live = () => run.replicas.filter((x) => x.alive)
+    const pickLive = () => {
+      const l = live()
+      return l.length ? r.pick(l) : null
+    }
+    const leaseKeyOf = (h) => (h.kind === 'chat' ? keys.chat(h.key).state : keys.lead(h.key))
+    /** Redis's view of what a replica holds (its heartbeat record): ms left on each lease. */
+    const probe = (rep) => withDirect(async (c) => {
+      const rec = await c.hget(keys.replica(rep.replicaId), 'leases')
+      const held = rec ? JSON.parse(rec).held : []
+      const out = []
+      for (const h of held) {
+        const k = leaseKeyOf(h)
+        const [[hi, exp], t] = await Promise.all([c.hmget(k, 'hi', 'exp'), c.time()])
+        const nowMs = Number(t[0]) * 1000 + Math.floor(Number(t[1]) / 1000)
+        out.push({ key: h.key, kind: h.kind, redisMsLeft: hi === rep.inc ? Number(exp) - nowMs : -1 })
+      }
+      return out
+    }).catch(() => [])
+    const restartLater = (rep, ms) =>
+      run.restarts.push(sleep(ms).then(() => (stopGen ? null : rep.start().catch((e) => (result.note = String(e.message))))))
+
+    const armKill = async (rep, point, f) => {
+      f.target = rep.replicaId
+      f.inc = rep.inc
+      f.killedInc = rep.inc
+      rep.send({ type: 'arm', point })
+      const x = await Promise.race([rep.exited, sleep(3 * L).then(() => null)])
+      if (!x) {
+        rep.send({ type: 'arm', point: null })
+        f.note = `${point} not reached: killed anyway`
+        await rep.kill()
+      }
+      f.killedAt = (x ?? rep.lastExit)?.t ?? now()
+      f.end = f.killedAt
+    }
+
+    const inject = {
+      'kill-holding': async (f) => armKill(pickLive(), 'holding', f),
+      'kill-queued': async (f) => armKill(pickLive(), 'queued', f),
+      'kill-after-send': async (f) => armKill(pickLive(), 'after-send', f),
+      'kill-leading': async (f) => armKill(live().find((x) => x.leader) ?? pickLive(), 'leading', f),
+      'restart-same-id': async (f) => {
+        const rep = pickLive()
+        Object.assign(f, { target: rep.replicaId, inc: rep.inc, killedInc: rep.inc })
+        await rep.kill()
+        f.killedAt = f.end = now()
+        await rep.start() // at once, same replicaId, new incarnation
+        f.end = now()
+        f.newInc = rep.inc
+      },
+      pause: async (f, factor) => {
+        const rep = pickLive()
+        Object.assign(f, { target: rep.replicaId, inc: rep.inc, factor })
+        rep.signal('SIGSTOP')
+        f.start = now()
+        await sleep(factor * L)
+        if (factor < 1) f.probe = await probe(rep)
+        rep.signal('SIGCONT')
+        f.end = now()
+      },
+      'block-0.9': async (f) => {
+        const rep = pickLive()
+        Object.assign(f, { target: rep.replicaId, inc: rep.inc })
+        rep.send({ type: 'block', ms: 0.9 * L })
+        await sleep(0.85 * L)
+        f.probe = await probe(rep)
+        await sleep(0.1 * L)
+        f.end = now()
+      },
+      'clock-jump': async (f) => {
+        const rep = pickLive()
+        Object.assign(f, { target: rep.replicaId, inc: rep.inc, scope: 'none' })
+        rep.send({ type: 'clock', offsetMs: r.chance(0.5) ? 3_600_000 : -3_600_000 })
+        f.end = now()
+      },
+      net: async (f, action, ms) => {
+        const rep = pickLive()
+        Object.assign(f, { target: rep.replicaId, inc: rep.inc })
+        action(rep.proxy)
+        await sleep(ms)
+        rep.proxy.restore()
+        f.end = now()
+      },
+      'redis-restart-aof': async (f) => {
+        Object.assign(f, { target: 'redis', scope: 'global' })
+        await run.primary.restart({ downMs: L / 3 })
+        f.end = now()
+      },
+      'redis-restart-empty': async (f) => {
+        Object.assign(f, { target: 'redis', scope: 'global', dataLoss: true, lossAt: now() })
+        await run.primary.restart({ downMs: L / 3 })
+        f.restoredAt = f.end = now()
+      },
+      'failover-lossy': async (f) => {
+        Object.assign(f, { target: 'redis', scope: 'global', dataLoss: true })
+        // cut the replication link: the standby keeps what it had, the primary goes on accepting writes
+        await withClient(run.standby.port, (c) => c.call('REPLICAOF', 'NO', 'ONE'))
+        f.lossAt = now()
+        await sleep(L / 2)
+        await run.primary.kill()
+        const old = run.primary
+        run.primary = run.standby
+        for (const p of proxies) p.switchUpstream(run.primary.port)
+        f.restoredAt = f.end = now()
+        forget(old.pid)
+      },
+      eviction: async (f) => {
+        Object.assign(f, { target: 'redis', scope: 'global', dataLoss: true, lossAt: now(), policy: plan.evictPolicy })
+        await withClient(run.primary.port, async (c) => {
+          await c.select(1)
+          const before = Number(/evicted_keys:(\d+)/.exec(await c.info('stats'))[1])
+          const val = 'x'.repeat(2048)
+          const end = now() + L
+          let i = 0
+          while (now() < end) {
+            const p = c.pipeline()
+            for (let k = 0; k < 50; k++) p.set(`junk:${i++}`, val, 'PX', 60_000)
+            await p.exec().catch(() => {})
+            await sleep(5)
+          }
+          f.evicted = Number(/evicted_keys:(\d+)/.exec(await c.info('stats'))[1]) - before
+          await c.flushdb()
+        })
+        f.restoredAt = f.end = now()
+      },
+      'script-flush': async (f) => {
+        Object.assign(f, { target: 'redis', scope: 'none', flushes: 0 })
+        for (let i = 0; i < 6; i++) {
+          await withClient(run.primary.port, (c) => c.script('FLUSH'))
+          f.flushes++
+          await sleep(L / 6)
+        }
+        f.end = now()
+      },
+      'op-release-chat': async (f) => {
+        Object.assign(f, { target: 'operator', scope: 'none' })
+        const c = await withDirect(async (c) => {
+          for (const chat of r.shuffle(chats)) {
+            const [h, hi] = await c.hmget(keys.chat(chat).state, 'h', 'hi')
+            if (h) return { chat, h, hi }
+          }
+          return null
+        })
+        if (!c) return (f.injected = false)
+        f.start = now()
+        const res = await withAdmin((a) => a.releaseChat(c.chat, { ifIncarnation: c.hi, by: 'chaos', reason: 'campaign' }))
+        f.end = now()
+        f.result = res.status
+        if (res.status !== 'released') return (f.injected = false)
+        f.revokes = { chat: c.chat, inc: c.hi }
+        f.affects = [c.h]
+      },
+      'op-skip': async (f) => {
+        Object.assign(f, { target: 'operator', scope: 'none' })
+        // a burst on one chat makes a queue; the operator drops one waiting ticket from it
+        for (let attempt = 0; attempt < 4; attempt++) {
+          const chat = r.pick(chats)
+          for (let i = 0; i < 4; i++) sendMsg(chat, i % 3)
+          const c = await withDirect(async (c) => {
+            const until = now() + L
+            while (now() < until) {
+              for (const ch of [chat, ...chats]) {
+                const h = await c.hgetall(keys.chat(ch).state)
+                const t = Object.keys(h).find((k) => k.startsWith('t:'))
+                if (t) return { chat: ch, ticket: Number(t.slice(2)), rid: h[t].split('|')[3] }
+              }
+              await sleep(3)
+            }
+            return null
+          })
+          if (!c) continue
+          f.start = now()
+          const res = await withAdmin((a) => a.skipTicket(c.chat, c.ticket, { by: 'chaos' }))
+          f.end = now()
+          f.result = res.status
+          f.affects = [c.rid]
+          if (res.status === 'skipped') return
+        }
+        f.injected = false
+      },
+      'op-yield': async (f) => {
+        Object.assign(f, { target: 'operator', scope: 'none' })
+        const res = await withAdmin((a) => a.requestYield(provider, { by: 'chaos' }))
+        f.end = now()
+        f.result = res.status
+        if (res.status !== 'requested') return (f.injected = false)
+        f.affects = [res.leader.replicaId]
+      },
+      'op-revoke-lead': async (f) => {
+        Object.assign(f, { target: 'operator', scope: 'none' })
+        const res = await withAdmin((a) => a.revokeLead(provider, { by: 'chaos' }))
+        f.end = now()
+        f.result = res.status
+        if (res.status !== 'revoked') return (f.injected = false)
+        f.revokes = { lead: true, inc: res.holder.incarnation }
+        f.affects = [res.holder.replicaId]
+      },
+      'op-evict': async (f) => {
+        const rep = pickLive()
+        Object.assign(f, { target: rep.replicaId, inc: rep.inc })
+        const res = await withAdmin((a) => a.evictReplica(rep.replicaId, { ifIncarnation: rep.inc, by: 'chaos' }))
+        f.end = now()
+        f.result = res.status
+        if (res.status !== 'evicted') return (f.injected = false)
+        f.revokes = { inc: rep.inc }
+        f.killedInc = null
+      },
+      'cluster-master-restart': async (f) => {
+        Object.assign(f, { target: 'redis', scope: 'global', dataLoss: true })
+        const node = r.pick(run.cluster.nodes)
+        f.lossAt = now()
+        await node.restart({ downMs: L / 2 })
+        await clusterOk(run.cluster.nodes, 15_000)
+        f.restoredAt = f.end = now()
+      },
+    }
+    const runFault = async (kind) => {
+      const f = { kind, start: now(), scope: 'replica', injected: true }
+      run.faults.push(f)
+      if (!live().length) await sleep(L)
+      try {
+        if (kind.startsWith('pause-')) await inject.pause(f, Number(kind.slice(6)))
+        else if (kind === 'net-cut') await inject.net(f, (p) => p.cut(), 1.5 * L)
+        else if (kind === 'net-stall') await inject.net(f, (p) => p.stall(), 1.5 * L)
+        else if (kind === 'net-slow') await inject.net(f, (p) => p.slow(L / 6), 2 * L)
+        else if (kind === 'renew-latency') await inject.net(f, (p) => p.slow(0.2 * L), 2 * L)
+        else await inject[kind](f)
+      } catch (e) {
+        f.injected = false
+        f.error = String(e?.message ?? e)
+      }
+      f.end ??= now()
+      // a killed replica comes back (new incarnation, same replicaId)
+      const dead = run.replicas.filter((x) => !x.alive && !x.restarting)
+      for (const rep of dead) {
+        if (kind === 'op-evict') continue
+        rep.restarting = true
+        restartLater(rep, r.float(0.2, 1.5) * L)
+        run.restarts[run.restarts.length - 1].then(() => (rep.restarting = false))
+      }
+    }
+
+    await sleep(0.8 * L)
+    for (let i = 0; i < plan.faults.length; i++) {
+      await runFault(plan.faults[i])
+      await sleep(plan.gaps[i] * L)
+    }
+    await sleep(1.2 * L)
+    await Promise.all(run.restarts)
+    // ---------------------------------------------------------------- drain and stop
+    stopGen = true
+    await gen
+    const drainEnd = now() + run.workerCfg.turnWaitMs + L
+    while (now() < drainEnd && run.replicas.some((x) => x.alive && x.outstanding.size)) await sleep(50)
+    const stops = await Promise.all(run.replicas.map((x) => x.stop(4 * L)))
+    if (stops.includes('timeout')) result.note = `a replica did not stop within ${4 * L}ms`
+    await sleep(L + 300)
+    // ---------------------------------------------------------------- keys left
+    const keysLeft = []
+    const bound = 2 * L + run.workerCfg.idleKeyTtlMs + 1000
+    const nodes = run.cluster ? run.cluster.nodes.map((n) => n.port) : [run.primary.port]
+    for (const port of nodes) {
+      await withClient(port, async (c) => {
+        let cursor = '0'
+        do {
+          const [next, batch] = await c.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 500)
+          cursor = next
+          for (const k of batch) {
+            const ttl = await c.pttl(k)
+            if (ttl === -2) continue
+            const parsed = keys.parse(k)
+            const kind = k === keys.schema ? 'schema' : k === keys.events ? 'events' : k === keys.replicaIndex ? 'replicas' : parsed?.kind ?? 'unknown'
+            if (kind === 'schema' || kind === 'events' || kind === 'checkpoint') continue
+            if (['chat', 'queue', 'lead', 'lock', 'replicas'].includes(kind) && ttl > 0 && ttl <= bound) continue
+            // an operator's eviction tombstone (refuses the evicted incarnation's beats) lives on, by design
+            if (kind === 'replica' && ttl > 0) {
+              const fields = await c.hkeys(k)
+              if (fields.every((x) => x === 'ev' || x === 'evat')) continue
+            }
+            keysLeft.push(`${k} (${kind}) left with ttl ${ttl}ms`)
+          }
+        } while (cursor !== '0')
+      }).catch((e) => keysLeft.push(`scan failed on :${port}: ${e.message}`))
+    }
+    // ---------------------------------------------------------------- check
+    const events = []
+    for (const f of readdirSync(dir).filter((x) => x.endsWith('.jsonl'))) {
+      for (const line of readFileSync(join(dir, f), 'utf8').split('\n')) {
+        if (!line) continue
+        try {
+          events.push(JSON.parse(line))
+        } catch {}
+      }
+    }
+    // the precise moment of a kill at a chosen point: the worker wrote it just before SIGKILL
+    for (const f of run.faults) {
+      const kp = events.find((e) => e.type === 'killpoint' && e.inc === f.killedInc)
+      if (kp) f.killedAt = kp.t
+    }
+    const checked = checkRun({
+      events,
+      sink: run.sink,
+      faults: run.faults.filter((f) => f.injected),
+      cfg: { ...run.workerCfg, sentMessages: sent, evicting, handoffSlackMs: opts.handoffSlackMs ?? 400 },
+      keysLeft,
+      t0,
+    })
+    result.violations = checked.violations
+    result.stats = checked.stats
+    result.faults = run.faults.map((f) => ({ kind: f.kind, injected: f.injected, target: f.target, note: f.note ?? f.error ?? f.result, evicted: f.evicted }))
+    for (const f of run.faults) if (f.injected) result.injected[f.kind] = (result.injected[f.kind] ?? 0) + 1
+    result.warnings = countBy(events.filter((e) => e.type === 'warning'), (e) => e.code)
+    result.losses = countBy(events.filter((e) => e.type === 'lost'), (e) => e.reason)
+  } catch (e) {
+    result.error = String(e?.stack ?? e)
+  } finally {
+    stopGen = true
+    await Promise.all(run.replicas.map((x) => x.kill().catch(() => {})))
+    await Promise.all(proxies.map((p) => p.close().catch(() => {})))
+    if (run.cluster) await run.cluster.stop().catch(() => {})
+    await Promise.all(servers.map((s) => s.stop().catch(() => {})))
+    result.wallMs = now() - t0
+    if (!result.error && result.violations.length === 0 && !opts.keep) rmSync(dir, { recursive: true, force: true })
+  }
+  return result
+}
+
+function countBy(list, f) {
+  const out = {}
+  for (const x of list) out[f(x)] = (out[f(x)] ?? 0) + 1
+  return out
+}
+
+const pct = (xs, p) => {
+  if (!xs.length) return null
+  const s = [...xs].sort((a, b) => a - b)
+  return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)]
+}
+
+/** Run `runs` runs from `seed`; calls onRun after each. Returns the summary behind the table. */
+export async function runCampaign({ runs, seed, leaseMs = 1000, clusterEvery = 12, only, plans, replay, keep, onRun, maxMs } = {}) {
+  const summary = { runs: 0, seed, leaseMs, errors: 0, faults: {}, messages: 0, handled: 0, lostWithKilled: 0, failedExcused: 0,
+    droppedByOperator: 0, explainedOverlaps: 0, marginLosses: 0, redisExpiredLosses: 0, pauseLossChecks: 0, staleRejected: 0,
+    linChecked: 0, linUnchecked: 0, violations: Object.fromEntries(INVARIANTS.map((i) => [i, 0])), handoffs: [], leaderFailovers: [],
+    failing: [], warnings: {}, losses: {}, pauseLosses: {}, wallMs: 0 }
+  const started = now()
+  for (let i = 0; i < runs; i++) {
+    if (maxMs && now() - started > maxMs) break
+    const s = replay ?? runSeed(seed, i)
+    const res = await runOne(s, { leaseMs, clusterEvery, keep, only: plans?.length ? plans[i % plans.length] : only })
+    summary.runs++
+    summary.wallMs += res.wallMs
+    for (const [k, v] of Object.entries(res.injected)) summary.faults[k] = (summary.faults[k] ?? 0) + v
+    const st = res.stats
+    for (const k of ['messages', 'handled', 'lostWithKilled', 'failedExcused', 'droppedByOperator', 'explainedOverlaps', 'marginLosses', 'redisExpiredLosses', 'staleRejected', 'linChecked', 'linUnchecked']) summary[k] += st[k] ?? 0
+    summary.pauseLossChecks += st.pauseLossCheck ?? 0
+    summary.handoffs.push(...(st.handoffs ?? []))
+    summary.leaderFailovers.push(...(st.leaderFailovers ?? []))
+    for (const [k, v] of Object.entries(st.pauseLosses ?? {})) {
+      const t = (summary.pauseLosses[k] ??= { faults: 0, margin: 0, expired: 0, kept: 0 })
+      for (const f of Object.keys(t)) t[f] += v[f]
+    }
+    for (const [k, v] of Object.entries(res.warnings ?? {})) summary.warnings[k] = (summary.warnings[k] ?? 0) + v
+    for (const [k, v] of Object.entries(res.losses ?? {})) summary.losses[k] = (summary.losses[k] ?? 0) + v
+    for (const v of res.violations) summary.violations[v.invariant]++
+    if (res.error) summary.errors++
+    if (res.error || res.violations.length) summary.failing.push(res)
+    onRun?.(res, i, summary)
+  }
+  summary.handoffP50 = pct(summary.handoffs, 50)
+  summary.handoffP99 = pct(summary.handoffs, 99)
+  summary.leaderP50 = pct(summary.leaderFailovers, 50)
+  summary.leaderP99 = pct(summary.leaderFailovers, 99)
+  return summary
+}
+
+export { INVARIANTS }

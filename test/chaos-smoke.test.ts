@@ -1,0 +1,68 @@
+/**
+ * The short, seeded fault campaign (chaos/): real replica processes against real redis-server
+ * processes, one TCP proxy per replica, a fixed list of fault plans that together touch every kind of
+ * fault the standalone layout supports, and every invariant checked on the recorded history.
+ * The long campaign is `npm run chaos -- --runs 200 --seed 1` (docs/parts/reliability.md).
+ */
+import { execFile } from 'node:child_process'
+import { describe, expect, it } from 'vitest'
+
+const PLANS = [
+  'kill-holding,net-cut,op-skip',
+  'pause-0.5,clock-jump',
+  'redis-restart-empty,op-release-chat,kill-leading',
+  'kill-after-send,failover-lossy',
+  'eviction,script-flush,op-yield',
+  'redis-restart-aof,restart-same-id,block-0.9',
+  'net-stall,op-evict,kill-queued',
+  'renew-latency,op-revoke-lead,pause-1.5,net-slow,pause-0.8',
+].join(';')
+
+interface Summary {
+  runs: number
+  errors: number
+  handled: number
+  messages: number
+  faults: Record<string, number>
+  violations: Record<string, number>
+  failing: Array<{ seed: number; plan: unknown; violations: Array<{ invariant: string; message: string }>; error: string | null }>
+}
+
+function campaign(): Promise<{ summary: Summary; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    execFile(
+      process.execPath,
+      ['chaos/run.mjs', '--runs', '8', '--seed', '20260', '--plans', PLANS, '--json'],
+      { timeout: 170_000, maxBuffer: 64 * 1024 * 1024 },
+      (err, stdout, stderr) => {
+        try {
+          resolve({ summary: JSON.parse(stdout) as Summary, stderr })
+        } catch {
+          reject(new Error(`campaign did not report (${err?.message ?? 'no error'}):\n${stderr.slice(-3000)}`))
+        }
+      },
+    )
+  })
+}
+
+describe('fault campaign (short, seeded)', () => {
+  it('its checkers catch planted violations (and pass clean histories)', async () => {
+    const out = await new Promise<string>((resolve, reject) =>
+      execFile(process.execPath, ['chaos/selftest.mjs'], { timeout: 30_000 }, (err, stdout, stderr) =>
+        err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve(stdout),
+      ),
+    )
+    expect(out).toMatch(/all planted violations caught/)
+  })
+
+  it('keeps every invariant under crashes, freezes, Redis restarts, failover, network faults and operators', async () => {
+    const { summary, stderr } = await campaign()
+    const unexpected = Object.entries(summary.violations).filter(([, v]) => v > 0)
+    expect(summary.errors, stderr.slice(-3000)).toBe(0)
+    expect(unexpected, stderr.slice(-4000)).toEqual([])
+    expect(summary.runs).toBe(8)
+    expect(summary.handled).toBeGreaterThan(summary.messages * 0.8)
+    // every plan ran its faults
+    for (const f of PLANS.split(/[;,]/)) expect(summary.faults[f] ?? 0, `fault ${f} was not injected`).toBeGreaterThan(0)
+  }, 180_000)
+})
