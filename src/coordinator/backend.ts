@@ -143,7 +143,7 @@ export interface CoordinationBackend {
    * Which server(s) hold the state: Redis run_ids (every master on a cluster), or null when it cannot
    * be told (INFO refused by an ACL). A change means a restart or a failover: state may be lost.
    */
-  serverIdentity(): Promise<string | null>
+  serverIdentity(leaseMs?: number): Promise<string | null>
   /** Append a notable event to the shared event log (best effort). */
   appendEvent(event: Record<string, unknown>): Promise<void>
   /** Close what this backend opened (not a client the caller passed in). */

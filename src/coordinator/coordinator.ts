@@ -700,7 +700,7 @@ export class Coordinator extends EventEmitter implements LeadPort {
       // Which server answered: asked AFTER the renewals, so a renewal that reached a restarted or
       // failed-over server (the client re-sends commands after a reconnect) is never trusted
       // unless the server is still the one we knew. Unknown (INFO failed) means: extend nothing.
-      const id = await this.backend.serverIdentity().catch(() => undefined)
+      const id = await this.backend.serverIdentity(this.leaseMs).catch(() => undefined)
       if (id !== undefined && id !== null && this.serverId !== null && id !== this.serverId) {
         // Restarted or failed over: whatever the new server says about our leases, it may have lost
         // writes (a grant, a release). Fail closed: drop every lease; fences keep growing past it.

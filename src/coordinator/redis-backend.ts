@@ -245,11 +245,13 @@ export class RedisBackend implements CoordinationBackend {
     return this.subscribed && this.subscriber !== null
   }
 
-  async serverIdentity(): Promise<string | null> {
+  async serverIdentity(leaseMs?: number): Promise<string | null> {
+    // Asked with the renewals: as patient as they are, or a busy Redis would make renewals untrusted.
+    const timeout = leaseMs ? this.leaseCallTimeout(leaseMs) : this.opts.commandTimeoutMs
     try {
       const ids = await Promise.all(
         masters(this.redis).map(async (node) => {
-          const info = await withTimeout(node.info('server'), this.opts.commandTimeoutMs, 'INFO')
+          const info = await withTimeout(node.info('server'), timeout, 'INFO')
           return /run_id:([0-9a-f]+)/.exec(info)?.[1] ?? '?'
         }),
       )

@@ -385,7 +385,7 @@ export class MemoryBackend implements CoordinationBackend {
       this.unsub = null
     }
   }
-  async serverIdentity(): Promise<string | null> {
+  async serverIdentity(_leaseMs?: number): Promise<string | null> {
     this.check()
     return this.hub.identity
   }
