@@ -202,6 +202,7 @@ export function defineLeadContract(h: LeadHarness): void {
       await until(() => leaderOf(rs).length === 1)
       const first = leaderOf(rs)[0]!
       const other = rs.find((r) => r !== first)!
+      await until(() => other.log.includes('follower:standby')) // standing: the release wakes it
       await first.e.resign()
       expect(first.e.isLeader).toBe(false)
       expect(first.log.at(-1)).toBe('follower:resign')
