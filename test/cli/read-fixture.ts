@@ -8,6 +8,7 @@
  *   the old turn is held by a stale incarnation whose lease has not expired (chat:7 is stuck).
  */
 import { RedisCoordinator, RedisStore, type Layout } from '../../src/index.js'
+import { sleep } from '../helpers/wait.js'
 
 export interface LiveState {
   prefix: string
@@ -18,8 +19,6 @@ export interface LiveState {
   fence42: number
   stop(): Promise<void>
 }
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
 export async function liveState(url: string, prefix: string, layout: Layout): Promise<LiveState> {
   const store = new RedisStore({ url, prefix, layout })

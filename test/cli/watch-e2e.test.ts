@@ -8,9 +8,9 @@ import { afterAll, describe, expect, it } from 'vitest'
 import { RedisCoordinator } from '../../src/index.js'
 import { redisUrl, startRedis, uniquePrefix } from '../helpers/redis.js'
 import { BIN, runCli } from '../helpers/cli.js'
+import { sleep } from '../helpers/wait.js'
 
 const hasTmux = spawnSync('tmux', ['-V']).status === 0
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 const sessions: string[] = []
 
 function tmux(...args: string[]): string {

@@ -8,15 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { CoordinationAdmin, CoordinationUnavailableError, LeaseLostError, RedisCoordinator, RedisStore, type Layout } from '../../src/index.js'
 import { parseJson, runCli } from '../helpers/cli.js'
 import { clusterUrl, redisUrl, uniquePrefix } from '../helpers/redis.js'
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
-async function until(cond: () => boolean | Promise<boolean>, ms = 8000, what = 'condition'): Promise<void> {
-  const end = performance.now() + ms
-  while (!(await cond())) {
-    if (performance.now() > end) throw new Error(`timed out waiting for ${what}`)
-    await sleep(10)
-  }
-}
+import { sleep, until } from '../helpers/wait.js'
 
 const LEASE = 1500
 const closers: Array<() => Promise<unknown>> = []

@@ -4,6 +4,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest'
 import { LeaseLostError, type Coordinator, type CoordinatorOptions, type Election, type FollowerReason, type YieldResult } from '../../src/index.js'
+import { sleep, until } from '../helpers/wait.js'
 
 export interface LeadHarness {
   name: string
@@ -11,16 +12,6 @@ export interface LeadHarness {
   reset(): void
   /** What `botmesh-coord provider yield` writes. */
   requestYield(name: string, opts?: { target?: string; ifFence?: number; ttlMs?: number }): Promise<YieldResult>
-}
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
-
-async function until(cond: () => boolean, ms = 5000, what = 'condition'): Promise<void> {
-  const end = performance.now() + ms
-  while (!cond()) {
-    if (performance.now() > end) throw new Error(`timed out waiting for ${what}`)
-    await sleep(5)
-  }
 }
 
 interface Tracked {

@@ -14,6 +14,7 @@ import {
   type RedisStoreOptions,
 } from '../../src/index.js'
 import { hostPort, uniquePrefix } from '../helpers/redis.js'
+import { sleep } from '../helpers/wait.js'
 
 export interface StoreHarness {
   name: string
@@ -21,7 +22,6 @@ export interface StoreHarness {
   layout: Layout
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 const oddKeys = ['{x}', 'a}b{c', 'chat: with spaces', 'ñandú 🐦', 'x'.repeat(1024), '%7B', ':']
 
 export function defineStoreContract(h: StoreHarness): void {

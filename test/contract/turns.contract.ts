@@ -13,6 +13,7 @@ import {
   type CoordinatorOptions,
   type Turn,
 } from '../../src/index.js'
+import { sleep } from '../helpers/wait.js'
 
 export interface TurnHarness {
   name: string
@@ -25,8 +26,6 @@ export interface TurnHarness {
   /** For the frozen-child test: how a child process reaches the same state, or null (memory). */
   childTarget(): { url: string; prefix: string; layout: string } | null
 }
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
 function busyWait(ms: number): void {
   const end = performance.now() + ms

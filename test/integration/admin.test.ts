@@ -15,15 +15,7 @@ import {
   type Layout,
 } from '../../src/index.js'
 import { clusterUrl, redisUrl, uniquePrefix } from '../helpers/redis.js'
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
-async function until(cond: () => boolean | Promise<boolean>, ms = 8000, what = 'condition'): Promise<void> {
-  const end = performance.now() + ms
-  while (!(await cond())) {
-    if (performance.now() > end) throw new Error(`timed out waiting for ${what}`)
-    await sleep(10)
-  }
-}
+import { sleep, until } from '../helpers/wait.js'
 
 const LEASE = 1500
 

@@ -15,12 +15,12 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import { RedisCoordinator } from '../../src/index.js'
 import { redisUrl, uniquePrefix } from '../helpers/redis.js'
+import { sleep } from '../helpers/wait.js'
 
 const cleanup: Array<() => Promise<unknown>> = []
 afterEach(async () => {
   for (const f of cleanup.splice(0).reverse()) await f().catch(() => {})
 })
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
 describe('a holder that dies with a ticket of the same chat queued (found by the fault campaign)', () => {
   it('lets the chat move on within leaseMs plus one poll', async () => {

@@ -17,12 +17,12 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { Redis } from 'ioredis'
 import { RedisCoordinator } from '../../src/index.js'
 import { startCluster, startRedis, uniquePrefix } from '../helpers/redis.js'
+import { sleep } from '../helpers/wait.js'
 
 const cleanup: Array<() => Promise<unknown>> = []
 afterEach(async () => {
   for (const f of cleanup.splice(0).reverse()) await f().catch(() => {})
 })
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
 describe('acquireTurn across a Redis outage (found by the fault campaign)', () => {
   it('grants one replica\'s messages for a chat in arrival order after its cluster master restarts', async () => {

@@ -1,8 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import { RedisStore, StateReader, readDashboard, type Layout } from '../../src/index.js'
 import { clusterUrl, redisUrl, uniquePrefix } from '../helpers/redis.js'
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+import { sleep } from '../helpers/wait.js'
 
 describe.each([
   ['standalone', redisUrl],

@@ -2,8 +2,8 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { Redis } from 'ioredis'
 import { CoordinationAdmin, RedisStore, decodeReplica } from '../../src/index.js'
 import { redisUrl, uniquePrefix } from '../helpers/redis.js'
+import { sleep } from '../helpers/wait.js'
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 const open: Array<{ close?: () => Promise<unknown>; quit?: () => Promise<unknown> }> = []
 afterEach(async () => {
   for (const o of open.splice(0).reverse()) await (o.close?.() ?? o.quit?.())?.catch(() => {})
