@@ -6,7 +6,7 @@ import { jsonOut } from '../output/json.js'
 import { table } from '../output/table.js'
 import { dur, leftMs } from '../output/time.js'
 import { progress } from '../output/progress.js'
-import { examples, limitOption, nowAndReplicas, printCorrupt, scanInfo } from './common.js'
+import { examples, limitOption, nowAndReplicas, printScanNotes, scanInfo } from './common.js'
 
 interface ChatLsOptions {
   waiting?: boolean
@@ -46,8 +46,7 @@ export function printChats(ctx: Context, data: Awaited<ReturnType<typeof collect
         ]),
       ),
     )
-  if (data.truncated) ctx.err(c.yellow(`stopped after --limit keys: the listing is partial`))
-  printCorrupt(ctx, data.corrupt)
+  printScanNotes(ctx, data)
 }
 
 export function chatLs(): Command {

@@ -7,7 +7,7 @@ import { table } from '../output/table.js'
 import { agoMs, dur, leftMs } from '../output/time.js'
 import { progress } from '../output/progress.js'
 import { notFound } from '../output/errors.js'
-import { examples, limitOption, nowAndReplicas, printCorrupt, scanInfo } from './common.js'
+import { examples, limitOption, nowAndReplicas, printCorrupt, printScanNotes, scanInfo } from './common.js'
 
 interface CheckpointsLsOptions {
   ephemeral?: boolean
@@ -46,8 +46,7 @@ export function printCheckpoints(ctx: Context, data: Awaited<ReturnType<typeof c
         ]),
       ),
     )
-  if (data.truncated) ctx.err(c.yellow(`stopped after --limit keys: the listing is partial`))
-  printCorrupt(ctx, data.corrupt)
+  printScanNotes(ctx, data)
 }
 
 /** The checkpoint block of `chat inspect` and `checkpoint inspect`. */

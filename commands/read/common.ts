@@ -19,6 +19,12 @@ export function printCorrupt(ctx: Context, corrupt: Corrupt[]): void {
   for (const k of corrupt) ctx.err(ctx.c.red(`corrupt: ${k.rawKey}: ${k.error}`))
 }
 
+/** After a listing's table: a --limit that cut the scan short, and the corrupt keys. */
+export function printScanNotes(ctx: Context, data: { truncated: boolean; corrupt: Corrupt[] }): void {
+  if (data.truncated) ctx.err(ctx.c.yellow(`stopped after --limit keys: the listing is partial`))
+  printCorrupt(ctx, data.corrupt)
+}
+
 /** Scan bookkeeping for --json: how many keys were seen, corrupt ones, truncation. */
 export function scanInfo(...listings: Array<Listing<unknown>>): { scanned: number; truncated: boolean; corrupt: Corrupt[] } {
   return {

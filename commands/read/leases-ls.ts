@@ -7,7 +7,7 @@ import { table } from '../output/table.js'
 import { agoMs, dur, leftMs } from '../output/time.js'
 import { progress } from '../output/progress.js'
 import { usage } from '../output/errors.js'
-import { durationOption, examples, limitOption, nowAndReplicas, printCorrupt, scanInfo } from './common.js'
+import { durationOption, examples, limitOption, nowAndReplicas, printScanNotes, scanInfo } from './common.js'
 
 interface LeasesOptions {
   kind?: string[]
@@ -73,8 +73,7 @@ export function printLeases(ctx: Context, data: Awaited<ReturnType<typeof collec
         ]),
       ),
     )
-  if (data.truncated) ctx.err(c.yellow(`stopped after --limit keys: the listing is partial`))
-  printCorrupt(ctx, data.corrupt)
+  printScanNotes(ctx, data)
 }
 
 export function leasesLs(): Command {

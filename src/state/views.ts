@@ -88,36 +88,27 @@ export interface LeaseSources {
 export function leaseRows(src: LeaseSources, nowMs: number): LeaseRow[] {
   const live = liveness(src.replicas, nowMs)
   const rows: LeaseRow[] = []
-  for (const c of src.chats) {
-    if (!c.holder) continue
-    rows.push({
-      kind: 'chat',
-      key: c.key,
-      replicaId: c.holder.replicaId,
-      incarnation: c.holder.incarnation,
-      owner: null,
-      fence: c.fence,
-      expiresInMs: c.holder.expiresAtMs - nowMs,
-      lastRenewalAgoMs: c.holder.lastRenewalMs ? nowMs - c.holder.lastRenewalMs : null,
-      heldForMs: c.holder.grantedAtMs ? nowMs - c.holder.grantedAtMs : null,
-      holderAlive: live.isAlive(c.holder),
-    })
-  }
-  for (const l of src.leads) {
-    if (!l.holder) continue
-    rows.push({
-      kind: leadKind(l.key),
-      key: l.key,
-      replicaId: l.holder.replicaId,
-      incarnation: l.holder.incarnation,
-      owner: null,
-      fence: l.fence,
-      expiresInMs: l.holder.expiresAtMs - nowMs,
-      lastRenewalAgoMs: l.holder.lastRenewalMs ? nowMs - l.holder.lastRenewalMs : null,
-      heldForMs: l.holder.sinceMs ? nowMs - l.holder.sinceMs : null,
-      holderAlive: live.isAlive(l.holder),
-    })
-  }
+  // A chat turn or a lead: held by a replica, renewed by it.
+  const replicaLease = (
+    kind: LeaseKindLabel,
+    key: string,
+    fence: number | null,
+    h: Holder & { expiresAtMs: number; lastRenewalMs: number },
+    grantedAtMs: number,
+  ): LeaseRow => ({
+    kind,
+    key,
+    replicaId: h.replicaId,
+    incarnation: h.incarnation,
+    owner: null,
+    fence,
+    expiresInMs: h.expiresAtMs - nowMs,
+    lastRenewalAgoMs: h.lastRenewalMs ? nowMs - h.lastRenewalMs : null,
+    heldForMs: grantedAtMs ? nowMs - grantedAtMs : null,
+    holderAlive: live.isAlive(h),
+  })
+  for (const c of src.chats) if (c.holder) rows.push(replicaLease('chat', c.key, c.fence, c.holder, c.holder.grantedAtMs))
+  for (const l of src.leads) if (l.holder) rows.push(replicaLease(leadKind(l.key), l.key, l.fence, l.holder, l.holder.sinceMs))
   for (const k of src.locks) {
     if (!k.holder) continue
     const r = live.byOwner(k.holder.owner)
