@@ -475,17 +475,15 @@ export class CoordinationAdmin {
     return { name, revoked: r[0] === 1, fenceBefore: numOrNull(r[1]), fenceAfter: numOrNull(r[2]), candidacyWithdrawn: r[3] === 1 }
   }
 
-  /** Bounded SCANs of every chat and lead for an incarnation's turns, tickets and candidacies. */
+  /** One bounded SCAN pass over every chat and lead for an incarnation's turns, tickets and candidacies. */
   private async findIncarnation(inc: string, chats: Set<string>, leads: Set<string>): Promise<void> {
-    for await (const batch of this.reader.scanHashes('chat')) {
-      for (const { id, hash } of batch) {
-        if (hash.hi === inc) chats.add(id)
-        else if (Object.entries(hash).some(([f, v]) => f.startsWith('t:') && v.split('|')[2] === inc)) chats.add(id)
-      }
-    }
-    for await (const batch of this.reader.scanHashes('lead')) {
-      for (const { id, hash } of batch) {
-        if (hash.hi === inc || hash[`c:${inc}`] !== undefined) leads.add(id)
+    for await (const batch of this.reader.scanKinds(['chat', 'lead'])) {
+      for (const { id, kind, hash } of batch) {
+        if (kind === 'lead') {
+          if (hash.hi === inc || hash[`c:${inc}`] !== undefined) leads.add(id)
+        } else if (hash.hi === inc || Object.entries(hash).some(([f, v]) => f.startsWith('t:') && v.split('|')[2] === inc)) {
+          chats.add(id)
+        }
       }
     }
   }

@@ -1,5 +1,5 @@
 /**
- * The read side shared by the CLI and the dashboard: bounded SCANs on every master (never KEYS),
+ * The read side shared by the CLI and the dashboard: bounded SCANs on every master (never a full-keyspace listing),
  * pipelined HGETALLs, and the pure decoders of ./decode.ts. Times are Redis's clock.
  */
 import type { Redis } from 'ioredis'
@@ -144,16 +144,9 @@ export class StateReader {
   }
 
   /**
-   * Every key of one kind under the prefix: SCAN MATCH in batches of `count` on every master, each
-   * batch fetched with one pipelined HGETALL per key on the node that owns it.
-   */
-  scanHashes(kind: KeyKind, options: ScanOptions = {}): AsyncGenerator<Array<{ rawKey: string; id: string; kind: KeyKind; hash: Hash }>> {
-    return this.scanKinds([kind], options)
-  }
-
-  /**
-   * One pass over the keyspace for several kinds at once (a listing of chats, leads and locks does not
-   * walk the keyspace three times): SCAN MATCH `<prefix>:*` (or the one kind's pattern) in batches.
+   * Every key of the given kinds under the prefix, in one pass over the keyspace (a listing of chats,
+   * leads and locks does not walk it three times): SCAN MATCH `<prefix>:*` (or the one kind's pattern)
+   * in batches of `count` on every master, each batch fetched with one pipeline on the node that owns it.
    */
   async *scanKinds(kinds: KeyKind[], options: ScanOptions = {}): AsyncGenerator<Array<{ rawKey: string; id: string; kind: KeyKind; hash: Hash }>> {
     const count = options.count ?? 2000
@@ -310,8 +303,8 @@ export class StateReader {
   /** One chat whole — state, checkpoint (and its TTL), handover marker — in one round trip (one slot). */
   async chat(key: string): Promise<ChatDetail> {
     const k = this.keys.chat(key)
-    const node = this.nodeFor(k.state)
-    const pipe = node.pipeline()
+    // One pipeline: a Cluster client routes it by the first key's slot, which all keys of a chat share.
+    const pipe = (this.redis as Redis).pipeline()
     pipe.hgetall(k.state)
     pipe.hgetall(k.checkpoint)
     pipe.pttl(k.checkpoint)
@@ -378,10 +371,4 @@ export class StateReader {
     })
   }
 
-  /** The node that owns a key (a Cluster routes single commands itself; pipelines need one node). */
-  private nodeFor(rawKey: string): Redis {
-    if (!isCluster(this.redis)) return this.redis as Redis
-    // ioredis Cluster pipelines route by the first key's slot, and all our keys of one chat share it.
-    return this.redis as unknown as Redis
-  }
 }

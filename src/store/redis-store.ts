@@ -123,7 +123,7 @@ export class RedisStore {
 
   async getCheckpoint(key: string): Promise<FlowCheckpoint | null> {
     const rawKey = this.keys.chat(validateId(key, 'checkpoint key')).checkpoint
-    const h = await this.read(rawKey, () => this.node(rawKey).hgetall(rawKey))
+    const h = await this.read(rawKey, () => this.client.hgetall(rawKey))
     if (!h || Object.keys(h).length === 0) return null
     return decodeCheckpoint(key, rawKey, h)
   }
@@ -196,7 +196,7 @@ export class RedisStore {
   /** Milliseconds until an ephemeral checkpoint expires (null: persistent or absent). */
   async checkpointTtl(key: string): Promise<number | null> {
     const rawKey = this.keys.chat(validateId(key, 'checkpoint key')).checkpoint
-    const ms = await this.read(rawKey, () => this.node(rawKey).pttl(rawKey))
+    const ms = await this.read(rawKey, () => this.client.pttl(rawKey))
     return typeof ms === 'number' && ms >= 0 ? ms : null
   }
 
@@ -219,7 +219,7 @@ export class RedisStore {
 
   async getHandoverMarker(key: string): Promise<HandoverMarker | null> {
     const rawKey = this.keys.chat(validateId(key, 'chat key')).handover
-    const h = await this.read(rawKey, () => this.node(rawKey).hgetall(rawKey))
+    const h = await this.read(rawKey, () => this.client.hgetall(rawKey))
     if (!h || Object.keys(h).length === 0) return null
     return decodeHandover(key, rawKey, h)
   }
@@ -242,8 +242,9 @@ export class RedisStore {
 
   // ------------------------------------------------------------
 
-  private node(_rawKey: string): Redis {
-    return this.redis as Redis // a Cluster routes by key itself; the surface is the same
+  /** Single-key reads: a Cluster routes them by key itself, so both clients serve as one surface. */
+  private get client(): Redis {
+    return this.redis as Redis
   }
 
   private async read<T>(rawKey: string, f: () => Promise<T>): Promise<T> {
