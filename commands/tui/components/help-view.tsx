@@ -9,7 +9,7 @@ export interface HelpViewProps {
   logFiles?: Record<string, string>
 }
 
-const KEYS: Array<[string, string]> = [
+const KEY_BINDINGS: Array<[string, string]> = [
   ['tab ← →', 'move between panels (shift-tab: back)'],
   ['↑ ↓ k j pgup pgdn', 'move between rows'],
   ['/', 'filter chats and leases by key or replica (esc clears)'],
@@ -23,7 +23,7 @@ const KEYS: Array<[string, string]> = [
 ]
 
 export function HelpView({ readOnly, width, height, logFiles }: HelpViewProps): React.ReactElement {
-  const lines: string[] = ['KEYS', ...KEYS.map(([k, d]) => `  ${k.padEnd(18)} ${d}`)]
+  const lines: string[] = ['KEYS', ...KEY_BINDINGS.map(([k, d]) => `  ${k.padEnd(18)} ${d}`)]
   lines.push(
     '',
     readOnly
