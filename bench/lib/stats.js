@@ -1,4 +1,5 @@
 // Small pure helpers: quantiles, INFO parsing, commandstats deltas, order inversions.
+import { rng } from '../../chaos/rng.mjs'
 
 export function quantile(sorted, q) {
   if (!sorted.length) return null
@@ -81,15 +82,7 @@ export function inversions(arr) {
 /** A monotonic clock shared by every process on this machine (CLOCK_MONOTONIC), in ms. */
 export const sharedNow = () => Number(process.hrtime.bigint()) / 1e6
 
-export function mulberry32(seed) {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
+/** mulberry32, the fault campaign's seeded PRNG (chaos/rng.mjs). */
+export const mulberry32 = (seed) => rng(seed).next
 
 export const round = (v, d = 2) => (v === null || v === undefined || Number.isNaN(v) ? null : Math.round(v * 10 ** d) / 10 ** d)
