@@ -22,11 +22,13 @@ function machine() {
   let model = cpus()[0]?.model ?? 'unknown'
   try {
     model = /model name\s*:\s*(.*)/.exec(readFileSync('/proc/cpuinfo', 'utf8'))?.[1] ?? model
-  } catch { /* not Linux */ }
+  } catch {
+    /* not Linux */
+  }
   return {
     cpus: cpus().length,
     cpuModel: model.trim(),
-    memoryGiB: Math.round(totalmem() / 2 ** 30 * 10) / 10,
+    memoryGiB: Math.round((totalmem() / 2 ** 30) * 10) / 10,
     os: `${platform()} ${release()}`,
     node: process.version,
     redis: redisServerVersion(),
@@ -36,7 +38,10 @@ function machine() {
 
 async function main() {
   const o = parseArgs(process.argv.slice(2))
-  if (o.help) { process.stdout.write(HELP); return 0 }
+  if (o.help) {
+    process.stdout.write(HELP)
+    return 0
+  }
   if (o.render) {
     // Re-render the report and the README text from a saved latest.json (after a change of wording).
     const saved = JSON.parse(readFileSync(o.render, 'utf8'))
@@ -60,19 +65,42 @@ async function main() {
   process.on('SIGINT', onSignal)
   process.on('SIGTERM', onSignal)
 
-  const result = { preset: o.preset, startedAt: new Date(started).toISOString(), machine: machine(), config: {
-    replicas: o.replicas, inflight: o.inflight, chats: o.chats, messages: o.messages, maxSeconds: o.maxSeconds, work: o.work,
-    patterns: o.patterns, adapters: o.adapters, leaseMs: o.leaseMs, peerTtlMs: o.peerTtlMs, retryMs: o.retryMs,
-    failoverLeaseMs: o.failoverLeaseMs, failoverTrials: o.failoverTrials, scaleChats: o.scaleChats, scaleTickets: o.scaleTickets,
-    scaleSmall: o.scaleSmall, refreshes: o.refreshes, memoryChats: o.memoryChats,
-  }, errors: {} }
+  const result = {
+    preset: o.preset,
+    startedAt: new Date(started).toISOString(),
+    machine: machine(),
+    config: {
+      replicas: o.replicas,
+      inflight: o.inflight,
+      chats: o.chats,
+      messages: o.messages,
+      maxSeconds: o.maxSeconds,
+      work: o.work,
+      patterns: o.patterns,
+      adapters: o.adapters,
+      leaseMs: o.leaseMs,
+      peerTtlMs: o.peerTtlMs,
+      retryMs: o.retryMs,
+      failoverLeaseMs: o.failoverLeaseMs,
+      failoverTrials: o.failoverTrials,
+      scaleChats: o.scaleChats,
+      scaleTickets: o.scaleTickets,
+      scaleSmall: o.scaleSmall,
+      refreshes: o.refreshes,
+      memoryChats: o.memoryChats,
+    },
+    errors: {},
+  }
   const section = async (name, fn) => {
     if (!o.sections.includes(name)) return
     log(`== ${name}`)
     try {
       await fn()
     } catch (e) {
-      result.errors[name] = String(e?.stack ?? e).split('\n').slice(0, 4).join(' | ')
+      result.errors[name] = String(e?.stack ?? e)
+        .split('\n')
+        .slice(0, 4)
+        .join(' | ')
       log(`!! ${name} failed: ${result.errors[name]}`)
     }
   }
@@ -81,8 +109,17 @@ async function main() {
     servers.push(redis)
     log(`redis-server ${result.machine.redis} pid ${redis.pid} on port ${redis.port}`)
     await section('limit', async () => {
-      result.limit = await runLimit({ url: redis.url, port: redis.port, replicas: o.replicas, requests: o.limitRequests, seconds: o.limitSeconds })
-      for (const x of result.limit) log(`  ${x.clients} client(s): PING ${x.pingRedisBenchmark}/s, EVALSHA ${x.evalshaRedisBenchmark}/s (redis-benchmark); ioredis ${x.pingIoredis} / ${x.evalshaIoredis}`)
+      result.limit = await runLimit({
+        url: redis.url,
+        port: redis.port,
+        replicas: o.replicas,
+        requests: o.limitRequests,
+        seconds: o.limitSeconds,
+      })
+      for (const x of result.limit)
+        log(
+          `  ${x.clients} client(s): PING ${x.pingRedisBenchmark}/s, EVALSHA ${x.evalshaRedisBenchmark}/s (redis-benchmark); ioredis ${x.pingIoredis} / ${x.evalshaIoredis}`,
+        )
     })
     await section('turns', async () => {
       result.turns = await runTurns({ url: redis.url, ...o, works: o.work }, log)
@@ -92,14 +129,18 @@ async function main() {
     })
     await section('scale', async () => {
       result.memory = await measureMemory(redis.url, o.memoryChats)
-      log(`  memory: held chat ${result.memory.perHeldChatBytes} B, queued ticket ${result.memory.perQueuedTicketBytes} B, idle chat ${result.memory.perIdleChatBytes} B`)
+      log(
+        `  memory: held chat ${result.memory.perHeldChatBytes} B, queued ticket ${result.memory.perQueuedTicketBytes} B, idle chat ${result.memory.perIdleChatBytes} B`,
+      )
       result.scale = []
       const scaleOpts = { chats: o.scaleChats, tickets: o.scaleTickets, smallChats: o.scaleSmall, refreshes: o.refreshes }
       result.scale.push(await runScale({ layout: 'standalone', url: redis.url, nodeUrls: [redis.url], ...scaleOpts }, log))
       if (o.cluster) {
         const cluster = await startCluster()
         servers.push(cluster)
-        result.scale.push(await runScale({ layout: 'cluster', url: cluster.url, nodeUrls: cluster.nodes.map((n) => n.url), ...scaleOpts }, log))
+        result.scale.push(
+          await runScale({ layout: 'cluster', url: cluster.url, nodeUrls: cluster.nodes.map((n) => n.url), ...scaleOpts }, log),
+        )
         await cluster.stop()
       }
     })
@@ -121,6 +162,11 @@ async function main() {
 }
 
 main().then(
-  (code) => { process.exitCode = code },
-  (e) => { log(String(e?.stack ?? e)); process.exitCode = 1 },
+  (code) => {
+    process.exitCode = code
+  },
+  (e) => {
+    log(String(e?.stack ?? e))
+    process.exitCode = 1
+  },
 )

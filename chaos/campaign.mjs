@@ -2,11 +2,11 @@
 // three replica worker processes, sends messages, injects a seeded plan of faults, drains, stops
 // everything by pid, and checks the recorded history against the invariants.
 import { fork } from 'node:child_process'
-import { mkdtempSync, readFileSync, readdirSync, rmSync, existsSync } from 'node:fs'
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, dirname } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
-import { Redis, Cluster } from 'ioredis'
+import { Cluster } from 'ioredis'
 import { rng, runSeed } from './rng.mjs'
 import { now, sleep } from './clock.mjs'
 import { RedisServer, startCluster, clusterOk, withClient, client, forget, killAllSync as killRedisSync } from './redis.mjs'
@@ -20,7 +20,18 @@ const DIST = pathToFileURL(join(LIB, 'dist', 'src', 'index.js')).href
 const WORKER = join(here, 'worker.mjs')
 
 export const FAULTS = {
-  process: ['kill-holding', 'kill-queued', 'kill-leading', 'kill-after-send', 'restart-same-id', 'pause-1.5', 'pause-0.5', 'pause-0.8', 'block-0.9', 'clock-jump'],
+  process: [
+    'kill-holding',
+    'kill-queued',
+    'kill-leading',
+    'kill-after-send',
+    'restart-same-id',
+    'pause-1.5',
+    'pause-0.5',
+    'pause-0.8',
+    'block-0.9',
+    'clock-jump',
+  ],
   network: ['net-cut', 'net-stall', 'net-slow', 'renew-latency'],
   redis: ['redis-restart-aof', 'redis-restart-empty', 'failover-lossy', 'eviction', 'script-flush'],
   operator: ['op-release-chat', 'op-skip', 'op-yield', 'op-revoke-lead', 'op-evict'],
@@ -47,10 +58,15 @@ process.once('exit', killAllSync)
 /** The plan of one run, from its seed alone. */
 export function planRun(seed, opts = {}) {
   const r = rng(seed)
-  const cluster = opts.cluster ?? (opts.only ? opts.only.includes('cluster-master-restart') : opts.clusterEvery > 0 && r.chance(1 / opts.clusterEvery))
+  const cluster =
+    opts.cluster ?? (opts.only ? opts.only.includes('cluster-master-restart') : opts.clusterEvery > 0 && r.chance(1 / opts.clusterEvery))
   let faults
   if (opts.only) faults = [...opts.only]
-  else if (cluster) faults = ['cluster-master-restart', ...(r.chance(0.5) ? [r.pick(['kill-holding', 'pause-1.5', 'restart-same-id', 'op-release-chat'])] : [])]
+  else if (cluster)
+    faults = [
+      'cluster-master-restart',
+      ...(r.chance(0.5) ? [r.pick(['kill-holding', 'pause-1.5', 'restart-same-id', 'op-release-chat'])] : []),
+    ]
   else if (r.chance(0.2)) faults = [r.pick(SOLO)]
   else {
     const pool = [...FAULTS.process, ...FAULTS.network, ...FAULTS.redis, ...FAULTS.operator]
@@ -111,7 +127,11 @@ class Replica {
       url: run.cluster ? run.cluster.url : `redis://127.0.0.1:${this.proxy.port}`,
       historyFile: join(run.dir, `${this.replicaId}-${++this.generation}.jsonl`),
     }
-    const proc = fork(WORKER, [], { env: { ...process.env, CHAOS_WORKER: JSON.stringify(cfg) }, stdio: ['ignore', 'ignore', 'pipe', 'ipc'], execArgv: [] })
+    const proc = fork(WORKER, [], {
+      env: { ...process.env, CHAOS_WORKER: JSON.stringify(cfg) },
+      stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+      execArgv: [],
+    })
     this.proc = proc
     workerPids.add(proc.pid)
     this.stderr = ''
@@ -152,8 +172,7 @@ class Replica {
     } else if (m.type === 'start-failed') {
       this.startError = m.message
       this.onReady?.(false)
-    }
-    else if (m.type === 'effect') {
+    } else if (m.type === 'effect') {
       const accepted = this.run.sinkAccept(m)
       this.send({ type: 'effect-ack', req: m.req, accepted })
     } else if (m.type === 'role') this.leader = m.leader
@@ -267,7 +286,10 @@ export async function runOne(seed, opts = {}) {
         }
       }
     }
-    const directClient = () => (run.cluster ? new Cluster([{ host: '127.0.0.1', port: run.cluster.nodes[0].port }], { enableOfflineQueue: true }) : client(run.primary.port, { lazyConnect: false, enableOfflineQueue: true, maxRetriesPerRequest: 1 }))
+    const directClient = () =>
+      run.cluster
+        ? new Cluster([{ host: '127.0.0.1', port: run.cluster.nodes[0].port }], { enableOfflineQueue: true })
+        : client(run.primary.port, { lazyConnect: false, enableOfflineQueue: true, maxRetriesPerRequest: 1 })
     const adminUrl = () => (run.cluster ? run.cluster.url : `redis://127.0.0.1:${run.primary.port}`)
     const withAdmin = async (fn) => {
       const admin = new CoordinationAdmin({ url: adminUrl(), prefix, layout, idleKeyTtlMs: run.workerCfg.idleKeyTtlMs })
@@ -300,9 +322,7 @@ export async function runOne(seed, opts = {}) {
     // a replica evicted by an operator exits; its supervisor (we) restarts it with the same replicaId
     run.onExit = (rep, x) => {
       if (x.code === 3 && !stopGen) {
-        run.restarts.push(
-          sleep(50).then(() => (stopGen ? null : rep.start().catch((e) => (result.note = String(e.message))))),
-        )
+        run.restarts.push(sleep(50).then(() => (stopGen ? null : rep.start().catch((e) => (result.note = String(e.message))))))
       }
     }
 
@@ -338,18 +358,19 @@ export async function runOne(seed, opts = {}) {
     }
     const leaseKeyOf = (h) => (h.kind === 'chat' ? keys.chat(h.key).state : keys.lead(h.key))
     /** Redis's view of what a replica holds (its heartbeat record): ms left on each lease. */
-    const probe = (rep) => withDirect(async (c) => {
-      const rec = await c.hget(keys.replica(rep.replicaId), 'leases')
-      const held = rec ? JSON.parse(rec).held : []
-      const out = []
-      for (const h of held) {
-        const k = leaseKeyOf(h)
-        const [[hi, exp], t] = await Promise.all([c.hmget(k, 'hi', 'exp'), c.time()])
-        const nowMs = Number(t[0]) * 1000 + Math.floor(Number(t[1]) / 1000)
-        out.push({ key: h.key, kind: h.kind, redisMsLeft: hi === rep.inc ? Number(exp) - nowMs : -1 })
-      }
-      return out
-    }).catch(() => [])
+    const probe = (rep) =>
+      withDirect(async (c) => {
+        const rec = await c.hget(keys.replica(rep.replicaId), 'leases')
+        const held = rec ? JSON.parse(rec).held : []
+        const out = []
+        for (const h of held) {
+          const k = leaseKeyOf(h)
+          const [[hi, exp], t] = await Promise.all([c.hmget(k, 'hi', 'exp'), c.time()])
+          const nowMs = Number(t[0]) * 1000 + Math.floor(Number(t[1]) / 1000)
+          out.push({ key: h.key, kind: h.kind, redisMsLeft: hi === rep.inc ? Number(exp) - nowMs : -1 })
+        }
+        return out
+      }).catch(() => [])
     const restartLater = (rep, ms) =>
       run.restarts.push(sleep(ms).then(() => (stopGen ? null : rep.start().catch((e) => (result.note = String(e.message))))))
 
@@ -603,7 +624,14 @@ export async function runOne(seed, opts = {}) {
             const ttl = await c.pttl(k)
             if (ttl === -2) continue
             const parsed = keys.parse(k)
-            const kind = k === keys.schema ? 'schema' : k === keys.events ? 'events' : k === keys.replicaIndex ? 'replicas' : parsed?.kind ?? 'unknown'
+            const kind =
+              k === keys.schema
+                ? 'schema'
+                : k === keys.events
+                  ? 'events'
+                  : k === keys.replicaIndex
+                    ? 'replicas'
+                    : (parsed?.kind ?? 'unknown')
             if (kind === 'schema' || kind === 'events' || kind === 'checkpoint') continue
             if (['chat', 'queue', 'lead', 'lock', 'replicas'].includes(kind) && ttl > 0 && ttl <= bound) continue
             // an operator's eviction tombstone (refuses the evicted incarnation's beats) lives on, by design
@@ -641,10 +669,22 @@ export async function runOne(seed, opts = {}) {
     })
     result.violations = checked.violations
     result.stats = checked.stats
-    result.faults = run.faults.map((f) => ({ kind: f.kind, injected: f.injected, target: f.target, note: f.note ?? f.error ?? f.result, evicted: f.evicted }))
+    result.faults = run.faults.map((f) => ({
+      kind: f.kind,
+      injected: f.injected,
+      target: f.target,
+      note: f.note ?? f.error ?? f.result,
+      evicted: f.evicted,
+    }))
     for (const f of run.faults) if (f.injected) result.injected[f.kind] = (result.injected[f.kind] ?? 0) + 1
-    result.warnings = countBy(events.filter((e) => e.type === 'warning'), (e) => e.code)
-    result.losses = countBy(events.filter((e) => e.type === 'lost'), (e) => e.reason)
+    result.warnings = countBy(
+      events.filter((e) => e.type === 'warning'),
+      (e) => e.code,
+    )
+    result.losses = countBy(
+      events.filter((e) => e.type === 'lost'),
+      (e) => e.reason,
+    )
   } catch (e) {
     result.error = String(e?.stack ?? e)
   } finally {
@@ -673,10 +713,33 @@ const pct = (xs, p) => {
 
 /** Run `runs` runs from `seed`; calls onRun after each. Returns the summary behind the table. */
 export async function runCampaign({ runs, seed, leaseMs = 1000, clusterEvery = 12, only, plans, replay, keep, onRun, maxMs } = {}) {
-  const summary = { runs: 0, seed, leaseMs, errors: 0, faults: {}, messages: 0, handled: 0, lostWithKilled: 0, failedExcused: 0,
-    droppedByOperator: 0, explainedOverlaps: 0, marginLosses: 0, redisExpiredLosses: 0, pauseLossChecks: 0, staleRejected: 0,
-    linChecked: 0, linUnchecked: 0, violations: Object.fromEntries(INVARIANTS.map((i) => [i, 0])), handoffs: [], leaderFailovers: [],
-    failing: [], warnings: {}, losses: {}, pauseLosses: {}, wallMs: 0 }
+  const summary = {
+    runs: 0,
+    seed,
+    leaseMs,
+    errors: 0,
+    faults: {},
+    messages: 0,
+    handled: 0,
+    lostWithKilled: 0,
+    failedExcused: 0,
+    droppedByOperator: 0,
+    explainedOverlaps: 0,
+    marginLosses: 0,
+    redisExpiredLosses: 0,
+    pauseLossChecks: 0,
+    staleRejected: 0,
+    linChecked: 0,
+    linUnchecked: 0,
+    violations: Object.fromEntries(INVARIANTS.map((i) => [i, 0])),
+    handoffs: [],
+    leaderFailovers: [],
+    failing: [],
+    warnings: {},
+    losses: {},
+    pauseLosses: {},
+    wallMs: 0,
+  }
   const started = now()
   for (let i = 0; i < runs; i++) {
     if (maxMs && now() - started > maxMs) break
@@ -686,7 +749,20 @@ export async function runCampaign({ runs, seed, leaseMs = 1000, clusterEvery = 1
     summary.wallMs += res.wallMs
     for (const [k, v] of Object.entries(res.injected)) summary.faults[k] = (summary.faults[k] ?? 0) + v
     const st = res.stats
-    for (const k of ['messages', 'handled', 'lostWithKilled', 'failedExcused', 'droppedByOperator', 'explainedOverlaps', 'marginLosses', 'redisExpiredLosses', 'staleRejected', 'linChecked', 'linUnchecked']) summary[k] += st[k] ?? 0
+    for (const k of [
+      'messages',
+      'handled',
+      'lostWithKilled',
+      'failedExcused',
+      'droppedByOperator',
+      'explainedOverlaps',
+      'marginLosses',
+      'redisExpiredLosses',
+      'staleRejected',
+      'linChecked',
+      'linUnchecked',
+    ])
+      summary[k] += st[k] ?? 0
     summary.pauseLossChecks += st.pauseLossCheck ?? 0
     summary.handoffs.push(...(st.handoffs ?? []))
     summary.leaderFailovers.push(...(st.leaderFailovers ?? []))

@@ -32,9 +32,25 @@ function faultsIn(faults, a, b, pred, tail) {
 export function checkRun({ events, sink, faults, cfg, keysLeft, t0 }) {
   const L = cfg.leaseMs
   const violations = []
-  const stats = { messages: 0, handled: 0, lostWithKilled: 0, failedExcused: 0, droppedByOperator: 0,
-    handoffs: [], leaderFailovers: [], pauseLosses: {}, explainedOverlaps: 0, marginLosses: 0, redisExpiredLosses: 0, blockLosses: 0,
-    pauseLossCheck: 0, linChecked: 0, linUnchecked: 0, staleRejected: 0, fifoExcluded: 0 }
+  const stats = {
+    messages: 0,
+    handled: 0,
+    lostWithKilled: 0,
+    failedExcused: 0,
+    droppedByOperator: 0,
+    handoffs: [],
+    leaderFailovers: [],
+    pauseLosses: {},
+    explainedOverlaps: 0,
+    marginLosses: 0,
+    redisExpiredLosses: 0,
+    blockLosses: 0,
+    pauseLossCheck: 0,
+    linChecked: 0,
+    linUnchecked: 0,
+    staleRejected: 0,
+    fifoExcluded: 0,
+  }
   const violate = (inv, message, window) => violations.push({ invariant: inv, message, window: window ?? [] })
   const ev = [...events].sort((a, b) => a.t - b.t)
   const show = (list) => list.slice(0, 14).map((e) => ({ ...e, t: fmt(e.t, t0) }))
@@ -49,7 +65,8 @@ export function checkRun({ events, sink, faults, cfg, keysLeft, t0 }) {
   const turnOf = (inc, chat, fence) => {
     const k = `${inc}|${chat}|${fence}`
     let t = turns.get(k)
-    if (!t) turns.set(k, (t = { inc, w: null, chat, fence, grantAt: Infinity, lastAssert: -Infinity, asserts: 0, endAt: -Infinity, lost: null }))
+    if (!t)
+      turns.set(k, (t = { inc, w: null, chat, fence, grantAt: Infinity, lastAssert: -Infinity, asserts: 0, endAt: -Infinity, lost: null }))
     return t
   }
   const lastSeenOfInc = new Map()
@@ -68,7 +85,10 @@ export function checkRun({ events, sink, faults, cfg, keysLeft, t0 }) {
     }
   }
   for (const t of turns.values()) if (t.endAt === -Infinity) t.endAt = lastSeenOfInc.get(t.inc) ?? t.lastAssert
-  const byChat = groupBy([...turns.values()].filter((t) => t.grantAt < Infinity), (t) => t.chat)
+  const byChat = groupBy(
+    [...turns.values()].filter((t) => t.grantAt < Infinity),
+    (t) => t.chat,
+  )
 
   /** Is an overlap of `a` (older) and `b` explained by data loss or an operator, and did `a` fail closed in time? */
   const explain = (a, b, kindMatch) => {
@@ -98,15 +118,30 @@ export function checkRun({ events, sink, faults, cfg, keysLeft, t0 }) {
         if (b.grantAt >= a.lastAssert) continue
         const x = explain(a, b, chatRevokes)
         if (x?.ok) stats.explainedOverlaps++
-        else if (x) violate('fail-closed', `${chat}: holder fence ${a.fence} (${a.inc}) still passed assertHeld ${(a.lastAssert - x.bound).toFixed(0)}ms after the bound of ${x.why}`, near(b.grantAt, (e) => e.chat === chat || e.key === chat))
-        else violate('turn-overlap', `${chat}: fence ${a.fence} (${a.inc}) passed assertHeld at ${fmt(a.lastAssert, t0)} after fence ${b.fence} (${b.inc}) was granted at ${fmt(b.grantAt, t0)}`, near(b.grantAt, (e) => e.chat === chat || e.key === chat))
+        else if (x)
+          violate(
+            'fail-closed',
+            `${chat}: holder fence ${a.fence} (${a.inc}) still passed assertHeld ${(a.lastAssert - x.bound).toFixed(0)}ms after the bound of ${x.why}`,
+            near(b.grantAt, (e) => e.chat === chat || e.key === chat),
+          )
+        else
+          violate(
+            'turn-overlap',
+            `${chat}: fence ${a.fence} (${a.inc}) passed assertHeld at ${fmt(a.lastAssert, t0)} after fence ${b.fence} (${b.inc}) was granted at ${fmt(b.grantAt, t0)}`,
+            near(b.grantAt, (e) => e.chat === chat || e.key === chat),
+          )
       }
     }
     // fences: no two grants share one; a grant after another ended carries a higher fence
     const seenFence = new Map()
     for (const t of list) {
       const o = seenFence.get(t.fence)
-      if (o && o.inc !== t.inc) violate('fence-order', `${chat}: fence ${t.fence} granted to ${o.inc} and ${t.inc}`, near(t.grantAt, (e) => e.chat === chat))
+      if (o && o.inc !== t.inc)
+        violate(
+          'fence-order',
+          `${chat}: fence ${t.fence} granted to ${o.inc} and ${t.inc}`,
+          near(t.grantAt, (e) => e.chat === chat),
+        )
       seenFence.set(t.fence, t)
     }
     const sorted = [...list].sort((a, b) => a.grantAt - b.grantAt)
@@ -115,7 +150,11 @@ export function checkRun({ events, sink, faults, cfg, keysLeft, t0 }) {
         const a = sorted[i]
         const b = sorted[j]
         if (a.endAt < b.grantAt && a.fence >= b.fence) {
-          violate('fence-order', `${chat}: fence ${b.fence} granted at ${fmt(b.grantAt, t0)} is not above fence ${a.fence} of a turn that ended at ${fmt(a.endAt, t0)}`, near(b.grantAt, (e) => e.chat === chat))
+          violate(
+            'fence-order',
+            `${chat}: fence ${b.fence} granted at ${fmt(b.grantAt, t0)} is not above fence ${a.fence} of a turn that ended at ${fmt(a.endAt, t0)}`,
+            near(b.grantAt, (e) => e.chat === chat),
+          )
         }
       }
     }
@@ -124,7 +163,16 @@ export function checkRun({ events, sink, faults, cfg, keysLeft, t0 }) {
   // ---------------------------------------------------------------- leads
   const leads = new Map()
   for (const e of ev) {
-    if (e.type === 'leader') leads.set(`${e.inc}|${e.fence}`, { inc: e.inc, w: e.w, fence: e.fence, grantAt: e.t, lastAssert: -Infinity, asserts: 0, endAt: -Infinity })
+    if (e.type === 'leader')
+      leads.set(`${e.inc}|${e.fence}`, {
+        inc: e.inc,
+        w: e.w,
+        fence: e.fence,
+        grantAt: e.t,
+        lastAssert: -Infinity,
+        asserts: 0,
+        endAt: -Infinity,
+      })
     else if (e.type === 'lead-assert') {
       const l = leads.get(`${e.inc}|${e.fence}`)
       if (l) {
@@ -148,11 +196,25 @@ export function checkRun({ events, sink, faults, cfg, keysLeft, t0 }) {
       if (a.asserts === 0 || b.grantAt >= a.lastAssert) continue
       const x = explain(a, b, leadRevokes)
       if (x?.ok) stats.explainedOverlaps++
-      else if (x) violate('fail-closed', `lead: fence ${a.fence} (${a.inc}) still valid past the bound of ${x.why}`, near(b.grantAt, (e) => e.name))
-      else violate('leader-overlap', `lead: fence ${a.fence} (${a.inc}) passed assertHeld at ${fmt(a.lastAssert, t0)} after fence ${b.fence} (${b.inc}) led from ${fmt(b.grantAt, t0)}`, near(b.grantAt, (e) => e.name))
+      else if (x)
+        violate(
+          'fail-closed',
+          `lead: fence ${a.fence} (${a.inc}) still valid past the bound of ${x.why}`,
+          near(b.grantAt, (e) => e.name),
+        )
+      else
+        violate(
+          'leader-overlap',
+          `lead: fence ${a.fence} (${a.inc}) passed assertHeld at ${fmt(a.lastAssert, t0)} after fence ${b.fence} (${b.inc}) led from ${fmt(b.grantAt, t0)}`,
+          near(b.grantAt, (e) => e.name),
+        )
     }
     if (i > 0 && leadList[i].fence <= leadList[i - 1].fence && leadList[i - 1].endAt < leadList[i].grantAt) {
-      violate('fence-order', `lead: fence ${leadList[i].fence} not above ${leadList[i - 1].fence}`, near(leadList[i].grantAt, (e) => e.name))
+      violate(
+        'fence-order',
+        `lead: fence ${leadList[i].fence} not above ${leadList[i - 1].fence}`,
+        near(leadList[i].grantAt, (e) => e.name),
+      )
     }
   }
 
@@ -164,7 +226,11 @@ export function checkRun({ events, sink, faults, cfg, keysLeft, t0 }) {
       const gap = l.grantAt - ledUntil
       const around = faultsIn(faults, ledUntil - L, l.grantAt, (f) => f.scope !== 'none' || f.kind.startsWith('op-'), 2 * L)
       if (!around.length && gap > L + cfg.maxPollMs + cfg.handoffSlackMs) {
-        violate('leader-gap', `nobody led ${provider(l)} from ${fmt(ledUntil, t0)} to ${fmt(l.grantAt, t0)} (${gap.toFixed(0)} ms) with no fault active`, near(ledUntil, (e) => e.name || e.type === 'lost', gap + 100))
+        violate(
+          'leader-gap',
+          `nobody led ${provider(l)} from ${fmt(ledUntil, t0)} to ${fmt(l.grantAt, t0)} (${gap.toFixed(0)} ms) with no fault active`,
+          near(ledUntil, (e) => e.name || e.type === 'lost', gap + 100),
+        )
       }
     }
     ledUntil = Math.max(ledUntil, l.endAt)
@@ -195,16 +261,28 @@ export function checkRun({ events, sink, faults, cfg, keysLeft, t0 }) {
   stats.messages = sent
   const replicaFaults = (m, a, b) =>
     faultsIn(faults, a, b, (f) => globalFault(f) || f.target === m.w || f.inc === m.inc || f.affects?.includes(m.w), 2 * L + 500)
-  const byIncChat = groupBy([...msgs.values()].filter((m) => m.recv !== undefined), (m) => `${m.inc}|${m.chat}`)
+  const byIncChat = groupBy(
+    [...msgs.values()].filter((m) => m.recv !== undefined),
+    (m) => `${m.inc}|${m.chat}`,
+  )
   for (const [, list] of byIncChat) {
     const granted = list.filter((m) => m.grant !== undefined).sort((a, b) => a.recv - b.recv)
     for (let i = 1; i < granted.length; i++) {
       const prev = granted[i - 1]
       const m = granted[i]
       if (m.grant < prev.grant) {
-        const outage = faultsIn(faults, prev.recv, prev.grant, (f) => f.scope === 'global' || (f.kind.startsWith('net-') && f.target === m.w), 0)
-        violate(outage.length ? 'fifo-across-outage' : 'fifo', `${m.chat} on ${m.inc}: message ${m.id} (received ${fmt(m.recv, t0)}) granted before message ${prev.id} (received ${fmt(prev.recv, t0)})`,
-          show(ev.filter((e) => e.inc === m.inc && e.chat === m.chat && e.t >= prev.recv - 5 && e.t <= m.grant + 5)))
+        const outage = faultsIn(
+          faults,
+          prev.recv,
+          prev.grant,
+          (f) => f.scope === 'global' || (f.kind.startsWith('net-') && f.target === m.w),
+          0,
+        )
+        violate(
+          outage.length ? 'fifo-across-outage' : 'fifo',
+          `${m.chat} on ${m.inc}: message ${m.id} (received ${fmt(m.recv, t0)}) granted before message ${prev.id} (received ${fmt(prev.recv, t0)})`,
+          show(ev.filter((e) => e.inc === m.inc && e.chat === m.chat && e.t >= prev.recv - 5 && e.t <= m.grant + 5)),
+        )
       }
     }
   }
@@ -227,8 +305,11 @@ export function checkRun({ events, sink, faults, cfg, keysLeft, t0 }) {
       stats.failedExcused++
       continue
     }
-    violate('liveness', `message ${m.id} on ${m.chat} received by healthy ${m.inc} at ${fmt(m.recv, t0)}: ${m.fail !== undefined ? `failed at ${m.failStage} (${m.failCode} ${m.failReason ?? ''})` : 'never handled'}`,
-      show(ev.filter((e) => (e.chat === m.chat || e.key === m.chat) && e.t >= m.recv - 50 && e.t <= end + 50)))
+    violate(
+      'liveness',
+      `message ${m.id} on ${m.chat} received by healthy ${m.inc} at ${fmt(m.recv, t0)}: ${m.fail !== undefined ? `failed at ${m.failStage} (${m.failCode} ${m.failReason ?? ''})` : 'never handled'}`,
+      show(ev.filter((e) => (e.chat === m.chat || e.key === m.chat) && e.t >= m.recv - 50 && e.t <= end + 50)),
+    )
   }
   // never received at all (sent to a replica that died before reading it)
   stats.lostWithKilled += Math.max(0, sent - msgs.size)
@@ -247,7 +328,12 @@ export function checkRun({ events, sink, faults, cfg, keysLeft, t0 }) {
       // another fault in the meantime (a cut-off replica's ticket ahead in the queue lives leaseMs too)
       if (faultsIn(faults, at, next.grantAt, (g) => g !== f && g.scope !== 'none', 0).length) continue
       stats.handoffs.push(d)
-      if (d > L + cfg.maxPollMs + slack) violate('handoff-time', `${chat}: holder ${f.killedInc} killed at ${fmt(at, t0)}, next grant ${d.toFixed(0)}ms later (bound ${L + cfg.maxPollMs} + ${slack} slack)`, near(at, (e) => e.chat === chat, d + 100))
+      if (d > L + cfg.maxPollMs + slack)
+        violate(
+          'handoff-time',
+          `${chat}: holder ${f.killedInc} killed at ${fmt(at, t0)}, next grant ${d.toFixed(0)}ms later (bound ${L + cfg.maxPollMs} + ${slack} slack)`,
+          near(at, (e) => e.chat === chat, d + 100),
+        )
     }
     const ledThen = leadList.find((l) => l.inc === f.killedInc && l.grantAt <= at && l.endAt >= at - 1)
     if (ledThen) {
@@ -255,19 +341,37 @@ export function checkRun({ events, sink, faults, cfg, keysLeft, t0 }) {
       if (next && !faultsIn(faults, at, next.grantAt, (g) => g !== f && globalFault(g), 0).length) {
         const d = next.grantAt - at
         stats.leaderFailovers.push(d)
-        if (d > L + cfg.maxPollMs + slack) violate('handoff-time', `lead: leader ${f.killedInc} killed at ${fmt(at, t0)}, next leader ${d.toFixed(0)}ms later`, near(at, (e) => e.name, d + 100))
+        if (d > L + cfg.maxPollMs + slack)
+          violate(
+            'handoff-time',
+            `lead: leader ${f.killedInc} killed at ${fmt(at, t0)}, next leader ${d.toFixed(0)}ms later`,
+            near(at, (e) => e.name, d + 100),
+          )
       }
     }
   }
 
   // ---------------------------------------------------------------- pauses, blocks, clock jumps
-  for (const f of faults.filter((f) => f.kind === 'pause-0.5' || f.kind === 'pause-0.8' || f.kind === 'block-0.9' || f.kind === 'clock-jump')) {
-    const others = faultsIn(faults, f.start - L, (f.end ?? f.start) + L, (g) => g !== f && g.scope !== 'none' && (globalFault(g) || g.target === f.target || g.affects?.includes(f.target)), 0)
+  for (const f of faults.filter(
+    (f) => f.kind === 'pause-0.5' || f.kind === 'pause-0.8' || f.kind === 'block-0.9' || f.kind === 'clock-jump',
+  )) {
+    const others = faultsIn(
+      faults,
+      f.start - L,
+      (f.end ?? f.start) + L,
+      (g) => g !== f && g.scope !== 'none' && (globalFault(g) || g.target === f.target || g.affects?.includes(f.target)),
+      0,
+    )
     const losses = ev.filter((e) => e.type === 'lost' && e.inc === f.inc && e.t >= f.start && e.t <= (f.end ?? f.start) + L / 2)
     if (f.kind === 'pause-0.5' || f.kind === 'clock-jump') {
       if (others.length) continue
       stats.pauseLossCheck++
-      for (const l of losses) violate('spurious-loss', `${f.kind} on ${f.target}: lost ${l.kind} ${l.key} (${l.reason})`, near(l.t, (e) => e.inc === f.inc))
+      for (const l of losses)
+        violate(
+          'spurious-loss',
+          `${f.kind} on ${f.target}: lost ${l.kind} ${l.key} (${l.reason})`,
+          near(l.t, (e) => e.inc === f.inc),
+        )
     } else {
       const by = (stats.pauseLosses[f.kind] ??= { faults: 0, margin: 0, expired: 0, kept: 0 })
       by.faults++
@@ -295,7 +399,8 @@ export function checkRun({ events, sink, faults, cfg, keysLeft, t0 }) {
     else if (e.phase === 'ok') Object.assign(o, { ret: e.t, outcome: 'ok', value: e.value ?? null, rev: e.rev, cleared: e.cleared })
     else if (e.phase === 'fail') {
       Object.assign(o, { ret: e.t, outcome: 'fail', conflict: e.conflict, current: e.current ?? null })
-      if (!e.isLeaseLost || e.reason !== 'superseded') violate('superseded-shape', `${e.chat}: refused write not a LeaseLostError 'superseded' (${e.name} ${e.reason})`, [e])
+      if (!e.isLeaseLost || e.reason !== 'superseded')
+        violate('superseded-shape', `${e.chat}: refused write not a LeaseLostError 'superseded' (${e.name} ${e.reason})`, [e])
     }
   }
   const evictingRun = faults.some((f) => f.kind === 'eviction')
@@ -317,13 +422,21 @@ export function checkRun({ events, sink, faults, cfg, keysLeft, t0 }) {
       if (r.ok === null) stats.linUnchecked++
       else stats.linChecked++
       if (r.ok === false) {
-        violate('linearizability', `${chat}: checkpoint history is not a compare-and-set register (stuck at op ${r.stuckAt})`, r.ops.map((o) => ({ ...o, call: fmt(o.call, t0), ret: o.ret === Infinity ? 'unknown' : fmt(o.ret, t0) })))
+        violate(
+          'linearizability',
+          `${chat}: checkpoint history is not a compare-and-set register (stuck at op ${r.stuckAt})`,
+          r.ops.map((o) => ({ ...o, call: fmt(o.call, t0), ret: o.ret === Infinity ? 'unknown' : fmt(o.ret, t0) })),
+        )
       }
       // acknowledged writes in revision order never go back to an older owner's fence
       const writes = ops.filter((o) => o.kind === 'set' && o.outcome === 'ok').sort((a, b) => Number(a.rev) - Number(b.rev))
       for (let i = 1; i < writes.length; i++) {
         if (writes[i].fence < writes[i - 1].fence) {
-          violate('checkpoint-lost', `${chat}: revision ${writes[i].rev} written by fence ${writes[i].fence} over revision ${writes[i - 1].rev} of fence ${writes[i - 1].fence}`, [writes[i - 1], writes[i]])
+          violate(
+            'checkpoint-lost',
+            `${chat}: revision ${writes[i].rev} written by fence ${writes[i].fence} over revision ${writes[i - 1].rev} of fence ${writes[i - 1].fence}`,
+            [writes[i - 1], writes[i]],
+          )
         }
       }
       // an acknowledged write must be what the next read (that starts after it and after any later
@@ -340,7 +453,12 @@ export function checkRun({ events, sink, faults, cfg, keysLeft, t0 }) {
           // slow link an acknowledgement arrives after another replica already overwrote the value.
           const concurrent = ops.filter((o) => o !== w && o.kind !== 'read' && o.call < firstRead.ret && o.ret > w.call)
           if (between.length || concurrent.length) continue
-          if (firstRead.value !== w.rev) violate('checkpoint-lost', `${chat}: revision ${w.rev} acknowledged at ${fmt(w.ret, t0)}, next read at ${fmt(firstRead.call, t0)} saw ${firstRead.value}`, [w, firstRead])
+          if (firstRead.value !== w.rev)
+            violate(
+              'checkpoint-lost',
+              `${chat}: revision ${w.rev} acknowledged at ${fmt(w.ret, t0)}, next read at ${fmt(firstRead.call, t0)} saw ${firstRead.value}`,
+              [w, firstRead],
+            )
         }
       }
     }

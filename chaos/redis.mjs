@@ -42,11 +42,15 @@ export function forget(pid) {
 
 export async function freePorts(n) {
   const servers = await Promise.all(
-    Array.from({ length: n }, () => new Promise((res, rej) => {
-      const s = createServer()
-      s.once('error', rej)
-      s.listen({ port: 0, host: '127.0.0.1', exclusive: true }, () => res(s))
-    })),
+    Array.from(
+      { length: n },
+      () =>
+        new Promise((res, rej) => {
+          const s = createServer()
+          s.once('error', rej)
+          s.listen({ port: 0, host: '127.0.0.1', exclusive: true }, () => res(s))
+        }),
+    ),
   )
   const ports = servers.map((s) => s.address().port)
   await Promise.all(servers.map((s) => new Promise((r) => s.close(r))))
@@ -54,8 +58,16 @@ export async function freePorts(n) {
 }
 
 export function client(port, extra = {}) {
-  const c = new Redis({ host: '127.0.0.1', port, lazyConnect: true, connectTimeout: 1000, maxRetriesPerRequest: 0,
-    enableOfflineQueue: false, retryStrategy: () => null, ...extra })
+  const c = new Redis({
+    host: '127.0.0.1',
+    port,
+    lazyConnect: true,
+    connectTimeout: 1000,
+    maxRetriesPerRequest: 0,
+    enableOfflineQueue: false,
+    retryStrategy: () => null,
+    ...extra,
+  })
   c.on('error', () => {})
   return c
 }
@@ -105,8 +117,18 @@ export class RedisServer {
   async start() {
     if (!this.port) [this.port] = await freePorts(1)
     const args = [
-      '--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--dir', this.dir,
-      '--daemonize', 'no', '--logfile', join(this.dir, 'redis.log'),
+      '--port',
+      String(this.port),
+      '--bind',
+      '127.0.0.1',
+      '--save',
+      '',
+      '--dir',
+      this.dir,
+      '--daemonize',
+      'no',
+      '--logfile',
+      join(this.dir, 'redis.log'),
       ...(this.persist === 'aof' ? ['--appendonly', 'yes', '--appendfsync', 'always'] : ['--appendonly', 'no']),
       ...this.args,
     ]
@@ -173,21 +195,43 @@ export class RedisServer {
   }
 }
 
-const SLOTS = [[0, 5460], [5461, 10922], [10923, 16383]]
+const SLOTS = [
+  [0, 5460],
+  [5461, 10922],
+  [10923, 16383],
+]
 
 /** A 3-master Redis Cluster (no replicas), as test/setup/redis-procs.ts builds it. */
 export async function startCluster() {
   const ports = await freePorts(6)
-  const nodes = ports.slice(0, 3).map((port, i) => new RedisServer({ port, args: [
-    '--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', '3000',
-    '--cluster-port', String(ports[3 + i]),
-  ] }))
+  const nodes = ports
+    .slice(0, 3)
+    .map(
+      (port, i) =>
+        new RedisServer({
+          port,
+          args: [
+            '--cluster-enabled',
+            'yes',
+            '--cluster-config-file',
+            'nodes.conf',
+            '--cluster-node-timeout',
+            '3000',
+            '--cluster-port',
+            String(ports[3 + i]),
+          ],
+        }),
+    )
   try {
     await Promise.all(nodes.map((n) => n.start()))
-    await Promise.all(nodes.map((n, i) => withClient(n.port, async (c) => {
-      await c.call('CLUSTER', 'SET-CONFIG-EPOCH', String(i + 1))
-      await c.call('CLUSTER', 'ADDSLOTSRANGE', String(SLOTS[i][0]), String(SLOTS[i][1]))
-    })))
+    await Promise.all(
+      nodes.map((n, i) =>
+        withClient(n.port, async (c) => {
+          await c.call('CLUSTER', 'SET-CONFIG-EPOCH', String(i + 1))
+          await c.call('CLUSTER', 'ADDSLOTSRANGE', String(SLOTS[i][0]), String(SLOTS[i][1]))
+        }),
+      ),
+    )
     await withClient(nodes[0].port, async (c) => {
       for (let i = 1; i < 3; i++) await c.call('CLUSTER', 'MEET', '127.0.0.1', String(nodes[i].port), String(ports[3 + i]))
     })
@@ -202,10 +246,14 @@ export async function startCluster() {
 export async function clusterOk(nodes, timeoutMs) {
   const end = Date.now() + timeoutMs
   for (;;) {
-    const ok = await Promise.all(nodes.map((n) => withClient(n.port, async (c) => {
-      const info = String(await c.call('CLUSTER', 'INFO'))
-      return info.includes('cluster_state:ok') && info.includes(`cluster_known_nodes:${nodes.length}`)
-    }).catch(() => false)))
+    const ok = await Promise.all(
+      nodes.map((n) =>
+        withClient(n.port, async (c) => {
+          const info = String(await c.call('CLUSTER', 'INFO'))
+          return info.includes('cluster_state:ok') && info.includes(`cluster_known_nodes:${nodes.length}`)
+        }).catch(() => false),
+      ),
+    )
     if (ok.every(Boolean)) return true
     if (Date.now() > end) throw new Error('cluster did not reach cluster_state:ok')
     await sleep(100)

@@ -6,28 +6,52 @@ const ms = (x) => (x === null || x === undefined ? '–' : `${Math.round(x)} ms`
 
 export function formatTable(s) {
   const rows = []
-  rows.push(`| runs | seed | leaseMs | library | wall time | errors |`, `| --- | --- | --- | --- | --- | --- |`,
-    `| ${s.runs} | ${s.seed} | ${s.leaseMs} | ${s.library ?? '?'} | ${(s.wallMs / 60000).toFixed(1)} min | ${s.errors} |`, '')
+  rows.push(
+    `| runs | seed | leaseMs | library | wall time | errors |`,
+    `| --- | --- | --- | --- | --- | --- |`,
+    `| ${s.runs} | ${s.seed} | ${s.leaseMs} | ${s.library ?? '?'} | ${(s.wallMs / 60000).toFixed(1)} min | ${s.errors} |`,
+    '',
+  )
   rows.push('| fault | injected |', '| --- | --- |')
   for (const f of ALL_FAULTS) rows.push(`| ${f} | ${s.faults[f] ?? 0} |`)
   rows.push('')
-  rows.push('| messages | count |', '| --- | --- |',
-    `| sent | ${s.messages} |`, `| handled (effect accepted, checkpoint written) | ${s.handled} |`,
-    `| lost with a killed replica | ${s.lostWithKilled} |`, `| failed on a faulted replica / Redis (excused) | ${s.failedExcused} |`,
-    `| dropped by an operator's skip | ${s.droppedByOperator} |`, `| stale effects refused by the fenced sink | ${s.staleRejected} |`, '')
+  rows.push(
+    '| messages | count |',
+    '| --- | --- |',
+    `| sent | ${s.messages} |`,
+    `| handled (effect accepted, checkpoint written) | ${s.handled} |`,
+    `| lost with a killed replica | ${s.lostWithKilled} |`,
+    `| failed on a faulted replica / Redis (excused) | ${s.failedExcused} |`,
+    `| dropped by an operator's skip | ${s.droppedByOperator} |`,
+    `| stale effects refused by the fenced sink | ${s.staleRejected} |`,
+    '',
+  )
   rows.push('| invariant | violations |', '| --- | --- |')
   for (const i of INVARIANTS) rows.push(`| ${i} | ${s.violations[i]} |`)
   rows.push('')
-  rows.push('| measure | value |', '| --- | --- |',
+  rows.push(
+    '| measure | value |',
+    '| --- | --- |',
     `| chat handoff after a holder was killed: p50 / p99 (n) | ${ms(s.handoffP50)} / ${ms(s.handoffP99)} (${s.handoffs.length}) |`,
     `| new leader after the leader was killed: p50 / p99 (n) | ${ms(s.leaderP50)} / ${ms(s.leaderP99)} (${s.leaderFailovers.length}) |`,
     `| overlaps explained by data loss or an operator's revocation (fenced, ended within the bound) | ${s.explainedOverlaps} |`,
-    ...Object.entries(s.pauseLosses ?? {}).map(([k, v]) =>
-      `| ${k}: faults / nothing lost / leases lost while Redis still held them (renewMarginMs) / lost after Redis expired them too | ${v.faults} / ${v.kept} / ${v.margin} / ${v.expired} |`),
+    ...Object.entries(s.pauseLosses ?? {}).map(
+      ([k, v]) =>
+        `| ${k}: faults / nothing lost / leases lost while Redis still held them (renewMarginMs) / lost after Redis expired them too | ${v.faults} / ${v.kept} / ${v.margin} / ${v.expired} |`,
+    ),
     `| 0.5× pauses and clock jumps checked for spurious loss | ${s.pauseLossChecks} |`,
     `| checkpoint key histories checked linearizable / over budget | ${s.linChecked} / ${s.linUnchecked} |`,
-    `| lease losses by reason | ${Object.entries(s.losses).map(([k, v]) => `${k} ${v}`).join(', ') || '–'} |`,
-    `| warnings | ${Object.entries(s.warnings).map(([k, v]) => `${k} ${v}`).join(', ') || '–'} |`)
+    `| lease losses by reason | ${
+      Object.entries(s.losses)
+        .map(([k, v]) => `${k} ${v}`)
+        .join(', ') || '–'
+    } |`,
+    `| warnings | ${
+      Object.entries(s.warnings)
+        .map(([k, v]) => `${k} ${v}`)
+        .join(', ') || '–'
+    } |`,
+  )
   if (s.failing.length) {
     rows.push('', `failing seeds: ${s.failing.map((f) => f.seed).join(', ')} (replay one: node chaos/run.mjs --replay <seed>)`)
   }

@@ -21,7 +21,9 @@ const leaseMs = Number(opt('lease-ms', 1000))
 const clusterEvery = Number(opt('cluster-every', 12))
 const only = opt('only', null)?.split(',')
 // --plans 'a,b;c': run i injects exactly the faults of plan i (mod the number of plans)
-const plans = opt('plans', null)?.split(';').map((p) => p.split(',').filter(Boolean))
+const plans = opt('plans', null)
+  ?.split(';')
+  .map((p) => p.split(',').filter(Boolean))
 const maxMinutes = Number(opt('max-minutes', 0))
 const json = args.includes('--json')
 
@@ -40,10 +42,11 @@ if (!args.includes('--no-snapshot') && !process.env.CHAOS_LIB) {
 }
 const { runCampaign, killAllSync, ALL_FAULTS } = await import('./campaign.mjs')
 const { formatTable, formatFailure } = await import('./report.mjs')
-for (const f of [...(only ?? []), ...(plans ?? []).flat()]) if (!ALL_FAULTS.includes(f)) {
-  console.error(`unknown fault ${f}; known: ${ALL_FAULTS.join(', ')}`)
-  process.exit(2)
-}
+for (const f of [...(only ?? []), ...(plans ?? []).flat()])
+  if (!ALL_FAULTS.includes(f)) {
+    console.error(`unknown fault ${f}; known: ${ALL_FAULTS.join(', ')}`)
+    process.exit(2)
+  }
 
 for (const sig of ['SIGINT', 'SIGTERM']) {
   process.once(sig, () => {
@@ -72,13 +75,22 @@ const summary = await runCampaign({
   onRun: (res, i) => {
     const v = res.violations.length
     const tag = res.error ? 'ERROR' : v ? `${v} VIOLATION(S)` : 'ok'
-    console.error(`run ${i + 1}/${runs} seed ${res.seed} ${res.plan.cluster ? 'cluster ' : ''}[${res.plan.faults.join(', ')}] ` +
-      `${res.stats.handled ?? 0}/${res.stats.messages ?? 0} msgs ${(res.wallMs / 1000).toFixed(1)}s ${tag}`)
+    console.error(
+      `run ${i + 1}/${runs} seed ${res.seed} ${res.plan.cluster ? 'cluster ' : ''}[${res.plan.faults.join(', ')}] ` +
+        `${res.stats.handled ?? 0}/${res.stats.messages ?? 0} msgs ${(res.wallMs / 1000).toFixed(1)}s ${tag}`,
+    )
     if (res.error || v) console.error(formatFailure(res))
   },
 })
 summary.library = commit
-if (json) console.log(JSON.stringify({ ...summary, failing: summary.failing.map((f) => ({ seed: f.seed, plan: f.plan, violations: f.violations, error: f.error })) }, null, 1))
+if (json)
+  console.log(
+    JSON.stringify(
+      { ...summary, failing: summary.failing.map((f) => ({ seed: f.seed, plan: f.plan, violations: f.violations, error: f.error })) },
+      null,
+      1,
+    ),
+  )
 else console.log(formatTable(summary))
 const bad = summary.errors + Object.values(summary.violations).reduce((a, b) => a + b, 0)
 killAllSync()

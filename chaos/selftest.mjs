@@ -13,7 +13,16 @@ const turn = (inc, chat, fence, t0, t1, msg) => [
   { t: t1 + 2, w: inc, inc, type: 'release', chat, fence },
 ]
 const names = (r) => r.violations.map((v) => v.invariant).sort()
-const run = (events, extra = {}) => checkRun({ events, sink: [], faults: [], cfg: { ...cfg, sentMessages: events.filter((e) => e.type === 'recv').length }, keysLeft: [], t0: 0, ...extra })
+const run = (events, extra = {}) =>
+  checkRun({
+    events,
+    sink: [],
+    faults: [],
+    cfg: { ...cfg, sentMessages: events.filter((e) => e.type === 'recv').length },
+    keysLeft: [],
+    t0: 0,
+    ...extra,
+  })
 
 // clean: two turns one after the other, fences growing
 assert.deepEqual(names(run([...turn('a', 'c', 10, 100, 200, 1), ...turn('b', 'c', 11, 300, 400, 2)])), [])
@@ -23,26 +32,57 @@ assert.deepEqual(names(run([...turn('a', 'c', 10, 100, 350, 1), ...turn('b', 'c'
 assert.deepEqual(names(run([...turn('a', 'c', 11, 100, 200, 1), ...turn('b', 'c', 10, 300, 400, 2)])), ['fence-order'])
 // FIFO: one replica, two messages granted in the wrong order
 assert.deepEqual(
-  names(run([
-    { t: 10, w: 'a', inc: 'a', type: 'recv', msg: 1, chat: 'c' },
-    { t: 11, w: 'a', inc: 'a', type: 'recv', msg: 2, chat: 'c' },
-    { t: 20, w: 'a', inc: 'a', type: 'grant', msg: 2, chat: 'c', fence: 5 },
-    { t: 21, w: 'a', inc: 'a', type: 'done', msg: 2, chat: 'c', fence: 5 },
-    { t: 30, w: 'a', inc: 'a', type: 'grant', msg: 1, chat: 'c', fence: 6 },
-    { t: 31, w: 'a', inc: 'a', type: 'done', msg: 1, chat: 'c', fence: 6 },
-  ])),
+  names(
+    run([
+      { t: 10, w: 'a', inc: 'a', type: 'recv', msg: 1, chat: 'c' },
+      { t: 11, w: 'a', inc: 'a', type: 'recv', msg: 2, chat: 'c' },
+      { t: 20, w: 'a', inc: 'a', type: 'grant', msg: 2, chat: 'c', fence: 5 },
+      { t: 21, w: 'a', inc: 'a', type: 'done', msg: 2, chat: 'c', fence: 5 },
+      { t: 30, w: 'a', inc: 'a', type: 'grant', msg: 1, chat: 'c', fence: 6 },
+      { t: 31, w: 'a', inc: 'a', type: 'done', msg: 1, chat: 'c', fence: 6 },
+    ]),
+  ),
   ['fifo'],
 )
 // liveness: a healthy replica's message failed
-assert.deepEqual(names(run([{ t: 10, w: 'a', inc: 'a', type: 'recv', msg: 1, chat: 'c' }, { t: 20, w: 'a', inc: 'a', type: 'fail', msg: 1, chat: 'c', stage: 'acquire', code: 'X' }])), ['liveness'])
+assert.deepEqual(
+  names(
+    run([
+      { t: 10, w: 'a', inc: 'a', type: 'recv', msg: 1, chat: 'c' },
+      { t: 20, w: 'a', inc: 'a', type: 'fail', msg: 1, chat: 'c', stage: 'acquire', code: 'X' },
+    ]),
+  ),
+  ['liveness'],
+)
 // the same failure during a fault of that replica is excused
-assert.deepEqual(names(run([{ t: 10, w: 'a', inc: 'a', type: 'recv', msg: 1, chat: 'c' }, { t: 20, w: 'a', inc: 'a', type: 'fail', msg: 1, chat: 'c' }], { faults: [{ kind: 'net-cut', target: 'a', scope: 'replica', start: 0, end: 15 }] })), [])
+assert.deepEqual(
+  names(
+    run(
+      [
+        { t: 10, w: 'a', inc: 'a', type: 'recv', msg: 1, chat: 'c' },
+        { t: 20, w: 'a', inc: 'a', type: 'fail', msg: 1, chat: 'c' },
+      ],
+      { faults: [{ kind: 'net-cut', target: 'a', scope: 'replica', start: 0, end: 15 }] },
+    ),
+  ),
+  [],
+)
 // an overlap after Redis lost its data is explained, if the old holder stopped in time
 const loss = { kind: 'redis-restart-empty', scope: 'global', dataLoss: true, lossAt: 200, restoredAt: 300, start: 200, end: 300 }
 assert.deepEqual(names(run([...turn('a', 'c', 10, 100, 320, 1), ...turn('b', 'c', 11, 310, 400, 2)], { faults: [loss] })), [])
 assert.deepEqual(names(run([...turn('a', 'c', 10, 100, 2000, 1), ...turn('b', 'c', 11, 310, 400, 2)], { faults: [loss] })), ['fail-closed'])
 // sink: a lower fence accepted after a higher one
-assert.deepEqual(names(run([], { sink: [{ kind: 'chat', key: 'c', fence: 11, accepted: true }, { kind: 'chat', key: 'c', fence: 10, accepted: true }] })), ['sink-stale-accepted'])
+assert.deepEqual(
+  names(
+    run([], {
+      sink: [
+        { kind: 'chat', key: 'c', fence: 11, accepted: true },
+        { kind: 'chat', key: 'c', fence: 10, accepted: true },
+      ],
+    }),
+  ),
+  ['sink-stale-accepted'],
+)
 // checkpoints: a lost acknowledged write
 const cp = (id, inc, op, t0, t1, extra) => [
   { t: t0, inc, type: 'cp', op, chat: 'c', id, phase: 'call', ...extra.call },
@@ -55,24 +95,39 @@ const lost = run([
 ])
 assert.deepEqual(names(lost), ['checkpoint-lost', 'linearizability'])
 // an older owner's write over a newer one's
-assert.ok(names(run([
-  ...cp('1', 'a', 'set', 10, 20, { call: { expected: null, fence: 7 }, ok: { rev: '100' } }),
-  ...cp('2', 'b', 'set', 30, 40, { call: { expected: '100', fence: 5 }, ok: { rev: '101' } }),
-])).includes('checkpoint-lost'))
+assert.ok(
+  names(
+    run([
+      ...cp('1', 'a', 'set', 10, 20, { call: { expected: null, fence: 7 }, ok: { rev: '100' } }),
+      ...cp('2', 'b', 'set', 30, 40, { call: { expected: '100', fence: 5 }, ok: { rev: '101' } }),
+    ]),
+  ).includes('checkpoint-lost'),
+)
 // a refused write that is not a LeaseLostError 'superseded'
-assert.deepEqual(names(run([
-  { t: 10, inc: 'a', type: 'cp', op: 'set', chat: 'c', id: '1', phase: 'call', expected: null, fence: 5 },
-  { t: 20, inc: 'a', type: 'cp', op: 'set', chat: 'c', id: '1', phase: 'fail', conflict: 'fence', isLeaseLost: false, reason: null },
-])), ['superseded-shape'])
+assert.deepEqual(
+  names(
+    run([
+      { t: 10, inc: 'a', type: 'cp', op: 'set', chat: 'c', id: '1', phase: 'call', expected: null, fence: 5 },
+      { t: 20, inc: 'a', type: 'cp', op: 'set', chat: 'c', id: '1', phase: 'fail', conflict: 'fence', isLeaseLost: false, reason: null },
+    ]),
+  ),
+  ['superseded-shape'],
+)
 // the register: concurrent writes may linearize either way, a read must see the last
-assert.equal(checkRegister([
-  { id: 1, kind: 'set', call: 0, ret: 10, outcome: 'ok', expected: null, rev: 'a' },
-  { id: 2, kind: 'set', call: 5, ret: 15, outcome: 'fail', conflict: 'revision', expected: null, current: 'a' },
-  { id: 3, kind: 'read', call: 20, ret: 21, outcome: 'ok', value: 'a' },
-]).ok, true)
-assert.equal(checkRegister([
-  { id: 1, kind: 'set', call: 0, ret: 10, outcome: 'ok', expected: null, rev: 'a' },
-  { id: 2, kind: 'clear', call: 11, ret: 12, outcome: 'ok', expected: 'a', cleared: true },
-  { id: 3, kind: 'read', call: 20, ret: 21, outcome: 'ok', value: 'a' },
-]).ok, false)
+assert.equal(
+  checkRegister([
+    { id: 1, kind: 'set', call: 0, ret: 10, outcome: 'ok', expected: null, rev: 'a' },
+    { id: 2, kind: 'set', call: 5, ret: 15, outcome: 'fail', conflict: 'revision', expected: null, current: 'a' },
+    { id: 3, kind: 'read', call: 20, ret: 21, outcome: 'ok', value: 'a' },
+  ]).ok,
+  true,
+)
+assert.equal(
+  checkRegister([
+    { id: 1, kind: 'set', call: 0, ret: 10, outcome: 'ok', expected: null, rev: 'a' },
+    { id: 2, kind: 'clear', call: 11, ret: 12, outcome: 'ok', expected: 'a', cleared: true },
+    { id: 3, kind: 'read', call: 20, ret: 21, outcome: 'ok', value: 'a' },
+  ]).ok,
+  false,
+)
 console.log('chaos checkers: all planted violations caught')

@@ -106,10 +106,24 @@ async function handle(m) {
   try {
     turn = await coordinator.acquireTurn(m.chat)
   } catch (e) {
-    rec('fail', { msg: m.id, chat: m.chat, stage: 'acquire', code: e?.code, reason: e?.reason ?? null, message: String(e?.message).slice(0, 160) })
+    rec('fail', {
+      msg: m.id,
+      chat: m.chat,
+      stage: 'acquire',
+      code: e?.code,
+      reason: e?.reason ?? null,
+      message: String(e?.message).slice(0, 160),
+    })
     return
   }
-  rec('grant', { msg: m.id, chat: m.chat, fence: turn.fence, ticket: turn.ticket, prev: turn.previousHolder?.incarnation ?? null, waitedMs: turn.waitedMs })
+  rec('grant', {
+    msg: m.id,
+    chat: m.chat,
+    fence: turn.fence,
+    ticket: turn.ticket,
+    prev: turn.previousHolder?.incarnation ?? null,
+    waitedMs: turn.waitedMs,
+  })
   let stage = 'read'
   try {
     const cp = await cpOp('read', m.chat, {}, async () => {
@@ -150,7 +164,14 @@ async function handle(m) {
     }
     rec('done', { msg: m.id, chat: m.chat, fence: turn.fence })
   } catch (e) {
-    rec('fail', { msg: m.id, chat: m.chat, stage, code: e?.code ?? null, reason: e?.reason ?? null, message: String(e?.message).slice(0, 160) })
+    rec('fail', {
+      msg: m.id,
+      chat: m.chat,
+      stage,
+      code: e?.code ?? null,
+      reason: e?.reason ?? null,
+      message: String(e?.message).slice(0, 160),
+    })
   } finally {
     await turn.release()
     rec('release', { chat: m.chat, fence: turn.fence })

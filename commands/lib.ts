@@ -19,7 +19,8 @@ export function validatePrefixForCli(prefix: unknown): string {
  */
 export function withConnectionCause(err: unknown, cause: Error | null): unknown {
   if (!cause || !(err instanceof Error)) return err
-  if (!/Connection is closed|Stream isn't writeable|enableOfflineQueue|MaxRetriesPerRequest|connect ETIMEDOUT/i.test(err.message)) return err
+  if (!/Connection is closed|Stream isn't writeable|enableOfflineQueue|MaxRetriesPerRequest|connect ETIMEDOUT/i.test(err.message))
+    return err
   const e = new Error(cause.message, { cause })
   ;(e as Error & { code?: string }).code = (cause as Error & { code?: string }).code
   return e

@@ -48,7 +48,12 @@ function oneLineErrors(cmd: Command): void {
   cmd.showSuggestionAfterError(true)
   cmd.configureOutput({
     outputError: (str, write) =>
-      write(`botmesh-coord: ${str.replace(/^error: /, '').replace(/\s*\n\s*/g, ' ').trim()} (see botmesh-coord ${path(cmd)} --help)\n`),
+      write(
+        `botmesh-coord: ${str
+          .replace(/^error: /, '')
+          .replace(/\s*\n\s*/g, ' ')
+          .trim()} (see botmesh-coord ${path(cmd)} --help)\n`,
+      ),
   })
   for (const sub of cmd.commands) oneLineErrors(sub)
 }

@@ -28,4 +28,3 @@ export function run<Args extends unknown[]>(
     }
   }
 }
-

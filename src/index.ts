@@ -45,7 +45,18 @@ export {
   type HandoverMarkerInput,
 } from './store/redis-store.js'
 export * from './state/decode.js'
-export { StateReader, LISTING_DECODERS, CHAT_HOLDER_FIELDS, leadKind, type LeaseKindLabel, type ScanOptions, type Listing, type Corrupt, type ChatDetail, type SchemaInfo } from './state/reader.js'
+export {
+  StateReader,
+  LISTING_DECODERS,
+  CHAT_HOLDER_FIELDS,
+  leadKind,
+  type LeaseKindLabel,
+  type ScanOptions,
+  type Listing,
+  type Corrupt,
+  type ChatDetail,
+  type SchemaInfo,
+} from './state/reader.js'
 export { readDashboard, type DashboardSnapshot, type DashboardChat, type DashboardOptions } from './state/dashboard.js'
 export type * from './admin/interventions.js'
 export * from './state/views.js'

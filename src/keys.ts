@@ -32,9 +32,7 @@ export const KIND_SEGMENTS = {
   replica: 'r', // hash: replica heartbeat record
 } as const
 export type KeyKind = keyof typeof KIND_SEGMENTS
-const SEGMENT_KINDS = new Map<string, KeyKind>(
-  Object.entries(KIND_SEGMENTS).map(([k, v]) => [v, k as KeyKind]),
-)
+const SEGMENT_KINDS = new Map<string, KeyKind>(Object.entries(KIND_SEGMENTS).map(([k, v]) => [v, k as KeyKind]))
 
 export class InvalidIdError extends Error {
   readonly code = 'ERR_INVALID_ID'

@@ -51,7 +51,14 @@ describe('npm run bench (smoke)', () => {
     expect(json.memory.chats).toBeGreaterThan(0)
     expect(json.targets.length).toBeGreaterThan(0)
     const md = readFileSync(join(out, 'latest.md'), 'utf8')
-    for (const heading of ['### Targets', "### Redis's own limit", '### Turns', '### Failover', '### Operator side at scale', '### Redis memory']) {
+    for (const heading of [
+      '### Targets',
+      "### Redis's own limit",
+      '### Turns',
+      '### Failover',
+      '### Operator side at scale',
+      '### Redis memory',
+    ]) {
       expect(md).toContain(heading)
     }
   }, 180_000)

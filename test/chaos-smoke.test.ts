@@ -65,6 +65,7 @@ describe('fault campaign (short, seeded)', () => {
     // every plan ran its faults
     // (an operator's intervention acts only on what it finds held or queued at that moment; on a busy
     // machine it may find nothing: the process faults must all land)
-    for (const f of PLANS.split(/[;,]/).filter((f) => !f.startsWith('op-'))) expect(summary.faults[f] ?? 0, `fault ${f} was not injected`).toBeGreaterThan(0)
+    for (const f of PLANS.split(/[;,]/).filter((f) => !f.startsWith('op-')))
+      expect(summary.faults[f] ?? 0, `fault ${f} was not injected`).toBeGreaterThan(0)
   }, 180_000)
 })

@@ -32,32 +32,106 @@ export const HELP = `botmesh-coord benchmark: node bench/run.js [flags]
 
 const PRESETS = {
   full: {},
-  quick: { messages: 4000, maxSeconds: 2.5, chats: 500, failoverLeaseMs: 1000, failoverTrials: 1, scaleChats: 20000, scaleTickets: 2000, refreshes: 2, memoryChats: 1000, docs: false },
+  quick: {
+    messages: 4000,
+    maxSeconds: 2.5,
+    chats: 500,
+    failoverLeaseMs: 1000,
+    failoverTrials: 1,
+    scaleChats: 20000,
+    scaleTickets: 2000,
+    refreshes: 2,
+    memoryChats: 1000,
+    docs: false,
+  },
   smoke: {
-    replicas: 2, inflight: 2, chats: 20, messages: 60, maxSeconds: 1, work: [0], patterns: ['uniform', 'hot1'], warmup: 4,
-    failoverLeaseMs: 600, failoverTrials: 1, scaleChats: 300, scaleTickets: 50, scaleSmall: 100, refreshes: 1, memoryChats: 50,
-    limitRequests: 2000, limitSeconds: 0.2, cluster: false, docs: false, out: join(tmpdir(), 'botmesh-bench-smoke'),
+    replicas: 2,
+    inflight: 2,
+    chats: 20,
+    messages: 60,
+    maxSeconds: 1,
+    work: [0],
+    patterns: ['uniform', 'hot1'],
+    warmup: 4,
+    failoverLeaseMs: 600,
+    failoverTrials: 1,
+    scaleChats: 300,
+    scaleTickets: 50,
+    scaleSmall: 100,
+    refreshes: 1,
+    memoryChats: 50,
+    limitRequests: 2000,
+    limitSeconds: 0.2,
+    cluster: false,
+    docs: false,
+    out: join(tmpdir(), 'botmesh-bench-smoke'),
   },
 }
 
 export function parseArgs(argv) {
   const o = {
-    preset: 'full', sections: ['limit', 'turns', 'failover', 'scale'],
-    replicas: 4, inflight: 8, chats: 1000, messages: 20000, maxSeconds: 8, work: [0, 2], patterns: ['uniform', 'hot10', 'hot1'],
-    adapters: ['botmesh', 'redlock', 'semaphore', 'naive'], leaseMs: 15000, peerTtlMs: 10000, retryMs: 10, warmup: 40,
-    failoverLeaseMs: 3000, failoverTrials: 3, scaleChats: 100000, scaleTickets: 10000, scaleSmall: 1000, refreshes: 3, memoryChats: 2000,
-    limitRequests: 100000, limitSeconds: 2, cluster: true, docs: true, out: null, render: null, help: false,
+    preset: 'full',
+    sections: ['limit', 'turns', 'failover', 'scale'],
+    replicas: 4,
+    inflight: 8,
+    chats: 1000,
+    messages: 20000,
+    maxSeconds: 8,
+    work: [0, 2],
+    patterns: ['uniform', 'hot10', 'hot1'],
+    adapters: ['botmesh', 'redlock', 'semaphore', 'naive'],
+    leaseMs: 15000,
+    peerTtlMs: 10000,
+    retryMs: 10,
+    warmup: 40,
+    failoverLeaseMs: 3000,
+    failoverTrials: 3,
+    scaleChats: 100000,
+    scaleTickets: 10000,
+    scaleSmall: 1000,
+    refreshes: 3,
+    memoryChats: 2000,
+    limitRequests: 100000,
+    limitSeconds: 2,
+    cluster: true,
+    docs: true,
+    out: null,
+    render: null,
+    help: false,
   }
   const given = {}
-  const list = (v) => v.split(',').map((s) => s.trim()).filter(Boolean)
-  const num = (v, flag) => { const n = Number(v); if (!Number.isFinite(n)) throw new Error(`${flag} needs a number`); return n }
+  const list = (v) =>
+    v
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean)
+  const num = (v, flag) => {
+    const n = Number(v)
+    if (!Number.isFinite(n)) throw new Error(`${flag} needs a number`)
+    return n
+  }
   const map = {
-    '--sections': ['sections', list], '--replicas': ['replicas', num], '--inflight': ['inflight', num], '--chats': ['chats', num],
-    '--messages': ['messages', num], '--max-seconds': ['maxSeconds', num], '--work': ['work', (v) => list(v).map(Number)],
-    '--patterns': ['patterns', list], '--adapters': ['adapters', list], '--lease-ms': ['leaseMs', num], '--peer-ttl-ms': ['peerTtlMs', num],
-    '--retry-ms': ['retryMs', num], '--failover-lease-ms': ['failoverLeaseMs', num], '--failover-trials': ['failoverTrials', num],
-    '--scale-chats': ['scaleChats', num], '--scale-tickets': ['scaleTickets', num], '--scale-small': ['scaleSmall', num],
-    '--refreshes': ['refreshes', num], '--memory-chats': ['memoryChats', num], '--out': ['out', String], '--render': ['render', String],
+    '--sections': ['sections', list],
+    '--replicas': ['replicas', num],
+    '--inflight': ['inflight', num],
+    '--chats': ['chats', num],
+    '--messages': ['messages', num],
+    '--max-seconds': ['maxSeconds', num],
+    '--work': ['work', (v) => list(v).map(Number)],
+    '--patterns': ['patterns', list],
+    '--adapters': ['adapters', list],
+    '--lease-ms': ['leaseMs', num],
+    '--peer-ttl-ms': ['peerTtlMs', num],
+    '--retry-ms': ['retryMs', num],
+    '--failover-lease-ms': ['failoverLeaseMs', num],
+    '--failover-trials': ['failoverTrials', num],
+    '--scale-chats': ['scaleChats', num],
+    '--scale-tickets': ['scaleTickets', num],
+    '--scale-small': ['scaleSmall', num],
+    '--refreshes': ['refreshes', num],
+    '--memory-chats': ['memoryChats', num],
+    '--out': ['out', String],
+    '--render': ['render', String],
   }
   for (let i = 0; i < argv.length; i++) {
     let a = argv[i]

@@ -4,21 +4,27 @@ const find = (r, pattern, w, a) => r.turns?.find((s) => s.pattern === pattern &&
 
 function why(t, r) {
   const b2 = find(r, 'hot1', 2, 'botmesh')
-  const polls = b2 ? (b2.roundTripsPerMsg - 3).toFixed(1) : '?'
   if (t.area.startsWith('uncontended') && t.target.startsWith('throughput')) {
     const w = /W=(\d+)/.exec(t.target)?.[1]
     const b = find(r, 'uniform', Number(w), 'botmesh')
-    const p = r.turns.filter((s) => s.pattern === 'uniform' && s.workMs === Number(w) && s.adapter !== 'botmesh').sort((x, y) => y.msgPerS - x.msgPerS)[0]
+    const p = r.turns
+      .filter((s) => s.pattern === 'uniform' && s.workMs === Number(w) && s.adapter !== 'botmesh')
+      .sort((x, y) => y.msgPerS - x.msgPerS)[0]
     return `The run is CPU-bound: Redis and ${r.config.replicas} replica processes share ${r.machine.cpus} cores. A botmesh-coord turn is two Lua scripts that run about ${b?.serverCommandsPerMsg} Redis commands in all (TIME, HGET, HMGET, EXISTS, HSET, PEXPIRE… for the idempotent ticket, the fence and the previous holder — a free chat skips the queue), against ${p?.serverCommandsPerMsg} for ${p?.adapter}; Redis CPU per message ${b?.redisCpuUsPerMsg} µs vs ${p?.redisCpuUsPerMsg} µs, replica CPU ${b?.nodeCpuUsPerMsg} µs vs ${p?.nodeCpuUsPerMsg} µs. The round trips are the same (${b?.roundTripsPerMsg} vs ${p?.roundTripsPerMsg}).`
   }
-  if (t.target.startsWith('≤ 2 round trips')) return 'Extra round trips are polls of a queued ticket when two messages of one chat meet, and the renewal/heartbeat cycle.'
-  if (t.target.startsWith('≤ 3 round trips')) return `Per message: 1 take-ticket + 1 release; a waiter takes the grant its predecessor's release pushes to it without another round trip, and polls every maxPollMs only as a safety net while the push channel is subscribed (about ${b2 ? (b2.roundTripsPerMsg - 2).toFixed(2) : '?'} polls per message here).`
+  if (t.target.startsWith('≤ 2 round trips'))
+    return 'Extra round trips are polls of a queued ticket when two messages of one chat meet, and the renewal/heartbeat cycle.'
+  if (t.target.startsWith('≤ 3 round trips'))
+    return `Per message: 1 take-ticket + 1 release; a waiter takes the grant its predecessor's release pushes to it without another round trip, and polls every maxPollMs only as a safety net while the push channel is subscribed (about ${b2 ? (b2.roundTripsPerMsg - 2).toFixed(2) : '?'} polls per message here).`
   if (t.target.startsWith('throughput ≥ best peer') || t.target.startsWith('handoff gap')) {
     return `The handoff is on the critical path of a hot chat: the holder's release script grants the next ticket and PUBLISHes the grant, and the woken replica takes it at once (handoff gap p50 ${b2?.handoffGapMs.p50} ms, one script and one pub/sub hop); the peers' next SET often lands right after the DEL. The rest is CPU on ${r.machine.cpus} shared cores: each botmesh-coord message costs ${b2?.redisCpuUsPerMsg} µs of Redis CPU (two scripts with the FIFO queue, fences and the previous holder) against the peers' plain SET and a small script — and strict FIFO hands the turn to the oldest ticket even when its replica is the one descheduled, where a poller that happens to run wins a plain lock.`
   }
-  if (t.target.startsWith('longest wait')) return `Tickets are strictly FIFO, so a wait is the queue ahead times (hold + handoff); the tail comes from slow handoffs (gap p99 ${b2?.handoffGapMs.p99} ms, max ${b2?.handoffGapMs.max} ms) when the woken replica is descheduled on the ${r.machine.cpus} shared cores. The peers' longest waits are many times longer (no queue: unlucky pollers starve).`
-  if (t.target.startsWith('chat inspect')) return 'The commands are few but not one pipeline: Redis TIME, then in parallel the chat\'s own keys (state, checkpoint, its TTL, handover marker and TIME: one pipeline, one slot) and the replica index (ZRANGE) followed by the live replicas\' heartbeat records (one pipeline; one slot on a cluster, where the first command also loads the slot map): three round trips after connection set-up (the layout probe), not one or two. One read-only script over the chat\'s slot cannot also read the replica records, which live in the prefix\'s slot.'
-  if (t.target.startsWith('leases ls')) return 'leases ls walks the keyspace once (SCAN COUNT 2000, chats, leads and locks together) and reads each chat\'s holder fields with one HMGET, pipelined per batch; Redis answers all of it in about a second. The rest is client-side: ioredis 6 decoding 100,000 replies, building and sorting the rows and printing the JSON in one Node process, plus Node start-up (shown). It grows linearly with the number of leases; an index of held leases would need a key outside each chat\'s slot and a second write per grant.'
+  if (t.target.startsWith('longest wait'))
+    return `Tickets are strictly FIFO, so a wait is the queue ahead times (hold + handoff); the tail comes from slow handoffs (gap p99 ${b2?.handoffGapMs.p99} ms, max ${b2?.handoffGapMs.max} ms) when the woken replica is descheduled on the ${r.machine.cpus} shared cores. The peers' longest waits are many times longer (no queue: unlucky pollers starve).`
+  if (t.target.startsWith('chat inspect'))
+    return "The commands are few but not one pipeline: Redis TIME, then in parallel the chat's own keys (state, checkpoint, its TTL, handover marker and TIME: one pipeline, one slot) and the replica index (ZRANGE) followed by the live replicas' heartbeat records (one pipeline; one slot on a cluster, where the first command also loads the slot map): three round trips after connection set-up (the layout probe), not one or two. One read-only script over the chat's slot cannot also read the replica records, which live in the prefix's slot."
+  if (t.target.startsWith('leases ls'))
+    return "leases ls walks the keyspace once (SCAN COUNT 2000, chats, leads and locks together) and reads each chat's holder fields with one HMGET, pipelined per batch; Redis answers all of it in about a second. The rest is client-side: ioredis 6 decoding 100,000 replies, building and sorting the rows and printing the JSON in one Node process, plus Node start-up (shown). It grows linearly with the number of leases; an index of held leases would need a key outside each chat's slot and a second write per grant."
   if (t.target.startsWith('SIGKILL') || t.area === 'failover') return 'See the failover table.'
   return ''
 }
@@ -29,10 +35,23 @@ export function readmeSection(r, md) {
   const m = r.machine
   const L = []
   L.push('## Performance', '')
-  L.push(`\`npm run bench\` (folder [bench/](bench)) measures, in one run on one machine, botmesh-coord's turns side by side with redlock 5 (one instance), redis-semaphore's \`Mutex\` and a hand-written \`SET NX PX\` + poll + Lua compare-and-delete lock, against what the same private redis-server can do; then failover times and the operator side at scale. Flags: \`npm run bench -- --help\` (\`--quick\` for a short run). Results: [bench/results/latest.md](bench/results/latest.md) and \`latest.json\`.`, '')
-  L.push(`Latest run: ${m.cpus} vCPU ${m.cpuModel}, ${m.memoryGiB} GiB RAM, Node ${m.node}, redis-server ${m.redis} (${r.startedAt.slice(0, 10)}, preset \`${r.preset}\`). Redis and the ${r.config.replicas} replica processes share those ${m.cpus} cores, so throughput figures are CPU-bound; compare rows, not machines.`, '')
-  L.push('How it measures: every replica is its own process. Grant and release times are taken on the machine-wide monotonic clock (`process.hrtime`, CLOCK_MONOTONIC, the same in every process), so the critical sections of one chat can be compared across processes: an **overlap** is a grant observed before another holder of that chat started its release (observed sections lie inside the real holding intervals, so an overlap is never a false alarm); **out of order** counts a replica\'s messages for one chat served after a message that arrived later at that replica (and the inverted pairs); the **handoff gap** is one holder\'s release to the next grant when that message was already waiting. **Round trips** are the commands the replica processes sent (counted in ioredis, renewals and heartbeats included); **Redis commands** come from `INFO commandstats` and include those run inside Lua scripts. The operator-side state (live leases, tickets, checkpoints) is written directly with pipelined HSET/ZADD in the layout of docs/redis-layout.md (names from `KeyLayout`), held by real replicas; memory per key is measured with real acquisitions. The CLI runs as a subprocess; its times include Node start-up (shown separately).', '')
-  if (r.failoverRunSeparately) L.push(`(The failover rows come from \`--sections failover\` run right after the full run, ${r.failoverRunSeparately}: the full run's failover section hit a harness race, since fixed.)`, '')
+  L.push(
+    `\`npm run bench\` (folder [bench/](bench)) measures, in one run on one machine, botmesh-coord's turns side by side with redlock 5 (one instance), redis-semaphore's \`Mutex\` and a hand-written \`SET NX PX\` + poll + Lua compare-and-delete lock, against what the same private redis-server can do; then failover times and the operator side at scale. Flags: \`npm run bench -- --help\` (\`--quick\` for a short run). Results: [bench/results/latest.md](bench/results/latest.md) and \`latest.json\`.`,
+    '',
+  )
+  L.push(
+    `Latest run: ${m.cpus} vCPU ${m.cpuModel}, ${m.memoryGiB} GiB RAM, Node ${m.node}, redis-server ${m.redis} (${r.startedAt.slice(0, 10)}, preset \`${r.preset}\`). Redis and the ${r.config.replicas} replica processes share those ${m.cpus} cores, so throughput figures are CPU-bound; compare rows, not machines.`,
+    '',
+  )
+  L.push(
+    "How it measures: every replica is its own process. Grant and release times are taken on the machine-wide monotonic clock (`process.hrtime`, CLOCK_MONOTONIC, the same in every process), so the critical sections of one chat can be compared across processes: an **overlap** is a grant observed before another holder of that chat started its release (observed sections lie inside the real holding intervals, so an overlap is never a false alarm); **out of order** counts a replica's messages for one chat served after a message that arrived later at that replica (and the inverted pairs); the **handoff gap** is one holder's release to the next grant when that message was already waiting. **Round trips** are the commands the replica processes sent (counted in ioredis, renewals and heartbeats included); **Redis commands** come from `INFO commandstats` and include those run inside Lua scripts. The operator-side state (live leases, tickets, checkpoints) is written directly with pipelined HSET/ZADD in the layout of docs/redis-layout.md (names from `KeyLayout`), held by real replicas; memory per key is measured with real acquisitions. The CLI runs as a subprocess; its times include Node start-up (shown separately).",
+    '',
+  )
+  if (r.failoverRunSeparately)
+    L.push(
+      `(The failover rows come from \`--sections failover\` run right after the full run, ${r.failoverRunSeparately}: the full run's failover section hit a harness race, since fixed.)`,
+      '',
+    )
   L.push(md.split('\n').slice(2).join('\n'), '')
   if (missed.length) {
     L.push('### Where a target is missed, by how much and why', '')
@@ -44,7 +63,10 @@ export function readmeSection(r, md) {
     for (const t of na) L.push(`- ${t.area}: ${t.target} — ${t.measured}. The benchmark picks the command up by itself once it exists.`)
     L.push('')
   }
-  const peersNote = 'Peers: redlock 5.0.0-beta.2 and redis-semaphore 5.8 both work with the installed ioredis 6 (redlock is given the ioredis client and calls `evalsha`/`eval`; redis-semaphore\'s `Mutex(client, key, opts)` uses `set … NX PX` and `evalsha`). Both are tuned to poll every ' + r.config.retryMs + ' ms (redlock\'s default is 200 ms ± 100 ms, which would make it look far worse), the naive lock too.'
+  const peersNote =
+    "Peers: redlock 5.0.0-beta.2 and redis-semaphore 5.8 both work with the installed ioredis 6 (redlock is given the ioredis client and calls `evalsha`/`eval`; redis-semaphore's `Mutex(client, key, opts)` uses `set … NX PX` and `evalsha`). Both are tuned to poll every " +
+    r.config.retryMs +
+    " ms (redlock's default is 200 ms ± 100 ms, which would make it look far worse), the naive lock too."
   L.push(peersNote, '')
   return L.join('\n')
 }

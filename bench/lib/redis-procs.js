@@ -13,8 +13,16 @@ const live = new Map() // pid -> dir
 
 function killAllSync() {
   for (const [pid, dir] of live) {
-    try { process.kill(pid, 'SIGKILL') } catch { /* gone */ }
-    try { rmSync(dir, { recursive: true, force: true }) } catch { /* best effort */ }
+    try {
+      process.kill(pid, 'SIGKILL')
+    } catch {
+      /* gone */
+    }
+    try {
+      rmSync(dir, { recursive: true, force: true })
+    } catch {
+      /* best effort */
+    }
   }
   live.clear()
 }
@@ -31,12 +39,16 @@ export function redisServerVersion() {
 
 export async function freePorts(n) {
   const servers = await Promise.all(
-    Array.from({ length: n }, () => new Promise((resolve, reject) => {
-      const s = createServer()
-      s.unref()
-      s.once('error', reject)
-      s.listen({ port: 0, host: '127.0.0.1', exclusive: true }, () => resolve(s))
-    })),
+    Array.from(
+      { length: n },
+      () =>
+        new Promise((resolve, reject) => {
+          const s = createServer()
+          s.unref()
+          s.once('error', reject)
+          s.listen({ port: 0, host: '127.0.0.1', exclusive: true }, () => resolve(s))
+        }),
+    ),
   )
   const ports = servers.map((s) => s.address().port)
   await Promise.all(servers.map((s) => new Promise((r) => s.close(() => r()))))
@@ -44,16 +56,38 @@ export async function freePorts(n) {
 }
 
 function alive(pid) {
-  try { process.kill(pid, 0); return true } catch (e) { return e.code === 'EPERM' }
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (e) {
+    return e.code === 'EPERM'
+  }
 }
 
 export async function startRedis({ port, args = [] } = {}) {
   port ??= (await freePorts(1))[0]
   const dir = mkdtempSync(join(tmpdir(), `botmesh-bench-${port}-`))
-  const child = spawn('redis-server', [
-    '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no',
-    '--dir', dir, '--daemonize', 'no', '--logfile', join(dir, 'redis.log'), ...args,
-  ], { cwd: dir, stdio: 'ignore' })
+  const child = spawn(
+    'redis-server',
+    [
+      '--port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+      '--dir',
+      dir,
+      '--daemonize',
+      'no',
+      '--logfile',
+      join(dir, 'redis.log'),
+      ...args,
+    ],
+    { cwd: dir, stdio: 'ignore' },
+  )
   child.unref()
   const pid = await new Promise((resolve, reject) => {
     child.once('spawn', () => resolve(child.pid))
@@ -68,9 +102,17 @@ export async function startRedis({ port, args = [] } = {}) {
     dir,
     stop() {
       return (stopping ??= (async () => {
-        try { process.kill(pid, 'SIGTERM') } catch { /* gone */ }
+        try {
+          process.kill(pid, 'SIGTERM')
+        } catch {
+          /* gone */
+        }
         for (let i = 0; i < 120 && alive(pid) && child.exitCode === null && child.signalCode === null; i++) await sleep(25)
-        try { process.kill(pid, 'SIGKILL') } catch { /* gone */ }
+        try {
+          process.kill(pid, 'SIGKILL')
+        } catch {
+          /* gone */
+        }
         live.delete(pid)
         rmSync(dir, { recursive: true, force: true })
       })())
@@ -82,15 +124,27 @@ export async function startRedis({ port, args = [] } = {}) {
     c.on('error', () => {})
     try {
       await c.connect()
-      if ((await c.ping()) === 'PONG') { c.disconnect(); return proc }
-    } catch { /* not yet */ }
+      if ((await c.ping()) === 'PONG') {
+        c.disconnect()
+        return proc
+      }
+    } catch {
+      /* not yet */
+    }
     c.disconnect()
-    if (Date.now() > deadline) { await proc.stop(); throw new Error(`redis-server on port ${port} did not start`) }
+    if (Date.now() > deadline) {
+      await proc.stop()
+      throw new Error(`redis-server on port ${port} did not start`)
+    }
     await sleep(50)
   }
 }
 
-const SLOT_RANGES = [[0, 5460], [5461, 10922], [10923, 16383]]
+const SLOT_RANGES = [
+  [0, 5460],
+  [5461, 10922],
+  [10923, 16383],
+]
 
 /** A 3-master Redis Cluster (no replicas), each node on a free port with an explicit bus port. */
 export async function startCluster() {
@@ -98,26 +152,43 @@ export async function startCluster() {
   const nodes = []
   try {
     for (let i = 0; i < 3; i++) {
-      nodes.push(await startRedis({
-        port: reserved[i],
-        args: ['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', '2000', '--cluster-port', String(reserved[3 + i])],
-      }))
+      nodes.push(
+        await startRedis({
+          port: reserved[i],
+          args: [
+            '--cluster-enabled',
+            'yes',
+            '--cluster-config-file',
+            'nodes.conf',
+            '--cluster-node-timeout',
+            '2000',
+            '--cluster-port',
+            String(reserved[3 + i]),
+          ],
+        }),
+      )
     }
     const clients = nodes.map((n) => new Redis({ port: n.port, host: '127.0.0.1' }))
     for (const c of clients) c.on('error', () => {})
-    await Promise.all(clients.map(async (c, i) => {
-      await c.call('CLUSTER', 'SET-CONFIG-EPOCH', String(i + 1))
-      await c.call('CLUSTER', 'ADDSLOTSRANGE', String(SLOT_RANGES[i][0]), String(SLOT_RANGES[i][1]))
-    }))
+    await Promise.all(
+      clients.map(async (c, i) => {
+        await c.call('CLUSTER', 'SET-CONFIG-EPOCH', String(i + 1))
+        await c.call('CLUSTER', 'ADDSLOTSRANGE', String(SLOT_RANGES[i][0]), String(SLOT_RANGES[i][1]))
+      }),
+    )
     for (let i = 1; i < 3; i++) await clients[0].call('CLUSTER', 'MEET', '127.0.0.1', String(nodes[i].port), String(reserved[3 + i]))
     const deadline = Date.now() + 20_000
     for (;;) {
-      const ok = await Promise.all(clients.map(async (c) => {
-        const info = String(await c.call('CLUSTER', 'INFO'))
-        if (!/cluster_state:ok/.test(info) || !/cluster_known_nodes:3/.test(info)) return false
-        const slots = await c.call('CLUSTER', 'SLOTS')
-        return slots.reduce((n, [a, b]) => n + b - a + 1, 0) === 16384
-      }).map((p) => p.catch(() => false)))
+      const ok = await Promise.all(
+        clients
+          .map(async (c) => {
+            const info = String(await c.call('CLUSTER', 'INFO'))
+            if (!/cluster_state:ok/.test(info) || !/cluster_known_nodes:3/.test(info)) return false
+            const slots = await c.call('CLUSTER', 'SLOTS')
+            return slots.reduce((n, [a, b]) => n + b - a + 1, 0) === 16384
+          })
+          .map((p) => p.catch(() => false)),
+      )
       if (ok.every(Boolean)) break
       if (Date.now() > deadline) throw new Error('cluster did not become ready')
       await sleep(100)

@@ -6,54 +6,149 @@ const PATTERN = { uniform: 'uniform', hot10: '10% of chats take 90%', hot1: 'one
 
 const find = (turns, pattern, workMs, adapter) => turns?.find((s) => s.pattern === pattern && s.workMs === workMs && s.adapter === adapter)
 const bestPeer = (turns, pattern, workMs) =>
-  (turns ?? []).filter((s) => s.pattern === pattern && s.workMs === workMs && s.adapter !== 'botmesh').sort((a, b) => b.msgPerS - a.msgPerS)[0]
+  (turns ?? [])
+    .filter((s) => s.pattern === pattern && s.workMs === workMs && s.adapter !== 'botmesh')
+    .sort((a, b) => b.msgPerS - a.msgPerS)[0]
 
 /** Each target of the issue with the measured figure: met / missed / n/a, and by how much. */
 export function evaluateTargets(r, cfg) {
   const out = []
-  const add = (area, target, measured, met, by = null) => out.push({ area, target, measured, status: met === null ? 'n/a' : met ? 'met' : 'missed', by })
+  const add = (area, target, measured, met, by = null) =>
+    out.push({ area, target, measured, status: met === null ? 'n/a' : met ? 'met' : 'missed', by })
   const turns = r.turns
   for (const w of cfg.work) {
     const b = find(turns, 'uniform', w, 'botmesh')
     const p = bestPeer(turns, 'uniform', w)
     if (b) {
-      add('uncontended', `≤ 2 round trips per turn + amortised renewal (uniform, W=${w})`, `${b.roundTripsPerMsg} round trips/msg`, b.roundTripsPerMsg <= 2.1, b.roundTripsPerMsg > 2.1 ? `+${(b.roundTripsPerMsg - 2).toFixed(2)}` : null)
-      if (p) add('uncontended', `throughput ≥ best peer (uniform, W=${w})`, `${b.msgPerS} vs ${p.msgPerS} msg/s (${p.adapter})`, b.msgPerS >= p.msgPerS, b.msgPerS < p.msgPerS ? `${(100 * (1 - b.msgPerS / p.msgPerS)).toFixed(0)}% slower` : null)
+      add(
+        'uncontended',
+        `≤ 2 round trips per turn + amortised renewal (uniform, W=${w})`,
+        `${b.roundTripsPerMsg} round trips/msg`,
+        b.roundTripsPerMsg <= 2.1,
+        b.roundTripsPerMsg > 2.1 ? `+${(b.roundTripsPerMsg - 2).toFixed(2)}` : null,
+      )
+      if (p)
+        add(
+          'uncontended',
+          `throughput ≥ best peer (uniform, W=${w})`,
+          `${b.msgPerS} vs ${p.msgPerS} msg/s (${p.adapter})`,
+          b.msgPerS >= p.msgPerS,
+          b.msgPerS < p.msgPerS ? `${(100 * (1 - b.msgPerS / p.msgPerS)).toFixed(0)}% slower` : null,
+        )
     }
   }
   const h = find(turns, 'hot1', 2, 'botmesh')
   const hp = bestPeer(turns, 'hot1', 2)
   if (h) {
-    if (hp) add('one hot chat, W=2', 'throughput ≥ best peer', `${h.msgPerS} vs ${hp.msgPerS} msg/s (${hp.adapter}); ${h.holdBoundPct}% of 1/hold`, h.msgPerS >= hp.msgPerS, h.msgPerS < hp.msgPerS ? `${(100 * (1 - h.msgPerS / hp.msgPerS)).toFixed(0)}% slower` : null)
-    add('one hot chat, W=2', '≤ 3 round trips per message', `${h.roundTripsPerMsg} (peers ${(turns.filter((s) => s.pattern === 'hot1' && s.workMs === 2 && s.adapter !== 'botmesh').map((s) => s.roundTripsPerMsg).join(' / '))})`, h.roundTripsPerMsg <= 3, h.roundTripsPerMsg > 3 ? `+${(h.roundTripsPerMsg - 3).toFixed(1)}` : null)
+    if (hp)
+      add(
+        'one hot chat, W=2',
+        'throughput ≥ best peer',
+        `${h.msgPerS} vs ${hp.msgPerS} msg/s (${hp.adapter}); ${h.holdBoundPct}% of 1/hold`,
+        h.msgPerS >= hp.msgPerS,
+        h.msgPerS < hp.msgPerS ? `${(100 * (1 - h.msgPerS / hp.msgPerS)).toFixed(0)}% slower` : null,
+      )
+    add(
+      'one hot chat, W=2',
+      '≤ 3 round trips per message',
+      `${h.roundTripsPerMsg} (peers ${turns
+        .filter((s) => s.pattern === 'hot1' && s.workMs === 2 && s.adapter !== 'botmesh')
+        .map((s) => s.roundTripsPerMsg)
+        .join(' / ')})`,
+      h.roundTripsPerMsg <= 3,
+      h.roundTripsPerMsg > 3 ? `+${(h.roundTripsPerMsg - 3).toFixed(1)}` : null,
+    )
     const bound = cfg.replicas * cfg.inflight * (h.holdMs.mean + (h.handoffGapMs.mean ?? 0))
-    add('one hot chat, W=2', `longest wait ≈ queue length × hold time (${cfg.replicas * cfg.inflight} × (hold + gap) = ${bound.toFixed(0)} ms)`, `${h.acquireMs.max} ms (peers ${(turns.filter((s) => s.pattern === 'hot1' && s.workMs === 2 && s.adapter !== 'botmesh').map((s) => s.acquireMs.max).join(' / '))} ms)`, h.acquireMs.max <= bound * 1.5, h.acquireMs.max > bound * 1.5 ? `${(h.acquireMs.max / bound).toFixed(1)}×` : null)
-    add('one hot chat, W=2', 'handoff gap p50 < 1 ms', `${h.handoffGapMs.p50} ms (p99 ${h.handoffGapMs.p99})`, h.handoffGapMs.p50 !== null ? h.handoffGapMs.p50 < 1 : null, h.handoffGapMs.p50 >= 1 ? `+${(h.handoffGapMs.p50 - 1).toFixed(2)} ms` : null)
+    add(
+      'one hot chat, W=2',
+      `longest wait ≈ queue length × hold time (${cfg.replicas * cfg.inflight} × (hold + gap) = ${bound.toFixed(0)} ms)`,
+      `${h.acquireMs.max} ms (peers ${turns
+        .filter((s) => s.pattern === 'hot1' && s.workMs === 2 && s.adapter !== 'botmesh')
+        .map((s) => s.acquireMs.max)
+        .join(' / ')} ms)`,
+      h.acquireMs.max <= bound * 1.5,
+      h.acquireMs.max > bound * 1.5 ? `${(h.acquireMs.max / bound).toFixed(1)}×` : null,
+    )
+    add(
+      'one hot chat, W=2',
+      'handoff gap p50 < 1 ms',
+      `${h.handoffGapMs.p50} ms (p99 ${h.handoffGapMs.p99})`,
+      h.handoffGapMs.p50 !== null ? h.handoffGapMs.p50 < 1 : null,
+      h.handoffGapMs.p50 >= 1 ? `+${(h.handoffGapMs.p50 - 1).toFixed(2)} ms` : null,
+    )
   }
   if (turns) {
     const b = turns.filter((s) => s.adapter === 'botmesh')
     const ov = b.reduce((n, s) => n + s.overlaps, 0)
     const oo = b.reduce((n, s) => n + s.outOfOrder, 0)
     const peers = turns.filter((s) => s.adapter !== 'botmesh')
-    add('correctness', 'zero overlapping holders (botmesh-coord, every scenario)', `${ov} (peers: ${peers.reduce((n, s) => n + s.overlaps, 0)})`, ov === 0)
-    add('correctness', 'zero order violations (botmesh-coord, every scenario)', `${oo} (peers: ${peers.reduce((n, s) => n + s.outOfOrder, 0)} messages, ${peers.reduce((n, s) => n + s.invertedPairs, 0)} inverted pairs)`, oo === 0)
+    add(
+      'correctness',
+      'zero overlapping holders (botmesh-coord, every scenario)',
+      `${ov} (peers: ${peers.reduce((n, s) => n + s.overlaps, 0)})`,
+      ov === 0,
+    )
+    add(
+      'correctness',
+      'zero order violations (botmesh-coord, every scenario)',
+      `${oo} (peers: ${peers.reduce((n, s) => n + s.outOfOrder, 0)} messages, ${peers.reduce((n, s) => n + s.invertedPairs, 0)} inverted pairs)`,
+      oo === 0,
+    )
   }
   for (const sc of r.scale ?? []) {
     const cli = (name) => sc.cli.find((c) => c.command.startsWith(name))
     const ins = cli('chat inspect')
-    add(`operator (${sc.layout})`, 'chat inspect in 1–2 round trips', ins?.status === 'ok' ? `${ins.dataCommands} commands besides connection set-up (${ins.redisCommands} in all), ${ins.ms} ms` : `${ins?.status}: ${ins?.note ?? ''}`, ins?.status === 'ok' ? ins.dataCommands <= 2 : null, ins?.status === 'ok' && ins.dataCommands > 2 ? `${ins.dataCommands} commands` : null)
+    add(
+      `operator (${sc.layout})`,
+      'chat inspect in 1–2 round trips',
+      ins?.status === 'ok'
+        ? `${ins.dataCommands} commands besides connection set-up (${ins.redisCommands} in all), ${ins.ms} ms`
+        : `${ins?.status}: ${ins?.note ?? ''}`,
+      ins?.status === 'ok' ? ins.dataCommands <= 2 : null,
+      ins?.status === 'ok' && ins.dataCommands > 2 ? `${ins.dataCommands} commands` : null,
+    )
     const ls = cli('leases ls')
-    add(`operator (${sc.layout})`, `leases ls of ${sc.chats} leases < 2 s`, ls?.status === 'ok' ? `${ls.ms} ms (${ls.redisCommands} commands; node start ${sc.nodeStartupMs} ms)` : `${ls?.status}: ${ls?.note ?? ''}`, ls?.status === 'ok' ? ls.ms < 2000 : null, ls?.status === 'ok' && ls.ms >= 2000 ? `+${ls.ms - 2000} ms` : null)
+    add(
+      `operator (${sc.layout})`,
+      `leases ls of ${sc.chats} leases < 2 s`,
+      ls?.status === 'ok'
+        ? `${ls.ms} ms (${ls.redisCommands} commands; node start ${sc.nodeStartupMs} ms)`
+        : `${ls?.status}: ${ls?.note ?? ''}`,
+      ls?.status === 'ok' ? ls.ms < 2000 : null,
+      ls?.status === 'ok' && ls.ms >= 2000 ? `+${ls.ms - 2000} ms` : null,
+    )
     const ws = sc.watch.small
     const wl = sc.watch.large
-    add(`operator (${sc.layout})`, `dashboard commands/refresh flat, ${ws.chats} → ${wl.chats} chats`, ws.status === 'ok' && wl.status === 'ok' ? `${ws.commandsPerRefresh} → ${wl.commandsPerRefresh}` : `${wl.status}: ${wl.note ?? ''}`, ws.status === 'ok' && wl.status === 'ok' ? wl.commandsPerRefresh <= ws.commandsPerRefresh * 1.2 + 2 : null)
+    add(
+      `operator (${sc.layout})`,
+      `dashboard commands/refresh flat, ${ws.chats} → ${wl.chats} chats`,
+      ws.status === 'ok' && wl.status === 'ok' ? `${ws.commandsPerRefresh} → ${wl.commandsPerRefresh}` : `${wl.status}: ${wl.note ?? ''}`,
+      ws.status === 'ok' && wl.status === 'ok' ? wl.commandsPerRefresh <= ws.commandsPerRefresh * 1.2 + 2 : null,
+    )
   }
   if (r.failover) {
     const s = r.failover.summary
     const L = r.failover.leaseMs
-    add('failover', `SIGKILLed holder → next grant ≤ leaseMs + 150 ms (leaseMs ${L})`, `max ${s.holderKillToGrantMs.max} ms (lease expiry → grant ≤ ${s.holderExpiryToGrantMs.max} ms)`, s.holderKillToGrantMs.max <= L + 150, s.holderKillToGrantMs.max > L + 150 ? `+${(s.holderKillToGrantMs.max - L - 150).toFixed(0)} ms` : null)
-    add('failover', `SIGKILLed provider leader → standby leads ≤ leaseMs + 150 ms`, `max ${s.leaderKillToLeadMs.max} ms (lease expiry → grant ≤ ${s.leaderExpiryToLeadMs.max} ms)`, s.leaderKillToLeadMs.max <= L + 150, s.leaderKillToLeadMs.max > L + 150 ? `+${(s.leaderKillToLeadMs.max - L - 150).toFixed(0)} ms` : null)
-    add('failover', 'yield (requestYield, what `provider yield --wait` sends) → takeover < 200 ms', `max ${s.yieldTakeoverMs.max} ms`, s.yieldTakeoverMs.max < 200)
+    add(
+      'failover',
+      `SIGKILLed holder → next grant ≤ leaseMs + 150 ms (leaseMs ${L})`,
+      `max ${s.holderKillToGrantMs.max} ms (lease expiry → grant ≤ ${s.holderExpiryToGrantMs.max} ms)`,
+      s.holderKillToGrantMs.max <= L + 150,
+      s.holderKillToGrantMs.max > L + 150 ? `+${(s.holderKillToGrantMs.max - L - 150).toFixed(0)} ms` : null,
+    )
+    add(
+      'failover',
+      `SIGKILLed provider leader → standby leads ≤ leaseMs + 150 ms`,
+      `max ${s.leaderKillToLeadMs.max} ms (lease expiry → grant ≤ ${s.leaderExpiryToLeadMs.max} ms)`,
+      s.leaderKillToLeadMs.max <= L + 150,
+      s.leaderKillToLeadMs.max > L + 150 ? `+${(s.leaderKillToLeadMs.max - L - 150).toFixed(0)} ms` : null,
+    )
+    add(
+      'failover',
+      'yield (requestYield, what `provider yield --wait` sends) → takeover < 200 ms',
+      `max ${s.yieldTakeoverMs.max} ms`,
+      s.yieldTakeoverMs.max < 200,
+    )
   }
   return out
 }
@@ -61,7 +156,9 @@ export function evaluateTargets(r, cfg) {
 export function markdown(r) {
   const L = []
   const m = r.machine
-  L.push(`Machine: ${m.cpus} × ${m.cpuModel}, ${m.memoryGiB} GiB RAM, ${m.os}; Node ${m.node}; redis-server ${m.redis}. Run: ${r.preset} (${r.startedAt}, ${r.durationS} s)${m.loadAvgAtStart ? `; load average ${m.loadAvgAtStart[0]} at start, ${m.loadAvgAtEnd?.[0]} at end (other work on the machine shares its cores)` : ''}.`)
+  L.push(
+    `Machine: ${m.cpus} × ${m.cpuModel}, ${m.memoryGiB} GiB RAM, ${m.os}; Node ${m.node}; redis-server ${m.redis}. Run: ${r.preset} (${r.startedAt}, ${r.durationS} s)${m.loadAvgAtStart ? `; load average ${m.loadAvgAtStart[0]} at start, ${m.loadAvgAtEnd?.[0]} at end (other work on the machine shares its cores)` : ''}.`,
+  )
   L.push('')
   if (r.targets?.length) {
     L.push('### Targets (issue 8)', '', '| area | target | measured | status |', '| --- | --- | --- | --- |')
@@ -69,23 +166,41 @@ export function markdown(r) {
     L.push('')
   }
   if (r.limit) {
-    L.push("### Redis's own limit (same private redis-server, one command in flight per client)", '', '| clients | PING/s redis-benchmark | EVALSHA `return 1`/s redis-benchmark | PING/s ioredis loop | EVALSHA/s ioredis loop |', '| ---: | ---: | ---: | ---: | ---: |')
-    for (const x of r.limit) L.push(`| ${x.clients} | ${f(x.pingRedisBenchmark)} | ${f(x.evalshaRedisBenchmark)} | ${f(x.pingIoredis)} | ${f(x.evalshaIoredis)} |`)
+    L.push(
+      "### Redis's own limit (same private redis-server, one command in flight per client)",
+      '',
+      '| clients | PING/s redis-benchmark | EVALSHA `return 1`/s redis-benchmark | PING/s ioredis loop | EVALSHA/s ioredis loop |',
+      '| ---: | ---: | ---: | ---: | ---: |',
+    )
+    for (const x of r.limit)
+      L.push(`| ${x.clients} | ${f(x.pingRedisBenchmark)} | ${f(x.evalshaRedisBenchmark)} | ${f(x.pingIoredis)} | ${f(x.evalshaIoredis)} |`)
     L.push('')
   }
   if (r.turns) {
     const c = r.config
-    L.push(`### Turns: ${c.replicas} replica processes × ${c.inflight} in flight, ${c.chats} chats, up to ${c.messages} messages or ${c.maxSeconds} s per scenario; peers retry every ${c.retryMs} ms`, '')
-    L.push('| traffic | W ms | adapter | msg/s | acquire p50 / p99 / max ms | handoff gap p50 / p99 ms (n) | round trips/msg | Redis cmds/msg (incl. in Lua) | Redis CPU µs/msg | overlaps | out of order (inverted pairs) | errors |')
+    L.push(
+      `### Turns: ${c.replicas} replica processes × ${c.inflight} in flight, ${c.chats} chats, up to ${c.messages} messages or ${c.maxSeconds} s per scenario; peers retry every ${c.retryMs} ms`,
+      '',
+    )
+    L.push(
+      '| traffic | W ms | adapter | msg/s | acquire p50 / p99 / max ms | handoff gap p50 / p99 ms (n) | round trips/msg | Redis cmds/msg (incl. in Lua) | Redis CPU µs/msg | overlaps | out of order (inverted pairs) | errors |',
+    )
     L.push('| --- | ---: | --- | ---: | --- | --- | ---: | ---: | ---: | ---: | --- | ---: |')
     for (const s of r.turns) {
-      L.push(`| ${PATTERN[s.pattern]} | ${s.workMs} | ${ADAPTER_LABELS[s.adapter]} | ${s.msgPerS}${s.holdBoundPct ? ` (${s.holdBoundPct}% of 1/hold)` : ''} | ${f(s.acquireMs.p50)} / ${f(s.acquireMs.p99)} / ${f(s.acquireMs.max)} | ${f(s.handoffGapMs.p50)} / ${f(s.handoffGapMs.p99)} (${s.handoffGapMs.n}) | ${s.roundTripsPerMsg} | ${s.serverCommandsPerMsg} | ${f(s.redisCpuUsPerMsg)} | ${s.overlaps} | ${s.outOfOrder} (${s.invertedPairs}) | ${s.errors} |`)
+      L.push(
+        `| ${PATTERN[s.pattern]} | ${s.workMs} | ${ADAPTER_LABELS[s.adapter]} | ${s.msgPerS}${s.holdBoundPct ? ` (${s.holdBoundPct}% of 1/hold)` : ''} | ${f(s.acquireMs.p50)} / ${f(s.acquireMs.p99)} / ${f(s.acquireMs.max)} | ${f(s.handoffGapMs.p50)} / ${f(s.handoffGapMs.p99)} (${s.handoffGapMs.n}) | ${s.roundTripsPerMsg} | ${s.serverCommandsPerMsg} | ${f(s.redisCpuUsPerMsg)} | ${s.overlaps} | ${s.outOfOrder} (${s.invertedPairs}) | ${s.errors} |`,
+      )
     }
     L.push('')
   }
   if (r.failover) {
     const s = r.failover.summary
-    L.push(`### Failover (leaseMs ${r.failover.leaseMs}, ${r.failover.trials} trial(s) each; kills right after a renewal: the worst case)`, '', '| event | p50 ms | max ms |', '| --- | ---: | ---: |')
+    L.push(
+      `### Failover (leaseMs ${r.failover.leaseMs}, ${r.failover.trials} trial(s) each; kills right after a renewal: the worst case)`,
+      '',
+      '| event | p50 ms | max ms |',
+      '| --- | ---: | ---: |',
+    )
     L.push(`| turn holder SIGKILL → waiter granted | ${f(s.holderKillToGrantMs.p50)} | ${f(s.holderKillToGrantMs.max)} |`)
     L.push(`| … of which lease expiry → grant (Redis clock) | ${f(s.holderExpiryToGrantMs.p50)} | ${f(s.holderExpiryToGrantMs.max)} |`)
     L.push(`| provider leader SIGKILL → standby leads | ${f(s.leaderKillToLeadMs.p50)} | ${f(s.leaderKillToLeadMs.max)} |`)
@@ -95,25 +210,45 @@ export function markdown(r) {
   }
   if (r.scale?.length) {
     L.push('### Operator side at scale (CLI run as a subprocess; Redis commands summed over every master)', '')
-    L.push('| layout | state | command | wall ms (incl. node start) | Redis commands (excl. connection set-up) | main commands |', '| --- | --- | --- | ---: | ---: | --- |')
+    L.push(
+      '| layout | state | command | wall ms (incl. node start) | Redis commands (excl. connection set-up) | main commands |',
+      '| --- | --- | --- | ---: | ---: | --- |',
+    )
     for (const sc of r.scale) {
       const state = `${sc.chats} leases, ${sc.tickets} tickets, ${sc.checkpoints} checkpoints`
       L.push(`| ${sc.layout} | — | \`--version\` (node start) | ${sc.nodeStartupMs} | 0 | |`)
       for (const c of sc.cli) {
-        const top = c.byCommand ? Object.entries(c.byCommand).sort((a, b) => b[1] - a[1]).slice(0, 3).map(([k, v]) => `${k} ${v}`).join(', ') : ''
-        L.push(`| ${sc.layout} | ${state} | \`${c.command}\` | ${c.status === 'ok' ? c.ms : `${c.status}`} | ${c.status === 'ok' ? `${c.redisCommands} (${c.dataCommands})` : (c.note ?? '')} | ${top} |`)
+        const top = c.byCommand
+          ? Object.entries(c.byCommand)
+              .sort((a, b) => b[1] - a[1])
+              .slice(0, 3)
+              .map(([k, v]) => `${k} ${v}`)
+              .join(', ')
+          : ''
+        L.push(
+          `| ${sc.layout} | ${state} | \`${c.command}\` | ${c.status === 'ok' ? c.ms : `${c.status}`} | ${c.status === 'ok' ? `${c.redisCommands} (${c.dataCommands})` : (c.note ?? '')} | ${top} |`,
+        )
       }
       for (const w of [sc.watch.small, sc.watch.large]) {
-        L.push(`| ${sc.layout} | ${w.chats} chats | \`watch --jsonl\` per refresh | | ${w.status === 'ok' ? w.commandsPerRefresh : `${w.status}: ${w.note ?? ''}`} | |`)
+        L.push(
+          `| ${sc.layout} | ${w.chats} chats | \`watch --jsonl\` per refresh | | ${w.status === 'ok' ? w.commandsPerRefresh : `${w.status}: ${w.note ?? ''}`} | |`,
+        )
       }
     }
     L.push('')
   }
   if (r.memory) {
     const x = r.memory
-    L.push(`### Redis memory (real acquisitions of ${x.chats} chats; INFO used_memory deltas, MEMORY USAGE of one key beside)`, '', '| what | bytes (used_memory Δ / n) | MEMORY USAGE sample |', '| --- | ---: | ---: |')
+    L.push(
+      `### Redis memory (real acquisitions of ${x.chats} chats; INFO used_memory deltas, MEMORY USAGE of one key beside)`,
+      '',
+      '| what | bytes (used_memory Δ / n) | MEMORY USAGE sample |',
+      '| --- | ---: | ---: |',
+    )
     L.push(`| held chat (state hash) | ${x.perHeldChatBytes} | ${x.memoryUsageSample.heldChat} |`)
-    L.push(`| queued ticket (zset entry + \`t:<ticket>\` field; first ticket also creates the zset) | ${x.perQueuedTicketBytes} | ${x.memoryUsageSample.heldChatWithOneTicket - x.memoryUsageSample.heldChat} |`)
+    L.push(
+      `| queued ticket (zset entry + \`t:<ticket>\` field; first ticket also creates the zset) | ${x.perQueuedTicketBytes} | ${x.memoryUsageSample.heldChatWithOneTicket - x.memoryUsageSample.heldChat} |`,
+    )
     L.push(`| idle chat, fence kept (${x.idleChatTtlHours} h TTL) | ${x.perIdleChatBytes} | ${x.memoryUsageSample.idleChat} |`)
     L.push('')
   }

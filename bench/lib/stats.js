@@ -66,10 +66,15 @@ export function inversions(arr) {
     const mid = (lo + hi) >> 1
     sort(lo, mid)
     sort(mid, hi)
-    let i = lo, j = mid, k = lo
+    let i = lo,
+      j = mid,
+      k = lo
     while (i < mid && j < hi) {
       if (a[i] <= a[j]) tmp[k++] = a[i++]
-      else { tmp[k++] = a[j++]; count += mid - i }
+      else {
+        tmp[k++] = a[j++]
+        count += mid - i
+      }
     }
     while (i < mid) tmp[k++] = a[i++]
     while (j < hi) tmp[k++] = a[j++]

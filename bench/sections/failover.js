@@ -17,18 +17,41 @@ function child(args) {
   const waiters = []
   createInterface({ input: p.stdout }).on('line', (line) => {
     let e
-    try { e = JSON.parse(line) } catch { return }
+    try {
+      e = JSON.parse(line)
+    } catch {
+      return
+    }
     events.push(e)
-    for (const w of [...waiters]) if (w.match(e)) { waiters.splice(waiters.indexOf(w), 1); w.resolve(e) }
+    for (const w of [...waiters])
+      if (w.match(e)) {
+        waiters.splice(waiters.indexOf(w), 1)
+        w.resolve(e)
+      }
   })
-  p.on('exit', () => { for (const w of waiters) w.reject(new Error(`child ${args[0]} exited`)) })
+  p.on('exit', () => {
+    for (const w of waiters) w.reject(new Error(`child ${args[0]} exited`))
+  })
   return {
     proc: p,
     next(match, timeoutMs = 30_000) {
       const found = events.find(match)
-      if (found) { events.splice(events.indexOf(found), 1); return Promise.resolve(found) }
+      if (found) {
+        events.splice(events.indexOf(found), 1)
+        return Promise.resolve(found)
+      }
       return new Promise((resolve, reject) => {
-        const w = { match: (e) => { if (match(e)) { events.splice(events.indexOf(e), 1); return true } return false }, resolve, reject }
+        const w = {
+          match: (e) => {
+            if (match(e)) {
+              events.splice(events.indexOf(e), 1)
+              return true
+            }
+            return false
+          },
+          resolve,
+          reject,
+        }
         waiters.push(w)
         setTimeout(() => reject(new Error(`timeout waiting in child ${args[0]}`)), timeoutMs).unref()
       })
@@ -100,7 +123,11 @@ export async function runFailover({ url, leaseMs, trials }, log) {
         a.proc.kill('SIGKILL')
         const l = await b.next((e) => e.event === 'leader', leaseMs * 3)
         const h = await admin.hgetall(keys.lead(name))
-        const r = { killToLeadMs: round(l.t - t0, 1), expiryToLeadMs: Number(h.g) - Number(before.exp), redisHandoverMs: h.hg === undefined ? null : Number(h.hg) }
+        const r = {
+          killToLeadMs: round(l.t - t0, 1),
+          expiryToLeadMs: Number(h.g) - Number(before.exp),
+          redisHandoverMs: h.hg === undefined ? null : Number(h.hg),
+        }
         result.leaderKill.push(r)
         log(`  leader SIGKILL: kill → standby leads ${r.killToLeadMs} ms (lease expiry → grant ${r.expiryToLeadMs} ms)`)
         // Yield: b leads; c stands by; an operator's request (what `provider yield --wait` sends).
@@ -123,7 +150,9 @@ export async function runFailover({ url, leaseMs, trials }, log) {
           redisHandoverMs: h2.hg === undefined ? null : Number(h2.hg),
         }
         result.yield.push(y)
-        log(`  yield: request → new leader ${y.requestToNewLeaderMs} ms (old leader steps down after ${y.requestToOldLeaderStepsDownMs} ms; release → grant ${y.redisHandoverMs} ms in Redis)`)
+        log(
+          `  yield: request → new leader ${y.requestToNewLeaderMs} ms (old leader steps down after ${y.requestToOldLeaderStepsDownMs} ms; release → grant ${y.redisHandoverMs} ms in Redis)`,
+        )
       } finally {
         a.proc.kill('SIGKILL')
         await Promise.all([b?.stop(), c?.stop()])
@@ -132,7 +161,10 @@ export async function runFailover({ url, leaseMs, trials }, log) {
   } finally {
     admin.disconnect()
   }
-  const sum = (list, f) => { const s = summarize(list.map(f).filter((v) => v !== null && !Number.isNaN(v))); return { p50: round(s.p50, 1), max: round(s.max, 1) } }
+  const sum = (list, f) => {
+    const s = summarize(list.map(f).filter((v) => v !== null && !Number.isNaN(v)))
+    return { p50: round(s.p50, 1), max: round(s.max, 1) }
+  }
   result.summary = {
     holderKillToGrantMs: sum(result.holderKill, (r) => r.killToGrantMs),
     holderExpiryToGrantMs: sum(result.holderKill, (r) => r.expiryToGrantMs),

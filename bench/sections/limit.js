@@ -11,8 +11,16 @@ const run = promisify(execFile)
 
 async function redisBenchmark(port, clients, requests, args) {
   try {
-    const { stdout } = await run('redis-benchmark', ['-h', '127.0.0.1', '-p', String(port), '-c', String(clients), '-n', String(requests), '-P', '1', '--csv', ...args], { timeout: 120_000 })
-    const line = stdout.trim().split('\n').filter((l) => !l.startsWith('"test"')).pop()
+    const { stdout } = await run(
+      'redis-benchmark',
+      ['-h', '127.0.0.1', '-p', String(port), '-c', String(clients), '-n', String(requests), '-P', '1', '--csv', ...args],
+      { timeout: 120_000 },
+    )
+    const line = stdout
+      .trim()
+      .split('\n')
+      .filter((l) => !l.startsWith('"test"'))
+      .pop()
     const rps = Number(JSON.parse(`[${line}]`)[1])
     return round(rps, 0)
   } catch {
@@ -27,9 +35,14 @@ async function ioredisLoop(url, clients, seconds, op) {
     let n = 0
     const end = performance.now() + seconds * 1000
     const t0 = performance.now()
-    await Promise.all(cs.map(async (c) => {
-      while (performance.now() < end) { await op(c); n++ }
-    }))
+    await Promise.all(
+      cs.map(async (c) => {
+        while (performance.now() < end) {
+          await op(c)
+          n++
+        }
+      }),
+    )
     return round(n / ((performance.now() - t0) / 1000), 0)
   } finally {
     cs.forEach((c) => c.disconnect())

@@ -35,7 +35,10 @@ async function commandStats(nodes) {
 function runCli(base, args, { timeoutMs = 120_000, onLine } = {}) {
   return new Promise((resolve) => {
     const t0 = sharedNow()
-    const p = spawn(process.execPath, [BIN, ...base, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' } })
+    const p = spawn(process.execPath, [BIN, ...base, ...args], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, NO_COLOR: '1' },
+    })
     let stdout = ''
     let stderr = ''
     let buf = ''
@@ -45,7 +48,11 @@ function runCli(base, args, { timeoutMs = 120_000, onLine } = {}) {
       if (onLine) {
         buf += s
         let i
-        while ((i = buf.indexOf('\n')) >= 0) { const line = buf.slice(0, i); buf = buf.slice(i + 1); onLine(line, p) }
+        while ((i = buf.indexOf('\n')) >= 0) {
+          const line = buf.slice(0, i)
+          buf = buf.slice(i + 1)
+          onLine(line, p)
+        }
       }
     })
     p.stderr.on('data', (d) => (stderr += d.toString()))
@@ -66,8 +73,18 @@ async function measureCli(nodes, base, args, label) {
   let items = null
   try {
     const j = JSON.parse(r.stdout)
-    items = Array.isArray(j) ? j.length : Array.isArray(j?.items) ? j.items.length : Array.isArray(j?.leases) ? j.leases.length : Array.isArray(j?.chats) ? j.chats.length : null
-  } catch { /* a table */ }
+    items = Array.isArray(j)
+      ? j.length
+      : Array.isArray(j?.items)
+        ? j.items.length
+        : Array.isArray(j?.leases)
+          ? j.leases.length
+          : Array.isArray(j?.chats)
+            ? j.chats.length
+            : null
+  } catch {
+    /* a table */
+  }
   const dataCommands = total(Object.fromEntries(Object.entries(cmds).filter(([k]) => !HOUSEKEEPING.test(k))))
   return { command: label, status: 'ok', ms: round(r.ms, 0), redisCommands: total(cmds), dataCommands, byCommand: cmds, items }
 }
@@ -87,9 +104,15 @@ async function measureWatch(nodes, base, refreshes) {
     onLine: (line, p) => {
       if (!line.trim()) return
       lines++
-      if (lines === 1) pending = pending.then(async () => { before = await commandStats(nodes) })
+      if (lines === 1)
+        pending = pending.then(async () => {
+          before = await commandStats(nodes)
+        })
       if (lines === refreshes + 1) {
-        pending = pending.then(async () => { after = await commandStats(nodes); p.kill('SIGTERM') })
+        pending = pending.then(async () => {
+          after = await commandStats(nodes)
+          p.kill('SIGTERM')
+        })
       }
     },
   })
@@ -123,8 +146,30 @@ async function buildState(client, keys, holders, from, to, ticketChats, ticketsP
     const h = holders[i % holders.length]
     const fence = String(1_700_000_000_000_000 + i)
     const ticket = 1
-    const fields = ['n', String(ticket), 'f', fence, 'h', h.replicaId, 'hi', h.incarnation, 'ht', String(ticket),
-      'exp', String(now + leaseLeftMs), 'g', String(now - 1000), 'lr', String(now - 500), 'lh', h.replicaId, 'lhi', h.incarnation, 'wt', '3']
+    const fields = [
+      'n',
+      String(ticket),
+      'f',
+      fence,
+      'h',
+      h.replicaId,
+      'hi',
+      h.incarnation,
+      'ht',
+      String(ticket),
+      'exp',
+      String(now + leaseLeftMs),
+      'g',
+      String(now - 1000),
+      'lr',
+      String(now - 500),
+      'lh',
+      h.replicaId,
+      'lhi',
+      h.incarnation,
+      'wt',
+      '3',
+    ]
     const ops = []
     if (k < ticketChats) {
       const n = ticket + ticketsPer
@@ -137,8 +182,27 @@ async function buildState(client, keys, holders, from, to, ticketChats, ticketsP
       ops.push(client.pexpire(ck.queue, leaseLeftMs * 2))
     }
     ops.push(client.hset(ck.state, ...fields), client.pexpire(ck.state, leaseLeftMs * 2))
-    ops.push(client.hset(ck.checkpoint, 'rev', fence, 'flow', 'order', 'step', 'address', 'd', JSON.stringify({ state: { items: [1, 2, 3], note: 'bench' } }),
-      'oi', h.replicaId, 'oinc', h.incarnation, 'of', fence, 'at', String(now - 800)))
+    ops.push(
+      client.hset(
+        ck.checkpoint,
+        'rev',
+        fence,
+        'flow',
+        'order',
+        'step',
+        'address',
+        'd',
+        JSON.stringify({ state: { items: [1, 2, 3], note: 'bench' } }),
+        'oi',
+        h.replicaId,
+        'oinc',
+        h.incarnation,
+        'of',
+        fence,
+        'at',
+        String(now - 800),
+      ),
+    )
     await Promise.all(ops)
   })
 }
@@ -163,15 +227,21 @@ export async function measureMemory(url, n) {
   await sleep(100)
   const m0 = await usedMemory(admin)
   const turns = []
-  await batched(n, 500, async (i) => { turns[i] = await holder.acquireTurn(`chat:${i}`) })
+  await batched(n, 500, async (i) => {
+    turns[i] = await holder.acquireTurn(`chat:${i}`)
+  })
   const m1 = await usedMemory(admin)
   const sampleHeld = Number(await admin.memory('USAGE', 'bm:c:chat:1', 'SAMPLES', '0'))
   const waits = []
   for (let i = 0; i < n; i++) waits.push(waiter.acquireTurn(`chat:${i}`))
-  for (;;) { if ((await admin.exists(`bm:q:chat:${n - 1}`)) === 1) break; await sleep(20) }
+  for (;;) {
+    if ((await admin.exists(`bm:q:chat:${n - 1}`)) === 1) break
+    await sleep(20)
+  }
   await sleep(200)
   const m2 = await usedMemory(admin)
-  const sampleQueued = Number(await admin.memory('USAGE', 'bm:c:chat:1', 'SAMPLES', '0')) + Number(await admin.memory('USAGE', 'bm:q:chat:1', 'SAMPLES', '0'))
+  const sampleQueued =
+    Number(await admin.memory('USAGE', 'bm:c:chat:1', 'SAMPLES', '0')) + Number(await admin.memory('USAGE', 'bm:q:chat:1', 'SAMPLES', '0'))
   await batched(n, 500, (i) => turns[i].release())
   const second = await Promise.all(waits)
   await batched(n, 500, (i) => second[i].release())
@@ -199,9 +269,8 @@ export async function runScale(o, log) {
   const prefix = 'bs'
   const keys = new KeyLayout(prefix, o.layout)
   const nodes = nodeClients(o.nodeUrls)
-  const writer = o.layout === 'cluster'
-    ? new Redis.Cluster([o.url], { enableAutoPipelining: true })
-    : new Redis(o.url, { enableAutoPipelining: true })
+  const writer =
+    o.layout === 'cluster' ? new Redis.Cluster([o.url], { enableAutoPipelining: true }) : new Redis(o.url, { enableAutoPipelining: true })
   writer.on('error', () => {})
   const replicas = []
   const out = { layout: o.layout, chats: o.chats, tickets: o.tickets, checkpoints: o.chats, cli: [], watch: {} }
@@ -221,13 +290,24 @@ export async function runScale(o, log) {
     let t0 = sharedNow()
     await buildState(writer, keys, holders, 0, small, smallTicketChats, ticketsPer, 900_000)
     out.watch.small = { chats: small, ...(await measureWatch(nodes, base, o.refreshes)) }
-    log(`  ${o.layout}: dashboard at ${small} chats: ${out.watch.small.status === 'ok' ? `${out.watch.small.commandsPerRefresh} commands/refresh` : out.watch.small.status}`)
+    log(
+      `  ${o.layout}: dashboard at ${small} chats: ${out.watch.small.status === 'ok' ? `${out.watch.small.commandsPerRefresh} commands/refresh` : out.watch.small.status}`,
+    )
     t0 = sharedNow()
     // The rest, so that ticket chats stay the first ones.
     await buildState(writer, keys, holders, small, o.chats, Math.max(0, ticketChatsTotal - small), ticketsPer, 900_000)
     if (smallTicketChats < ticketChatsTotal && small < ticketChatsTotal) {
       // chats [smallTicketChats, small) got no tickets in the first pass: add them now
-      await buildState(writer, keys, holders, smallTicketChats, Math.min(small, ticketChatsTotal), Math.min(small, ticketChatsTotal) - smallTicketChats, ticketsPer, 900_000)
+      await buildState(
+        writer,
+        keys,
+        holders,
+        smallTicketChats,
+        Math.min(small, ticketChatsTotal),
+        Math.min(small, ticketChatsTotal) - smallTicketChats,
+        ticketsPer,
+        900_000,
+      )
     }
     out.buildSeconds = round((sharedNow() - t0) / 1000, 1)
     let dbsize = 0
@@ -243,14 +323,21 @@ export async function runScale(o, log) {
     ]) {
       const r = await measureCli(nodes, base, args, label)
       out.cli.push(r)
-      log(`  ${o.layout}: ${label}: ${r.status === 'ok' ? `${r.ms} ms, ${r.redisCommands} Redis commands${r.items !== null ? `, ${r.items} items` : ''}` : `${r.status} (${r.note})`}`)
+      log(
+        `  ${o.layout}: ${label}: ${r.status === 'ok' ? `${r.ms} ms, ${r.redisCommands} Redis commands${r.items !== null ? `, ${r.items} items` : ''}` : `${r.status} (${r.note})`}`,
+      )
     }
     out.watch.large = { chats: o.chats, ...(await measureWatch(nodes, base, o.refreshes)) }
-    log(`  ${o.layout}: dashboard at ${o.chats} chats: ${out.watch.large.status === 'ok' ? `${out.watch.large.commandsPerRefresh} commands/refresh` : out.watch.large.status}`)
+    log(
+      `  ${o.layout}: dashboard at ${o.chats} chats: ${out.watch.large.status === 'ok' ? `${out.watch.large.commandsPerRefresh} commands/refresh` : out.watch.large.status}`,
+    )
   } finally {
     for (const c of replicas) await c.stop().catch(() => {})
     writer.disconnect()
-    for (const n of nodes) { await n.flushall().catch(() => {}); n.disconnect() }
+    for (const n of nodes) {
+      await n.flushall().catch(() => {})
+      n.disconnect()
+    }
   }
   return out
 }

@@ -15,10 +15,22 @@ const WORKER = fileURLToPath(new URL('../workers/turn-worker.js', import.meta.ur
 function once(child, type) {
   return new Promise((resolve, reject) => {
     const onMsg = (m) => {
-      if (m.type === type) { cleanup(); resolve(m) } else if (m.type === 'error') { cleanup(); reject(new Error(m.error)) }
+      if (m.type === type) {
+        cleanup()
+        resolve(m)
+      } else if (m.type === 'error') {
+        cleanup()
+        reject(new Error(m.error))
+      }
     }
-    const onExit = (code) => { cleanup(); reject(new Error(`worker exited (${code}) before '${type}'`)) }
-    const cleanup = () => { child.off('message', onMsg); child.off('exit', onExit) }
+    const onExit = (code) => {
+      cleanup()
+      reject(new Error(`worker exited (${code}) before '${type}'`))
+    }
+    const cleanup = () => {
+      child.off('message', onMsg)
+      child.off('exit', onExit)
+    }
     child.on('message', onMsg)
     child.on('exit', onExit)
   })
@@ -54,7 +66,10 @@ function analyse(perWorker, cfg) {
       list.sort((a, b) => a[0] - b[0])
       let maxSeq = 0
       const seqs = list.map(([, s]) => s)
-      for (const s of seqs) { if (s < maxSeq) outOfOrder++; else maxSeq = s }
+      for (const s of seqs) {
+        if (s < maxSeq) outOfOrder++
+        else maxSeq = s
+      }
       invertedPairs += inversions(seqs)
     }
   }
@@ -102,11 +117,13 @@ async function runScenario(url, admin, cfg, log) {
   try {
     const perWorker = Math.ceil(cfg.messages / cfg.replicas)
     const base = { ...cfg, url, messages: perWorker }
-    await Promise.all(workers.map((w, i) => {
-      const p = once(w, 'ready')
-      w.send({ type: 'setup', cfg: { ...base, replica: i, seed: cfg.seed + i * 101 } })
-      return p
-    }))
+    await Promise.all(
+      workers.map((w, i) => {
+        const p = once(w, 'ready')
+        w.send({ type: 'setup', cfg: { ...base, replica: i, seed: cfg.seed + i * 101 } })
+        return p
+      }),
+    )
     const cpuBefore = redisCpuUs(await admin.info('cpu'))
     const before = parseCommandStats(await admin.info('commandstats'))
     const done = workers.map((w) => once(w, 'done'))
@@ -136,7 +153,9 @@ async function runScenario(url, admin, cfg, log) {
       serverCommands: server,
     }
     if (cfg.pattern === 'hot1' && cfg.workMs > 0 && a.holdMs.mean) out.holdBoundPct = round((100 * out.msgPerS) / (1000 / a.holdMs.mean), 1)
-    log(`  ${cfg.pattern.padEnd(7)} W=${cfg.workMs} ${cfg.adapter.padEnd(9)} ${String(out.msgPerS).padStart(8)} msg/s  acq p99 ${out.acquireMs.p99} ms  gap p50 ${out.handoffGapMs.p50}  rt/msg ${out.roundTripsPerMsg}  overlaps ${out.overlaps}  order ${out.outOfOrder}/${out.invertedPairs}${errors ? `  errors ${errors}` : ''}`)
+    log(
+      `  ${cfg.pattern.padEnd(7)} W=${cfg.workMs} ${cfg.adapter.padEnd(9)} ${String(out.msgPerS).padStart(8)} msg/s  acq p99 ${out.acquireMs.p99} ms  gap p50 ${out.handoffGapMs.p50}  rt/msg ${out.roundTripsPerMsg}  overlaps ${out.overlaps}  order ${out.outOfOrder}/${out.invertedPairs}${errors ? `  errors ${errors}` : ''}`,
+    )
     return out
   } finally {
     for (const w of workers) if (w.exitCode === null && w.signalCode === null) w.kill('SIGKILL')
@@ -153,12 +172,21 @@ export async function runTurns(o, log) {
       for (const workMs of o.works) {
         for (const adapter of o.adapters.filter((a) => ADAPTERS.includes(a))) {
           const cfg = {
-            adapter, pattern, workMs,
-            replicas: o.replicas, inflight: o.inflight, chats: pattern === 'hot1' ? 1 : o.chats,
-            messages: o.messages, maxSeconds: o.maxSeconds,
+            adapter,
+            pattern,
+            workMs,
+            replicas: o.replicas,
+            inflight: o.inflight,
+            chats: pattern === 'hot1' ? 1 : o.chats,
+            messages: o.messages,
+            maxSeconds: o.maxSeconds,
             prefix: `bt-${adapter}-${pattern}-w${workMs}`,
-            leaseMs: o.leaseMs, peerTtlMs: o.peerTtlMs, retryMs: o.retryMs, waitMs: 120_000,
-            warmup: o.warmup, seed: 12345,
+            leaseMs: o.leaseMs,
+            peerTtlMs: o.peerTtlMs,
+            retryMs: o.retryMs,
+            waitMs: 120_000,
+            warmup: o.warmup,
+            seed: 12345,
           }
           scenarios.push(await runScenario(o.url, admin, cfg, log))
           await admin.flushall()

@@ -26,7 +26,11 @@ export async function createAdapter(name, o) {
     case 'botmesh': {
       const { RedisCoordinator } = await import('../../dist/src/index.js')
       const coordinator = new RedisCoordinator({
-        url: o.url, prefix: o.prefix, leaseMs: o.leaseMs, replicaId: `bench-${o.replica}`, turnWaitMs: o.waitMs,
+        url: o.url,
+        prefix: o.prefix,
+        leaseMs: o.leaseMs,
+        replicaId: `bench-${o.replica}`,
+        turnWaitMs: o.waitMs,
       })
       coordinator.on('coordination:warning', () => {})
       await coordinator.start()

@@ -64,7 +64,14 @@ process.on('message', async (msg) => {
       adapter = await createAdapter(cfg.adapter, cfg)
       // Warm up (JIT, script cache, connections) on chats the measured run never uses.
       const warmRand = mulberry32(cfg.seed + 7)
-      await runLoop(adapter, { ...cfg, workMs: 0 }, (c) => `warm:${cfg.replica}:${c}`, cfg.warmup, Infinity, () => Math.floor(warmRand() * 50))
+      await runLoop(
+        adapter,
+        { ...cfg, workMs: 0 },
+        (c) => `warm:${cfg.replica}:${c}`,
+        cfg.warmup,
+        Infinity,
+        () => Math.floor(warmRand() * 50),
+      )
       process.send({ type: 'ready' })
     } else if (msg.type === 'go') {
       const cfg = msg.cfg
@@ -73,7 +80,15 @@ process.on('message', async (msg) => {
       const pick = chatPicker(cfg.pattern, cfg.chats, mulberry32(cfg.seed))
       const { records, errors } = await runLoop(adapter, cfg, (c) => `chat:${c}`, cfg.messages, sharedNow() + cfg.maxSeconds * 1000, pick)
       const cpu = process.cpuUsage(cpu0)
-      process.send({ type: 'done', cpuUs: cpu.user + cpu.system, records, fields: FIELDS, errors: errors.slice(0, 20), errorCount: errors.length, commands: commandCounts() })
+      process.send({
+        type: 'done',
+        cpuUs: cpu.user + cpu.system,
+        records,
+        fields: FIELDS,
+        errors: errors.slice(0, 20),
+        errorCount: errors.length,
+        commands: commandCounts(),
+      })
     } else if (msg.type === 'close') {
       await Promise.race([adapter?.close(), sleep(5000)])
       process.exit(0)

@@ -69,7 +69,10 @@ export function readDemoState(prefix: string): DemoState | null {
 /** Send one request to the demo running on this prefix. */
 export async function request(prefix: string, req: ControlRequest, timeoutMs = 10_000): Promise<ControlReply> {
   const state = readDemoState(prefix)
-  if (!state) throw notFound(`no demo running with prefix ${prefix} (start one with: botmesh-coord demo${prefix === 'demo' ? '' : ` --prefix ${prefix}`})`)
+  if (!state)
+    throw notFound(
+      `no demo running with prefix ${prefix} (start one with: botmesh-coord demo${prefix === 'demo' ? '' : ` --prefix ${prefix}`})`,
+    )
   return new Promise<ControlReply>((resolve, reject) => {
     const sock = createConnection(state.socket)
     let buf = ''

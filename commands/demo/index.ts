@@ -95,7 +95,8 @@ async function runDemo(cmd: Command, flags: DemoFlags): Promise<number> {
   const replicas = positiveInt('replicas', flags.replicas, 20)
   const chats = positiveInt('chats', flags.chats, 10_000)
   const rate = Number(flags.rate)
-  if (!Number.isFinite(rate) || rate <= 0 || rate > 2000) throw usage(`--rate must be a number of messages per second from 0 to 2000, not ${flags.rate}`)
+  if (!Number.isFinite(rate) || rate <= 0 || rate > 2000)
+    throw usage(`--rate must be a number of messages per second from 0 to 2000, not ${flags.rate}`)
   const leaseMs = ms('lease-ms', flags.leaseMs)
   const providerDownMs = ms('provider-down-ms', flags.providerDownMs)
   const durationS = flags.duration === undefined ? null : Number(flags.duration)
@@ -111,7 +112,10 @@ async function runDemo(cmd: Command, flags: DemoFlags): Promise<number> {
   else {
     const bin = findOnPath('redis-server')
     if (urlSource === 'cli' || urlSource === 'env') {
-      throw new CliError(`no Redis answers at ${maskUrl(url)} (${probe.error}); the demo starts its own redis-server only when --url / REDIS_URL is not set`, EXIT.unreachable)
+      throw new CliError(
+        `no Redis answers at ${maskUrl(url)} (${probe.error}); the demo starts its own redis-server only when --url / REDIS_URL is not set`,
+        EXIT.unreachable,
+      )
     }
     if (!bin) {
       throw new CliError(
@@ -166,9 +170,15 @@ async function runDemo(cmd: Command, flags: DemoFlags): Promise<number> {
     out(JSON.stringify({ schemaVersion: SCHEMA_VERSION, kind: 'demo-start', ...st, url: maskUrl(url), pids: demo.pids() }))
   } else {
     const where = throwaway ? `a throwaway redis-server at ${url} (pid ${throwaway.pid})` : maskUrl(url)
-    out(`${c.bold('botmesh-coord demo')}: ${replicas} replicas on ${where}, prefix ${prefix}, lease ${formatMs(leaseMs)}, ${rate} msg/s over ${chats} chats`)
+    out(
+      `${c.bold('botmesh-coord demo')}: ${replicas} replicas on ${where}, prefix ${prefix}, lease ${formatMs(leaseMs)}, ${rate} msg/s over ${chats} chats`,
+    )
     for (const r of st.replicas) out(`  ${r.replicaId}  pid ${r.pid}  log ${r.log}`)
-    out(c.dim(`rehearse from another terminal: botmesh-coord${p} demo kill r2 | freeze r2 8 | start r2 | close-transport | open-transport | yield`))
+    out(
+      c.dim(
+        `rehearse from another terminal: botmesh-coord${p} demo kill r2 | freeze r2 8 | start r2 | close-transport | open-transport | yield`,
+      ),
+    )
     out(c.dim(`look with: botmesh-coord --url ${maskUrl(url)} --prefix ${prefix} replicas ls      Ctrl-C stops everything`))
   }
 
@@ -183,7 +193,9 @@ async function runDemo(cmd: Command, flags: DemoFlags): Promise<number> {
   let dashboardDone = false
   if (dashboard) {
     await Promise.race([
-      dashboard({ url, prefix, layout, logFiles: demo.logs, color: g.color, demo: { control: (req) => demo.control(req) } }).finally(() => (dashboardDone = true)),
+      dashboard({ url, prefix, layout, logFiles: demo.logs, color: g.color, demo: { control: (req) => demo.control(req) } }).finally(
+        () => (dashboardDone = true),
+      ),
       stopped,
     ])
   } else {
@@ -223,7 +235,8 @@ function rehearsal(name: string, description: string, build: (args: string[], op
       async (_ctx, ...args: unknown[]) => {
         const positional = args.slice(0, -1).map(String) // commander passes the arguments, then the options
         const reply = await request(demoPrefix(cmd), build(positional, cmd.opts()))
-        if (globalOptions(cmd).json) process.stdout.write(`${JSON.stringify({ schemaVersion: SCHEMA_VERSION, kind: `demo-${name}`, ...reply })}\n`)
+        if (globalOptions(cmd).json)
+          process.stdout.write(`${JSON.stringify({ schemaVersion: SCHEMA_VERSION, kind: `demo-${name}`, ...reply })}\n`)
         else if (reply.state) printStatus(reply)
         else process.stdout.write(`${reply.message}\n`)
         return reply.ok ? EXIT.ok : EXIT.conflict
@@ -265,7 +278,12 @@ stops it on exit. The prefix is "demo" unless --prefix is given. Rehearse from a
     )
   demo.action(run(async (_ctx, flags: DemoFlags) => runDemo(demo, flags), { connect: false }))
 
-  demo.addCommand(rehearsal('kill', 'SIGKILL a replica of the running demo', ([replica]) => ({ cmd: 'kill', replica })).argument('<replica>', 'r1, r2, …'))
+  demo.addCommand(
+    rehearsal('kill', 'SIGKILL a replica of the running demo', ([replica]) => ({ cmd: 'kill', replica })).argument(
+      '<replica>',
+      'r1, r2, …',
+    ),
+  )
   demo.addCommand(
     rehearsal('freeze', 'SIGSTOP a replica for some seconds, then SIGCONT', ([replica, seconds]) => {
       const s = Number(seconds)
@@ -275,7 +293,12 @@ stops it on exit. The prefix is "demo" unless --prefix is given. Rehearse from a
       .argument('<replica>', 'r1, r2, …')
       .argument('<seconds>', 'how long'),
   )
-  demo.addCommand(rehearsal('start', 'start a stopped or killed replica again (new incarnation)', ([replica]) => ({ cmd: 'start', replica })).argument('<replica>', 'r1, r2, …'))
+  demo.addCommand(
+    rehearsal('start', 'start a stopped or killed replica again (new incarnation)', ([replica]) => ({ cmd: 'start', replica })).argument(
+      '<replica>',
+      'r1, r2, …',
+    ),
+  )
   demo.addCommand(rehearsal('close-transport', `close the transport of ${PROVIDER} on its leader`, () => ({ cmd: 'close-transport' })))
   demo.addCommand(rehearsal('open-transport', 'reopen a closed transport', () => ({ cmd: 'open-transport' })))
   demo.addCommand(

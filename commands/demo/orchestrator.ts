@@ -56,7 +56,14 @@ export interface Summary {
   t: string
   elapsedMs: number
   messages: { sent: number; handled: number; failed: number; lost: number; perSecond: number }
-  replicas: Array<{ replicaId: string; pid: number | null; state: ReplicaState; incarnation: string | null; handled: number; failed: number }>
+  replicas: Array<{
+    replicaId: string
+    pid: number | null
+    state: ReplicaState
+    incarnation: string | null
+    handled: number
+    failed: number
+  }>
   provider: { name: string; leader: string | null; fence: number | null; standbys: string[] }
   lock: { key: string; holder: string | null; fence: number | null }
   leaseLosses: number
@@ -160,12 +167,18 @@ export class Demo {
       process.execPath,
       [
         this.program,
-        '--url', o.url,
-        '--prefix', o.prefix,
-        '--layout', o.layout,
-        '--replica-id', r.id,
-        '--lease-ms', String(o.leaseMs),
-        '--provider-down-ms', String(o.providerDownMs),
+        '--url',
+        o.url,
+        '--prefix',
+        o.prefix,
+        '--layout',
+        o.layout,
+        '--replica-id',
+        r.id,
+        '--lease-ms',
+        String(o.leaseMs),
+        '--provider-down-ms',
+        String(o.providerDownMs),
       ],
       { stdio: ['ignore', fd, fd, 'ipc'], detached: true, env: { ...process.env, NO_COLOR: '1' } },
     )
@@ -269,7 +282,10 @@ export class Demo {
         const r = this.replica(req.replica)
         if (!r.child || !r.pid) return { ok: false, message: `${r.id} is not running (${r.state})` }
         process.kill(r.pid, 'SIGKILL')
-        return { ok: true, message: `killed ${r.id} (pid ${r.pid}) with SIGKILL: its leases expire within ${formatDuration(this.opts.leaseMs)}` }
+        return {
+          ok: true,
+          message: `killed ${r.id} (pid ${r.pid}) with SIGKILL: its leases expire within ${formatDuration(this.opts.leaseMs)}`,
+        }
       }
       case 'freeze': {
         const r = this.replica(req.replica)
@@ -290,7 +306,10 @@ export class Demo {
           this.writeState()
         }, seconds * 1000)
         this.writeState()
-        const note = seconds * 1000 > this.opts.leaseMs * 0.9 ? 'longer than the lease: it drops its turns and leads when it wakes' : 'within the lease'
+        const note =
+          seconds * 1000 > this.opts.leaseMs * 0.9
+            ? 'longer than the lease: it drops its turns and leads when it wakes'
+            : 'within the lease'
         return { ok: true, message: `froze ${r.id} (pid ${pid}) for ${seconds}s (${note})` }
       }
       case 'start': {
@@ -298,7 +317,10 @@ export class Demo {
         if (r.child) return { ok: false, message: `${r.id} is already running (pid ${r.pid})` }
         await this.spawnReplica(r)
         this.writeState()
-        return { ok: true, message: `started ${r.id} again (pid ${r.pid}, incarnation ${r.incarnation ?? '?'}): a new incarnation inherits nothing` }
+        return {
+          ok: true,
+          message: `started ${r.id} again (pid ${r.pid}, incarnation ${r.incarnation ?? '?'}): a new incarnation inherits nothing`,
+        }
       }
       case 'close-transport': {
         const l = await this.leader()
@@ -316,7 +338,10 @@ export class Demo {
       case 'yield': {
         const res = await this.admin.requestYield(PROVIDER, { by: 'botmesh-coord demo', target: req.to ?? null })
         if (res.status === 'requested') {
-          return { ok: true, message: `asked ${res.leader.replicaId} (fence ${res.fence}) to yield ${PROVIDER}${req.to ? ` to ${req.to}` : ''}` }
+          return {
+            ok: true,
+            message: `asked ${res.leader.replicaId} (fence ${res.fence}) to yield ${PROVIDER}${req.to ? ` to ${req.to}` : ''}`,
+          }
         }
         const why = {
           'no-leader': `nobody leads ${PROVIDER} right now`,
@@ -378,7 +403,13 @@ export class Demo {
       socket: this.paths.socket,
       startedAt: this.startedAt,
       redis: this.opts.redis ? { pid: this.opts.redis.pid, port: this.opts.redis.port, dir: this.opts.redis.dir } : null,
-      replicas: [...this.replicas.values()].map((r) => ({ replicaId: r.id, pid: r.child ? r.pid : null, state: r.state, log: r.log, incarnation: r.incarnation })),
+      replicas: [...this.replicas.values()].map((r) => ({
+        replicaId: r.id,
+        pid: r.child ? r.pid : null,
+        state: r.state,
+        log: r.log,
+        incarnation: r.incarnation,
+      })),
     }
   }
 

@@ -180,7 +180,10 @@ const FLOWS: Record<string, Flow> = {
 }
 
 function fingerprint(flow: Flow): string {
-  return createHash('sha256').update(JSON.stringify([config.flowVersion, flow])).digest('hex').slice(0, 12)
+  return createHash('sha256')
+    .update(JSON.stringify([config.flowVersion, flow]))
+    .digest('hex')
+    .slice(0, 12)
 }
 
 /** A flow this replica runs for a chat: where it waits, its state, and the checkpoint revision to chain on. */
@@ -486,8 +489,10 @@ type Control = { type: 'message'; chat: string; seq: number; text: string } | { 
 
 process.on('message', (m: Control) => {
   if (m.type === 'message') receive(m)
-  else if (m.type === 'transport') (m.open ? transport.reopen() : transport.close())
-  else if (m.type === 'stop') void shutdown('orchestrator')
+  else if (m.type === 'transport') {
+    if (m.open) transport.reopen()
+    else transport.close()
+  } else if (m.type === 'stop') void shutdown('orchestrator')
 })
 // The orchestrator went away (killed): no load balancer, no reason to run; stop in order.
 process.on('disconnect', () => void shutdown('orchestrator gone'))
@@ -495,7 +500,7 @@ process.on('disconnect', () => void shutdown('orchestrator gone'))
 // ------------------------------------------------------------------ start
 
 let ownTraffic: NodeJS.Timeout | null = null
-let jobTimer: NodeJS.Timeout
+let jobTimer: NodeJS.Timeout | undefined = undefined
 try {
   await coordinator.start()
 } catch (err) {
@@ -510,8 +515,11 @@ void digestJob()
 if (!process.send) {
   // Run by hand: no load balancer in front, so make up traffic (chat:1 and chat:2 are hot).
   let seq = 0
-  ownTraffic = setInterval(() => {
-    const n = Math.random() < 0.4 ? 1 + (seq % 2) : 1 + Math.floor(Math.random() * config.chats)
-    receive({ chat: `chat:${n}`, seq: ++seq, text: `m${seq}` })
-  }, Math.max(10, Math.round(1000 / Math.max(0.1, config.rate))))
+  ownTraffic = setInterval(
+    () => {
+      const n = Math.random() < 0.4 ? 1 + (seq % 2) : 1 + Math.floor(Math.random() * config.chats)
+      receive({ chat: `chat:${n}`, seq: ++seq, text: `m${seq}` })
+    },
+    Math.max(10, Math.round(1000 / Math.max(0.1, config.rate))),
+  )
 }

@@ -1,11 +1,5 @@
 import { CommanderError } from 'commander'
-import {
-  ConfigurationError,
-  CoordinationUnavailableError,
-  CorruptStateError,
-  InvalidIdError,
-  maskUrl,
-} from '../../src/index.js'
+import { ConfigurationError, CoordinationUnavailableError, CorruptStateError, InvalidIdError, maskUrl } from '../../src/index.js'
 import { EXIT, type ExitCode } from './exit-codes.js'
 
 /** An error the CLI raises on purpose: its message is the one line printed, with its exit code. */
@@ -48,7 +42,12 @@ export function describeError(err: unknown, ctx: { url?: string; secrets?: strin
   }
   if (err instanceof InvalidIdError || err instanceof ConfigurationError) return { line: scrub(msg, secrets), code: EXIT.usage }
   if (err instanceof CorruptStateError) return { line: scrub(msg, secrets), code: EXIT.corrupt }
-  if (err instanceof CoordinationUnavailableError || /ECONNREFUSED|ETIMEDOUT|ENOTFOUND|EHOSTUNREACH|Connection is closed|connect ETIMEDOUT|Stream isn't writeable|certificate|SSL|TLS|EPROTO|ECONNRESET|None of startup nodes|Failed to refresh slots|did not answer/i.test(msg)) {
+  if (
+    err instanceof CoordinationUnavailableError ||
+    /ECONNREFUSED|ETIMEDOUT|ENOTFOUND|EHOSTUNREACH|Connection is closed|connect ETIMEDOUT|Stream isn't writeable|certificate|SSL|TLS|EPROTO|ECONNRESET|None of startup nodes|Failed to refresh slots|did not answer/i.test(
+      msg,
+    )
+  ) {
     return { line: `Redis unreachable${where}: ${scrub(shortNetError(msg), secrets)}`, code: EXIT.unreachable }
   }
   return { line: scrub(`unexpected error: ${msg}`, secrets), code: EXIT.internal }

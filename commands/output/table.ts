@@ -6,11 +6,27 @@ export function table(head: string[], rows: Array<Array<string | number>>): stri
     head,
     style: { head: [], border: [], compact: true, 'padding-left': 0, 'padding-right': 2 },
     chars: {
-      top: '', 'top-mid': '', 'top-left': '', 'top-right': '',
-      bottom: '', 'bottom-mid': '', 'bottom-left': '', 'bottom-right': '',
-      left: '', 'left-mid': '', mid: '', 'mid-mid': '', right: '', 'right-mid': '', middle: '',
+      top: '',
+      'top-mid': '',
+      'top-left': '',
+      'top-right': '',
+      bottom: '',
+      'bottom-mid': '',
+      'bottom-left': '',
+      'bottom-right': '',
+      left: '',
+      'left-mid': '',
+      mid: '',
+      'mid-mid': '',
+      right: '',
+      'right-mid': '',
+      middle: '',
     },
   })
   for (const r of rows) t.push(r.map((c) => String(c)))
-  return t.toString().split('\n').map((l) => l.trimEnd()).join('\n')
+  return t
+    .toString()
+    .split('\n')
+    .map((l) => l.trimEnd())
+    .join('\n')
 }

@@ -19,10 +19,12 @@ interface InspectOptions {
 export async function collectChat(ctx: Context, key: string, o: InspectOptions) {
   const [detail, replicas] = await Promise.all([ctx.reader.chat(key), ctx.reader.liveReplicas()])
   const chat = chatView(detail, replicas.items, key)
-  if (!chat.exists) throw notFound(`no chat ${JSON.stringify(key)} under prefix ${ctx.keys.prefix} (no turn, queue, checkpoint or handover marker)`)
-  const explain = o.explain || o.fingerprint !== undefined
-    ? explainChat(chat, { fingerprint: o.fingerprint, turnWaitMs: durationOption(o.turnWait, '--turn-wait') })
-    : undefined
+  if (!chat.exists)
+    throw notFound(`no chat ${JSON.stringify(key)} under prefix ${ctx.keys.prefix} (no turn, queue, checkpoint or handover marker)`)
+  const explain =
+    o.explain || o.fingerprint !== undefined
+      ? explainChat(chat, { fingerprint: o.fingerprint, turnWaitMs: durationOption(o.turnWait, '--turn-wait') })
+      : undefined
   return { nowMs: detail.nowMs, chat, ...(explain ? { explain } : {}), corrupt: replicas.corrupt }
 }
 
@@ -31,7 +33,12 @@ const sev = (ctx: Context, f: Finding) =>
 
 export function printExplanation(ctx: Context, e: Explanation): void {
   const { c } = ctx
-  const head = e.verdict === 'stuck' ? c.red.bold('STUCK') : e.verdict === 'attention' ? c.yellow.bold('ATTENTION') : c.green.bold(e.verdict.toUpperCase())
+  const head =
+    e.verdict === 'stuck'
+      ? c.red.bold('STUCK')
+      : e.verdict === 'attention'
+        ? c.yellow.bold('ATTENTION')
+        : c.green.bold(e.verdict.toUpperCase())
   ctx.out(`\n${c.dim('verdict')}  ${head}  ${e.summary}`)
   for (const f of e.findings) {
     ctx.out(`  ${sev(ctx, f)} ${c.dim(`[${f.code}]`)} ${f.message}`)
@@ -46,7 +53,10 @@ export function printChat(ctx: Context, data: { chat: ChatView; explain?: Explan
   kv('chat', c.bold(v.key))
   const h = v.holder
   if (h) {
-    kv('holder', `${h.replicaId} ${c.dim(h.incarnation)} ${h.alive ? c.green('alive') : c.red(h.status === 'stale' ? 'restarted (stale incarnation)' : 'no heartbeat')}`)
+    kv(
+      'holder',
+      `${h.replicaId} ${c.dim(h.incarnation)} ${h.alive ? c.green('alive') : c.red(h.status === 'stale' ? 'restarted (stale incarnation)' : 'no heartbeat')}`,
+    )
     kv('ticket', h.ticket)
     kv('fence', v.fence ?? '-')
     kv('lease left', (v.expiresInMs ?? 0) <= 0 ? c.red(leftMs(v.expiresInMs)) : leftMs(v.expiresInMs))
@@ -55,7 +65,10 @@ export function printChat(ctx: Context, data: { chat: ChatView; explain?: Explan
     kv('holder', c.dim('(none)'))
     kv('fence', v.fence ?? '-')
   }
-  kv('previous holder', v.previousHolder ? `${v.previousHolder.replicaId} ${c.dim(v.previousHolder.incarnation)}` : c.dim('(none: new chat)'))
+  kv(
+    'previous holder',
+    v.previousHolder ? `${v.previousHolder.replicaId} ${c.dim(v.previousHolder.incarnation)}` : c.dim('(none: new chat)'),
+  )
   kv('tickets', `last issued ${v.lastTicket}, ${v.skippedTickets} dead skipped`)
   if (v.tickets.length) {
     ctx.out(`\n${c.dim(`queue (${v.tickets.length}, in grant order)`)}`)
@@ -78,7 +91,10 @@ export function printChat(ctx: Context, data: { chat: ChatView; explain?: Explan
   else kv('checkpoint', c.dim('(none)'))
   if (v.handover) {
     const m = v.handover
-    kv('handover', `${c.bold(m.name)} by ${m.replicaId} ${c.dim(m.incarnation.slice(0, 8))} ${m.ownerAlive ? c.green('alive') : c.red('gone')}, waiting ${dur(m.waitingForMs)}`)
+    kv(
+      'handover',
+      `${c.bold(m.name)} by ${m.replicaId} ${c.dim(m.incarnation.slice(0, 8))} ${m.ownerAlive ? c.green('alive') : c.red('gone')}, waiting ${dur(m.waitingForMs)}`,
+    )
   } else kv('handover', c.dim('(none)'))
   if (data.explain) printExplanation(ctx, data.explain)
 }
@@ -86,10 +102,15 @@ export function printChat(ctx: Context, data: { chat: ChatView; explain?: Explan
 export function chatInspect(): Command {
   return new Command('inspect')
     .alias('show')
-    .description('one chat whole: holder, fence, previous holder, queue tickets, checkpoint, handover marker; --explain says why it is stuck')
+    .description(
+      'one chat whole: holder, fence, previous holder, queue tickets, checkpoint, handover marker; --explain says why it is stuck',
+    )
     .argument('<key>', 'the chat key exactly as the runtime passed it to acquireTurn (e.g. chat:42)')
     .option('--explain', 'a verdict: stuck or not, and why (dead holder, dead head ticket, checkpoint fences, …) with the fix')
-    .option('--fingerprint <hash>', "your flow's current fingerprint: reports an ephemeral checkpoint written by another flow version (implies --explain)")
+    .option(
+      '--fingerprint <hash>',
+      "your flow's current fingerprint: reports an ephemeral checkpoint written by another flow version (implies --explain)",
+    )
     .option('--turn-wait <duration>', "the runtime's turnWaitMs, for the slow-holder check", '2m')
     .addHelpText(
       'after',

@@ -54,7 +54,10 @@ export function formatCheckpoint(ctx: Context, r: CheckpointRow, state?: { state
   const { c } = ctx
   const kv = (k: string, val: string | number) => ctx.out(`${c.dim(k.padEnd(16))}${val}`)
   kv('checkpoint', `${c.bold(r.flow)} at step ${c.bold(r.step)}, revision ${r.revision}`)
-  kv('  written by', r.replicaId ? `${r.replicaId} ${c.dim(r.incarnation ?? '')} ${r.ownerAlive ? c.green('alive') : c.dim('gone')}` : c.dim('(unknown)'))
+  kv(
+    '  written by',
+    r.replicaId ? `${r.replicaId} ${c.dim(r.incarnation ?? '')} ${r.ownerAlive ? c.green('alive') : c.dim('gone')}` : c.dim('(unknown)'),
+  )
   kv('  owner fence', r.fence ?? c.dim('(unfenced write)'))
   kv('  updated', agoMs(r.updatedAgoMs))
   if (r.ephemeral) kv('  ephemeral', `ttl ${dur(r.ttlMs)}, expires in ${leftMs(r.expiresInMs)}, fingerprint ${r.fingerprint}`)
@@ -74,7 +77,10 @@ export function checkpointsLs(): Command {
     .option('--persistent', 'only persistent checkpoints')
     .option('--flow <name>', 'only checkpoints of this flow')
     .addOption(limitOption())
-    .addHelpText('after', examples('botmesh-coord --prefix shop checkpoints ls', 'botmesh-coord --prefix shop checkpoints ls --ephemeral --flow order --json'))
+    .addHelpText(
+      'after',
+      examples('botmesh-coord --prefix shop checkpoints ls', 'botmesh-coord --prefix shop checkpoints ls --ephemeral --flow order --json'),
+    )
     .action(
       run(async (ctx, o: CheckpointsLsOptions) => {
         const data = await collectCheckpoints(ctx, o)
@@ -101,7 +107,13 @@ export function checkpointInspect(): Command {
     .alias('show')
     .description('one checkpoint whole: flow, step, revision, owner and fence, TTL and fingerprint, its state and saved answer')
     .argument('<key>', 'the chat key the checkpoint belongs to (as the runtime passed it)')
-    .addHelpText('after', examples('botmesh-coord --prefix shop checkpoint inspect chat:42', 'botmesh-coord --prefix shop checkpoint inspect chat:42 --json | jq .checkpoint.state'))
+    .addHelpText(
+      'after',
+      examples(
+        'botmesh-coord --prefix shop checkpoint inspect chat:42',
+        'botmesh-coord --prefix shop checkpoint inspect chat:42 --json | jq .checkpoint.state',
+      ),
+    )
     .action(
       run(async (ctx, key: string) => {
         const data = await collectCheckpoint(ctx, key)

@@ -66,7 +66,9 @@ const skipped = (id: string, what: string, refused: string, grant: string): Chec
   fix: `grant the ACL user ${grant} to run this check`,
 })
 
-export async function collectDoctor(ctx: Context): Promise<{ nowMs: number; target: { prefix: string; layout: Layout; masters: number }; checks: Check[] }> {
+export async function collectDoctor(
+  ctx: Context,
+): Promise<{ nowMs: number; target: { prefix: string; layout: Layout; masters: number }; checks: Check[] }> {
   const checks: Check[] = []
   const nowMs = await ctx.reader.now() // also loads a Cluster's slots: masters() is known after it
   const nodes = masters(ctx.redis)
@@ -85,7 +87,12 @@ export async function collectDoctor(ctx: Context): Promise<{ nowMs: number; targ
     const versions = [...new Set(infos.ok.map(([, i]) => infoField(i, 'redis_version')))].join(', ')
     checks.push(
       old.length
-        ? { id: 'redis-version', status: 'fail', detail: `Redis ${old.map(([n, v]) => `${v} on ${nodeName(n)}`).join(', ')}: the scripts need Redis 7.0 or newer`, fix: 'upgrade Redis to 7.x' }
+        ? {
+            id: 'redis-version',
+            status: 'fail',
+            detail: `Redis ${old.map(([n, v]) => `${v} on ${nodeName(n)}`).join(', ')}: the scripts need Redis 7.0 or newer`,
+            fix: 'upgrade Redis to 7.x',
+          }
         : { id: 'redis-version', status: 'ok', detail: `Redis ${versions} on ${nodes.length} master${nodes.length > 1 ? 's' : ''}` },
     )
   }
@@ -108,7 +115,10 @@ export async function collectDoctor(ctx: Context): Promise<{ nowMs: number; targ
 
   if (!infos.refused) {
     const volatile = infos.ok.filter(([, i]) => infoField(i, 'aof_enabled') !== '1')
-    const saves = await perNode(volatile.map(([n]) => n), async (n) => ((await n.config('GET', 'save')) as string[])[1] ?? '')
+    const saves = await perNode(
+      volatile.map(([n]) => n),
+      async (n) => ((await n.config('GET', 'save')) as string[])[1] ?? '',
+    )
     const noDisk = saves.refused ? [] : saves.ok.filter(([, s]) => s.trim() === '')
     checks.push(
       noDisk.length
@@ -132,7 +142,12 @@ export async function collectDoctor(ctx: Context): Promise<{ nowMs: number; targ
     const clusterOn = infos.ok.some(([, i]) => infoField(i, 'cluster_enabled') === '1')
     checks.push(
       replicaNodes.length
-        ? { id: 'failover', status: 'fail', detail: `${replicaNodes.map(([n]) => nodeName(n)).join(', ')} is a read-only replica: replicas cannot coordinate through it`, fix: 'point --url / REDIS_URL at the master' }
+        ? {
+            id: 'failover',
+            status: 'fail',
+            detail: `${replicaNodes.map(([n]) => nodeName(n)).join(', ')} is a read-only replica: replicas cannot coordinate through it`,
+            fix: 'point --url / REDIS_URL at the master',
+          }
         : withReplicas.length || clusterOn
           ? {
               id: 'failover',
@@ -140,11 +155,20 @@ export async function collectDoctor(ctx: Context): Promise<{ nowMs: number; targ
               detail: `${clusterOn ? 'Redis Cluster' : 'replicated master'}: a failover that loses the last writes can grant a lease twice (fences keep growing, so a fenced resource refuses the stale holder)`,
               fix: 'pass turn.fence / lead.fence to what you write; min-replicas-to-write 1 narrows the window',
             }
-          : { id: 'failover', status: 'ok', detail: 'single master without replicas: no failover can lose lease writes (but Redis is a single point of failure)' },
+          : {
+              id: 'failover',
+              status: 'ok',
+              detail: 'single master without replicas: no failover can lose lease writes (but Redis is a single point of failure)',
+            },
     )
     // -- Cluster vs layout
     if (clusterOn && ctx.keys.layout !== 'cluster') {
-      checks.push({ id: 'cluster', status: 'fail', detail: 'the server is a Redis Cluster node but keys are read with the standalone layout', fix: 'drop --layout standalone (auto-detect) or use --layout cluster' })
+      checks.push({
+        id: 'cluster',
+        status: 'fail',
+        detail: 'the server is a Redis Cluster node but keys are read with the standalone layout',
+        fix: 'drop --layout standalone (auto-detect) or use --layout cluster',
+      })
     } else if (clusterOn) {
       const states = await perNode(nodes.slice(0, 1), (n) => n.call('CLUSTER', 'INFO') as Promise<string>)
       if (states.refused) checks.push(skipped('cluster', 'CLUSTER INFO', states.refused, '+cluster|info'))
@@ -153,7 +177,12 @@ export async function collectDoctor(ctx: Context): Promise<{ nowMs: number; targ
         checks.push(
           state === 'ok'
             ? { id: 'cluster', status: 'ok', detail: `cluster_state ok, ${nodes.length} masters scanned` }
-            : { id: 'cluster', status: 'fail', detail: `cluster_state ${state ?? 'unknown'}: some slots have no master`, fix: 'repair the cluster (redis-cli --cluster check / fix)' },
+            : {
+                id: 'cluster',
+                status: 'fail',
+                detail: `cluster_state ${state ?? 'unknown'}: some slots have no master`,
+                fix: 'repair the cluster (redis-cli --cluster check / fix)',
+              },
         )
       }
     }
@@ -179,10 +208,15 @@ export async function collectDoctor(ctx: Context): Promise<{ nowMs: number; targ
       id: 'schema',
       status: 'warn',
       detail: `no schema record under prefix ${ctx.keys.prefix}: no replica has started with it`,
-      fix: 'check --prefix / BOTMESH_PREFIX (the replicas\' prefix option)',
+      fix: "check --prefix / BOTMESH_PREFIX (the replicas' prefix option)",
     })
   } else if (schema.version > SCHEMA_VERSION) {
-    checks.push({ id: 'schema', status: 'fail', detail: `schema ${schema.version} is newer than this release understands (${SCHEMA_VERSION})`, fix: 'upgrade botmesh-coord' })
+    checks.push({
+      id: 'schema',
+      status: 'fail',
+      detail: `schema ${schema.version} is newer than this release understands (${SCHEMA_VERSION})`,
+      fix: 'upgrade botmesh-coord',
+    })
   } else {
     checks.push({ id: 'schema', status: 'ok', detail: `schema ${schema.version}, first written with the ${schema.layout} layout` })
   }
@@ -203,14 +237,24 @@ export async function collectDoctor(ctx: Context): Promise<{ nowMs: number; targ
     })
   } else checks.push({ id: 'layout', status: 'ok', detail: `every key under the prefix uses the ${ctx.keys.layout} layout` })
 
-  const listings: Array<[string, Listing<unknown>]> = [['replica', replicas], ['chat', chats], ['lead', leads], ['lock', locks], ['checkpoint', cps], ['handover', hos]]
+  const listings: Array<[string, Listing<unknown>]> = [
+    ['replica', replicas],
+    ['chat', chats],
+    ['lead', leads],
+    ['lock', locks],
+    ['checkpoint', cps],
+    ['handover', hos],
+  ]
   const corrupt = listings.flatMap(([, l]) => l.corrupt)
   checks.push(
     corrupt.length
       ? {
           id: 'corrupt',
           status: 'fail',
-          detail: `${corrupt.length} corrupt value(s): ${corrupt.slice(0, 3).map((k) => `${k.rawKey} (${k.error.replace(/^corrupt value at Redis key "[^"]*": /, '')})`).join(', ')}`,
+          detail: `${corrupt.length} corrupt value(s): ${corrupt
+            .slice(0, 3)
+            .map((k) => `${k.rawKey} (${k.error.replace(/^corrupt value at Redis key "[^"]*": /, '')})`)
+            .join(', ')}`,
           fix: 'inspect them with redis-cli; something other than botmesh-coord writes under this prefix',
         }
       : { id: 'corrupt', status: 'ok', detail: `${listings.reduce((n, [, l]) => n + l.scanned, 0)} keys scanned, none corrupt` },
@@ -227,7 +271,11 @@ export async function collectDoctor(ctx: Context): Promise<{ nowMs: number; targ
           detail: `clocks off Redis's by more than ${dur(SKEW_WARN_MS)}: ${skewed.map((r) => `${r.replicaId} ${r.clockSkewMs! > 0 ? 'behind' : 'ahead'} ${dur(Math.abs(r.clockSkewMs!))}`).join(', ')}. Leases use Redis's clock, but logs, events and timestamps from that host will not line up`,
           fix: 'run NTP (chrony/systemd-timesyncd) on those hosts; a large value can also be heartbeat latency',
         }
-      : { id: 'clock-skew', status: 'ok', detail: live.length ? `every replica's clock within ${dur(SKEW_WARN_MS)} of Redis's` : 'no live replica to compare' },
+      : {
+          id: 'clock-skew',
+          status: 'ok',
+          detail: live.length ? `every replica's clock within ${dur(SKEW_WARN_MS)} of Redis's` : 'no live replica to compare',
+        },
   )
 
   const stale = staleTickets(chats.items, replicas.items, nowMs)
@@ -236,7 +284,10 @@ export async function collectDoctor(ctx: Context): Promise<{ nowMs: number; targ
       ? {
           id: 'stale-tickets',
           status: 'warn',
-          detail: `${stale.length} queued ticket(s) of replicas that died, restarted or stopped polling: ${stale.slice(0, 3).map((t) => `${t.key}#${t.ticket} (${t.replicaId}, ${t.state})`).join(', ')}${stale.length > 3 ? ', …' : ''}; they are skipped when they reach the head`,
+          detail: `${stale.length} queued ticket(s) of replicas that died, restarted or stopped polling: ${stale
+            .slice(0, 3)
+            .map((t) => `${t.key}#${t.ticket} (${t.replicaId}, ${t.state})`)
+            .join(', ')}${stale.length > 3 ? ', …' : ''}; they are skipped when they reach the head`,
           fix: 'botmesh-coord chat ls --waiting; botmesh-coord chat inspect <key> --explain',
         }
       : { id: 'stale-tickets', status: 'ok', detail: 'no stale tickets' },
@@ -247,7 +298,10 @@ export async function collectDoctor(ctx: Context): Promise<{ nowMs: number; targ
       ? {
           id: 'zombie-leases',
           status: 'warn',
-          detail: `${zombies.length} lease(s) held by a replica without heartbeat, not yet expired: ${zombies.slice(0, 3).map((z) => `${z.kind} ${z.key} (${z.replicaId}, ${dur(z.expiresInMs)} left)`).join(', ')}`,
+          detail: `${zombies.length} lease(s) held by a replica without heartbeat, not yet expired: ${zombies
+            .slice(0, 3)
+            .map((z) => `${z.kind} ${z.key} (${z.replicaId}, ${dur(z.expiresInMs)} left)`)
+            .join(', ')}`,
           fix: 'they expire by themselves; to act now: botmesh-coord replica evict <id> / chat release <key>',
         }
       : { id: 'zombie-leases', status: 'ok', detail: 'every lease holder beats' },
@@ -256,7 +310,8 @@ export async function collectDoctor(ctx: Context): Promise<{ nowMs: number; targ
 }
 
 function replicaCheck(live: ReplicaSnapshot[]): Check {
-  if (live.length === 0) return { id: 'replicas', status: 'warn', detail: 'no live replica under this prefix', fix: 'check --prefix, or whether the bot runs' }
+  if (live.length === 0)
+    return { id: 'replicas', status: 'warn', detail: 'no live replica under this prefix', fix: 'check --prefix, or whether the bot runs' }
   const leaseMs = new Set(live.map((r) => r.info.leaseMs))
   const versions = new Set(live.map((r) => r.info.version))
   if (leaseMs.size > 1) {

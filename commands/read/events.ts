@@ -56,7 +56,15 @@ function matches(o: EventsOptions, r: EventRow): boolean {
 function rowsText(ctx: Context, rows: EventRow[], nowMs: number, header: boolean): string {
   const { c } = ctx
   const colour = (t: string) =>
-    t === 'lease-lost' ? c.red(t) : t === 'leader' ? c.green(t) : t === 'follower' || t === 'replica-stop' ? c.yellow(t) : t.startsWith('admin') ? c.magenta(t) : t
+    t === 'lease-lost'
+      ? c.red(t)
+      : t === 'leader'
+        ? c.green(t)
+        : t === 'follower' || t === 'replica-stop'
+          ? c.yellow(t)
+          : t.startsWith('admin')
+            ? c.magenta(t)
+            : t
   const t = table(
     ['WHEN', 'TYPE', 'REPLICA', 'INCARNATION', 'DETAIL'].map((h) => c.dim(h)),
     rows.map((r) => [agoMs(nowMs - r.atMs), colour(r.type), r.replicaId ?? '-', r.incarnation?.slice(0, 8) ?? '-', eventDetail(r.event)]),
@@ -66,19 +74,30 @@ function rowsText(ctx: Context, rows: EventRow[], nowMs: number, header: boolean
 
 export function eventsCommand(): Command {
   return new Command('events')
-    .description('recent coordination events (replica start/stop, leader changes, yields, lease losses, handovers) and the audit trail of interventions')
-    .option('-n, --count <n>', 'how many recent events', (v) => {
-      const n = Number(v)
-      if (!Number.isInteger(n) || n <= 0 || n > 10_000) throw new InvalidArgumentError('a whole number from 1 to 10000 is expected')
-      return n
-    }, 50)
+    .description(
+      'recent coordination events (replica start/stop, leader changes, yields, lease losses, handovers) and the audit trail of interventions',
+    )
+    .option(
+      '-n, --count <n>',
+      'how many recent events',
+      (v) => {
+        const n = Number(v)
+        if (!Number.isInteger(n) || n <= 0 || n > 10_000) throw new InvalidArgumentError('a whole number from 1 to 10000 is expected')
+        return n
+      },
+      50,
+    )
     .option('-f, --follow', 'keep printing new events as they come (Ctrl-C to stop); with --json, one JSON object per line')
     .option('--type <type...>', 'only these event types (lease-lost, leader, follower, handover, replica-start, …)')
     .option('--replica <replicaId>', 'only events of this replica')
     .option('--interval <duration>', 'how often --follow polls the stream', '1s')
     .addHelpText(
       'after',
-      examples('botmesh-coord --prefix shop events -n 20', 'botmesh-coord --prefix shop events -f --type lease-lost,follower', 'botmesh-coord --prefix shop events --json | jq \'.events[].type\''),
+      examples(
+        'botmesh-coord --prefix shop events -n 20',
+        'botmesh-coord --prefix shop events -f --type lease-lost,follower',
+        "botmesh-coord --prefix shop events --json | jq '.events[].type'",
+      ),
     )
     .action(
       run(async (ctx, o: EventsOptions) => {
@@ -113,7 +132,10 @@ export function eventsCommand(): Command {
           if (stopped) break
           const [now, more] = await Promise.all([ctx.reader.now(), ctx.reader.events({ after: last, count: 1000 })])
           if (more.length) last = more.at(-1)!.id
-          print(more.map(toRow).filter((r) => matches(o, r)), now)
+          print(
+            more.map(toRow).filter((r) => matches(o, r)),
+            now,
+          )
         }
         return EXIT.ok
       }),

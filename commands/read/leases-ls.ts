@@ -1,7 +1,19 @@
 import { Command, Option } from 'commander'
 import { run } from '../run.js'
 import type { Context } from '../context.js'
-import { CHAT_HOLDER_FIELDS, LISTING_DECODERS, LEASE_KINDS, LEASE_SORTS, filterLeases, leaseRows, sortLeases, type LeaseFilter, type LeaseKindLabel, type LeaseRow, type LeaseSort } from '../lib.js'
+import {
+  CHAT_HOLDER_FIELDS,
+  LISTING_DECODERS,
+  LEASE_KINDS,
+  LEASE_SORTS,
+  filterLeases,
+  leaseRows,
+  sortLeases,
+  type LeaseFilter,
+  type LeaseKindLabel,
+  type LeaseRow,
+  type LeaseSort,
+} from '../lib.js'
 import { jsonOut } from '../output/json.js'
 import { table } from '../output/table.js'
 import { agoMs, dur, leftMs } from '../output/time.js'
@@ -20,8 +32,12 @@ interface LeasesOptions {
 
 function parseKinds(kinds: string[] | undefined): LeaseKindLabel[] | undefined {
   if (!kinds?.length) return undefined
-  const out = kinds.flatMap((k) => k.split(',')).map((k) => k.trim().replace(/s$/, '')).filter(Boolean)
-  for (const k of out) if (!LEASE_KINDS.includes(k as LeaseKindLabel)) throw usage(`--kind must be one of ${LEASE_KINDS.join(', ')}, not ${k}`)
+  const out = kinds
+    .flatMap((k) => k.split(','))
+    .map((k) => k.trim().replace(/s$/, ''))
+    .filter(Boolean)
+  for (const k of out)
+    if (!LEASE_KINDS.includes(k as LeaseKindLabel)) throw usage(`--kind must be one of ${LEASE_KINDS.join(', ')}, not ${k}`)
   return out as LeaseKindLabel[]
 }
 
@@ -66,7 +82,11 @@ export function printLeases(ctx: Context, data: Awaited<ReturnType<typeof collec
           r.replicaId ?? c.dim(r.owner ?? '-'),
           r.incarnation?.slice(0, 8) ?? '-',
           r.fence ?? '-',
-          r.expiresInMs <= 0 ? c.red(leftMs(r.expiresInMs)) : r.expiresInMs < 2000 ? c.yellow(leftMs(r.expiresInMs)) : leftMs(r.expiresInMs),
+          r.expiresInMs <= 0
+            ? c.red(leftMs(r.expiresInMs))
+            : r.expiresInMs < 2000
+              ? c.yellow(leftMs(r.expiresInMs))
+              : leftMs(r.expiresInMs),
           agoMs(r.lastRenewalAgoMs),
           dur(r.heldForMs),
           r.holderAlive === null ? c.dim('?') : r.holderAlive ? c.green('yes') : c.red('NO'),

@@ -12,7 +12,10 @@ import { examples, limitOption, nowAndReplicas, printCorrupt, scanInfo } from '.
 export async function collectLocks(ctx: Context, o: { limit?: number; held?: boolean }) {
   const [{ nowMs, replicas }, { lock: locks, lead: leads }] = await Promise.all([
     nowAndReplicas(ctx),
-    ctx.reader.listMany({ lock: LISTING_DECODERS.lock, lead: LISTING_DECODERS.lead }, { limit: o.limit, onProgress: progress(ctx, 'locks') }),
+    ctx.reader.listMany(
+      { lock: LISTING_DECODERS.lock, lead: LISTING_DECODERS.lead },
+      { limit: o.limit, onProgress: progress(ctx, 'locks') },
+    ),
   ])
   let lockList = lockRows(locks.items, replicas.items, nowMs)
   let leadList = leadRows(leads.items, replicas.items, nowMs, ['scheduler', 'lead'])
@@ -56,7 +59,13 @@ export function locksLs(): Command {
           ]),
         ]
         if (rows.length === 0) ctx.out(c.dim(`no locks or scheduler leads under prefix ${ctx.keys.prefix}`))
-        else ctx.out(table(['KIND', 'KEY', 'HOLDER', 'OWNER', 'FENCE', 'EXPIRES IN', 'HELD FOR'].map((h) => c.dim(h)), rows))
+        else
+          ctx.out(
+            table(
+              ['KIND', 'KEY', 'HOLDER', 'OWNER', 'FENCE', 'EXPIRES IN', 'HELD FOR'].map((h) => c.dim(h)),
+              rows,
+            ),
+          )
         printCorrupt(ctx, data.corrupt)
       }),
     )

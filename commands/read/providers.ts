@@ -18,7 +18,9 @@ const leaderCell = (ctx: Context, r: LeadRow) =>
   r.replicaId === null ? ctx.c.yellow('(none)') : r.holderAlive ? r.replicaId : ctx.c.red(`${r.replicaId} (dead)`)
 
 const yieldText = (r: LeadRow) =>
-  r.pendingYield ? `by ${r.pendingYield.by}${r.pendingYield.target ? ` → ${r.pendingYield.target}` : ''} (${leftMs(r.pendingYield.expiresInMs)} left)` : '-'
+  r.pendingYield
+    ? `by ${r.pendingYield.by}${r.pendingYield.target ? ` → ${r.pendingYield.target}` : ''} (${leftMs(r.pendingYield.expiresInMs)} left)`
+    : '-'
 
 export function printProviders(ctx: Context, data: Awaited<ReturnType<typeof collectProviders>>): void {
   const { c } = ctx
@@ -68,7 +70,12 @@ export function printProvider(ctx: Context, r: LeadRow): void {
   const { c } = ctx
   const kv = (k: string, v: string | number) => ctx.out(`${c.dim(k.padEnd(16))}${v}`)
   kv('provider', c.bold(r.key))
-  kv('leader', r.replicaId === null ? c.yellow(`(none)${r.vacantForMs === null ? '' : `, vacant for ${dur(r.vacantForMs)}`}`) : `${leaderCell(ctx, r)} ${c.dim(r.incarnation ?? '')}`)
+  kv(
+    'leader',
+    r.replicaId === null
+      ? c.yellow(`(none)${r.vacantForMs === null ? '' : `, vacant for ${dur(r.vacantForMs)}`}`)
+      : `${leaderCell(ctx, r)} ${c.dim(r.incarnation ?? '')}`,
+  )
   kv('fence', r.fence ?? '-')
   if (r.replicaId !== null) {
     kv('leading for', dur(r.leadingForMs))
@@ -94,7 +101,13 @@ export function providerStatus(): Command {
     .alias('inspect')
     .description('one provider lead whole: leader, since, fence, lease left, previous leader, yield request, standbys')
     .argument('<name>', 'the lead name (provider:whatsapp), or the bare provider id (whatsapp)')
-    .addHelpText('after', examples('botmesh-coord --prefix shop provider status whatsapp', 'botmesh-coord --prefix shop provider status provider:whatsapp --json'))
+    .addHelpText(
+      'after',
+      examples(
+        'botmesh-coord --prefix shop provider status whatsapp',
+        'botmesh-coord --prefix shop provider status provider:whatsapp --json',
+      ),
+    )
     .action(
       run(async (ctx, name: string) => {
         const data = await collectProvider(ctx, name)

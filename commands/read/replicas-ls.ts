@@ -28,7 +28,9 @@ export interface ReplicaRow {
 }
 
 /** Collect: live replicas, decoded by the library, times against Redis's clock. */
-export async function collectReplicas(ctx: Context): Promise<{ nowMs: number; replicas: ReplicaRow[]; corrupt: Array<{ rawKey: string; error: string }> }> {
+export async function collectReplicas(
+  ctx: Context,
+): Promise<{ nowMs: number; replicas: ReplicaRow[]; corrupt: Array<{ rawKey: string; error: string }> }> {
   const nowMs = await ctx.reader.now()
   const listing = await ctx.reader.replicas({ onProgress: progress(ctx, 'replicas') })
   const replicas = listing.items.map((r: ReplicaSnapshot) => ({
@@ -61,11 +63,15 @@ export function printReplicas(ctx: Context, data: Awaited<ReturnType<typeof coll
   } else {
     ctx.out(
       table(
-        ['REPLICA', 'INCARNATION', 'HEARTBEAT', 'LEASES', 'TURNS', 'WAITING', 'WAIT P99', 'LOST', 'HOST', 'PID', 'VERSION'].map((h) => c.dim(h)),
+        ['REPLICA', 'INCARNATION', 'HEARTBEAT', 'LEASES', 'TURNS', 'WAITING', 'WAIT P99', 'LOST', 'HOST', 'PID', 'VERSION'].map((h) =>
+          c.dim(h),
+        ),
         data.replicas.map((r) => [
           c.bold(r.replicaId),
           r.incarnation.slice(0, 8),
-          r.heartbeatAgeMs > r.leaseMs / 2 ? c.yellow(ago(data.nowMs - r.heartbeatAgeMs, data.nowMs)) : ago(data.nowMs - r.heartbeatAgeMs, data.nowMs),
+          r.heartbeatAgeMs > r.leaseMs / 2
+            ? c.yellow(ago(data.nowMs - r.heartbeatAgeMs, data.nowMs))
+            : ago(data.nowMs - r.heartbeatAgeMs, data.nowMs),
           r.leasesHeld,
           r.turnsGranted,
           r.waitingNow,

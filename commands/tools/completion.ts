@@ -65,7 +65,10 @@ ${bashScript(program).split('\n').slice(1).join('\n')}`
 export function fishScript(program: Command): string {
   const nodes: Node[] = []
   walk(program, '', nodes)
-  const lines = ['# botmesh-coord completion for fish. Install: botmesh-coord completion fish > ~/.config/fish/completions/botmesh-coord.fish', 'complete -c botmesh-coord -f']
+  const lines = [
+    '# botmesh-coord completion for fish. Install: botmesh-coord completion fish > ~/.config/fish/completions/botmesh-coord.fish',
+    'complete -c botmesh-coord -f',
+  ]
   const values = new Set(valueOptions(program))
   for (const o of program.options) {
     if (!o.long) continue
@@ -77,14 +80,16 @@ export function fishScript(program: Command): string {
     const parts = n.path.split(' ')
     if (!n.path || parts.length !== 1) continue
     const cond = `__fish_seen_subcommand_from ${parts[0]}`
-    if (n.subcommands.length) lines.push(`complete -c botmesh-coord -n ${JSON.stringify(cond)} -a ${JSON.stringify(n.subcommands.join(' '))}`)
+    if (n.subcommands.length)
+      lines.push(`complete -c botmesh-coord -n ${JSON.stringify(cond)} -a ${JSON.stringify(n.subcommands.join(' '))}`)
     for (const sub of nodes.filter((m) => m.path.startsWith(`${n.path} `))) {
       const name = sub.path.split(' ')[1]
       for (const f of sub.options.filter((x) => x.startsWith('--') && x !== '--help')) {
         lines.push(`complete -c botmesh-coord -n ${JSON.stringify(`${cond}; and __fish_seen_subcommand_from ${name}`)} -l ${f.slice(2)}`)
       }
     }
-    for (const f of n.options.filter((x) => x.startsWith('--') && x !== '--help')) lines.push(`complete -c botmesh-coord -n ${JSON.stringify(cond)} -l ${f.slice(2)}`)
+    for (const f of n.options.filter((x) => x.startsWith('--') && x !== '--help'))
+      lines.push(`complete -c botmesh-coord -n ${JSON.stringify(cond)} -l ${f.slice(2)}`)
   }
   return lines.join('\n') + '\n'
 }

@@ -465,4 +465,3 @@ export function DashboardApp(props: DashboardAppProps): React.ReactElement {
     </Box>
   )
 }
-

@@ -58,4 +58,3 @@ export async function runDashboard(options: RunDashboardOptions): Promise<void> 
     await source.close()
   }
 }
-

@@ -62,11 +62,18 @@ export function adminInterventions(admin: Admin): Interventions {
         case 'not-held':
           return nothing(`${key} is not held any more`)
         default:
-          return nothing(`${key} is held by ${r.holder?.replicaId ?? 'nobody'} at fence ${r.fence ?? '-'} now, not at ${fenceText(o.ifFence)}`)
+          return nothing(
+            `${key} is held by ${r.holder?.replicaId ?? 'nobody'} at fence ${r.fence ?? '-'} now, not at ${fenceText(o.ifFence)}`,
+          )
       }
     },
     async skipTicket(key, ticket, o) {
-      const r = await admin.skipTicket(key, ticket, { ifFence: o.ifFence, ifIncarnation: o.ifIncarnation, command: o.command, reason: REASON })
+      const r = await admin.skipTicket(key, ticket, {
+        ifFence: o.ifFence,
+        ifIncarnation: o.ifIncarnation,
+        command: o.command,
+        reason: REASON,
+      })
       switch (r.status) {
         case 'skipped':
           return {

@@ -17,7 +17,11 @@ export interface JsonlOptions {
 }
 
 /** One snapshot as written: stable field names, Redis's clock, the dashboard's own load. */
-export function snapshotRecord(source: Pick<DashboardSource, 'url' | 'prefix' | 'layout'>, snap: DashboardSnapshot, extra: { seq: number; intervalMs: number; commandsPerSec: number | null }) {
+export function snapshotRecord(
+  source: Pick<DashboardSource, 'url' | 'prefix' | 'layout'>,
+  snap: DashboardSnapshot,
+  extra: { seq: number; intervalMs: number; commandsPerSec: number | null },
+) {
   return {
     schemaVersion: SCHEMA_VERSION,
     kind: 'dashboard',

@@ -135,7 +135,8 @@ export function advance(prev: DashboardModel | null, snap: DashboardSnapshot, in
     let rate: number | null = null
     if (before && before.incarnation === r.incarnation) {
       // Counters move only with a heartbeat: a rate between two beats, kept until the next one.
-      rate = r.beatAtMs > before.beatAtMs ? ratePerSec(r.stats.turnsGranted, before.turnsGranted, r.beatAtMs - before.beatAtMs) : before.rate
+      rate =
+        r.beatAtMs > before.beatAtMs ? ratePerSec(r.stats.turnsGranted, before.turnsGranted, r.beatAtMs - before.beatAtMs) : before.rate
     }
     turnSamples.set(r.replicaId, { incarnation: r.incarnation, turnsGranted: r.stats.turnsGranted, beatAtMs: r.beatAtMs, rate })
     return {

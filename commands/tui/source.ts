@@ -52,7 +52,13 @@ export function openSource(o: SourceOptions): DashboardSource {
   const keys = new KeyLayout(o.prefix, o.layout)
   const timeoutMs = o.timeoutMs ?? 5000
   // Not fail-fast: ioredis reconnects with its backoff (at most every 2 s) for as long as we run.
-  const redis: RedisClient = connect({ url: o.url, layout: o.layout, tlsCaFile: o.tlsCa, commandTimeoutMs: timeoutMs, connectionName: 'botmesh-coord-watch' })
+  const redis: RedisClient = connect({
+    url: o.url,
+    layout: o.layout,
+    tlsCaFile: o.tlsCa,
+    commandTimeoutMs: timeoutMs,
+    connectionName: 'botmesh-coord-watch',
+  })
   let lastError: Error | null = null
   redis.on('error', (e: Error) => (lastError = e))
   redis.on('ready', () => (lastError = null))
@@ -62,10 +68,12 @@ export function openSource(o: SourceOptions): DashboardSource {
   const withCause = (err: unknown) => {
     throw withConnectionCause(err, lastError)
   }
-  const counted = (n: number) => <T>(v: T): T => {
-    total += n
-    return v
-  }
+  const counted =
+    (n: number) =>
+    <T>(v: T): T => {
+      total += n
+      return v
+    }
   const base = adminInterventions(admin)
   // An intervention is one script call (EVALSHA, EVAL on a cold script cache).
   const interventions: Interventions = {

@@ -5,7 +5,6 @@
  */
 import { useCallback, useEffect, useRef, useState } from 'react'
 
-
 export interface PollState<T> {
   /** The last value read successfully (kept while reads fail). */
   data: T | null

@@ -46,48 +46,54 @@ Examples:
   botmesh-coord --prefix shop watch --jsonl --count 10 | jq .commands`,
     )
   return cmd.action(
-      run(
-        async (_none, flags: WatchFlags) => {
-          const intervalMs = flags.interval ? parseDuration(flags.interval, '--interval') : DEFAULT_INTERVAL_MS
-          if (intervalMs < 100) throw usage('--interval must be at least 100ms')
-          const count = positiveInt(flags.count, '--count')
-          const top = positiveInt(flags.top, '--top')
-          const g = cmd.optsWithGlobals() as { json?: boolean; readOnly?: boolean; color?: boolean; tlsCa?: string; timeout?: string }
-          const screen = !flags.jsonl && !g.json
-          if (screen && !(process.stdout.isTTY && process.stdin.isTTY)) throw usage(NOT_A_TERMINAL)
-          if (count !== undefined && !flags.jsonl) throw usage('--count goes with --jsonl')
-          // Like every command: one line and an exit code when Redis is unreachable at the start;
-          // the layout is detected here. The dashboard then runs on its own reconnecting client.
-          const ctx = await openContext(cmd)
-          const base = { url: ctx.url, prefix: ctx.keys.prefix, layout: ctx.keys.layout, tlsCa: g.tlsCa, timeoutMs: g.timeout ? Number(g.timeout) : undefined }
-          await closeContext(ctx)
-          if (screen) {
-            await runDashboard({ ...base, interval: intervalMs, readOnly: Boolean(g.readOnly), color: colourEnabled(g.color) })
+    run(
+      async (_none, flags: WatchFlags) => {
+        const intervalMs = flags.interval ? parseDuration(flags.interval, '--interval') : DEFAULT_INTERVAL_MS
+        if (intervalMs < 100) throw usage('--interval must be at least 100ms')
+        const count = positiveInt(flags.count, '--count')
+        const top = positiveInt(flags.top, '--top')
+        const g = cmd.optsWithGlobals() as { json?: boolean; readOnly?: boolean; color?: boolean; tlsCa?: string; timeout?: string }
+        const screen = !flags.jsonl && !g.json
+        if (screen && !(process.stdout.isTTY && process.stdin.isTTY)) throw usage(NOT_A_TERMINAL)
+        if (count !== undefined && !flags.jsonl) throw usage('--count goes with --jsonl')
+        // Like every command: one line and an exit code when Redis is unreachable at the start;
+        // the layout is detected here. The dashboard then runs on its own reconnecting client.
+        const ctx = await openContext(cmd)
+        const base = {
+          url: ctx.url,
+          prefix: ctx.keys.prefix,
+          layout: ctx.keys.layout,
+          tlsCa: g.tlsCa,
+          timeoutMs: g.timeout ? Number(g.timeout) : undefined,
+        }
+        await closeContext(ctx)
+        if (screen) {
+          await runDashboard({ ...base, interval: intervalMs, readOnly: Boolean(g.readOnly), color: colourEnabled(g.color) })
+          return EXIT.ok
+        }
+        const source = openSource({ ...base, topChats: top })
+        try {
+          if (g.json && !flags.jsonl) {
+            const snap = await source.read()
+            process.stdout.write(`${jsonOut('dashboard', snapshotRecord(source, snap, { seq: 1, intervalMs, commandsPerSec: null }))}\n`)
             return EXIT.ok
           }
-          const source = openSource({ ...base, topChats: top })
+          const abort = new AbortController()
+          const stop = () => abort.abort()
+          process.once('SIGINT', stop)
+          process.once('SIGTERM', stop)
           try {
-            if (g.json && !flags.jsonl) {
-              const snap = await source.read()
-              process.stdout.write(`${jsonOut('dashboard', snapshotRecord(source, snap, { seq: 1, intervalMs, commandsPerSec: null }))}\n`)
-              return EXIT.ok
-            }
-            const abort = new AbortController()
-            const stop = () => abort.abort()
-            process.once('SIGINT', stop)
-            process.once('SIGTERM', stop)
-            try {
-              await runJsonl(source, { intervalMs, count, signal: abort.signal })
-            } finally {
-              process.off('SIGINT', stop)
-              process.off('SIGTERM', stop)
-            }
-            return EXIT.ok
+            await runJsonl(source, { intervalMs, count, signal: abort.signal })
           } finally {
-            await source.close()
+            process.off('SIGINT', stop)
+            process.off('SIGTERM', stop)
           }
-        },
-        { connect: false },
-      ),
-    )
+          return EXIT.ok
+        } finally {
+          await source.close()
+        }
+      },
+      { connect: false },
+    ),
+  )
 }

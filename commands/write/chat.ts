@@ -44,9 +44,10 @@ export async function planChatRelease(ctx: Context, key: string, flags: { ifFenc
     title: `release the turn of ${key}`,
     command: `chat release ${key}`,
     lines,
-    warnings: h.expiresAtMs > nowMs && alive.has(`${h.replicaId}|${h.incarnation}`)
-      ? [`${h.replicaId} is alive and its lease is current: it may be in the middle of a reply that will now be cut off`]
-      : [],
+    warnings:
+      h.expiresAtMs > nowMs && alive.has(`${h.replicaId}|${h.incarnation}`)
+        ? [`${h.replicaId} is alive and its lease is current: it may be in the middle of a reply that will now be cut off`]
+        : [],
     json: { action: 'chat-release', key, expected, next: next ? { ticket: next.ticket, replicaId: next.replicaId } : null },
     execute: async () => {
       const r = await ctx.admin.releaseChat(key, {
@@ -79,7 +80,12 @@ export async function planChatRelease(ctx: Context, key: string, flags: { ifFenc
   }
 }
 
-export async function planChatSkip(ctx: Context, key: string, ticketArg: string, flags: { ifFence?: string; reason?: string }): Promise<Plan> {
+export async function planChatSkip(
+  ctx: Context,
+  key: string,
+  ticketArg: string,
+  flags: { ifFence?: string; reason?: string },
+): Promise<Plan> {
   const ticket = parsePositive(ticketArg, 'ticket')
   const ifFence = parseFence(flags.ifFence)
   const { chat, nowMs } = await ctx.reader.chat(key)
@@ -88,7 +94,9 @@ export async function planChatSkip(ctx: Context, key: string, ticketArg: string,
     throw conflict(`the state changed since you looked: chat ${key} is at fence ${chat.fence}, not ${ifFence}; nothing done`)
   }
   if (chat.holder?.ticket === ticket) {
-    throw conflict(`ticket ${ticket} of ${key} holds the turn now (${chat.holder.replicaId}, fence ${chat.fence}): use chat release ${key}; nothing done`)
+    throw conflict(
+      `ticket ${ticket} of ${key} holds the turn now (${chat.holder.replicaId}, fence ${chat.fence}): use chat release ${key}; nothing done`,
+    )
   }
   const t = chat.tickets.find((x) => x.ticket === ticket)
   if (!t) throw notFound(`ticket ${ticket} is not queued in ${key} (queued: ${chat.tickets.map((x) => x.ticket).join(', ') || 'none'})`)
@@ -104,13 +112,16 @@ export async function planChatSkip(ctx: Context, key: string, ticketArg: string,
     isAlive
       ? `then     its replica's waiting acquireTurn rejects with CoordinationUnavailableError (reason 'dropped')`
       : `then     the ticket is gone`,
-    !chat.holder && after ? `next     ticket ${after.ticket} of ${after.replicaId} is granted at once` : `next     the queue goes on in order`,
+    !chat.holder && after
+      ? `next     ticket ${after.ticket} of ${after.replicaId} is granted at once`
+      : `next     the queue goes on in order`,
   ]
   return {
     title: `drop ticket ${ticket} from ${key}`,
     command: `chat skip ${key} ${ticket}`,
     lines,
-    warnings: isAlive && t.deadlineMs > nowMs ? [`${t.replicaId} is alive and still waiting: the message it waits for will not be processed`] : [],
+    warnings:
+      isAlive && t.deadlineMs > nowMs ? [`${t.replicaId} is alive and still waiting: the message it waits for will not be processed`] : [],
     json: { action: 'chat-skip', key, ticket, expected: { incarnation: t.incarnation, replicaId: t.replicaId, fence: chat.fence } },
     execute: async () => {
       const r = await ctx.admin.skipTicket(key, ticket, {
@@ -134,11 +145,19 @@ export async function planChatSkip(ctx: Context, key: string, ticketArg: string,
         case 'not-queued':
           return changed(`ticket ${ticket} is no longer queued in ${key}`, json, r.audit)
         case 'holds-turn':
-          return changed(`ticket ${ticket} holds the turn of ${key} now (${r.replicaId}, fence ${r.fence}): use chat release`, json, r.audit)
+          return changed(
+            `ticket ${ticket} holds the turn of ${key} now (${r.replicaId}, fence ${r.fence}): use chat release`,
+            json,
+            r.audit,
+          )
         case 'fence-changed':
           return changed(`${key} is at fence ${r.fence}, not ${ifFence}`, json, r.audit)
         default:
-          return changed(`ticket ${ticket} of ${key} belongs to ${r.replicaId} (incarnation ${r.incarnation.slice(0, 8)}) now`, json, r.audit)
+          return changed(
+            `ticket ${ticket} of ${key} belongs to ${r.replicaId} (incarnation ${r.incarnation.slice(0, 8)}) now`,
+            json,
+            r.audit,
+          )
       }
     },
   }
@@ -152,12 +171,17 @@ export function stripAudit<T extends { audit?: unknown }>(r: T): Omit<T, 'audit'
 export function chatRelease(): Command {
   return withWriteOptions(
     new Command('release')
-      .description("revoke the holder of a stuck chat: fence bumped (the old holder is fenced out), the next ticket granted")
+      .description('revoke the holder of a stuck chat: fence bumped (the old holder is fenced out), the next ticket granted')
       .argument('<key>', 'the chat key as given to acquireTurn, e.g. chat:42')
       .addOption(new Option('--if-fence <fence>', 'only if the chat is still at this fence (what you saw)')),
   )
-    .addHelpText('after', '\nExamples:\n  botmesh-coord --prefix shop chat release chat:42 --dry-run\n  botmesh-coord --prefix shop chat release chat:42 --if-fence 1767225600000123 --reason "stuck after deploy" --yes')
-    .action(writeAction('chat release', (ctx, flags, key: string) => planChatRelease(ctx, key, flags as { ifFence?: string; reason?: string })))
+    .addHelpText(
+      'after',
+      '\nExamples:\n  botmesh-coord --prefix shop chat release chat:42 --dry-run\n  botmesh-coord --prefix shop chat release chat:42 --if-fence 1767225600000123 --reason "stuck after deploy" --yes',
+    )
+    .action(
+      writeAction('chat release', (ctx, flags, key: string) => planChatRelease(ctx, key, flags as { ifFence?: string; reason?: string })),
+    )
 }
 
 export function chatSkip(): Command {
@@ -170,6 +194,8 @@ export function chatSkip(): Command {
   )
     .addHelpText('after', '\nExample:\n  botmesh-coord --prefix shop chat skip chat:42 17 --reason "ticket of a dead pod" --yes')
     .action(
-      writeAction('chat skip', (ctx, flags, key: string, ticket: string) => planChatSkip(ctx, key, ticket, flags as { ifFence?: string; reason?: string })),
+      writeAction('chat skip', (ctx, flags, key: string, ticket: string) =>
+        planChatSkip(ctx, key, ticket, flags as { ifFence?: string; reason?: string }),
+      ),
     )
 }

@@ -58,13 +58,19 @@ export function parseFence(v: string | undefined, flag = '--if-fence'): number |
 }
 
 export function parsePositive(v: string, what: string): number {
-  if (!/^\d+$/.test(v) || Number(v) <= 0 || !Number.isSafeInteger(Number(v))) throw usage(`${what} must be a positive integer, not ${JSON.stringify(v)}`)
+  if (!/^\d+$/.test(v) || Number(v) <= 0 || !Number.isSafeInteger(Number(v)))
+    throw usage(`${what} must be a positive integer, not ${JSON.stringify(v)}`)
   return Number(v)
 }
 
 /** An outcome where the state changed since the operator looked: nothing done. */
 export function changed(what: string, json: Record<string, unknown>, audit?: AuditOutcome): Outcome {
-  return { code: EXIT.conflict, lines: [`the state changed since you looked: ${what}; nothing done`], json: { ...json, changed: true }, audit }
+  return {
+    code: EXIT.conflict,
+    lines: [`the state changed since you looked: ${what}; nothing done`],
+    json: { ...json, changed: true },
+    audit,
+  }
 }
 
 /**
@@ -99,7 +105,8 @@ export function writeAction<Args extends unknown[]>(
 }
 
 /** What the ACL user of an operator needs for interventions (README: "ACL"). */
-export const ACL_NEEDS = '+evalsha +eval +time +@read +hset +hdel +hincrby +zrem +del +pexpire +publish +xadd on ~<prefix>:* and &<prefix>:wake:*'
+export const ACL_NEEDS =
+  '+evalsha +eval +time +@read +hset +hdel +hincrby +zrem +del +pexpire +publish +xadd on ~<prefix>:* and &<prefix>:wake:*'
 
 async function carryOut(ctx: Context, p: Plan, flags: WriteFlags, name: string): Promise<ExitCode> {
   const { c } = ctx

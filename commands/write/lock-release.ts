@@ -23,13 +23,21 @@ export async function planLockRelease(ctx: Context, key: string, flags: { ifFenc
       `fence    ${lock.fence} → bumped: the holder's renewLock() answers false; the next holder's fence is above anything it writes with`,
       `then     the lock is free: the next acquireLockFenced() takes it`,
     ],
-    warnings: h.expiresAtMs > nowMs ? [`the lock is current: ${h.owner} may still be working under it (its fenced writes are refused from now on)`] : [],
+    warnings:
+      h.expiresAtMs > nowMs
+        ? [`the lock is current: ${h.owner} may still be working under it (its fenced writes are refused from now on)`]
+        : [],
     json: { action: 'lock-release', key, expected: { fence: lock.fence, owner: h.owner } },
     execute: async () => {
       const r = await ctx.admin.releaseLock(key, { ifFence: lock.fence, reason: flags.reason, command: `lock release ${key}` })
       const json = { action: 'lock-release', ...stripAudit(r) }
       if (r.status === 'released') {
-        return { code: EXIT.ok, audit: r.audit, json, lines: [`released ${key} (held by ${r.owner ?? '?'}): fence ${r.fenceBefore} → ${r.fenceAfter}`] }
+        return {
+          code: EXIT.ok,
+          audit: r.audit,
+          json,
+          lines: [`released ${key} (held by ${r.owner ?? '?'}): fence ${r.fenceBefore} → ${r.fenceAfter}`],
+        }
       }
       if (r.status === 'not-held') return changed(`${key} is not held any more (fence ${r.fence})`, json, r.audit)
       return changed(`${key} is at fence ${r.fence} now (held by ${r.owner ?? '?'}), not ${lock.fence}`, json, r.audit)
@@ -45,5 +53,7 @@ export function lockRelease(): Command {
       .addOption(new Option('--if-fence <fence>', 'only if the lock is still at this fence')),
   )
     .addHelpText('after', '\nExample:\n  botmesh-coord --prefix shop lock release invoice:run --reason "holder pod gone" --yes')
-    .action(writeAction('lock release', (ctx, flags, key: string) => planLockRelease(ctx, key, flags as { ifFence?: string; reason?: string })))
+    .action(
+      writeAction('lock release', (ctx, flags, key: string) => planLockRelease(ctx, key, flags as { ifFence?: string; reason?: string })),
+    )
 }

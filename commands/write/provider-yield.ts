@@ -50,19 +50,26 @@ export async function planProviderYield(ctx: Context, rawName: string, flags: Yi
   const holderAlive = (await ctx.reader.replica(h.replicaId))?.incarnation === h.incarnation
   const lines = [
     `leader   ${c.bold(h.replicaId)} (incarnation ${h.incarnation.slice(0, 8)}, ${holderAlive ? c.green('alive') : c.red('no heartbeat')}), since ${ago(h.sinceMs, nowMs)}, renewed ${ago(h.lastRenewalMs, nowMs)}, lease left ${left(h.expiresAtMs, nowMs)}`,
-    `fence    ${lead.fence}${flags.force ? ' → bumped now: the leader\'s next renewal answers \'revoked\'' : ' (the next leader gets a higher one)'}`,
+    `fence    ${lead.fence}${flags.force ? " → bumped now: the leader's next renewal answers 'revoked'" : ' (the next leader gets a higher one)'}`,
     `standbys ${standbys.length ? standbys.map((s) => s.replicaId).join(', ') : c.yellow('none')}`,
     flags.force
       ? `then     the lead is revoked in Redis at once and ${flags.to ? `reserved for ${flags.to}` : 'the standbys are woken to take it'}`
       : `then     ${h.replicaId} is asked to step down (onFollower 'yield', release, sit out); ${flags.to ? `only ${flags.to} may take it` : 'a standby takes over'}`,
   ]
   if (lead.yieldRequest && lead.yieldRequest.expiresAtMs > nowMs) {
-    lines.push(`pending  a yield request by ${lead.yieldRequest.by} ${ago(lead.yieldRequest.requestedAtMs, nowMs)}${lead.yieldRequest.target ? ` for ${lead.yieldRequest.target}` : ''}`)
+    lines.push(
+      `pending  a yield request by ${lead.yieldRequest.by} ${ago(lead.yieldRequest.requestedAtMs, nowMs)}${lead.yieldRequest.target ? ` for ${lead.yieldRequest.target}` : ''}`,
+    )
   }
   const warnings: string[] = []
-  if (!standbys.length) warnings.push(`no standby is campaigning for ${name}: ${flags.force ? 'nobody may take it over' : `${h.replicaId} will sit out and then take it back`}`)
+  if (!standbys.length)
+    warnings.push(
+      `no standby is campaigning for ${name}: ${flags.force ? 'nobody may take it over' : `${h.replicaId} will sit out and then take it back`}`,
+    )
   if (flags.force) {
-    warnings.push(`--force: a hung leader process may still hold its transport (e.g. the WhatsApp session) until its own local deadline passes (up to its leaseMs after its last renewal, ${ago(h.lastRenewalMs, nowMs)})`)
+    warnings.push(
+      `--force: a hung leader process may still hold its transport (e.g. the WhatsApp session) until its own local deadline passes (up to its leaseMs after its last renewal, ${ago(h.lastRenewalMs, nowMs)})`,
+    )
   }
   const command = ['provider yield', name, flags.to ? `--to ${flags.to}` : '', flags.force ? '--force' : ''].filter(Boolean).join(' ')
   return {
@@ -82,7 +89,12 @@ export async function planProviderYield(ctx: Context, rawName: string, flags: Yi
       const outcome = flags.force ? await revoke(ctx, name, lead, flags, command) : await ask(ctx, name, lead, flags, command)
       if (outcome.code !== EXIT.ok || !flags.wait) return outcome
       const waited = await waitForTakeover(ctx, name, lead, flags.to ?? null, startedAt, waitMs)
-      return { ...outcome, code: waited.code, lines: waited.code === EXIT.ok ? [...outcome.lines, ...waited.lines] : [...waited.lines, ...outcome.lines], json: { ...outcome.json, takeover: waited.json } }
+      return {
+        ...outcome,
+        code: waited.code,
+        lines: waited.code === EXIT.ok ? [...outcome.lines, ...waited.lines] : [...waited.lines, ...outcome.lines],
+        json: { ...outcome.json, takeover: waited.json },
+      }
     },
   }
 }
@@ -138,7 +150,11 @@ async function revoke(ctx: Context, name: string, lead: LeadSnapshot, flags: Yie
     case 'target-not-standing':
       return changed(`${flags.to} stopped standing for ${name}`, json, r.audit)
     default:
-      return changed(`${name} is led by ${r.holder?.replicaId ?? 'nobody'} at fence ${r.fence} now, not ${lead.holder!.replicaId} at ${lead.fence}`, json, r.audit)
+      return changed(
+        `${name} is led by ${r.holder?.replicaId ?? 'nobody'} at fence ${r.fence} now, not ${lead.holder!.replicaId} at ${lead.fence}`,
+        json,
+        r.audit,
+      )
   }
 }
 
@@ -157,7 +173,12 @@ async function waitForTakeover(
   for (;;) {
     last = await ctx.reader.lead(name)
     const h = last?.holder
-    if (h && (h.replicaId !== old.replicaId || h.incarnation !== old.incarnation) && (last!.fence ?? 0) > (before.fence ?? 0) && (!target || h.replicaId === target)) {
+    if (
+      h &&
+      (h.replicaId !== old.replicaId || h.incarnation !== old.incarnation) &&
+      (last!.fence ?? 0) > (before.fence ?? 0) &&
+      (!target || h.replicaId === target)
+    ) {
       const ms = Math.round(performance.now() - startedAt)
       return {
         code: EXIT.ok,
@@ -170,14 +191,21 @@ async function waitForTakeover(
   }
   const h = last?.holder
   let what: string
-  if (!h) what = `nobody leads ${name} (fence ${last?.fence ?? '-'}; standbys: ${last?.candidates.map((c) => c.replicaId).join(', ') || 'none'})`
-  else if (h.incarnation === old.incarnation && last!.fence === before.fence) what = `${old.replicaId} still leads ${name} at fence ${before.fence}: it did not step down (hung?); consider --force`
+  if (!h)
+    what = `nobody leads ${name} (fence ${last?.fence ?? '-'}; standbys: ${last?.candidates.map((c) => c.replicaId).join(', ') || 'none'})`
+  else if (h.incarnation === old.incarnation && last!.fence === before.fence)
+    what = `${old.replicaId} still leads ${name} at fence ${before.fence}: it did not step down (hung?); consider --force`
   else if (h.replicaId === old.replicaId) what = `${old.replicaId} took ${name} back (fence ${last!.fence}): no standby took it`
   else what = `${h.replicaId} leads ${name} (fence ${last!.fence}), not ${target}`
   return {
     code: EXIT.unsafe,
     lines: [`no takeover within ${formatDuration(waitMs)}: ${what}`],
-    json: { ok: false, waitedMs: waitMs, leader: h ? { replicaId: h.replicaId, incarnation: h.incarnation } : null, fence: last?.fence ?? null },
+    json: {
+      ok: false,
+      waitedMs: waitMs,
+      leader: h ? { replicaId: h.replicaId, incarnation: h.incarnation } : null,
+      fence: last?.fence ?? null,
+    },
   }
 }
 
@@ -190,7 +218,7 @@ export function providerYield(): Command {
       .addOption(new Option('--wait', 'wait until another replica leads with a higher fence; print the takeover time'))
       .addOption(new Option('--wait-timeout <duration>', 'how long --wait waits (default 60s)'))
       .addOption(new Option('--force', 'revoke the lead in Redis now (a leader that does not answer); fence bumped'))
-      .addOption(new Option('--if-fence <fence>', "only if the lead is still at this fence (what you saw)")),
+      .addOption(new Option('--if-fence <fence>', 'only if the lead is still at this fence (what you saw)')),
   )
     .addHelpText(
       'after',

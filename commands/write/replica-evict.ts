@@ -16,9 +16,12 @@ export async function planReplicaEvict(ctx: Context, replicaId: string, flags: E
   const nowMs = await ctx.reader.now()
   const r = await ctx.reader.replica(replicaId)
   if ((!r || r.expiresAtMs <= nowMs) && flags.ifIncarnation) return planFinishEviction(ctx, replicaId, flags.ifIncarnation, flags)
-  if (!r || r.expiresAtMs <= nowMs) throw notFound(`no live replica ${replicaId}: nothing to evict (a dead replica's leases expire by themselves)`)
+  if (!r || r.expiresAtMs <= nowMs)
+    throw notFound(`no live replica ${replicaId}: nothing to evict (a dead replica's leases expire by themselves)`)
   if (flags.ifIncarnation && flags.ifIncarnation !== r.incarnation && !r.incarnation.startsWith(flags.ifIncarnation)) {
-    throw conflict(`the state changed since you looked: ${replicaId} runs incarnation ${r.incarnation} now, not ${flags.ifIncarnation}; nothing done`)
+    throw conflict(
+      `the state changed since you looked: ${replicaId} runs incarnation ${r.incarnation} now, not ${flags.ifIncarnation}; nothing done`,
+    )
   }
   const { c } = ctx
   const held = r.leases.held
@@ -47,14 +50,20 @@ export async function planReplicaEvict(ctx: Context, replicaId: string, flags: E
       if (res.status === 'evicted') {
         const lines = [`evicted ${replicaId} (incarnation ${res.incarnation})`]
         for (const ch of res.chats) {
-          const parts = [ch.revoked ? `turn revoked, fence ${ch.fenceBefore} → ${ch.fenceAfter}` : null, ch.ticketsDropped ? `${ch.ticketsDropped} ticket(s) dropped` : null]
-          lines.push(`chat ${ch.key}: ${parts.filter(Boolean).join(', ') || 'nothing of it left'}${ch.granted ? `; ${ch.granted.replicaId} holds it now (fence ${ch.granted.fence})` : ''}`)
+          const parts = [
+            ch.revoked ? `turn revoked, fence ${ch.fenceBefore} → ${ch.fenceAfter}` : null,
+            ch.ticketsDropped ? `${ch.ticketsDropped} ticket(s) dropped` : null,
+          ]
+          lines.push(
+            `chat ${ch.key}: ${parts.filter(Boolean).join(', ') || 'nothing of it left'}${ch.granted ? `; ${ch.granted.replicaId} holds it now (fence ${ch.granted.fence})` : ''}`,
+          )
         }
         for (const l of res.leads) {
           if (l.revoked) lines.push(`lead ${l.name}: revoked, fence ${l.fenceBefore} → ${l.fenceAfter}; standbys woken`)
           else if (l.candidacyWithdrawn) lines.push(`lead ${l.name}: candidacy withdrawn`)
         }
-        for (const f of res.failed) lines.push(c.yellow(`${f.kind} ${f.key}: not cleaned (${f.error}); it expires unrefreshed within leaseMs`))
+        for (const f of res.failed)
+          lines.push(c.yellow(`${f.kind} ${f.key}: not cleaned (${f.error}); it expires unrefreshed within leaseMs`))
         if (res.failed.length) {
           // The tombstone stands (the replica is out); finish the clean-up with the same command.
           lines.push(c.yellow(`finish with: botmesh-coord replica evict ${replicaId} --if-incarnation ${res.incarnation} --scan --yes`))
@@ -81,7 +90,12 @@ function planFinishEviction(ctx: Context, replicaId: string, incarnation: string
     warnings: [],
     json: { action: 'replica-evict', replicaId, expected: { incarnation }, again: true },
     execute: async () => {
-      const res = await ctx.admin.evictReplica(replicaId, { ifIncarnation: incarnation, scan: flags.scan ? true : undefined, reason: flags.reason, command })
+      const res = await ctx.admin.evictReplica(replicaId, {
+        ifIncarnation: incarnation,
+        scan: flags.scan ? true : undefined,
+        reason: flags.reason,
+        command,
+      })
       const json = { action: 'replica-evict', ...stripAudit(res) }
       if (res.status !== 'evicted') throw notFound(`no live replica ${replicaId} and no eviction of incarnation ${incarnation} to finish`)
       const lines = [`cleaned ${res.chats.length} chat(s) and ${res.leads.length} lead(s) of ${replicaId} (incarnation ${res.incarnation})`]
@@ -94,11 +108,16 @@ function planFinishEviction(ctx: Context, replicaId: string, incarnation: string
 export function replicaEvict(): Command {
   return withWriteOptions(
     new Command('evict')
-      .description('treat a replica as dead now: its heartbeat, tickets and leases go, fences bumped (a zombie that renews but does no work)')
+      .description(
+        'treat a replica as dead now: its heartbeat, tickets and leases go, fences bumped (a zombie that renews but does no work)',
+      )
       .argument('<replicaId>', 'the replica id (replicas ls)')
       .addOption(new Option('--if-incarnation <inc>', 'only if the replica still runs this incarnation (what you saw)'))
       .addOption(new Option('--scan', 'also SCAN every chat and lead for its tickets and leases (beyond what its heartbeat lists)')),
   )
-    .addHelpText('after', '\nExample:\n  botmesh-coord --prefix shop replica evict pod-a --if-incarnation 3f2a9c1b0d4e5f60 --reason "event loop stuck" --yes')
+    .addHelpText(
+      'after',
+      '\nExample:\n  botmesh-coord --prefix shop replica evict pod-a --if-incarnation 3f2a9c1b0d4e5f60 --reason "event loop stuck" --yes',
+    )
     .action(writeAction('replica evict', (ctx, flags, id: string) => planReplicaEvict(ctx, id, flags as EvictFlags)))
 }

@@ -279,7 +279,14 @@ export class CoordinationAdmin {
     const r = await this.scripts.run<Raw>(
       'admin-lead-revoke-1',
       [key],
-      [str(opts.ifFence), opts.ifIncarnation ?? '', opts.target ?? '', opts.ttlMs ?? ADMIN_DEFAULTS.yieldTtlMs, by, this.keys.wakeChannelPrefix],
+      [
+        str(opts.ifFence),
+        opts.ifIncarnation ?? '',
+        opts.target ?? '',
+        opts.ttlMs ?? ADMIN_DEFAULTS.yieldTtlMs,
+        by,
+        this.keys.wakeChannelPrefix,
+      ],
     )
     let result: LeadRevokeResult
     switch (r[0]) {
@@ -348,7 +355,11 @@ export class CoordinationAdmin {
   }
 
   /** Delete a checkpoint, compare-and-set on the revision the operator saw (`checkpoint rm`). */
-  async removeCheckpoint(key: string, revision: number, opts: AuditOptions = {}): Promise<CheckpointRemoveResult & { audit: AuditOutcome }> {
+  async removeCheckpoint(
+    key: string,
+    revision: number,
+    opts: AuditOptions = {},
+  ): Promise<CheckpointRemoveResult & { audit: AuditOutcome }> {
     validateId(key, 'checkpoint key')
     const raw = this.keys.chat(key).checkpoint
     const r = await this.scripts.run<Raw>('admin-checkpoint-rm-1', [raw], [String(revision)])
@@ -412,7 +423,10 @@ export class CoordinationAdmin {
       const leases = parseLeases(r[2])
       const info = parseJson<{ leaseMs?: number }>(r[3])
       const grantLeaseMs = Math.max(Number(info?.leaseMs) || 0, ADMIN_DEFAULTS.grantLeaseMs)
-      const chatKeys = new Set<string>([...leases.held.filter((h) => h.kind === 'chat').map((h) => h.key), ...leases.waiting.map((w) => w.key)])
+      const chatKeys = new Set<string>([
+        ...leases.held.filter((h) => h.kind === 'chat').map((h) => h.key),
+        ...leases.waiting.map((w) => w.key),
+      ])
       const leadNames = new Set<string>([...leases.held.filter((h) => h.kind === 'lead').map((h) => h.key), ...leases.campaigns])
       const scan = opts.scan ?? leases.more > 0
       if (scan) await this.findIncarnation(inc, chatKeys, leadNames)
@@ -444,8 +458,16 @@ export class CoordinationAdmin {
       fenceAfter: null,
       ...(result.status === 'evicted'
         ? {
-            chats: result.chats.map((c) => ({ key: c.key, revoked: c.revoked, ticketsDropped: c.ticketsDropped, fenceBefore: c.fenceBefore, fenceAfter: c.fenceAfter })),
-            leads: result.leads.filter((l) => l.revoked).map((l) => ({ name: l.name, fenceBefore: l.fenceBefore, fenceAfter: l.fenceAfter })),
+            chats: result.chats.map((c) => ({
+              key: c.key,
+              revoked: c.revoked,
+              ticketsDropped: c.ticketsDropped,
+              fenceBefore: c.fenceBefore,
+              fenceAfter: c.fenceAfter,
+            })),
+            leads: result.leads
+              .filter((l) => l.revoked)
+              .map((l) => ({ name: l.name, fenceBefore: l.fenceBefore, fenceAfter: l.fenceAfter })),
           }
         : {}),
       result: result.status,
@@ -555,7 +577,12 @@ function parseJson<T>(v: unknown): T | null {
   }
 }
 
-function parseLeases(v: unknown): { held: Array<{ kind: string; key: string }>; waiting: Array<{ key: string }>; campaigns: string[]; more: number } {
+function parseLeases(v: unknown): {
+  held: Array<{ kind: string; key: string }>
+  waiting: Array<{ key: string }>
+  campaigns: string[]
+  more: number
+} {
   const l = parseJson<{ held?: unknown; waiting?: unknown; campaigns?: unknown; more?: unknown }>(v) ?? {}
   const arr = (x: unknown): unknown[] => (Array.isArray(x) ? x : [])
   return {

@@ -36,7 +36,15 @@ export type ChatReleaseResult =
   | { status: 'changed'; key: string; fence: number | null; holder: Holder | null }
 
 export type ChatSkipResult =
-  | { status: 'skipped'; key: string; ticket: number; replicaId: string; incarnation: string; fence: number | null; granted: Granted | null }
+  | {
+      status: 'skipped'
+      key: string
+      ticket: number
+      replicaId: string
+      incarnation: string
+      fence: number | null
+      granted: Granted | null
+    }
   | { status: 'not-queued'; key: string; ticket: number }
   | { status: 'changed'; key: string; ticket: number; replicaId: string; incarnation: string }
   | { status: 'holds-turn'; key: string; ticket: number; replicaId: string; fence: number | null }

@@ -30,9 +30,7 @@ export interface YieldRequest {
   target: string | null
 }
 
-export type RenewReply =
-  | { ok: true; yieldRequest: YieldRequest | null }
-  | { ok: false; reason: 'revoked' | 'expired' }
+export type RenewReply = { ok: true; yieldRequest: YieldRequest | null } | { ok: false; reason: 'revoked' | 'expired' }
 
 export interface BeatRecord {
   info: ReplicaInfo

@@ -216,9 +216,7 @@ export class Coordinator extends EventEmitter implements LeadPort {
     try {
       const warnings = await this.backend.init()
       for (const w of warnings) this.emit('coordination:warning', w)
-      this.unsubscribe = await this.backend.subscribe(this.incarnation, (kind, key, ticket, grant) =>
-        this.onWake(kind, key, ticket, grant),
-      )
+      this.unsubscribe = await this.backend.subscribe(this.incarnation, (kind, key, ticket, grant) => this.onWake(kind, key, ticket, grant))
       const [beat, id] = await Promise.all([
         this.backend.beat(this.replicaId, this.incarnation, this.leaseMs, this.beatRecord()),
         this.backend.serverIdentity(),
@@ -330,7 +328,11 @@ export class Coordinator extends EventEmitter implements LeadPort {
           }
           if (reply.status === 'expired') {
             ticket = null
-            throw new CoordinationUnavailableError('stale-grant', `turn of ${JSON.stringify(key)} was granted but expired before it was taken`, { key })
+            throw new CoordinationUnavailableError(
+              'stale-grant',
+              `turn of ${JSON.stringify(key)} was granted but expired before it was taken`,
+              { key },
+            )
           }
           ticket = reply.ticket
           // This poll was sent before any grant that comes after it: a safe start for a pushed lease.
@@ -789,9 +791,7 @@ export class Coordinator extends EventEmitter implements LeadPort {
 
   protected logEvent(event: Record<string, unknown>): void {
     if (this.state === 'crashed') return
-    void this.backend
-      .appendEvent({ replicaId: this.replicaId, incarnation: this.incarnation, ...event })
-      .catch(() => {})
+    void this.backend.appendEvent({ replicaId: this.replicaId, incarnation: this.incarnation, ...event }).catch(() => {})
   }
 
   private wakeAll(): void {

@@ -34,7 +34,10 @@ export const REDIS_DEFAULTS = {
 } as const
 
 /** Pick the client and key layout from options (shared by RedisCoordinator and RedisStore). */
-export function resolveRedis(opts: RedisConnectionOptions, commandTimeoutMs: number): {
+export function resolveRedis(
+  opts: RedisConnectionOptions,
+  commandTimeoutMs: number,
+): {
   redis: RedisClient
   keys: KeyLayout
   ownsClient: boolean

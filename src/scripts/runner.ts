@@ -45,10 +45,7 @@ export class ScriptRunner {
 export function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
   if (!(ms > 0) || !Number.isFinite(ms)) return p
   return new Promise<T>((resolve, reject) => {
-    const t = setTimeout(
-      () => reject(new CoordinationUnavailableError('unreachable', `Redis did not answer ${what} within ${ms}ms`)),
-      ms,
-    )
+    const t = setTimeout(() => reject(new CoordinationUnavailableError('unreachable', `Redis did not answer ${what} within ${ms}ms`)), ms)
     p.then(
       (v) => {
         clearTimeout(t)

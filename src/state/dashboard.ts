@@ -6,14 +6,7 @@
 import type { Redis } from 'ioredis'
 import { withTimeout, type RedisClient } from '../scripts/runner.js'
 import { errorFromRedis } from '../errors/from-redis.js'
-import {
-  decodeChat,
-  decodeLead,
-  decodeReplica,
-  type ChatSnapshot,
-  type LeadSnapshot,
-  type ReplicaSnapshot,
-} from './decode.js'
+import { decodeChat, decodeLead, decodeReplica, type ChatSnapshot, type LeadSnapshot, type ReplicaSnapshot } from './decode.js'
 import type { KeyLayout } from '../keys.js'
 import { formatDuration } from '../duration.js'
 import type { StateReader } from './reader.js'
@@ -83,9 +76,10 @@ export async function readDashboard(reader: StateReader, options: DashboardOptio
     const pipe = r.pipeline()
     for (const id of ids) pipe.hgetall(keys.replica(id))
     commands += ids.length
-    const res = (await withTimeout(pipe.exec(), timeoutMs, 'replicas').catch((e: unknown) => {
-      throw errorFromRedis(e, keys.replicaIndex)
-    })) ?? []
+    const res =
+      (await withTimeout(pipe.exec(), timeoutMs, 'replicas').catch((e: unknown) => {
+        throw errorFromRedis(e, keys.replicaIndex)
+      })) ?? []
     ids.forEach((id, i) => {
       const [err, h] = res[i] ?? [null, null]
       const rawKey = keys.replica(id)
@@ -189,10 +183,12 @@ export async function readDashboard(reader: StateReader, options: DashboardOptio
   const expiring: DashboardSnapshot['expiring'] = []
   for (const c of chats) {
     const h = c.chat.holder
-    if (h && c.chat.fence !== null) expiring.push({ kind: 'chat', key: c.chat.key, replicaId: h.replicaId, fence: c.chat.fence, expiresInMs: h.expiresAtMs - nowMs })
+    if (h && c.chat.fence !== null)
+      expiring.push({ kind: 'chat', key: c.chat.key, replicaId: h.replicaId, fence: c.chat.fence, expiresInMs: h.expiresAtMs - nowMs })
   }
   for (const p of providers) {
-    if (p.holder && p.fence !== null) expiring.push({ kind: 'lead', key: p.key, replicaId: p.holder.replicaId, fence: p.fence, expiresInMs: p.holder.expiresAtMs - nowMs })
+    if (p.holder && p.fence !== null)
+      expiring.push({ kind: 'lead', key: p.key, replicaId: p.holder.replicaId, fence: p.fence, expiresInMs: p.holder.expiresAtMs - nowMs })
   }
   expiring.sort((a, b) => a.expiresInMs - b.expiresInMs)
 

@@ -158,10 +158,7 @@ export function decodeLock(key: string, rawKey: string, h: Hash): LockSnapshot {
   return {
     key,
     fence: int(rawKey, h, 'f'),
-    holder:
-      h.tk !== undefined
-        ? { owner: h.o ?? '', expiresAtMs: reqInt(rawKey, h, 'exp'), acquiredAtMs: int(rawKey, h, 'g') ?? 0 }
-        : null,
+    holder: h.tk !== undefined ? { owner: h.o ?? '', expiresAtMs: reqInt(rawKey, h, 'exp'), acquiredAtMs: int(rawKey, h, 'g') ?? 0 } : null,
     releasedAtMs: int(rawKey, h, 'rel'),
   }
 }

@@ -148,7 +148,10 @@ export class StateReader {
    * leads and locks does not walk it three times): SCAN MATCH `<prefix>:*` (or the one kind's pattern)
    * in batches of `count` on every master, each batch fetched with one pipeline on the node that owns it.
    */
-  async *scanKinds(kinds: KeyKind[], options: ScanOptions = {}): AsyncGenerator<Array<{ rawKey: string; id: string; kind: KeyKind; hash: Hash }>> {
+  async *scanKinds(
+    kinds: KeyKind[],
+    options: ScanOptions = {},
+  ): AsyncGenerator<Array<{ rawKey: string; id: string; kind: KeyKind; hash: Hash }>> {
     const count = options.count ?? 2000
     const wanted = new Set(kinds)
     const pattern = kinds.length === 1 ? this.keys.scanPattern(kinds[0]!) : `${this.keys.prefix}:*`
@@ -263,7 +266,8 @@ export class StateReader {
     ids.forEach((id, i) => {
       const rawKey = this.keys.replica(id)
       const [err, h] = replies[i] ?? [null, null]
-      if (err) return out.corrupt.push({ rawKey, error: /WRONGTYPE/.test(String(err)) ? 'wrong Redis type' : String((err as Error).message) })
+      if (err)
+        return out.corrupt.push({ rawKey, error: /WRONGTYPE/.test(String(err)) ? 'wrong Redis type' : String((err as Error).message) })
       const hash = h as Hash
       if (!hash || hash.beat === undefined) return
       try {
@@ -357,8 +361,14 @@ export class StateReader {
     const count = options.count ?? 50
     this.commands++
     const entries = options.after
-      ? await this.call('XRANGE', () => (this.redis as Redis).xrange(this.keys.events, `(${options.after}`, '+', 'COUNT', count), this.keys.events)
-      : (await this.call('XREVRANGE', () => (this.redis as Redis).xrevrange(this.keys.events, '+', '-', 'COUNT', count), this.keys.events)).reverse()
+      ? await this.call(
+          'XRANGE',
+          () => (this.redis as Redis).xrange(this.keys.events, `(${options.after}`, '+', 'COUNT', count),
+          this.keys.events,
+        )
+      : (
+          await this.call('XREVRANGE', () => (this.redis as Redis).xrevrange(this.keys.events, '+', '-', 'COUNT', count), this.keys.events)
+        ).reverse()
     return entries.map(([id, fields]) => {
       const i = fields.indexOf('e')
       let event: Record<string, unknown>
@@ -370,5 +380,4 @@ export class StateReader {
       return { id, event }
     })
   }
-
 }

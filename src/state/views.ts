@@ -7,15 +7,7 @@
  * `incarnation`, `fence` and `expiresInMs` (from Redis's clock; negative once expired).
  */
 import type { Holder } from '../coordinator/backend.js'
-import type {
-  ChatSnapshot,
-  FlowCheckpoint,
-  HandoverMarker,
-  LeadSnapshot,
-  LockSnapshot,
-  ReplicaSnapshot,
-  TicketSnapshot,
-} from './decode.js'
+import type { ChatSnapshot, FlowCheckpoint, HandoverMarker, LeadSnapshot, LockSnapshot, ReplicaSnapshot, TicketSnapshot } from './decode.js'
 import { leadKind, type ChatDetail, type LeaseKindLabel } from './reader.js'
 
 // ---------------------------------------------------------------- liveness
@@ -398,13 +390,18 @@ export function explainChat(v: ChatView, opts: { fingerprint?: string; turnWaitM
       code: 'queue-without-holder',
       severity: head.waitedMs > 5_000 ? 'problem' : 'info',
       message: `${v.tickets.length} ticket(s) wait and nobody holds the turn; the head ticket ${head.ticket} (${head.replicaId}) has waited ${fmtMs(head.waitedMs)}${head.waitedMs > 5_000 ? ': its replica beats but does not take the turn' : ' and is granted at its next poll'}`,
-      fix: head.waitedMs > 5_000 ? `check ${head.replicaId}'s event loop and Redis latency; botmesh-coord chat skip ${shellWord(key)} ${head.ticket}` : undefined,
+      fix:
+        head.waitedMs > 5_000
+          ? `check ${head.replicaId}'s event loop and Redis latency; botmesh-coord chat skip ${shellWord(key)} ${head.ticket}`
+          : undefined,
     })
   }
   const cp = v.checkpoint
   if (cp) {
     if (cp.fence !== null && v.fence !== null && cp.fence < v.fence) {
-      const holderNote = h ? `the holder ${h.replicaId} (fence ${v.fence}) has not written it yet` : `the turn has moved on to fence ${v.fence}`
+      const holderNote = h
+        ? `the holder ${h.replicaId} (fence ${v.fence}) has not written it yet`
+        : `the turn has moved on to fence ${v.fence}`
       findings.push({
         code: 'checkpoint-older-fence',
         severity: cp.replicaId && h && cp.replicaId !== h.replicaId && !cp.ownerAlive ? 'warning' : 'info',
@@ -688,7 +685,15 @@ export function staleTickets(chats: ChatSnapshot[], replicas: ReplicaSnapshot[],
   for (const c of chats) {
     for (const t of c.tickets) {
       const state = ticketState(t, live, nowMs)
-      if (state !== 'alive') out.push({ key: c.key, ticket: t.ticket, replicaId: t.replicaId, incarnation: t.incarnation, state, waitedMs: nowMs - t.enqueuedAtMs })
+      if (state !== 'alive')
+        out.push({
+          key: c.key,
+          ticket: t.ticket,
+          replicaId: t.replicaId,
+          incarnation: t.incarnation,
+          state,
+          waitedMs: nowMs - t.enqueuedAtMs,
+        })
     }
   }
   return out

@@ -189,7 +189,11 @@ export class RedisStore {
   async clearCheckpointIf(key: string, revision: number, options: { fence?: number | null } = {}): Promise<boolean> {
     const k = this.keys.chat(validateId(key, 'checkpoint key'))
     const fence = options.fence ?? null
-    const r = await this.scripts.run<number>('checkpoint-clear-2', [k.checkpoint, k.state], [String(revision), fence === null ? '' : String(fence)])
+    const r = await this.scripts.run<number>(
+      'checkpoint-clear-2',
+      [k.checkpoint, k.state],
+      [String(revision), fence === null ? '' : String(fence)],
+    )
     return r === 1
   }
 
@@ -208,13 +212,17 @@ export class RedisStore {
     validateId(marker.name, 'conversation name')
     const problem = marker.data === undefined ? null : plainJsonProblem(marker.data, 'data')
     if (problem) throw new ConfigurationError(`handover marker ${JSON.stringify(key)}: ${problem}`)
-    await this.scripts.run('handover-set-1', [rawKey], [
-      marker.name,
-      marker.replicaId,
-      marker.incarnation,
-      marker.ttlMs === undefined ? '' : String(positive(marker.ttlMs, 'ttlMs')),
-      marker.data === undefined ? '' : JSON.stringify(marker.data),
-    ])
+    await this.scripts.run(
+      'handover-set-1',
+      [rawKey],
+      [
+        marker.name,
+        marker.replicaId,
+        marker.incarnation,
+        marker.ttlMs === undefined ? '' : String(positive(marker.ttlMs, 'ttlMs')),
+        marker.data === undefined ? '' : JSON.stringify(marker.data),
+      ],
+    )
   }
 
   async getHandoverMarker(key: string): Promise<HandoverMarker | null> {

@@ -219,7 +219,16 @@ export class MemoryCoordinationHub {
   private lead(name: string): LeadRecord {
     let l = this.leads.get(name)
     if (!l) {
-      l = { holder: null, fence: 0, last: null, previous: null, releasedAt: null, handoverMs: null, yieldRequest: null, candidates: new Map() }
+      l = {
+        holder: null,
+        fence: 0,
+        last: null,
+        previous: null,
+        releasedAt: null,
+        handoverMs: null,
+        yieldRequest: null,
+        candidates: new Map(),
+      }
       this.leads.set(name, l)
     }
     return l
@@ -240,14 +249,25 @@ export class MemoryCoordinationHub {
     if (l.holder && l.holder.exp > now) {
       if (l.holder.incarnation === incarnation) return { status: 'mine', fence: l.fence }
       standby()
-      return { status: 'held', holder: { replicaId: l.holder.replicaId, incarnation: l.holder.incarnation }, fence: l.fence, msLeft: l.holder.exp - now }
+      return {
+        status: 'held',
+        holder: { replicaId: l.holder.replicaId, incarnation: l.holder.incarnation },
+        fence: l.fence,
+        msLeft: l.holder.exp - now,
+      }
     }
     if (l.holder) {
       l.releasedAt = l.holder.exp
       l.holder = null
     }
     const y = l.yieldRequest
-    if (y && y.target && y.exp > now && y.target !== replicaId && [...this.liveCandidates(l).values()].some((c) => c.replicaId === y.target)) {
+    if (
+      y &&
+      y.target &&
+      y.exp > now &&
+      y.target !== replicaId &&
+      [...this.liveCandidates(l).values()].some((c) => c.replicaId === y.target)
+    ) {
       standby()
       return { status: 'reserved', target: y.target, msLeft: y.exp - now }
     }
@@ -346,7 +366,14 @@ export class MemoryBackend implements CoordinationBackend {
     return []
   }
   // The hub never loses a reply, so the request id (idempotent enqueue on Redis) is not needed here.
-  async turnAcquire(key: string, replicaId: string, incarnation: string, leaseMs: number, ticket: number | null, _requestId: string): Promise<TurnReply> {
+  async turnAcquire(
+    key: string,
+    replicaId: string,
+    incarnation: string,
+    leaseMs: number,
+    ticket: number | null,
+    _requestId: string,
+  ): Promise<TurnReply> {
     this.check()
     return this.hub.turnAcquire(key, replicaId, incarnation, leaseMs, ticket)
   }

@@ -29,7 +29,10 @@ function isAlive(pid: number): boolean {
 function startDemo(args: string[]) {
   const env: Record<string, string> = {}
   for (const [k, v] of Object.entries({ ...process.env, NO_COLOR: '1' })) if (v !== undefined && k !== 'REDIS_URL') env[k] = v
-  const child = spawn(process.execPath, [BIN, 'demo', ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] }) as unknown as ChildProcessWithoutNullStreams
+  const child = spawn(process.execPath, [BIN, 'demo', ...args], {
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  }) as unknown as ChildProcessWithoutNullStreams
   const lines: Array<Record<string, unknown>> = []
   let stdout = ''
   let stderr = ''
@@ -56,7 +59,8 @@ function startDemo(args: string[]) {
     for (;;) {
       const v = pick()
       if (v) return v
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}\nstdout:\n${stdout.slice(-3000)}\nstderr:\n${stderr.slice(-2000)}`)
+      if (Date.now() > deadline)
+        throw new Error(`timed out waiting for ${what}\nstdout:\n${stdout.slice(-3000)}\nstderr:\n${stderr.slice(-2000)}`)
       await new Promise((r) => setTimeout(r, 100))
     }
   }
@@ -81,13 +85,30 @@ describe('demo', () => {
   it('serves chats, survives a dead replica and a dead leader, and leaves nothing running', async () => {
     const prefix = uniquePrefix('demo')
     const demo = startDemo([
-      '--no-tui', '--json', '--url', redisUrl(), '--prefix', prefix,
-      '--replicas', '3', '--chats', '12', '--rate', '20', '--lease-ms', '1500', '--provider-down-ms', '3s',
+      '--no-tui',
+      '--json',
+      '--url',
+      redisUrl(),
+      '--prefix',
+      prefix,
+      '--replicas',
+      '3',
+      '--chats',
+      '12',
+      '--rate',
+      '20',
+      '--lease-ms',
+      '1500',
+      '--provider-down-ms',
+      '3s',
     ])
     const allPids = new Set<number>()
     try {
       const start = await demo.waitFor('the start line', () => demo.lines.find((l) => l.kind === 'demo-start'))
-      for (const pid of start.pids as number[]) allPids.add(pid), started.push(pid)
+      for (const pid of start.pids as number[]) {
+        allPids.add(pid)
+        started.push(pid)
+      }
       expect((start.replicas as unknown[]).length).toBe(3)
 
       // Every replica serves, and one leads the provider.
@@ -97,15 +118,23 @@ describe('demo', () => {
       })
 
       // Kill a replica that does not lead, through the demo: its chats move to the others.
-      const victim = first.replicas.map((r) => r.replicaId).find((id) => id !== first.provider.leader && Object.values(first.servedBy).includes(id))!
+      const victim = first.replicas
+        .map((r) => r.replicaId)
+        .find((id) => id !== first.provider.leader && Object.values(first.servedBy).includes(id))!
       expect(victim).toBeTruthy()
-      const victimChats = Object.entries(first.servedBy).filter(([, r]) => r === victim).map(([chat]) => chat)
+      const victimChats = Object.entries(first.servedBy)
+        .filter(([, r]) => r === victim)
+        .map(([chat]) => chat)
       const kill = await runCli(['--prefix', prefix, 'demo', 'kill', victim])
       expect(kill.code, kill.stderr).toBe(0)
       expect(kill.stdout).toMatch(new RegExp(`killed ${victim} \\(pid \\d+\\)`))
       const afterKill = await demo.waitFor(`${victim}'s chats (${victimChats.join(', ')}) served by the others`, () => {
         const s = demo.latest()
-        return s && s.replicas.find((r) => r.replicaId === victim)?.state === 'dead' && victimChats.every((c) => s.servedBy[c] && s.servedBy[c] !== victim) ? s : null
+        return s &&
+          s.replicas.find((r) => r.replicaId === victim)?.state === 'dead' &&
+          victimChats.every((c) => s.servedBy[c] && s.servedBy[c] !== victim)
+          ? s
+          : null
       })
 
       // Kill the provider's leader: a standby takes the lead, with a higher fence.
@@ -124,7 +153,8 @@ describe('demo', () => {
       await demo.waitFor('messages still being handled', () => (demo.latest()!.messages.handled > handled + 5 ? true : null))
 
       // Ctrl-C: every child stops, by pid.
-      for (const l of demo.lines) if (l.kind === 'demo-summary') for (const r of (l as unknown as Summary).replicas) if (r.pid) allPids.add(r.pid)
+      for (const l of demo.lines)
+        if (l.kind === 'demo-summary') for (const r of (l as unknown as Summary).replicas) if (r.pid) allPids.add(r.pid)
       demo.child.kill('SIGINT')
       const code = await Promise.race([demo.exited, new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), 20_000))])
       expect(code, JSON.stringify(demo.output())).toBe(0)

@@ -59,7 +59,11 @@ for (const layout of ['standalone', 'cluster'] as Layout[]) {
         holderAlive: true,
       })
       expect(chat42.expiresInMs).toBeGreaterThan(10_000)
-      expect(j.leases.find((l: J) => l.key === 'chat:7')).toMatchObject({ replicaId: 'pod-c', incarnation: s.oldC.incarnation, holderAlive: false })
+      expect(j.leases.find((l: J) => l.key === 'chat:7')).toMatchObject({
+        replicaId: 'pod-c',
+        incarnation: s.oldC.incarnation,
+        holderAlive: false,
+      })
       expect(t.stdout).toMatch(/^KIND\s+KEY\s+HOLDER/)
       expect(t.stdout).toMatch(/provider\s+provider:whatsapp\s+pod-a/)
       expect(t.stdout).toMatch(/chat:7\s+pod-c.*NO/)
@@ -118,7 +122,14 @@ for (const layout of ['standalone', 'cluster'] as Layout[]) {
       expect(t.stdout).toMatch(/queue \(1, in grant order\)/)
 
       const [j42, t42] = await both('chat', 'inspect', 'chat:42', '--fingerprint', 'other')
-      expect(j42.chat.checkpoint).toMatchObject({ flow: 'order', step: 'address', ephemeral: true, fingerprint: 'f1a2b3', fence: s.fence42, answerBytes: 18 })
+      expect(j42.chat.checkpoint).toMatchObject({
+        flow: 'order',
+        step: 'address',
+        ephemeral: true,
+        fingerprint: 'f1a2b3',
+        fence: s.fence42,
+        answerBytes: 18,
+      })
       expect(j42.explain.findings.map((f: J) => f.code)).toEqual(['fingerprint-mismatch'])
       expect(t42.stdout).toMatch(/checkpoint\s+order at step address/)
     })
@@ -151,21 +162,39 @@ for (const layout of ['standalone', 'cluster'] as Layout[]) {
         ['chat:9', 'signup', false],
       ])
       expect(t.stdout).toMatch(/chat:42\s+order\s+address/)
-      const [eph, flow] = await Promise.all([cli('checkpoints', 'ls', '--ephemeral', '--json'), cli('checkpoints', 'ls', '--flow', 'signup', '--json')])
+      const [eph, flow] = await Promise.all([
+        cli('checkpoints', 'ls', '--ephemeral', '--json'),
+        cli('checkpoints', 'ls', '--flow', 'signup', '--json'),
+      ])
       expect(parseJson<J>(eph).checkpoints.map((c: J) => c.key)).toEqual(['chat:42'])
       expect(parseJson<J>(flow).checkpoints.map((c: J) => c.key)).toEqual(['chat:9'])
       const [ji, ti] = await both('checkpoint', 'inspect', 'chat:42')
-      expect(ji.checkpoint).toMatchObject({ key: 'chat:42', state: { items: [1, 2] }, answer: { text: 'Calle 5' }, revision: expect.any(Number) })
+      expect(ji.checkpoint).toMatchObject({
+        key: 'chat:42',
+        state: { items: [1, 2] },
+        answer: { text: 'Calle 5' },
+        revision: expect.any(Number),
+      })
       expect(ji.checkpoint.expiresInMs).toBeGreaterThan(500_000)
       expect(ti.stdout).toContain('{"items":[1,2]}')
     })
 
     it('handover ls, locks ls', async () => {
       const [h, ht] = await both('handover', 'ls')
-      expect(h.handovers).toEqual([expect.objectContaining({ kind: 'handover', key: 'chat:7', name: 'survey', replicaId: 'pod-c', ownerAlive: false })])
+      expect(h.handovers).toEqual([
+        expect.objectContaining({ kind: 'handover', key: 'chat:7', name: 'survey', replicaId: 'pod-c', ownerAlive: false }),
+      ])
       expect(ht.stdout).toMatch(/chat:7\s+survey\s+pod-c/)
       const [l, lt] = await both('locks', 'ls')
-      expect(l.locks).toEqual([expect.objectContaining({ kind: 'lock', key: 'invoice:run', held: true, fence: expect.any(Number), expiresInMs: expect.any(Number) })])
+      expect(l.locks).toEqual([
+        expect.objectContaining({
+          kind: 'lock',
+          key: 'invoice:run',
+          held: true,
+          fence: expect.any(Number),
+          expiresInMs: expect.any(Number),
+        }),
+      ])
       expect(l.leads).toEqual([expect.objectContaining({ kind: 'scheduler', key: 'scheduler:report', replicaId: 'pod-b' })])
       expect(lt.stdout).toMatch(/lock\s+invoice:run/)
       expect(lt.stdout).toMatch(/scheduler\s+scheduler:report\s+pod-b/)

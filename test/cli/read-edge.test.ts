@@ -59,7 +59,21 @@ describe('bad input', () => {
   })
 
   it('help for every read command has an example; completion scripts', async () => {
-    const cmds = [['replicas', 'ls'], ['leases', 'ls'], ['chat', 'ls'], ['chat', 'inspect'], ['provider', 'ls'], ['provider', 'status'], ['checkpoints', 'ls'], ['checkpoint', 'inspect'], ['handover', 'ls'], ['locks', 'ls'], ['events'], ['doctor'], ['completion']]
+    const cmds = [
+      ['replicas', 'ls'],
+      ['leases', 'ls'],
+      ['chat', 'ls'],
+      ['chat', 'inspect'],
+      ['provider', 'ls'],
+      ['provider', 'status'],
+      ['checkpoints', 'ls'],
+      ['checkpoint', 'inspect'],
+      ['handover', 'ls'],
+      ['locks', 'ls'],
+      ['events'],
+      ['doctor'],
+      ['completion'],
+    ]
     const rs = await Promise.all(cmds.map((c) => runCli([...c, '--help'])))
     rs.forEach((r, i) => {
       expect(r.code, cmds[i]!.join(' ')).toBe(0)
@@ -109,14 +123,21 @@ describe('corrupt values under the prefix', () => {
     expect(chatsTable.stderr).toContain(`corrupt: ${keys.chat('chat:wrongtype').state}: wrong Redis type`)
     const rj = parseJson<J>(replicas)
     expect(rj.replicas.map((x: J) => x.replicaId)).toEqual(['pod-ok'])
-    expect(rj.corrupt[0]).toMatchObject({ rawKey: keys.replica('pod-broken'), error: expect.stringContaining('field info is not valid JSON') })
+    expect(rj.corrupt[0]).toMatchObject({
+      rawKey: keys.replica('pod-broken'),
+      error: expect.stringContaining('field info is not valid JSON'),
+    })
     expect(doctor.code).toBe(1)
     expect(parseJson<J>(doctor).checks.find((x: J) => x.id === 'corrupt')).toMatchObject({ status: 'fail' })
   })
   it('events -f follows the stream (one JSON object per line) until interrupted', async () => {
-    const child = spawn(process.execPath, [BIN, '--url', redisUrl(), '--prefix', prefix, 'events', '-f', '--json', '--type', 'replica-start', '--interval', '100ms'], {
-      env: { ...process.env, NO_COLOR: '1' },
-    })
+    const child = spawn(
+      process.execPath,
+      [BIN, '--url', redisUrl(), '--prefix', prefix, 'events', '-f', '--json', '--type', 'replica-start', '--interval', '100ms'],
+      {
+        env: { ...process.env, NO_COLOR: '1' },
+      },
+    )
     let out = ''
     child.stdout.on('data', (d: Buffer) => (out += d.toString()))
     const exited = new Promise<number | null>((r) => child.on('close', (code) => r(code)))
@@ -128,7 +149,10 @@ describe('corrupt values under the prefix', () => {
     child.kill('SIGINT')
     expect(await exited).toBe(0)
     await late.stop()
-    const lines = out.split('\n').filter(Boolean).map((l) => JSON.parse(l) as J)
+    const lines = out
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as J)
     expect(lines.map((e) => [e.type, e.replicaId])).toEqual([
       ['replica-start', 'pod-ok'],
       ['replica-start', 'pod-late'],
@@ -146,7 +170,22 @@ describe('a password-protected Redis with an evicting policy, and a read-only AC
     port = Number(new URL(server.url).port)
     const admin = new Redis({ port, password })
     // The documented read-only user: reads, TIME, INFO (connection check, layout detection), nothing else.
-    await admin.call('ACL', 'SETUSER', 'reader', 'on', '>reader-pw', '~*', 'resetchannels', '-@all', '+@read', '+@connection', '+info', '+time', '+cluster|slots', '+cluster|info')
+    await admin.call(
+      'ACL',
+      'SETUSER',
+      'reader',
+      'on',
+      '>reader-pw',
+      '~*',
+      'resetchannels',
+      '-@all',
+      '+@read',
+      '+@connection',
+      '+info',
+      '+time',
+      '+cluster|slots',
+      '+cluster|info',
+    )
     await admin.quit()
     s = await liveState(server.url, uniquePrefix('acl'), 'standalone')
   })
@@ -171,7 +210,19 @@ describe('a password-protected Redis with an evicting policy, and a read-only AC
 
   it('every read command runs as the read-only ACL user; doctor says which check it could not run', async () => {
     const base = ['--url', `redis://reader:reader-pw@127.0.0.1:${port}`, '--prefix', s.prefix]
-    const cmds = [['replicas', 'ls'], ['leases', 'ls'], ['chat', 'ls'], ['chat', 'inspect', 'chat:7', '--explain'], ['provider', 'ls'], ['provider', 'status', 'whatsapp'], ['checkpoints', 'ls'], ['checkpoint', 'inspect', 'chat:42'], ['handover', 'ls'], ['locks', 'ls'], ['events']]
+    const cmds = [
+      ['replicas', 'ls'],
+      ['leases', 'ls'],
+      ['chat', 'ls'],
+      ['chat', 'inspect', 'chat:7', '--explain'],
+      ['provider', 'ls'],
+      ['provider', 'status', 'whatsapp'],
+      ['checkpoints', 'ls'],
+      ['checkpoint', 'inspect', 'chat:42'],
+      ['handover', 'ls'],
+      ['locks', 'ls'],
+      ['events'],
+    ]
     const rs = await Promise.all(cmds.map((c) => runCli([...base, ...c, '--json'])))
     rs.forEach((r, i) => {
       expect(r.stderr, cmds[i]!.join(' ')).toBe('')
@@ -182,7 +233,10 @@ describe('a password-protected Redis with an evicting policy, and a read-only AC
     expect(parseJson<J>(rs[1]!).leases).toHaveLength(5)
     const doc = await runCli([...base, 'doctor', '--json'])
     expect(doc.code).toBe(0) // it could not see the evicting policy: a skip, not a pass
-    expect(parseJson<J>(doc).checks.find((x: J) => x.id === 'eviction-policy')).toMatchObject({ status: 'skip', fix: expect.stringContaining('+config|get') })
+    expect(parseJson<J>(doc).checks.find((x: J) => x.id === 'eviction-policy')).toMatchObject({
+      status: 'skip',
+      fix: expect.stringContaining('+config|get'),
+    })
   })
 
   it('doctor as the admin finds the evicting policy: exit 1 (unsafe)', async () => {
@@ -191,7 +245,10 @@ describe('a password-protected Redis with an evicting policy, and a read-only AC
       runCli(['--url', server.url, '--prefix', s.prefix, 'doctor']),
     ])
     expect(j.code).toBe(1)
-    expect(parseJson<J>(j).checks.find((x: J) => x.id === 'eviction-policy')).toMatchObject({ status: 'fail', detail: expect.stringContaining('allkeys-lru') })
+    expect(parseJson<J>(j).checks.find((x: J) => x.id === 'eviction-policy')).toMatchObject({
+      status: 'fail',
+      detail: expect.stringContaining('allkeys-lru'),
+    })
     expect(t.code).toBe(1)
     expect(t.stdout).toMatch(/FAIL\s+eviction-policy/)
     expect(t.stdout + t.stderr).not.toContain(password)

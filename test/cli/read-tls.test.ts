@@ -18,7 +18,23 @@ function makeCerts(dir: string): void {
   ssl('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '2', '-subj', '/CN=botmesh test CA', '-keyout', 'ca.key', '-out', 'ca.crt')
   ssl('req', '-newkey', 'rsa:2048', '-nodes', '-subj', '/CN=127.0.0.1', '-keyout', 'server.key', '-out', 'server.csr')
   writeFileSync(join(dir, 'ext.cnf'), 'subjectAltName=IP:127.0.0.1,DNS:localhost\n')
-  ssl('x509', '-req', '-in', 'server.csr', '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-days', '2', '-extfile', 'ext.cnf', '-out', 'server.crt')
+  ssl(
+    'x509',
+    '-req',
+    '-in',
+    'server.csr',
+    '-CA',
+    'ca.crt',
+    '-CAkey',
+    'ca.key',
+    '-CAcreateserial',
+    '-days',
+    '2',
+    '-extfile',
+    'ext.cnf',
+    '-out',
+    'server.crt',
+  )
 }
 
 describe('over TLS', () => {
@@ -34,8 +50,28 @@ describe('over TLS', () => {
     const port = await freePort()
     server = spawn(
       'redis-server',
-      ['--port', '0', '--tls-port', String(port), '--bind', '127.0.0.1', '--tls-cert-file', 'server.crt', '--tls-key-file', 'server.key',
-        '--tls-ca-cert-file', 'ca.crt', '--tls-auth-clients', 'no', '--save', '', '--appendonly', 'no', '--dir', dir],
+      [
+        '--port',
+        '0',
+        '--tls-port',
+        String(port),
+        '--bind',
+        '127.0.0.1',
+        '--tls-cert-file',
+        'server.crt',
+        '--tls-key-file',
+        'server.key',
+        '--tls-ca-cert-file',
+        'ca.crt',
+        '--tls-auth-clients',
+        'no',
+        '--save',
+        '',
+        '--appendonly',
+        'no',
+        '--dir',
+        dir,
+      ],
       { cwd: dir, stdio: 'ignore' },
     )
     url = `rediss://127.0.0.1:${port}`
@@ -65,7 +101,9 @@ describe('over TLS', () => {
       runCli([...base, 'chat', 'inspect', 'chat:tls', '--json'], { env: { REDIS_TLS_CA: join(dir, 'ca.crt') } }),
     ])
     expect(leases.code).toBe(0)
-    expect(parseJson<J>(leases).leases).toEqual([expect.objectContaining({ kind: 'chat', key: 'chat:tls', replicaId: 'pod-tls', incarnation: c.incarnation })])
+    expect(parseJson<J>(leases).leases).toEqual([
+      expect.objectContaining({ kind: 'chat', key: 'chat:tls', replicaId: 'pod-tls', incarnation: c.incarnation }),
+    ])
     expect(table.stdout).toMatch(/chat:tls\s+pod-tls/)
     expect(parseJson<J>(inspect).chat).toMatchObject({ key: 'chat:tls', replicaId: 'pod-tls' })
   })

@@ -120,7 +120,10 @@ describe('botmesh-coord watch without a terminal', () => {
     const prefix = uniquePrefix('watch')
     const r = await runCli(['--url', redisUrl(), '--prefix', prefix, 'watch', '--jsonl', '--count', '2', '--interval', '200ms'])
     expect(r.code).toBe(0)
-    const lines = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>)
+    const lines = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
     expect(lines).toHaveLength(2)
     expect(lines[1]).toMatchObject({ kind: 'dashboard', seq: 2, prefix, layout: 'standalone', replicas: [], chats: [] })
     expect(typeof lines[0]!.commands).toBe('number')

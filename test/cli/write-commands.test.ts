@@ -5,7 +5,14 @@
  * and each one leaves an audit record.
  */
 import { afterEach, describe, expect, it } from 'vitest'
-import { CoordinationAdmin, CoordinationUnavailableError, LeaseLostError, RedisCoordinator, RedisStore, type Layout } from '../../src/index.js'
+import {
+  CoordinationAdmin,
+  CoordinationUnavailableError,
+  LeaseLostError,
+  RedisCoordinator,
+  RedisStore,
+  type Layout,
+} from '../../src/index.js'
 import { parseJson, runCli } from '../helpers/cli.js'
 import { clusterUrl, redisUrl, uniquePrefix } from '../helpers/redis.js'
 import { sleep, until } from '../helpers/wait.js'
@@ -83,9 +90,25 @@ describe('botmesh-coord write commands: safety', () => {
     expect(turnA.held).toBe(true)
     expect(await w.audit()).toEqual([])
 
-    const r = await w.cli('--json', 'chat', 'release', 'chat:42', '--if-fence', String(turnA.fence), '--reason', 'stuck after deploy', '--yes')
+    const r = await w.cli(
+      '--json',
+      'chat',
+      'release',
+      'chat:42',
+      '--if-fence',
+      String(turnA.fence),
+      '--reason',
+      'stuck after deploy',
+      '--yes',
+    )
     expect(r.code, r.stderr).toBe(0)
-    const out = parseJson<{ status: string; fenceBefore: number; fenceAfter: number; granted: { replicaId: string; fence: number }; audit: { written: boolean } }>(r)
+    const out = parseJson<{
+      status: string
+      fenceBefore: number
+      fenceAfter: number
+      granted: { replicaId: string; fence: number }
+      audit: { written: boolean }
+    }>(r)
     expect(out).toMatchObject({ status: 'released', fenceBefore: turnA.fence, granted: { replicaId: 'b' }, audit: { written: true } })
     const turnB = await waiting
     expect(turnB.fence).toBeGreaterThan(turnA.fence)
@@ -137,7 +160,9 @@ describe('botmesh-coord write commands: each intervention', () => {
     expect(err).toBeInstanceOf(CoordinationUnavailableError)
     expect((err as CoordinationUnavailableError).reason).toBe('dropped')
     expect(turnA.held).toBe(true)
-    expect(await w.audit()).toContainEqual(expect.objectContaining({ command: `chat skip chat:7 ${ticket}`, result: 'skipped', reason: 'blocking' }))
+    expect(await w.audit()).toContainEqual(
+      expect.objectContaining({ command: `chat skip chat:7 ${ticket}`, result: 'skipped', reason: 'blocking' }),
+    )
     await turnA.release()
   })
 
@@ -241,7 +266,11 @@ for (const layout of ['standalone', 'cluster'] as Layout[]) {
 
       const audit = await w.audit()
       expect(audit.map((e) => e.result)).toEqual(expect.arrayContaining(['requested', 'revoked']))
-      expect(audit.find((e) => e.reason === 'rotate')).toMatchObject({ key: 'provider:whatsapp', fenceBefore: f0, command: 'provider yield provider:whatsapp' })
+      expect(audit.find((e) => e.reason === 'rotate')).toMatchObject({
+        key: 'provider:whatsapp',
+        fenceBefore: f0,
+        command: 'provider yield provider:whatsapp',
+      })
     })
   })
 }

@@ -13,7 +13,14 @@ const io = (answer: string | null) => {
 
 describe('confirm (the y/N prompt of write commands)', () => {
   it('only y or yes confirms; anything else, or the end of input, is a no', async () => {
-    for (const [answer, want] of [['y\n', true], ['YES\n', true], ['\n', false], ['n\n', false], ['sure\n', false], [null, false]] as const) {
+    for (const [answer, want] of [
+      ['y\n', true],
+      ['YES\n', true],
+      ['\n', false],
+      ['n\n', false],
+      ['sure\n', false],
+      [null, false],
+    ] as const) {
       const t = io(answer)
       expect(await confirm('release the turn of chat:42?', t), String(answer)).toBe(want)
       expect(t.asked()).toMatch(/release the turn of chat:42\? \[y\/N\]/)

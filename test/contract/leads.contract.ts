@@ -3,7 +3,14 @@
  * the in-memory reference, Redis standalone and Redis Cluster.
  */
 import { afterEach, describe, expect, it } from 'vitest'
-import { LeaseLostError, type Coordinator, type CoordinatorOptions, type Election, type FollowerReason, type YieldResult } from '../../src/index.js'
+import {
+  LeaseLostError,
+  type Coordinator,
+  type CoordinatorOptions,
+  type Election,
+  type FollowerReason,
+  type YieldResult,
+} from '../../src/index.js'
 import { sleep, until } from '../helpers/wait.js'
 
 export interface LeadHarness {

@@ -135,7 +135,11 @@ export function defineStoreContract(h: StoreHarness): void {
           const err = await s.setCheckpointIf('chat:f', { ...cp, step: 'late', owner: ownerA }, rA).catch((e: unknown) => e)
           expect(err).toBeInstanceOf(LeaseLostError)
           expect(err).toMatchObject({ reason: 'superseded', conflict: 'fence', currentFence: tb.fence })
-          const rB = await s.setCheckpointIf('chat:f', { ...cp, step: 'b', owner: { replicaId: 'b', incarnation: b.incarnation, fence: tb.fence } }, rA)
+          const rB = await s.setCheckpointIf(
+            'chat:f',
+            { ...cp, step: 'b', owner: { replicaId: 'b', incarnation: b.incarnation, fence: tb.fence } },
+            rA,
+          )
           expect(await s.clearCheckpointIf('chat:f', rA)).toBe(false)
           // Even at the new owner's revision, a clear fenced with the old turn is refused.
           expect(await s.clearCheckpointIf('chat:f', rB, { fence: ta.fence })).toBe(false)

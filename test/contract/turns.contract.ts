@@ -6,13 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { spawn } from 'node:child_process'
 import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
-import {
-  CoordinationUnavailableError,
-  LeaseLostError,
-  type Coordinator,
-  type CoordinatorOptions,
-  type Turn,
-} from '../../src/index.js'
+import { CoordinationUnavailableError, LeaseLostError, type Coordinator, type CoordinatorOptions, type Turn } from '../../src/index.js'
 import { sleep } from '../helpers/wait.js'
 
 export interface TurnHarness {
@@ -278,7 +272,14 @@ export function defineTurnContract(h: TurnHarness): void {
       const b = await replica({ replicaId: 'b', leaseMs, maxPollMs: 50 })
       const child = spawn(
         process.execPath,
-        [fileURLToPath(new URL('../fixtures/turn-holder.mjs', import.meta.url)), target.url, target.prefix, target.layout, 'chat:sigstop', String(leaseMs)],
+        [
+          fileURLToPath(new URL('../fixtures/turn-holder.mjs', import.meta.url)),
+          target.url,
+          target.prefix,
+          target.layout,
+          'chat:sigstop',
+          String(leaseMs),
+        ],
         { stdio: ['pipe', 'pipe', 'inherit'] },
       )
       const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]()

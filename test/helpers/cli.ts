@@ -31,7 +31,11 @@ export function runCli(
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()))
     const timer = setTimeout(() => {
       child.kill('SIGKILL')
-      reject(new Error(`botmesh-coord ${args.join(' ')} did not finish within ${options.timeoutMs ?? 20_000}ms\nstdout: ${stdout}\nstderr: ${stderr}`))
+      reject(
+        new Error(
+          `botmesh-coord ${args.join(' ')} did not finish within ${options.timeoutMs ?? 20_000}ms\nstdout: ${stdout}\nstderr: ${stderr}`,
+        ),
+      )
     }, options.timeoutMs ?? 20_000)
     child.on('error', reject)
     child.on('close', (code) => {

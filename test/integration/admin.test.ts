@@ -76,12 +76,24 @@ for (const layout of ['standalone', 'cluster'] as Layout[]) {
       expect(turnA.signal.aborted).toBe(true)
       const s = store()
       await expect(
-        s.setCheckpointIf('chat:1', { flow: 'f', step: 's', state: {}, owner: { replicaId: 'a', incarnation: a.incarnation, fence: turnA.fence } }, null),
+        s.setCheckpointIf(
+          'chat:1',
+          { flow: 'f', step: 's', state: {}, owner: { replicaId: 'a', incarnation: a.incarnation, fence: turnA.fence } },
+          null,
+        ),
       ).rejects.toBeInstanceOf(CheckpointConflictError)
 
       const audit = await events()
       expect(audit).toContainEqual(
-        expect.objectContaining({ type: 'intervention', by: 'ops@test', command: 'chat release chat:1', key: 'chat:1', fenceBefore: turnA.fence, reason: 'stuck', result: 'released' }),
+        expect.objectContaining({
+          type: 'intervention',
+          by: 'ops@test',
+          command: 'chat release chat:1',
+          key: 'chat:1',
+          fenceBefore: turnA.fence,
+          reason: 'stuck',
+          result: 'released',
+        }),
       )
       expect(audit.find((e) => e.result === 'released')!.fenceAfter).toBe(turnB.fence)
       expect(audit.find((e) => e.result === 'changed')).toBeTruthy()
@@ -180,7 +192,9 @@ for (const layout of ['standalone', 'cluster'] as Layout[]) {
       const state = await admin.redis.hgetall(admin.keys.chat('chat:11').state)
       expect(Object.keys(state).filter((f) => f.startsWith('t:'))).toEqual([])
       expect(await admin.redis.hget(admin.keys.replica('a'), 'ev')).toBe(a.incarnation)
-      expect(await events()).toContainEqual(expect.objectContaining({ command: 'replica evict a', key: 'a', reason: 'zombie', result: 'evicted' }))
+      expect(await events()).toContainEqual(
+        expect.objectContaining({ command: 'replica evict a', key: 'a', reason: 'zombie', result: 'evicted' }),
+      )
       await got.release()
       await turnB.release()
     })

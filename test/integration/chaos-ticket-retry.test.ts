@@ -25,7 +25,7 @@ afterEach(async () => {
 })
 
 describe('acquireTurn across a Redis outage (found by the fault campaign)', () => {
-  it('grants one replica\'s messages for a chat in arrival order after its cluster master restarts', async () => {
+  it("grants one replica's messages for a chat in arrival order after its cluster master restarts", async () => {
     const cluster = await startCluster()
     cleanup.push(() => cluster.stop())
     const prefix = uniquePrefix('fifo')
@@ -62,7 +62,18 @@ describe('acquireTurn across a Redis outage (found by the fault campaign)', () =
     // the same node comes back (same port, same nodes.conf, data gone)
     const again = await startRedis({
       port,
-      args: ['--dir', node.dir, '--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', '2000', '--cluster-port', busPort],
+      args: [
+        '--dir',
+        node.dir,
+        '--cluster-enabled',
+        'yes',
+        '--cluster-config-file',
+        'nodes.conf',
+        '--cluster-node-timeout',
+        '2000',
+        '--cluster-port',
+        busPort,
+      ],
     })
     cleanup.push(() => again.stop())
     await Promise.all(waits)
@@ -88,6 +99,9 @@ describe('acquireTurn across a Redis outage (found by the fault campaign)', () =
     await turn.release()
     // Nobody else wants the chat: once Redis answers again the turn should be granted within a
     // round of polling, not after a ghost ticket's whole lease ran out.
-    expect(afterResume, `granted ${Math.round(afterResume)} ms after Redis came back (asked ${Math.round(resumed - started)} ms before)`).toBeLessThan(leaseMs / 2)
+    expect(
+      afterResume,
+      `granted ${Math.round(afterResume)} ms after Redis came back (asked ${Math.round(resumed - started)} ms before)`,
+    ).toBeLessThan(leaseMs / 2)
   }, 40_000)
 })

@@ -46,7 +46,9 @@ describe('event stream and heartbeat record', () => {
     expect(types.at(-1)).toBe('replica-stop')
     expect(types.filter((t) => t === 'leader').length).toBeGreaterThanOrEqual(2)
     expect(events).toContainEqual(expect.objectContaining({ type: 'follower', name: 'provider:wa', reason: 'yield' }))
-    expect(events).toContainEqual(expect.objectContaining({ type: 'handover', key: 'chat:1', name: 'order', outcome: 'resumed', replicaId: 'a' }))
+    expect(events).toContainEqual(
+      expect.objectContaining({ type: 'handover', key: 'chat:1', name: 'order', outcome: 'resumed', replicaId: 'a' }),
+    )
     expect(events).toContainEqual(expect.objectContaining({ type: 'lease-lost', key: 'job:x', kind: 'lead', reason: 'expired' }))
     expect(events.every((e) => typeof e.at === 'number' && e.incarnation === a.incarnation)).toBe(true)
     expect(events.length).toBeLessThan(20) // 20 turns did not write 20 entries

@@ -10,5 +10,10 @@ defineLeadContract({
     hub = new MemoryCoordinationHub()
   },
   requestYield: async (name, opts = {}) =>
-    hub.requestYield(name, { by: 'test@operator', target: opts.target ?? null, ttlMs: opts.ttlMs ?? 30_000, ifFence: opts.ifFence ?? null }),
+    hub.requestYield(name, {
+      by: 'test@operator',
+      target: opts.target ?? null,
+      ttlMs: opts.ttlMs ?? 30_000,
+      ifFence: opts.ifFence ?? null,
+    }),
 })

@@ -21,7 +21,9 @@ describe('RedisCoordinator on a real Redis', () => {
     const warnings: Array<{ code: string; message: string }> = []
     c.on('coordination:warning', (w) => warnings.push(w))
     await c.start()
-    expect(warnings).toEqual([expect.objectContaining({ code: 'eviction-policy', message: expect.stringMatching(/allkeys-lru.*noeviction/) })])
+    expect(warnings).toEqual([
+      expect.objectContaining({ code: 'eviction-policy', message: expect.stringMatching(/allkeys-lru.*noeviction/) }),
+    ])
     const t = await c.acquireTurn('chat:1') // a warning, not a crash
     await t.release()
   })
@@ -138,7 +140,10 @@ describe('RedisCoordinator on a real Redis', () => {
     const prefix = uniquePrefix()
     const a = new RedisCoordinator({ url: redisUrl(), prefix, replicaId: 'a', maxPollMs: 5000 })
     const b = new RedisCoordinator({ url: redisUrl(), prefix, replicaId: 'b', maxPollMs: 5000 })
-    cleanup.push(() => a.stop(), () => b.stop())
+    cleanup.push(
+      () => a.stop(),
+      () => b.stop(),
+    )
     await a.start()
     await b.start()
     for (let i = 0; i < 5; i++) {
@@ -160,7 +165,11 @@ describe('RedisCoordinator on a real Redis', () => {
     const a = new RedisCoordinator({ url: redisUrl(), prefix, replicaId: 'a', leaseMs: 600, maxPollMs: 5000 })
     const b = new RedisCoordinator({ url: redisUrl(), prefix, replicaId: 'b', leaseMs: 600, maxPollMs: 5000 })
     const c = new RedisCoordinator({ url: redisUrl(), prefix, replicaId: 'c', leaseMs: 600 })
-    cleanup.push(() => a.stop(), () => b.stop(), () => c.stop())
+    cleanup.push(
+      () => a.stop(),
+      () => b.stop(),
+      () => c.stop(),
+    )
     await Promise.all([a.start(), b.start(), c.start()])
     const held = await a.acquireTurn('chat:frozen-waiter')
     const bWait = b.acquireTurn('chat:frozen-waiter', { waitMs: 10_000 }).catch((e: unknown) => e)
@@ -186,7 +195,10 @@ describe('RedisCoordinator on a real Redis', () => {
     cleanup.push(() => client.quit())
     const a = new RedisCoordinator({ url: redisUrl(), prefix, replicaId: 'a' })
     const b = new RedisCoordinator({ url: redisUrl(), prefix, replicaId: 'b' })
-    cleanup.push(() => a.stop(), () => b.stop())
+    cleanup.push(
+      () => a.stop(),
+      () => b.stop(),
+    )
     await a.start()
     await b.start()
     const stateKey = a.keys.chat('chat:stale').state
@@ -212,7 +224,11 @@ describe('RedisCoordinator on a real Redis', () => {
     const a = new RedisCoordinator({ url: redisUrl(), prefix, replicaId: 'a', leaseMs: 3000 })
     const b = new RedisCoordinator({ url: redisUrl(), prefix, replicaId: 'b', leaseMs: 3000 })
     const admin = new CoordinationAdmin({ url: redisUrl(), prefix })
-    cleanup.push(() => a.stop(), () => b.stop(), () => admin.close())
+    cleanup.push(
+      () => a.stop(),
+      () => b.stop(),
+      () => admin.close(),
+    )
     await a.start()
     await b.start()
     await a.acquireTurn('chat:unlisted') // taken after the start beat: not in the heartbeat record yet
@@ -233,7 +249,11 @@ describe('RedisCoordinator on a real Redis', () => {
     const a = new RedisCoordinator({ url: redisUrl(), prefix, replicaId: 'a' })
     const b = new RedisCoordinator({ url: redisUrl(), prefix, replicaId: 'b', maxPollMs: 5000 })
     const c = new RedisCoordinator({ url: redisUrl(), prefix, replicaId: 'c' })
-    cleanup.push(() => a.stop(), () => b.stop(), () => c.stop())
+    cleanup.push(
+      () => a.stop(),
+      () => b.stop(),
+      () => c.stop(),
+    )
     await Promise.all([a.start(), b.start(), c.start()])
     const held = await a.acquireTurn('chat:revoked-push')
     const bWait = b.acquireTurn('chat:revoked-push').then(

@@ -13,7 +13,11 @@ describe('turn scripts', () => {
     const k = keys.chat('chat:retry')
     const scripts = new ScriptRunner(client, 5000)
     const acquire = (inc: string, ticket: string, req: string, retry = '') =>
-      scripts.run<Array<string | number | null>>('turn-acquire-2', [k.state, k.queue], ['r', inc, 5000, 60000, ticket, keys.wakeChannelPrefix, req, retry])
+      scripts.run<Array<string | number | null>>(
+        'turn-acquire-2',
+        [k.state, k.queue],
+        ['r', inc, 5000, 60000, ticket, keys.wakeChannelPrefix, req, retry],
+      )
     const holder = await acquire('i1', '', 'i1:1')
     expect(holder[0]).toBe(1)
     const first = await acquire('i2', '', 'i2:1') // queued as ticket 2; pretend the reply was lost

@@ -4,48 +4,48 @@
  * uniquePrefix()). Set REDIS_URL / REDIS_CLUSTER_URL to use existing servers
  * instead of spawning them.
  */
-import type { TestProject } from 'vitest/node';
-import { assertRedisServerAvailable, startCluster, startRedis, type ClusterProc, type RedisProc } from './redis-procs.js';
+import type { TestProject } from 'vitest/node'
+import { assertRedisServerAvailable, startCluster, startRedis, type ClusterProc, type RedisProc } from './redis-procs.js'
 
 declare module 'vitest' {
   export interface ProvidedContext {
-    redisUrl: string;
-    redisClusterUrl: string;
+    redisUrl: string
+    redisClusterUrl: string
   }
 }
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  const started: Array<RedisProc | ClusterProc> = [];
+  const started: Array<RedisProc | ClusterProc> = []
   const teardown = async (): Promise<void> => {
-    await Promise.all(started.map((p) => p.stop()));
-  };
+    await Promise.all(started.map((p) => p.stop()))
+  }
 
-  const envRedis = process.env.REDIS_URL;
-  const envCluster = process.env.REDIS_CLUSTER_URL;
+  const envRedis = process.env.REDIS_URL
+  const envCluster = process.env.REDIS_CLUSTER_URL
   // Fail fast, with one line, before spawning anything.
-  if (!envRedis || !envCluster) assertRedisServerAvailable();
+  if (!envRedis || !envCluster) assertRedisServerAvailable()
 
   try {
     const [redisUrl, redisClusterUrl] = await Promise.all([
       envRedis
         ? envRedis
         : startRedis().then((r) => {
-            started.push(r);
-            return r.url;
+            started.push(r)
+            return r.url
           }),
       envCluster
         ? envCluster
         : startCluster().then((c) => {
-            started.push(c);
-            return c.url;
+            started.push(c)
+            return c.url
           }),
-    ]);
-    project.provide('redisUrl', redisUrl);
-    project.provide('redisClusterUrl', redisClusterUrl);
+    ])
+    project.provide('redisUrl', redisUrl)
+    project.provide('redisClusterUrl', redisClusterUrl)
   } catch (e) {
-    await teardown();
-    throw e;
+    await teardown()
+    throw e
   }
 
-  return teardown;
+  return teardown
 }

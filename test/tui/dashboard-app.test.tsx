@@ -34,7 +34,13 @@ function fakeSource(initial: DashboardSnapshot = snapshot()) {
 
 function mount(src: DashboardData, o: { readOnly?: boolean; intervalMs?: number; columns?: number; rows?: number } = {}) {
   return render(
-    <DashboardApp source={src} intervalMs={o.intervalMs ?? 60_000} readOnly={o.readOnly ?? false} colour={false} size={{ columns: o.columns ?? 110, rows: o.rows ?? 30 }} />,
+    <DashboardApp
+      source={src}
+      intervalMs={o.intervalMs ?? 60_000}
+      readOnly={o.readOnly ?? false}
+      colour={false}
+      size={{ columns: o.columns ?? 110, rows: o.rows ?? 30 }}
+    />,
   )
 }
 
@@ -72,7 +78,9 @@ describe('DashboardApp', () => {
     const readsBefore = state.reads
     await keys(app.stdin, 'y')
     await until(() => expect(calls).toHaveLength(1))
-    expect(calls).toEqual([['yield', 'provider:wa', { ifFence: 1700000000000001, command: 'provider yield provider:wa --if-fence 1700000000000001' }]])
+    expect(calls).toEqual([
+      ['yield', 'provider:wa', { ifFence: 1700000000000001, command: 'provider yield provider:wa --if-fence 1700000000000001' }],
+    ])
     await until(() => expect(strip(app.lastFrame())).toContain('asked pod-a to yield provider:wa'))
     expect(state.reads).toBeGreaterThan(readsBefore) // refreshed at once
   })
@@ -95,7 +103,11 @@ describe('DashboardApp', () => {
     await keys(app.stdin, 'y')
     await until(() => expect(calls).toHaveLength(1))
     expect(calls).toEqual([
-      ['release', 'chat:42', { ifFence: 1700000000000042, ifIncarnation: 'pod-a-inc-0123456789', command: 'chat release chat:42 --if-fence 1700000000000042' }],
+      [
+        'release',
+        'chat:42',
+        { ifFence: 1700000000000042, ifIncarnation: 'pod-a-inc-0123456789', command: 'chat release chat:42 --if-fence 1700000000000042' },
+      ],
     ])
   })
 
@@ -116,7 +128,12 @@ describe('DashboardApp', () => {
     await keys(app.stdin, 'y')
     await until(() => expect(calls).toHaveLength(1))
     expect(calls).toEqual([
-      ['skip', 'chat:42', 3, { ifFence: 1700000000000042, ifIncarnation: 'pod-c-inc-0123456789', command: 'chat skip chat:42 3 --if-fence 1700000000000042' }],
+      [
+        'skip',
+        'chat:42',
+        3,
+        { ifFence: 1700000000000042, ifIncarnation: 'pod-c-inc-0123456789', command: 'chat skip chat:42 3 --if-fence 1700000000000042' },
+      ],
     ])
     await keys(app.stdin, KEY.esc)
     expect(strip(app.lastFrame())).toMatch(/▸ CHAT/)
@@ -136,7 +153,9 @@ describe('DashboardApp', () => {
   })
 
   it('/ filters chats by key or replica; Esc clears it', async () => {
-    const { source } = fakeSource(snapshot({ chats: [chat('chat:42', 'pod-a'), chat('chat:7', 'pod-b'), chat('chat:9', 'pod-c', ['pod-b'])] }))
+    const { source } = fakeSource(
+      snapshot({ chats: [chat('chat:42', 'pod-a'), chat('chat:7', 'pod-b'), chat('chat:9', 'pod-c', ['pod-b'])] }),
+    )
     const app = mount(source)
     await until(() => expect(strip(app.lastFrame())).toContain('provider:wa'))
     await keys(app.stdin, '/', 'p', 'o', 'd', '-', 'b')
@@ -194,7 +213,9 @@ describe('DashboardApp', () => {
   })
 
   it('stays inside 80x24: no line wider than 80, at most 23 lines', async () => {
-    const many = snapshot({ chats: Array.from({ length: 40 }, (_, i) => chat(`chat:${i}`, 'pod-a', ['pod-b'], { stuck: i < 3 ? ['holder is dead'] : [] })) })
+    const many = snapshot({
+      chats: Array.from({ length: 40 }, (_, i) => chat(`chat:${i}`, 'pod-a', ['pod-b'], { stuck: i < 3 ? ['holder is dead'] : [] })),
+    })
     const { source } = fakeSource(many)
     const app = mount(source, { columns: 80, rows: 24 })
     await until(() => expect(strip(app.lastFrame())).toContain('provider:wa'))

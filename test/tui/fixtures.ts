@@ -22,7 +22,15 @@ export function lead(key: string, holder: string | null, o: Partial<LeadSnapshot
   return {
     key,
     fence: 1_700_000_000_000_001,
-    holder: holder ? { replicaId: holder, incarnation: `${holder}-inc-0123456789`, expiresAtMs: NOW + 9000, sinceMs: NOW - 60_000, lastRenewalMs: NOW - 1000 } : null,
+    holder: holder
+      ? {
+          replicaId: holder,
+          incarnation: `${holder}-inc-0123456789`,
+          expiresAtMs: NOW + 9000,
+          sinceMs: NOW - 60_000,
+          lastRenewalMs: NOW - 1000,
+        }
+      : null,
     previousHolder: null,
     lastHolder: null,
     releasedAtMs: null,
@@ -39,13 +47,27 @@ export function chat(key: string, holder: string | null, waiting: string[] = [],
       key,
       fence: 1_700_000_000_000_042,
       holder: holder
-        ? { replicaId: holder, incarnation: `${holder}-inc-0123456789`, ticket: 1, expiresAtMs: NOW + 8000, grantedAtMs: NOW - 3000, lastRenewalMs: NOW - 1000, waitedMs: 5 }
+        ? {
+            replicaId: holder,
+            incarnation: `${holder}-inc-0123456789`,
+            ticket: 1,
+            expiresAtMs: NOW + 8000,
+            grantedAtMs: NOW - 3000,
+            lastRenewalMs: NOW - 1000,
+            waitedMs: 5,
+          }
         : null,
       previousHolder: null,
       lastHolder: null,
       lastTicket: 1 + waiting.length,
       skippedTickets: 0,
-      tickets: waiting.map((id, i) => ({ ticket: 2 + i, replicaId: id, incarnation: `${id}-inc-0123456789`, deadlineMs: NOW + 10_000, enqueuedAtMs: NOW - 2000 })),
+      tickets: waiting.map((id, i) => ({
+        ticket: 2 + i,
+        replicaId: id,
+        incarnation: `${id}-inc-0123456789`,
+        deadlineMs: NOW + 10_000,
+        enqueuedAtMs: NOW - 2000,
+      })),
     },
     checkpoint: null,
     stuck: [],
@@ -59,13 +81,20 @@ export function snapshot(o: Partial<DashboardSnapshot> = {}): DashboardSnapshot 
   return {
     nowMs: NOW,
     replicas: [replica('pod-a'), replica('pod-b')],
-    providers: [lead('provider:wa', 'pod-a', { candidates: [{ replicaId: 'pod-b', incarnation: 'pod-b-inc-0123456789', deadlineMs: NOW + 5000 }] })],
+    providers: [
+      lead('provider:wa', 'pod-a', { candidates: [{ replicaId: 'pod-b', incarnation: 'pod-b-inc-0123456789', deadlineMs: NOW + 5000 }] }),
+    ],
     chats: [chat('chat:42', 'pod-a', ['pod-b'])],
     expiring: [
       { kind: 'chat', key: 'chat:42', replicaId: 'pod-a', fence: 1_700_000_000_000_042, expiresInMs: 8000 },
       { kind: 'lead', key: 'provider:wa', replicaId: 'pod-a', fence: 1_700_000_000_000_001, expiresInMs: 9000 },
     ],
-    events: [{ id: `${NOW - 5000}-0`, event: { type: 'leader', replicaId: 'pod-a', name: 'provider:wa', fence: 1_700_000_000_000_001, previous: null } }],
+    events: [
+      {
+        id: `${NOW - 5000}-0`,
+        event: { type: 'leader', replicaId: 'pod-a', name: 'provider:wa', fence: 1_700_000_000_000_001, previous: null },
+      },
+    ],
     commands: 9,
     corrupt: [],
     ...o,

@@ -5,15 +5,28 @@ import { NOW, chat, lead, replica, snapshot } from './fixtures.js'
 
 describe('dashboard model', () => {
   it('computes turns per second between heartbeats and keeps it until the next beat', () => {
-    const m1 = advance(null, snapshot({ replicas: [replica('a', { turnsGranted: 100, beatAtMs: NOW - 5000 })] }), { sampledAtMs: 0, commandsTotal: 9 })
+    const m1 = advance(null, snapshot({ replicas: [replica('a', { turnsGranted: 100, beatAtMs: NOW - 5000 })] }), {
+      sampledAtMs: 0,
+      commandsTotal: 9,
+    })
     expect(m1.replicas[0]!.turnsPerSec).toBeNull()
-    const m2 = advance(m1, snapshot({ nowMs: NOW + 1000, replicas: [replica('a', { turnsGranted: 150, beatAtMs: NOW })] }), { sampledAtMs: 1000, commandsTotal: 18 })
+    const m2 = advance(m1, snapshot({ nowMs: NOW + 1000, replicas: [replica('a', { turnsGranted: 150, beatAtMs: NOW })] }), {
+      sampledAtMs: 1000,
+      commandsTotal: 18,
+    })
     expect(m2.replicas[0]!.turnsPerSec).toBe(10) // 50 turns in 5 s of heartbeats
-    const m3 = advance(m2, snapshot({ nowMs: NOW + 2000, replicas: [replica('a', { turnsGranted: 150, beatAtMs: NOW })] }), { sampledAtMs: 2000, commandsTotal: 27 })
+    const m3 = advance(m2, snapshot({ nowMs: NOW + 2000, replicas: [replica('a', { turnsGranted: 150, beatAtMs: NOW })] }), {
+      sampledAtMs: 2000,
+      commandsTotal: 27,
+    })
     expect(m3.replicas[0]!.turnsPerSec).toBe(10) // same beat: the rate stays
     expect(m3.commandsPerSec).toBe(9)
     // A restarted replica (new incarnation) starts a new series.
-    const m4 = advance(m3, snapshot({ nowMs: NOW + 3000, replicas: [replica('a', { incarnation: 'new', turnsGranted: 1, beatAtMs: NOW + 3000 })] }), { sampledAtMs: 3000, commandsTotal: 36 })
+    const m4 = advance(
+      m3,
+      snapshot({ nowMs: NOW + 3000, replicas: [replica('a', { incarnation: 'new', turnsGranted: 1, beatAtMs: NOW + 3000 })] }),
+      { sampledAtMs: 3000, commandsTotal: 36 },
+    )
     expect(m4.replicas[0]!.turnsPerSec).toBeNull()
   })
 
@@ -29,9 +42,15 @@ describe('dashboard model', () => {
       ['b', 'gone'],
     ])
     expect(m2.replicas[1]!.goneForMs).toBe(0)
-    const m3 = advance(m2, snapshot({ nowMs: NOW + 1000 + GONE_KEEP_MS - 1, replicas: [replica('a')] }), { sampledAtMs: 2000, commandsTotal: 0 })
+    const m3 = advance(m2, snapshot({ nowMs: NOW + 1000 + GONE_KEEP_MS - 1, replicas: [replica('a')] }), {
+      sampledAtMs: 2000,
+      commandsTotal: 0,
+    })
     expect(m3.replicas.find((r) => r.replicaId === 'b')).toMatchObject({ status: 'gone', goneForMs: GONE_KEEP_MS - 1 })
-    const m4 = advance(m3, snapshot({ nowMs: NOW + 1000 + GONE_KEEP_MS, replicas: [replica('a')] }), { sampledAtMs: 3000, commandsTotal: 0 })
+    const m4 = advance(m3, snapshot({ nowMs: NOW + 1000 + GONE_KEEP_MS, replicas: [replica('a')] }), {
+      sampledAtMs: 3000,
+      commandsTotal: 0,
+    })
     expect(m4.replicas.map((r) => r.replicaId)).toEqual(['a'])
     // It comes back: live again, not listed twice.
     const m5 = advance(m2, snapshot({ nowMs: NOW + 2000, replicas: [replica('a'), replica('b')] }), { sampledAtMs: 3000, commandsTotal: 0 })
@@ -60,7 +79,12 @@ describe('dashboard model', () => {
       }),
       { sampledAtMs: 0, commandsTotal: 0 },
     )
-    expect(m.providers[0]).toMatchObject({ leader: 'b', standbys: ['a'], lastHandover: { agoMs: 60_000, tookMs: 340 }, leadingForMs: 60_000 })
+    expect(m.providers[0]).toMatchObject({
+      leader: 'b',
+      standbys: ['a'],
+      lastHandover: { agoMs: 60_000, tookMs: 340 },
+      leadingForMs: 60_000,
+    })
     expect(m.providers[0]!.pendingYield).toMatch(/any standby, by ops@h, 20s left/)
     expect(m.providers[1]).toMatchObject({ leader: null, leaderlessForMs: 4000, lastHandover: null })
   })
@@ -70,13 +94,23 @@ describe('dashboard model', () => {
       null,
       snapshot({
         chats: [
-          chat('chat:1', 'a', ['b', 'c'], { stuck: ['dead ticket at the head'], checkpoint: { flow: 'order', step: 'address', ephemeral: true } }),
+          chat('chat:1', 'a', ['b', 'c'], {
+            stuck: ['dead ticket at the head'],
+            checkpoint: { flow: 'order', step: 'address', ephemeral: true },
+          }),
           chat('chat:2', 'b'),
         ],
       }),
       { sampledAtMs: 0, commandsTotal: 0 },
     )
-    expect(m.chats[0]).toMatchObject({ key: 'chat:1', holder: 'a', queueLength: 2, leaseLeftMs: 8000, checkpoint: '~order/address', replicas: ['a', 'b', 'c'] })
+    expect(m.chats[0]).toMatchObject({
+      key: 'chat:1',
+      holder: 'a',
+      queueLength: 2,
+      leaseLeftMs: 8000,
+      checkpoint: '~order/address',
+      replicas: ['a', 'b', 'c'],
+    })
     expect(filterChats(m.chats, 'chat:2').map((c) => c.key)).toEqual(['chat:2'])
     expect(filterChats(m.chats, 'C').map((c) => c.key)).toEqual(['chat:1', 'chat:2']) // case-insensitive, key match
     expect(filterChats(m.chats, 'xyz')).toEqual([])
@@ -85,16 +119,36 @@ describe('dashboard model', () => {
 
   it('describes events in the seed words, interventions with their reason, newest first', () => {
     expect(streamIdMs('1700000000123-4')).toBe(1700000000123)
-    expect(eventRow('1-0', { type: 'leader', replicaId: 'b', name: 'provider:wa', fence: 7, previous: 'a' }).text).toBe('b leads provider:wa (fence 7, after a)')
-    expect(eventRow('1-0', { type: 'lease-lost', replicaId: 'a', kind: 'chat', key: 'chat:1', reason: 'revoked' })).toMatchObject({ text: 'a lost chat chat:1: revoked', tone: 'bad' })
+    expect(eventRow('1-0', { type: 'leader', replicaId: 'b', name: 'provider:wa', fence: 7, previous: 'a' }).text).toBe(
+      'b leads provider:wa (fence 7, after a)',
+    )
+    expect(eventRow('1-0', { type: 'lease-lost', replicaId: 'a', kind: 'chat', key: 'chat:1', reason: 'revoked' })).toMatchObject({
+      text: 'a lost chat chat:1: revoked',
+      tone: 'bad',
+    })
     expect(
-      eventRow('1-0', { type: 'intervention', command: 'chat release chat:1', result: 'released', by: 'ops@h', reason: 'stuck since deploy' }),
+      eventRow('1-0', {
+        type: 'intervention',
+        command: 'chat release chat:1',
+        result: 'released',
+        by: 'ops@h',
+        reason: 'stuck since deploy',
+      }),
     ).toMatchObject({ text: 'chat release chat:1 → released by ops@h — stuck since deploy', tone: 'operator' })
     expect(eventRow('1-0', { type: 'something-new', key: 'k', by: 'x' }).text).toBe('something-new k by x')
-    const m = advance(null, snapshot({ events: [{ id: '1-0', event: { type: 'replica-start', replicaId: 'a' } }, { id: '2-0', event: { type: 'replica-stop', replicaId: 'a' } }] }), {
-      sampledAtMs: 0,
-      commandsTotal: 0,
-    })
+    const m = advance(
+      null,
+      snapshot({
+        events: [
+          { id: '1-0', event: { type: 'replica-start', replicaId: 'a' } },
+          { id: '2-0', event: { type: 'replica-stop', replicaId: 'a' } },
+        ],
+      }),
+      {
+        sampledAtMs: 0,
+        commandsTotal: 0,
+      },
+    )
     expect(m.events.map((e) => e.id)).toEqual(['2-0', '1-0'])
   })
 })

@@ -18,7 +18,14 @@ const base = { selected: null, focused: false, colour: false }
 
 describe('dashboard panels', () => {
   it('replicas: id, short incarnation, heartbeat bar, counters; a gone replica stands out', () => {
-    const m1 = model(snapshot({ replicas: [replica('pod-a', { stats: { turnsGranted: 5, waitingNow: 2, waitP99Ms: 1500, leasesLost: 3, leadsHeld: 1, turnsHeld: 2 } }), replica('pod-b')] }))
+    const m1 = model(
+      snapshot({
+        replicas: [
+          replica('pod-a', { stats: { turnsGranted: 5, waitingNow: 2, waitP99Ms: 1500, leasesLost: 3, leadsHeld: 1, turnsHeld: 2 } }),
+          replica('pod-b'),
+        ],
+      }),
+    )
     const m2 = advance(m1, snapshot({ nowMs: NOW + 2000, replicas: [replica('pod-a')] }), { sampledAtMs: 1, commandsTotal: 0 })
     const { lastFrame } = render(<ReplicasPanel rows={[m1.replicas[0]!, m2.replicas[1]!]} width={100} height={5} {...base} />)
     const f = strip(lastFrame())
@@ -38,7 +45,11 @@ describe('dashboard panels', () => {
   it('providers: leader, fence, standbys, last handover; a leaderless provider says since when', () => {
     const s = snapshot({
       providers: [
-        lead('provider:wa', 'pod-b', { previousHolder: { replicaId: 'pod-a', incarnation: 'x' }, lastHandoverMs: 340, candidates: [{ replicaId: 'pod-a', incarnation: 'y', deadlineMs: NOW + 1 }] }),
+        lead('provider:wa', 'pod-b', {
+          previousHolder: { replicaId: 'pod-a', incarnation: 'x' },
+          lastHandoverMs: 340,
+          candidates: [{ replicaId: 'pod-a', incarnation: 'y', deadlineMs: NOW + 1 }],
+        }),
         lead('provider:tg', null, { releasedAtMs: NOW - 4000 }),
       ],
     })
@@ -51,10 +62,15 @@ describe('dashboard panels', () => {
 
   it('chats: stuck first with the reason, holder, queue, oldest wait, lease left, checkpoint; the filter shows in the header', () => {
     const s = snapshot({
-      chats: [chat('chat:stuck', 'pod-x', ['pod-b'], { stuck: ['holder is dead'], checkpoint: { flow: 'order', step: 'pay', ephemeral: false } }), chat('chat:42', 'pod-a')],
+      chats: [
+        chat('chat:stuck', 'pod-x', ['pod-b'], { stuck: ['holder is dead'], checkpoint: { flow: 'order', step: 'pay', ephemeral: false } }),
+        chat('chat:42', 'pod-a'),
+      ],
     })
     const rows = model(s).chats
-    const { lastFrame, rerender } = render(<ChatsPanel rows={rows} total={2} filter="" width={130} height={4} {...base} selected={0} focused />)
+    const { lastFrame, rerender } = render(
+      <ChatsPanel rows={rows} total={2} filter="" width={130} height={4} {...base} selected={0} focused />,
+    )
     const f = strip(lastFrame())
     expect(f).toMatch(/▸ CHAT \(2\)/)
     expect(f).toMatch(/› chat:stuck\s+pod-x\s+1700000000000042\s+1\s+2s\s+8s\s+order\/pay\s+! holder is dead/)
@@ -65,7 +81,14 @@ describe('dashboard panels', () => {
   })
 
   it('expiring: a countdown per lease, soonest first; events newest first with their age', () => {
-    const m = model(snapshot({ expiring: [{ kind: 'chat', key: 'chat:1', replicaId: 'pod-a', fence: 5, expiresInMs: -1200 }, { kind: 'lead', key: 'provider:wa', replicaId: 'pod-a', fence: 6, expiresInMs: 9000 }] }))
+    const m = model(
+      snapshot({
+        expiring: [
+          { kind: 'chat', key: 'chat:1', replicaId: 'pod-a', fence: 5, expiresInMs: -1200 },
+          { kind: 'lead', key: 'provider:wa', replicaId: 'pod-a', fence: 6, expiresInMs: 9000 },
+        ],
+      }),
+    )
     const e = render(<ExpiringPanel rows={m.expiring} width={90} height={3} {...base} />)
     expect(strip(e.lastFrame())).toMatch(/chat:1\s+chat\s+pod-a\s+5\s+-1\.2s/)
     expect(strip(e.lastFrame())).toMatch(/provider:wa\s+lead\s+pod-a\s+6\s+9s/)
@@ -82,27 +105,60 @@ describe('dashboard panels', () => {
   })
 
   it('header: masked URL, prefix, layout, Redis time, load; a banner when Redis is gone', () => {
-    const common = { url: 'redis://:***@10.0.0.5:6379', prefix: 'shop', layout: 'cluster', redisNowMs: NOW, commandsPerSec: 9, refreshCommands: 9, intervalMs: 1000, paused: true, readOnly: true, width: 120, colour: false }
+    const common = {
+      url: 'redis://:***@10.0.0.5:6379',
+      prefix: 'shop',
+      layout: 'cluster',
+      redisNowMs: NOW,
+      commandsPerSec: 9,
+      refreshCommands: 9,
+      intervalMs: 1000,
+      paused: true,
+      readOnly: true,
+      width: 120,
+      colour: false,
+    }
     const { lastFrame, rerender } = render(<Header {...common} connection={{ state: 'live', refreshedAgoMs: 200 }} />)
     const f = strip(lastFrame())
     expect(f).toContain('redis://:***@10.0.0.5:6379  prefix shop  cluster  Redis 08:00:00 UTC')
     expect(f).toMatch(/connected, refreshed 200ms ago\s+load 9\.0 cmd\/s \(9\/refresh, every 1s\)\s+PAUSED READ-ONLY/)
-    rerender(<Header {...common} connection={{ state: 'down', error: 'connection refused', downForMs: 4000, attempts: 3, dataAgeMs: 5000 }} />)
+    rerender(
+      <Header {...common} connection={{ state: 'down', error: 'connection refused', downForMs: 4000, attempts: 3, dataAgeMs: 5000 }} />,
+    )
     expect(strip(lastFrame())).toContain('✖ REDIS UNREACHABLE (connection refused) — retrying, down 4s, data below is 5s old (3 failed)')
   })
 
   it('footer: the confirmation shows what, to whom, the fence, and the CLI equivalent', () => {
     const { lastFrame } = render(
-      <Footer mode={{ kind: 'confirm', text: 'yield provider:wa: leader pod-a (pod-a-in) fence 17', command: 'provider yield provider:wa --if-fence 17' }} width={100} colour={false} />,
+      <Footer
+        mode={{
+          kind: 'confirm',
+          text: 'yield provider:wa: leader pod-a (pod-a-in) fence 17',
+          command: 'provider yield provider:wa --if-fence 17',
+        }}
+        width={100}
+        colour={false}
+      />,
     )
-    expect(strip(lastFrame())).toBe('yield provider:wa: leader pod-a (pod-a-in) fence 17\n confirm? [y/N]  = provider yield provider:wa --if-fence 17')
+    expect(strip(lastFrame())).toBe(
+      'yield provider:wa: leader pod-a (pod-a-in) fence 17\n confirm? [y/N]  = provider yield provider:wa --if-fence 17',
+    )
   })
 
   it('chat detail: holder, queue tickets with liveness (selected one marked), and the explain verdict', () => {
     const s = snapshot({ replicas: [replica('pod-a')], chats: [chat('chat:42', 'pod-a', ['pod-b', 'pod-a'])] })
     const d = detailOf('chat:42', chatDetail(s, 'chat:42'), s.replicas)
     const { lastFrame } = render(
-      <ChatDetailView key_="chat:42" view={d.view} explanation={d.explanation} error={null} selectedTicket={0} width={140} height={16} colour={false} />,
+      <ChatDetailView
+        key_="chat:42"
+        view={d.view}
+        explanation={d.explanation}
+        error={null}
+        selectedTicket={0}
+        width={140}
+        height={16}
+        colour={false}
+      />,
     )
     const f = strip(lastFrame())
     expect(f).toContain('CHAT chat:42   fence 1700000000000042')

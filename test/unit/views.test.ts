@@ -75,13 +75,34 @@ describe('lease rows', () => {
     yieldRequest: null,
     candidates: [],
   })
-  const lock: LockSnapshot = { key: 'invoice:run', fence: F + 2, holder: { owner: 'h-pod-b:10', expiresAtMs: NOW + 30_000, acquiredAtMs: NOW - 100 }, releasedAtMs: null }
+  const lock: LockSnapshot = {
+    key: 'invoice:run',
+    fence: F + 2,
+    holder: { owner: 'h-pod-b:10', expiresAtMs: NOW + 30_000, acquiredAtMs: NOW - 100 },
+    releasedAtMs: null,
+  }
   const rows = leaseRows(
     {
-      chats: [chat('chat:1', { holder: held('pod-a', 'inc-a') }), chat('chat:idle'), chat('chat:z', { holder: held('pod-gone', 'x', 3000) })],
+      chats: [
+        chat('chat:1', { holder: held('pod-a', 'inc-a') }),
+        chat('chat:idle'),
+        chat('chat:z', { holder: held('pod-gone', 'x', 3000) }),
+      ],
       leads: [
-        lead('provider:wa', { replicaId: 'pod-b', incarnation: 'inc-b', expiresAtMs: NOW + 9000, sinceMs: NOW - 100, lastRenewalMs: NOW - 50 }),
-        lead('scheduler:report', { replicaId: 'pod-a', incarnation: 'old-inc', expiresAtMs: NOW - 10, sinceMs: NOW - 100, lastRenewalMs: NOW - 50 }),
+        lead('provider:wa', {
+          replicaId: 'pod-b',
+          incarnation: 'inc-b',
+          expiresAtMs: NOW + 9000,
+          sinceMs: NOW - 100,
+          lastRenewalMs: NOW - 50,
+        }),
+        lead('scheduler:report', {
+          replicaId: 'pod-a',
+          incarnation: 'old-inc',
+          expiresAtMs: NOW - 10,
+          sinceMs: NOW - 100,
+          lastRenewalMs: NOW - 50,
+        }),
         lead('job:x', null),
       ],
       locks: [lock, { key: 'free', fence: 1, holder: null, releasedAtMs: NOW - 5 }],
@@ -116,7 +137,13 @@ describe('lease rows', () => {
     const by = Object.fromEntries(rows.map((r) => [r.key, r]))
     expect(by['chat:z']!.holderAlive).toBe(false)
     expect(by['scheduler:report']!.holderAlive).toBe(false) // pod-a beats with another incarnation
-    expect(by['invoice:run']).toMatchObject({ replicaId: 'pod-b', incarnation: 'inc-b', owner: 'h-pod-b:10', holderAlive: true, lastRenewalAgoMs: null })
+    expect(by['invoice:run']).toMatchObject({
+      replicaId: 'pod-b',
+      incarnation: 'inc-b',
+      owner: 'h-pod-b:10',
+      holderAlive: true,
+      lastRenewalAgoMs: null,
+    })
   })
 
   it('filters by kind, replica, expiring-within and stale; sorts', () => {
@@ -135,15 +162,35 @@ describe('chat rows', () => {
     const rows = chatRows(
       [
         chat('idle'),
-        chat('busy', { holder: held('pod-a', 'inc-a'), tickets: [ticket(2, 'pod-b', 'inc-b', 9000, 3000), ticket(3, 'pod-x', 'gone', 9000, 1000)] }),
+        chat('busy', {
+          holder: held('pod-a', 'inc-a'),
+          tickets: [ticket(2, 'pod-b', 'inc-b', 9000, 3000), ticket(3, 'pod-x', 'gone', 9000, 1000)],
+        }),
         chat('orphan-queue', { tickets: [ticket(5, 'pod-b', 'inc-b', 9000, 500)] }),
       ],
       [A, B],
       NOW,
     )
     expect(rows.map((r) => r.key)).toEqual(['busy', 'orphan-queue'])
-    expect(rows[0]).toMatchObject({ kind: 'chat', replicaId: 'pod-a', incarnation: 'inc-a', fence: F, expiresInMs: 10_000, queueLength: 2, oldestWaitMs: 3000, staleTickets: 1, holderAlive: true })
-    expect(rows[1]).toMatchObject({ replicaId: null, incarnation: null, expiresInMs: null, queueLength: 1, oldestWaitMs: 500, staleTickets: 0 })
+    expect(rows[0]).toMatchObject({
+      kind: 'chat',
+      replicaId: 'pod-a',
+      incarnation: 'inc-a',
+      fence: F,
+      expiresInMs: 10_000,
+      queueLength: 2,
+      oldestWaitMs: 3000,
+      staleTickets: 1,
+      holderAlive: true,
+    })
+    expect(rows[1]).toMatchObject({
+      replicaId: null,
+      incarnation: null,
+      expiresInMs: null,
+      queueLength: 1,
+      oldestWaitMs: 500,
+      staleTickets: 0,
+    })
     expect(staleTickets([chat('busy', { tickets: [ticket(3, 'pod-x', 'gone')] })], [A], NOW)).toEqual([
       { key: 'busy', ticket: 3, replicaId: 'pod-x', incarnation: 'gone', state: 'dead', waitedMs: 2000 },
     ])
@@ -201,7 +248,9 @@ describe('chat inspect --explain', () => {
       answerBytes: 0,
     })
     const c = chat('chat:1', { holder: held('pod-a', 'inc-a') })
-    expect(explain(c, [A, B], { checkpoint: cp(F - 5) }).findings.map((f) => [f.code, f.severity])).toEqual([['checkpoint-older-fence', 'info']])
+    expect(explain(c, [A, B], { checkpoint: cp(F - 5) }).findings.map((f) => [f.code, f.severity])).toEqual([
+      ['checkpoint-older-fence', 'info'],
+    ])
     const newer = explain(c, [A, B], { checkpoint: cp(F + 5) })
     expect(newer.verdict).toBe('stuck')
     expect(newer.findings[0]!.code).toBe('checkpoint-newer-fence')

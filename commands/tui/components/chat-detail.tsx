@@ -46,8 +46,12 @@ export function ChatDetailView(p: ChatDetailProps): React.ReactElement {
           }
         : { text: 'holder     none', tone: 'dim' },
     )
-    top.push({ text: `previous   ${holderText(v.previousHolder)}   last ${holderText(v.lastHolder)}   tickets issued ${v.lastTicket}, ${v.skippedTickets} dead skipped` })
-    top.push({ text: `queue      ${v.tickets.length} ticket${v.tickets.length === 1 ? '' : 's'}${v.tickets.length ? ' in grant order (↑↓ select, s skip)' : ''}` })
+    top.push({
+      text: `previous   ${holderText(v.previousHolder)}   last ${holderText(v.lastHolder)}   tickets issued ${v.lastTicket}, ${v.skippedTickets} dead skipped`,
+    })
+    top.push({
+      text: `queue      ${v.tickets.length} ticket${v.tickets.length === 1 ? '' : 's'}${v.tickets.length ? ' in grant order (↑↓ select, s skip)' : ''}`,
+    })
     v.tickets.forEach((t, i) =>
       tickets.push({
         text: `#${t.ticket}  ${t.replicaId} (${shortInc(t.incarnation)})  ${t.alive ? 'alive' : t.state.toUpperCase()}  waited ${dur(t.waitedMs)}  deadline ${left(t.deadlineInMs)}`,
@@ -65,14 +69,23 @@ export function ChatDetailView(p: ChatDetailProps): React.ReactElement {
     )
     bottom.push(
       v.handover
-        ? { text: `handover   ${v.handover.name} by ${v.handover.replicaId}${v.handover.ownerAlive ? '' : ' (gone)'}, waiting ${dur(v.handover.waitingForMs)}` }
+        ? {
+            text: `handover   ${v.handover.name} by ${v.handover.replicaId}${v.handover.ownerAlive ? '' : ' (gone)'}, waiting ${dur(v.handover.waitingForMs)}`,
+          }
         : { text: 'handover   none', tone: 'dim' },
     )
     const e = p.explanation
     if (e) {
-      bottom.push({ text: `VERDICT    ${e.summary}`, bold: true, tone: e.verdict === 'stuck' ? 'bad' : e.verdict === 'attention' ? 'warn' : 'good' })
+      bottom.push({
+        text: `VERDICT    ${e.summary}`,
+        bold: true,
+        tone: e.verdict === 'stuck' ? 'bad' : e.verdict === 'attention' ? 'warn' : 'good',
+      })
       for (const f of e.findings) {
-        bottom.push({ text: `  ${f.severity} [${f.code}] ${f.message}`, tone: f.severity === 'problem' ? 'bad' : f.severity === 'warning' ? 'warn' : 'dim' })
+        bottom.push({
+          text: `  ${f.severity} [${f.code}] ${f.message}`,
+          tone: f.severity === 'problem' ? 'bad' : f.severity === 'warning' ? 'warn' : 'dim',
+        })
         if (f.fix) bottom.push({ text: `    → ${f.fix}`, tone: 'dim' })
       }
     }
@@ -85,7 +98,10 @@ export function ChatDetailView(p: ChatDetailProps): React.ReactElement {
   const shown = tickets.slice(start, start + room)
   const more = tickets.length - shown.length
   if (more > 0) shown.push({ text: `… ${more} more`, tone: 'dim' })
-  const lines = [...top, ...shown.map((t) => ({ ...t, text: `${t.selected ? '› ' : '  '}${t.text}` })), ...bottom].slice(0, Math.max(1, p.height))
+  const lines = [...top, ...shown.map((t) => ({ ...t, text: `${t.selected ? '› ' : '  '}${t.text}` })), ...bottom].slice(
+    0,
+    Math.max(1, p.height),
+  )
   return (
     <Box flexDirection="column" width={p.width}>
       {lines.map((l, i) => (

@@ -25,7 +25,10 @@ export function chatCells(c: ChatRow): Row<K> {
     fence: { text: fenceText(c.fence) },
     queue: { text: String(c.queueLength), tone: c.queueLength > 0 ? 'warn' : undefined },
     oldest: { text: dur(c.oldestWaitMs) },
-    lease: { text: c.leaseLeftMs === null ? '-' : countdown(c.leaseLeftMs), tone: c.leaseLeftMs !== null && c.leaseLeftMs < 0 ? 'bad' : undefined },
+    lease: {
+      text: c.leaseLeftMs === null ? '-' : countdown(c.leaseLeftMs),
+      tone: c.leaseLeftMs !== null && c.leaseLeftMs < 0 ? 'bad' : undefined,
+    },
     checkpoint: { text: c.checkpoint ?? '-', tone: c.checkpoint ? undefined : 'dim' },
     stuck: { text: stuck ? `! ${c.stuck.join('; ')}` : '', tone: 'bad' },
   }

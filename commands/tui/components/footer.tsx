@@ -24,9 +24,7 @@ export interface FooterProps {
 
 export function keyHints(detail: boolean, readOnly: boolean): string {
   const acts = readOnly ? '' : detail ? ' r release s skip' : ' y yield r release'
-  return detail
-    ? `esc back ↑↓ ticket${acts} p pause ? help q quit`
-    : `tab/←→ panel ↑↓ row ⏎ chat / filter${acts} p pause ? help q quit`
+  return detail ? `esc back ↑↓ ticket${acts} p pause ? help q quit` : `tab/←→ panel ↑↓ row ⏎ chat / filter${acts} p pause ? help q quit`
 }
 
 /** One line: the keys, the filter being typed, a confirmation question, or the last action's result. */

@@ -62,12 +62,21 @@ export function Table<K extends string>(props: TableProps<K>): React.ReactElemen
   const shown = rows.slice(start, start + visible)
   const hidden = rows.length - shown.length
   const headerCells = cols.map((c, i) =>
-    cell(i === 0 ? `${c.header}${props.count ? ` ${props.count}` : ''}${hidden > 0 ? ` +${hidden}` : ''}` : c.header, c.width, i === 0 ? 'left' : c.align),
+    cell(
+      i === 0 ? `${c.header}${props.count ? ` ${props.count}` : ''}${hidden > 0 ? ` +${hidden}` : ''}` : c.header,
+      c.width,
+      i === 0 ? 'left' : c.align,
+    ),
   )
   const header = `${focused ? '▸ ' : '  '}${headerCells.join(' '.repeat(GAP))}`
   return (
     <Box flexDirection="column" width={width}>
-      <Text bold={focused} inverse={focused && !colour} color={focused ? (colour ? 'cyan' : undefined) : toneColour('dim', colour)} wrap="truncate">
+      <Text
+        bold={focused}
+        inverse={focused && !colour}
+        color={focused ? (colour ? 'cyan' : undefined) : toneColour('dim', colour)}
+        wrap="truncate"
+      >
         {header}
       </Text>
       {rows.length === 0 && visible > 0 ? (
