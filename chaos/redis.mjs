@@ -204,24 +204,22 @@ const SLOTS = [
 /** A 3-master Redis Cluster (no replicas), as test/setup/redis-procs.ts builds it. */
 export async function startCluster() {
   const ports = await freePorts(6)
-  const nodes = ports
-    .slice(0, 3)
-    .map(
-      (port, i) =>
-        new RedisServer({
-          port,
-          args: [
-            '--cluster-enabled',
-            'yes',
-            '--cluster-config-file',
-            'nodes.conf',
-            '--cluster-node-timeout',
-            '3000',
-            '--cluster-port',
-            String(ports[3 + i]),
-          ],
-        }),
-    )
+  const nodes = ports.slice(0, 3).map(
+    (port, i) =>
+      new RedisServer({
+        port,
+        args: [
+          '--cluster-enabled',
+          'yes',
+          '--cluster-config-file',
+          'nodes.conf',
+          '--cluster-node-timeout',
+          '3000',
+          '--cluster-port',
+          String(ports[3 + i]),
+        ],
+      }),
+  )
   try {
     await Promise.all(nodes.map((n) => n.start()))
     await Promise.all(
