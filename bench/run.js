@@ -1,7 +1,7 @@
 // `npm run bench` (= npm run build && node bench/run.js [flags]): the benchmark of issue 8.
 // Starts its own redis-server (and a 3-master cluster for the scale section) on free loopback ports,
 // stops them by pid at the end, on errors and on SIGINT. Writes bench/results/latest.{json,md} and
-// the README's performance section (README.md, between its bench markers).
+// docs/performance.md.
 import { mkdirSync, writeFileSync, readFileSync } from 'node:fs'
 import { cpus, totalmem, release, platform, loadavg } from 'node:os'
 import { fileURLToPath } from 'node:url'
@@ -13,9 +13,10 @@ import { runTurns } from './sections/turns.js'
 import { runFailover } from './sections/failover.js'
 import { runScale, measureMemory } from './sections/scale.js'
 import { evaluateTargets, markdown } from './lib/report.js'
-import { readmeSection, writeReadmeSection } from './lib/readme.js'
+import { performancePage, writePerformancePage } from './lib/performance-page.js'
 
 const here = dirname(fileURLToPath(import.meta.url))
+const PERFORMANCE_PAGE = join(here, '..', 'docs', 'performance.md')
 const log = (s) => process.stderr.write(`${s}\n`)
 
 function machine() {
@@ -43,12 +44,12 @@ async function main() {
     return 0
   }
   if (o.render) {
-    // Re-render the report and the README text from a saved latest.json (after a change of wording).
+    // Re-render the report and docs/performance.md from a saved latest.json (after a change of wording).
     const saved = JSON.parse(readFileSync(o.render, 'utf8'))
     saved.targets = evaluateTargets(saved, { ...saved.config, work: saved.config.work })
     const md = markdown(saved)
     writeFileSync(join(dirname(resolve(o.render)), 'latest.md'), `# botmesh-coord benchmark\n\n${md}\n`)
-    if (o.docs) writeReadmeSection(join(here, '..', 'README.md'), readmeSection(saved, md))
+    if (o.docs) writePerformancePage(PERFORMANCE_PAGE, performancePage(saved, md))
     process.stdout.write(`${md}\n`)
     return 0
   }
@@ -155,9 +156,9 @@ async function main() {
   mkdirSync(outDir, { recursive: true })
   writeFileSync(join(outDir, 'latest.json'), JSON.stringify(result, null, 2) + '\n')
   writeFileSync(join(outDir, 'latest.md'), `# botmesh-coord benchmark\n\n${md}\n`)
-  if (o.docs) writeReadmeSection(join(here, '..', 'README.md'), readmeSection(result, md))
+  if (o.docs) writePerformancePage(PERFORMANCE_PAGE, performancePage(result, md))
   process.stdout.write(`${md}\n`)
-  log(`results: ${join(outDir, 'latest.json')}, ${join(outDir, 'latest.md')}${o.docs ? ', README.md (performance section)' : ''}`)
+  log(`results: ${join(outDir, 'latest.json')}, ${join(outDir, 'latest.md')}${o.docs ? `, ${PERFORMANCE_PAGE}` : ''}`)
   return Object.keys(result.errors).length ? 1 : 0
 }
 

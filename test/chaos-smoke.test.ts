@@ -2,7 +2,7 @@
  * The short, seeded fault campaign (chaos/): real replica processes against real redis-server
  * processes, one TCP proxy per replica, a fixed list of fault plans that together touch every kind of
  * fault the standalone layout supports, and every invariant checked on the recorded history.
- * The long campaign is `npm run chaos -- --runs 200 --seed 1` (docs/parts/reliability.md).
+ * The long campaign is `npm run chaos -- --runs 200 --seed 1` (docs/reliability.md).
  */
 import { execFile } from 'node:child_process'
 import { describe, expect, it } from 'vitest'

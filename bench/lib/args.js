@@ -26,8 +26,8 @@ export const HELP = `botmesh-coord benchmark: node bench/run.js [flags]
   --memory-chats N        chats for the memory measurement (default 2000)
   --no-cluster            skip the 3-master cluster in the scale section
   --out DIR               where latest.json / latest.md go (default bench/results; --smoke: a temp dir)
-  --no-docs               do not rewrite the README's performance section
-  --render FILE           only re-render latest.md (beside FILE) and the README's performance section from a saved latest.json
+  --no-docs               do not rewrite docs/performance.md
+  --render FILE           only re-render latest.md (beside FILE) and docs/performance.md from a saved latest.json
 `
 
 const PRESETS = {

@@ -1,4 +1,4 @@
-// The report: targets of issue 8 beside the measured figures, Markdown tables, and the README text.
+// The report: the performance targets beside the measured figures, and the Markdown tables.
 import { ADAPTER_LABELS } from '../workers/adapters.js'
 
 const f = (v, suffix = '') => (v === null || v === undefined ? 'n/a' : `${v}${suffix}`)
@@ -10,7 +10,7 @@ const bestPeer = (turns, pattern, workMs) =>
     .filter((s) => s.pattern === pattern && s.workMs === workMs && s.adapter !== 'botmesh')
     .sort((a, b) => b.msgPerS - a.msgPerS)[0]
 
-/** Each target of the issue with the measured figure: met / missed / n/a, and by how much. */
+/** Each target with the measured figure: met / missed / n/a, and by how much. */
 export function evaluateTargets(r, cfg) {
   const out = []
   const add = (area, target, measured, met, by = null) =>
@@ -161,7 +161,7 @@ export function markdown(r) {
   )
   L.push('')
   if (r.targets?.length) {
-    L.push('### Targets (issue 8)', '', '| area | target | measured | status |', '| --- | --- | --- | --- |')
+    L.push('### Targets', '', '| area | target | measured | status |', '| --- | --- | --- | --- |')
     for (const t of r.targets) L.push(`| ${t.area} | ${t.target} | ${t.measured} | ${t.status}${t.by ? ` (${t.by})` : ''} |`)
     L.push('')
   }
