@@ -14,7 +14,7 @@ import {
 } from './lib.js'
 import { makeColour } from './output/colour.js'
 import { usage } from './output/errors.js'
-import type { RedisClient } from '../src/scripts/runner.js'
+import type { RedisClient } from '../src/connection.js'
 
 /** Global options, each with an environment variable (declared in cli.ts). */
 export interface GlobalOptions {

@@ -1,6 +1,7 @@
 // What the CLI uses from the library: one import point, so commands never reach into key names.
 export * from '../src/index.js'
-import { validatePrefix, InvalidIdError } from '../src/keys.js'
+import { validatePrefix } from '../src/keys.js'
+import { InvalidIdError } from '../src/errors/index.js'
 import { usage } from './output/errors.js'
 
 export function validatePrefixForCli(prefix: unknown): string {

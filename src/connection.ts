@@ -1,8 +1,17 @@
+/**
+ * The connection layer: opening a client for a URL (standalone or Cluster), the options every Redis
+ * user of the library shares (coordinator, store, admin), and bounding one call in time.
+ */
 import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis'
 import { readFileSync } from 'node:fs'
 import { ConfigurationError } from './errors/configuration-error.js'
-import type { Layout } from './keys.js'
-import type { RedisClient } from './scripts/runner.js'
+import { CoordinationUnavailableError } from './errors/coordination-unavailable-error.js'
+import { KeyLayout, type Layout } from './keys.js'
+import { DEFAULTS } from './defaults.js'
+import { parseDuration, type Duration } from './duration.js'
+
+/** An ioredis client: a Redis, or a Cluster. Code above this layer does not care which. */
+export type RedisClient = Redis | Cluster
 
 export interface ConnectOptions {
   url?: string
@@ -17,7 +26,7 @@ export interface ConnectOptions {
   failFast?: boolean
 }
 
-export const DEFAULT_URL = 'redis://127.0.0.1:6379'
+export const DEFAULT_URL = DEFAULTS.url
 
 /** A URL with its password replaced: safe to print, log, or put in an error. */
 export function maskUrl(url: string): string {
@@ -37,7 +46,7 @@ function baseOptions(url: URL, opts: ConnectOptions): RedisOptions {
     protocol: 2,
     maxRetriesPerRequest: opts.failFast ? 0 : 2,
     enableOfflineQueue: true,
-    connectTimeout: 5000,
+    connectTimeout: DEFAULTS.connectTimeoutMs,
     connectionName: opts.connectionName,
   }
   if (opts.failFast) {
@@ -101,4 +110,79 @@ export function assertNoKeyPrefix(client: RedisClient): void {
 /** The master nodes to scan (one for a standalone client). */
 export function masters(client: RedisClient): Redis[] {
   return isCluster(client) ? client.nodes('master') : [client]
+}
+
+/** Bound a Redis call: one that does not answer within `ms` rejects as CoordinationUnavailableError ('unreachable'). */
+export function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  if (!(ms > 0) || !Number.isFinite(ms)) return p
+  return new Promise<T>((resolve, reject) => {
+    const t = setTimeout(() => reject(new CoordinationUnavailableError('unreachable', `Redis did not answer ${what} within ${ms}ms`)), ms)
+    p.then(
+      (v) => {
+        clearTimeout(t)
+        resolve(v)
+      },
+      (e) => {
+        clearTimeout(t)
+        reject(e)
+      },
+    )
+  })
+}
+
+/** Where the shared state lives, and how it is kept: the options of every Redis user of the library. */
+export interface RedisConnectionOptions {
+  /** redis:// or rediss:// URL; on a Redis Cluster, any node. Ignored when `redis` is given. */
+  url?: string
+  /** Your own ioredis client (Redis or Cluster). It is not closed by stop(). */
+  redis?: RedisClient
+  /** Key prefix shared by every replica of one bot. Default 'botmesh'. */
+  prefix?: string
+  /** 'standalone' or 'cluster'; a Cluster client implies 'cluster'. Default 'standalone'. */
+  layout?: Layout
+  /** PEM CA for rediss:// URLs. */
+  tlsCaFile?: string
+  /** How long one Redis call may take before it counts as unreachable. Default min(5 s, leaseMs / 3). */
+  commandTimeoutMs?: Duration
+  /** How long an idle chat keeps its last holder (previousHolder) and counters. Default 24 h. */
+  idleKeyTtlMs?: Duration
+  /** Approximate length cap of the shared event stream. Default 10,000 entries. */
+  eventsMaxLen?: number
+}
+
+/** RedisConnectionOptions read and checked: the client (opened here unless given), key names and limits. */
+export interface ResolvedRedis {
+  redis: RedisClient
+  keys: KeyLayout
+  /** Close the client when done (it was opened here). */
+  ownsClient: boolean
+  commandTimeoutMs: number
+  idleKeyTtlMs: number
+  eventsMaxLen: number
+}
+
+/**
+ * Read the options every Redis user shares (the coordinator, the store, the admin): durations are
+ * parsed and checked before a connection is opened, so a bad option leaves nothing behind.
+ */
+export function resolveRedis(opts: RedisConnectionOptions, defaultCommandTimeoutMs: number = DEFAULTS.commandTimeoutMs): ResolvedRedis {
+  const commandTimeoutMs = parseDuration(opts.commandTimeoutMs ?? defaultCommandTimeoutMs, 'commandTimeoutMs')
+  const idleKeyTtlMs = parseDuration(opts.idleKeyTtlMs ?? DEFAULTS.idleKeyTtlMs, 'idleKeyTtlMs')
+  const eventsMaxLen = opts.eventsMaxLen ?? DEFAULTS.eventsMaxLen
+  let layout = opts.layout
+  if (opts.redis) {
+    assertNoKeyPrefix(opts.redis)
+    if (isCluster(opts.redis)) {
+      if (layout === 'standalone') {
+        throw new ConfigurationError("a Redis Cluster client needs layout 'cluster' (multi-key scripts must stay in one slot)")
+      }
+      layout = 'cluster'
+    }
+  }
+  const keys = new KeyLayout(opts.prefix ?? DEFAULTS.prefix, layout ?? DEFAULTS.layout)
+  const limits = { commandTimeoutMs, idleKeyTtlMs, eventsMaxLen }
+  if (opts.redis) return { redis: opts.redis, keys, ownsClient: false, ...limits }
+  const redis = connect({ url: opts.url, layout: keys.layout, tlsCaFile: opts.tlsCaFile, commandTimeoutMs })
+  redis.on('error', () => {}) // surfaced per call as CoordinationUnavailableError
+  return { redis, keys, ownsClient: true, ...limits }
 }

@@ -1,6 +1,6 @@
+export { DEFAULTS, COORDINATOR_DEFAULTS, REDIS_DEFAULTS, STORE_DEFAULTS, CAMPAIGN_DEFAULTS, type Defaults } from './defaults.js'
 export {
   Coordinator,
-  COORDINATOR_DEFAULTS,
   type CoordinatorOptions,
   type AcquireTurnOptions,
   type Lease,
@@ -8,13 +8,8 @@ export {
   type LeaseLostEvent,
   type HandoverEvent,
 } from './coordinator/coordinator.js'
-export {
-  RedisCoordinator,
-  REDIS_DEFAULTS,
-  type RedisCoordinatorOptions,
-  type RedisConnectionOptions,
-} from './coordinator/redis-coordinator.js'
-export { Election, CAMPAIGN_DEFAULTS, type Lead, type CampaignOptions, type FollowerReason } from './coordinator/election.js'
+export { RedisCoordinator, type RedisCoordinatorOptions } from './coordinator/redis-coordinator.js'
+export { Election, type Lead, type CampaignOptions, type FollowerReason } from './coordinator/election.js'
 export type { YieldRequestInput, YieldResult, LeadReply } from './coordinator/backend.js'
 export type { Holder, ReplicaInfo, ReplicaStats, HeldSummary, YieldRequest, Warning } from './coordinator/backend.js'
 export {
@@ -25,7 +20,6 @@ export {
   decodeId,
   validateId,
   validatePrefix,
-  InvalidIdError,
   type Layout,
   type KeyKind,
   type ChatKeys,
@@ -33,17 +27,10 @@ export {
 } from './keys.js'
 export * from './errors/index.js'
 export { parseDuration, formatDuration, type Duration } from './duration.js'
-export { connect, maskUrl, DEFAULT_URL, type ConnectOptions } from './connection.js'
+export { connect, maskUrl, DEFAULT_URL, type ConnectOptions, type RedisClient, type RedisConnectionOptions } from './connection.js'
 export { PACKAGE_VERSION } from './version.js'
 export { CoordinationAdmin, operatorName, type YieldOptions } from './admin/admin.js'
-export {
-  RedisStore,
-  STORE_DEFAULTS,
-  type RedisStoreOptions,
-  type CheckpointInput,
-  type FencedLock,
-  type HandoverMarkerInput,
-} from './store/redis-store.js'
+export { RedisStore, type RedisStoreOptions, type CheckpointInput, type FencedLock, type HandoverMarkerInput } from './store/redis-store.js'
 export * from './state/decode.js'
 export {
   StateReader,

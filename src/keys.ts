@@ -12,13 +12,16 @@
  * comes before the id, so an id containing `:` cannot collide with another kind's key.
  */
 
+import { InvalidIdError } from './errors/invalid-id-error.js'
+import { DEFAULTS } from './defaults.js'
+
 export type Layout = 'standalone' | 'cluster'
 export const LAYOUTS: readonly Layout[] = ['standalone', 'cluster']
 
 /** Bumped when the meaning of any key or field changes; readers refuse a newer schema. */
 export const SCHEMA_VERSION = 1
 
-export const DEFAULT_PREFIX = 'botmesh'
+export const DEFAULT_PREFIX = DEFAULTS.prefix
 export const MAX_ID_BYTES = 8192
 
 /** What a key holds. The letters are the on-wire segment after the prefix. */
@@ -33,14 +36,6 @@ export const KIND_SEGMENTS = {
 } as const
 export type KeyKind = keyof typeof KIND_SEGMENTS
 const SEGMENT_KINDS = new Map<string, KeyKind>(Object.entries(KIND_SEGMENTS).map(([k, v]) => [v, k as KeyKind]))
-
-export class InvalidIdError extends Error {
-  readonly code = 'ERR_INVALID_ID'
-  constructor(message: string) {
-    super(message)
-    this.name = 'InvalidIdError'
-  }
-}
 
 // eslint-disable-next-line no-control-regex
 const ESCAPE = /[%{}\u0000-\u001f\u007f]/g

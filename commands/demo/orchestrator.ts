@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { CoordinationAdmin, KeyLayout, StateReader, connect, formatDuration, maskUrl, type Layout } from '../lib.js'
-import type { RedisClient } from '../../src/scripts/runner.js'
+import type { RedisClient } from '../../src/connection.js'
 import { LoadBalancer } from './balancer.js'
 import { demoPaths, isAlive, type ControlReply, type ControlRequest, type DemoState } from './control.js'
 

@@ -16,7 +16,7 @@ import {
   type DashboardSnapshot,
   type Layout,
 } from '../lib.js'
-import type { RedisClient } from '../../src/scripts/runner.js'
+import type { RedisClient } from '../../src/connection.js'
 import { adminInterventions, type Interventions } from './interventions.js'
 
 export interface DashboardSource {

@@ -1,10 +1,10 @@
 import { userInfo, hostname } from 'node:os'
 import { RedisBackend } from '../coordinator/redis-backend.js'
-import { resolveRedis, REDIS_DEFAULTS, type RedisConnectionOptions } from '../coordinator/redis-coordinator.js'
-import { COORDINATOR_DEFAULTS } from '../coordinator/coordinator.js'
 import type { Holder, YieldResult } from '../coordinator/backend.js'
 import { validateId, type KeyLayout } from '../keys.js'
-import { ScriptRunner, withTimeout, type RedisClient } from '../scripts/runner.js'
+import { ScriptRunner } from '../scripts/runner.js'
+import { resolveRedis, withTimeout, type RedisClient, type RedisConnectionOptions } from '../connection.js'
+import { DEFAULTS } from '../defaults.js'
 import { CorruptStateError } from '../errors/corrupt-state-error.js'
 import { StateReader } from '../state/reader.js'
 import type { ChatSnapshot } from '../state/decode.js'
@@ -69,12 +69,6 @@ export interface EvictOptions extends AuditOptions {
   scan?: boolean
 }
 
-export const ADMIN_DEFAULTS = {
-  yieldTtlMs: 30_000,
-  tombstoneTtlMs: 24 * 3_600_000,
-  grantLeaseMs: COORDINATOR_DEFAULTS.leaseMs,
-} as const
-
 export function operatorName(): string {
   let user = 'unknown'
   try {
@@ -112,22 +106,15 @@ export class CoordinationAdmin {
   private readonly eventsMaxLen: number
   private readonly idleKeyTtlMs: number
 
-  constructor(options: RedisConnectionOptions & { commandTimeoutMs?: number } = {}) {
-    const timeout = Number(options.commandTimeoutMs ?? 5000)
-    const { redis, keys, ownsClient } = resolveRedis(options, timeout)
+  constructor(options: RedisConnectionOptions = {}) {
+    const resolved = resolveRedis(options)
+    const { redis, keys, commandTimeoutMs: timeout } = resolved
     this.redis = redis
     this.keys = keys
     this.timeoutMs = timeout
-    this.eventsMaxLen = options.eventsMaxLen ?? REDIS_DEFAULTS.eventsMaxLen
-    this.idleKeyTtlMs = Number(options.idleKeyTtlMs ?? REDIS_DEFAULTS.idleKeyTtlMs)
-    this.backend = new RedisBackend({
-      redis,
-      keys,
-      ownsClient,
-      commandTimeoutMs: timeout,
-      idleKeyTtlMs: this.idleKeyTtlMs,
-      eventsMaxLen: this.eventsMaxLen,
-    })
+    this.eventsMaxLen = resolved.eventsMaxLen
+    this.idleKeyTtlMs = resolved.idleKeyTtlMs
+    this.backend = new RedisBackend(resolved)
     this.scripts = new ScriptRunner(redis, timeout)
     this.reader = new StateReader(redis, keys, { timeoutMs: timeout })
   }
@@ -143,7 +130,7 @@ export class CoordinationAdmin {
     const result = await this.backend.requestYield(name, {
       by,
       target: opts.target ?? null,
-      ttlMs: opts.ttlMs ?? ADMIN_DEFAULTS.yieldTtlMs,
+      ttlMs: opts.ttlMs ?? DEFAULTS.yieldTtlMs,
       ifFence: opts.ifFence ?? null,
     })
     if (!opts.audit) return result
@@ -279,14 +266,7 @@ export class CoordinationAdmin {
     const r = await this.scripts.run<Raw>(
       'admin-lead-revoke-1',
       [key],
-      [
-        str(opts.ifFence),
-        opts.ifIncarnation ?? '',
-        opts.target ?? '',
-        opts.ttlMs ?? ADMIN_DEFAULTS.yieldTtlMs,
-        by,
-        this.keys.wakeChannelPrefix,
-      ],
+      [str(opts.ifFence), opts.ifIncarnation ?? '', opts.target ?? '', opts.ttlMs ?? DEFAULTS.yieldTtlMs, by, this.keys.wakeChannelPrefix],
     )
     let result: LeadRevokeResult
     switch (r[0]) {
@@ -403,7 +383,7 @@ export class CoordinationAdmin {
     const r = await this.scripts.run<Raw>(
       'admin-replica-evict-2',
       [this.keys.replica(replicaId), this.keys.replicaIndex],
-      [replicaId, opts.ifIncarnation, opts.tombstoneTtlMs ?? ADMIN_DEFAULTS.tombstoneTtlMs],
+      [replicaId, opts.ifIncarnation, opts.tombstoneTtlMs ?? DEFAULTS.tombstoneTtlMs],
     )
     let result: ReplicaEvictResult
     if (r[0] === 0) result = { status: 'not-alive', replicaId }
@@ -422,7 +402,7 @@ export class CoordinationAdmin {
       })
       const leases = parseLeases(r[2])
       const info = parseJson<{ leaseMs?: number }>(r[3])
-      const grantLeaseMs = Math.max(Number(info?.leaseMs) || 0, ADMIN_DEFAULTS.grantLeaseMs)
+      const grantLeaseMs = Math.max(Number(info?.leaseMs) || 0, DEFAULTS.leaseMs)
       const chatKeys = new Set<string>([
         ...leases.held.filter((h) => h.kind === 'chat').map((h) => h.key),
         ...leases.waiting.map((w) => w.key),
@@ -520,14 +500,14 @@ export class CoordinationAdmin {
     try {
       chat = (await this.reader.chat(key)).chat
     } catch {
-      return ADMIN_DEFAULTS.grantLeaseMs
+      return DEFAULTS.leaseMs
     }
-    if (!chat) return ADMIN_DEFAULTS.grantLeaseMs
+    if (!chat) return DEFAULTS.leaseMs
     if (chat.holder && chat.holder.lastRenewalMs > 0) best = Math.max(best, chat.holder.expiresAtMs - chat.holder.lastRenewalMs)
     const ids = [...new Set(chat.tickets.map((t) => t.replicaId))].slice(0, 20)
     const infos = await Promise.all(ids.map((id) => this.reader.replica(id).catch(() => null)))
     for (const r of infos) if (r?.info.leaseMs) best = Math.max(best, r.info.leaseMs)
-    return best >= 300 ? best : ADMIN_DEFAULTS.grantLeaseMs
+    return best >= 300 ? best : DEFAULTS.leaseMs
   }
 
   /**

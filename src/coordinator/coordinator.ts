@@ -9,6 +9,7 @@ import { LeaseLostError, type LeaseLostReason } from '../errors/lease-lost-error
 import { ConfigurationError } from '../errors/configuration-error.js'
 import { isConnectionError } from '../errors/from-redis.js'
 import { PACKAGE_VERSION } from '../version.js'
+import { COORDINATOR_DEFAULTS } from '../defaults.js'
 import type {
   BeatRecord,
   CoordinationBackend,
@@ -40,13 +41,6 @@ export interface CoordinatorOptions {
   /** A stable description of this process for operators (defaults: hostname, pid, package version). */
   meta?: { host?: string; pid?: number; version?: string }
 }
-
-export const COORDINATOR_DEFAULTS = {
-  leaseMs: 15_000,
-  maxPollMs: 100,
-  minPollMs: 5,
-  turnWaitMs: 120_000,
-} as const
 
 export interface AcquireTurnOptions {
   /** Give up after this long with CoordinationUnavailableError (default: the coordinator's turnWaitMs). */

@@ -5,6 +5,7 @@ import { CoordinationUnavailableError } from '../errors/coordination-unavailable
 import type { Holder, LeadReply } from './backend.js'
 import type { HeldLease, Lease } from './coordinator.js'
 import { LeaseHandle } from './lease-handle.js'
+import { CAMPAIGN_DEFAULTS } from '../defaults.js'
 
 /** A held lead: a provider's exclusive transport, a scheduler, any `tryLead` name. */
 export interface Lead extends Lease {
@@ -33,8 +34,6 @@ export interface CampaignOptions {
   /** After yielding or resigning, wait this long before standing again, so a standby wins. Default 3 s. */
   sitOutMs?: Duration
 }
-
-export const CAMPAIGN_DEFAULTS = { providerDownMs: 60_000, sitOutMs: 3_000 } as const
 
 /** What an election needs from its coordinator (internal). */
 export interface LeadPort {

@@ -1,10 +1,10 @@
 import type { Redis } from 'ioredis'
 import { KeyLayout, SCHEMA_VERSION } from '../keys.js'
-import { ScriptRunner, withTimeout, type RedisClient } from '../scripts/runner.js'
+import { ScriptRunner } from '../scripts/runner.js'
 import { ConfigurationError } from '../errors/configuration-error.js'
 import { CorruptStateError } from '../errors/corrupt-state-error.js'
 import { errorFromRedis } from '../errors/from-redis.js'
-import { isCluster, masters } from '../connection.js'
+import { isCluster, masters, withTimeout, type RedisClient, type ResolvedRedis } from '../connection.js'
 import type {
   BeatRecord,
   BeatReply,
@@ -20,17 +20,8 @@ import type {
   YieldResult,
 } from './backend.js'
 
-export interface RedisBackendOptions {
-  redis: RedisClient
-  keys: KeyLayout
-  /** Close the client on close() (we opened it). */
-  ownsClient: boolean
-  commandTimeoutMs: number
-  /** How long an idle chat's state (last holder, ticket counter) is kept. */
-  idleKeyTtlMs: number
-  /** Approximate cap of the event stream. */
-  eventsMaxLen: number
-}
+/** The client (closed on close() when ownsClient), key names and limits, as resolveRedis read them. */
+export type RedisBackendOptions = ResolvedRedis
 
 type Raw = Array<string | number | null>
 

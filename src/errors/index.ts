@@ -4,6 +4,7 @@ export { CoordinationUnavailableError, type UnavailableReason } from './coordina
 export { ProviderNotLeaderError } from './provider-not-leader-error.js'
 export { CorruptStateError } from './corrupt-state-error.js'
 export { ConfigurationError } from './configuration-error.js'
+export { InvalidIdError } from './invalid-id-error.js'
 export { errorFromRedis, isConnectionError } from './from-redis.js'
 export { CheckpointConflictError } from './checkpoint-conflict-error.js'
 export { InvalidCheckpointError } from './invalid-checkpoint-error.js'

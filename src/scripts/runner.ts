@@ -1,9 +1,7 @@
-import type { Cluster, Redis } from 'ioredis'
 import { errorFromRedis } from '../errors/from-redis.js'
-import { CoordinationUnavailableError } from '../errors/coordination-unavailable-error.js'
+import { withTimeout, type RedisClient } from '../connection.js'
 import { loadScript } from './load.js'
 
-export type RedisClient = Redis | Cluster
 export type ScriptArg = string | number
 
 /**
@@ -40,21 +38,4 @@ export class ScriptRunner {
       throw errorFromRedis(err, keys[0])
     }
   }
-}
-
-export function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
-  if (!(ms > 0) || !Number.isFinite(ms)) return p
-  return new Promise<T>((resolve, reject) => {
-    const t = setTimeout(() => reject(new CoordinationUnavailableError('unreachable', `Redis did not answer ${what} within ${ms}ms`)), ms)
-    p.then(
-      (v) => {
-        clearTimeout(t)
-        resolve(v)
-      },
-      (e) => {
-        clearTimeout(t)
-        reject(e)
-      },
-    )
-  })
 }

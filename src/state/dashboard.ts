@@ -4,8 +4,9 @@
  * the replicas' own heartbeat records (what each holds, waits for and campaigns for), capped at `topChats`.
  */
 import type { Redis } from 'ioredis'
-import { withTimeout, type RedisClient } from '../scripts/runner.js'
+import { withTimeout, type RedisClient } from '../connection.js'
 import { errorFromRedis } from '../errors/from-redis.js'
+import { DEFAULTS } from '../defaults.js'
 import { decodeChat, decodeLead, decodeReplica, type ChatSnapshot, type LeadSnapshot, type ReplicaSnapshot } from './decode.js'
 import type { KeyLayout } from '../keys.js'
 import { formatDuration } from '../duration.js'
@@ -50,8 +51,8 @@ type Hash = Record<string, string>
 export async function readDashboard(reader: StateReader, options: DashboardOptions = {}): Promise<DashboardSnapshot> {
   const redis: RedisClient = reader.redis
   const keys: KeyLayout = reader.keys
-  const topChats = options.topChats ?? 30
-  const timeoutMs = options.timeoutMs ?? 5000
+  const topChats = options.topChats ?? DEFAULTS.dashboardChats
+  const timeoutMs = options.timeoutMs ?? DEFAULTS.dashboardTimeoutMs
   let commands = 0
   const corrupt: DashboardSnapshot['corrupt'] = []
   const r = redis as Redis
@@ -117,7 +118,7 @@ export async function readDashboard(reader: StateReader, options: DashboardOptio
       ),
     ),
     Promise.all([...leadNames].map((n) => hgetall(keys.lead(n)))),
-    reader.events({ count: options.events ?? 12 }).then((e) => {
+    reader.events({ count: options.events ?? DEFAULTS.dashboardEvents }).then((e) => {
       commands++
       return e
     }),
@@ -144,7 +145,7 @@ export async function readDashboard(reader: StateReader, options: DashboardOptio
     const head = chat.tickets[0]
     if (head && alive.get(head.replicaId) !== head.incarnation) stuck.push('dead ticket at the head')
     if (!holder && chat.tickets.length) stuck.push('queue without a holder')
-    if (holder && chat.tickets.length && nowMs - holder.grantedAtMs >= (options.stuckHeldMs ?? 30_000)) {
+    if (holder && chat.tickets.length && nowMs - holder.grantedAtMs >= (options.stuckHeldMs ?? DEFAULTS.stuckHeldMs)) {
       stuck.push(`held ${formatDuration(nowMs - holder.grantedAtMs)} with ${chat.tickets.length} waiting`)
     }
     const oldest = chat.tickets.length ? Math.min(...chat.tickets.map((t) => t.enqueuedAtMs)) : null

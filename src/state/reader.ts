@@ -4,10 +4,9 @@
  */
 import type { Redis } from 'ioredis'
 import { KeyLayout, SCHEMA_VERSION, type KeyKind, type Layout } from '../keys.js'
-import { isCluster, masters } from '../connection.js'
-import type { RedisClient } from '../scripts/runner.js'
-import { withTimeout } from '../scripts/runner.js'
+import { isCluster, masters, withTimeout, type RedisClient } from '../connection.js'
 import { errorFromRedis } from '../errors/from-redis.js'
+import { DEFAULTS } from '../defaults.js'
 import { CorruptStateError } from '../errors/corrupt-state-error.js'
 import {
   decodeChat,
@@ -99,7 +98,7 @@ export class StateReader {
   constructor(redis: RedisClient, keys: KeyLayout, options: { timeoutMs?: number } = {}) {
     this.redis = redis
     this.keys = keys
-    this.timeoutMs = options.timeoutMs ?? 10_000
+    this.timeoutMs = options.timeoutMs ?? DEFAULTS.readTimeoutMs
   }
 
   private async call<T>(what: string, f: () => Promise<T>, rawKey?: string): Promise<T> {
@@ -152,7 +151,7 @@ export class StateReader {
     kinds: KeyKind[],
     options: ScanOptions = {},
   ): AsyncGenerator<Array<{ rawKey: string; id: string; kind: KeyKind; hash: Hash }>> {
-    const count = options.count ?? 2000
+    const count = options.count ?? DEFAULTS.scanCount
     const wanted = new Set(kinds)
     const pattern = kinds.length === 1 ? this.keys.scanPattern(kinds[0]!) : `${this.keys.prefix}:*`
     let seen = 0

@@ -9,6 +9,7 @@
 import type { Holder } from '../coordinator/backend.js'
 import type { ChatSnapshot, FlowCheckpoint, HandoverMarker, LeadSnapshot, LockSnapshot, ReplicaSnapshot, TicketSnapshot } from './decode.js'
 import { leadKind, type ChatDetail, type LeaseKindLabel } from './reader.js'
+import { DEFAULTS } from '../defaults.js'
 
 // ---------------------------------------------------------------- liveness
 
@@ -327,7 +328,7 @@ const fmtMs = (ms: number): string => {
  */
 export function explainChat(v: ChatView, opts: { fingerprint?: string; turnWaitMs?: number } = {}): Explanation {
   const findings: Finding[] = []
-  const turnWaitMs = opts.turnWaitMs ?? 120_000
+  const turnWaitMs = opts.turnWaitMs ?? DEFAULTS.turnWaitMs
   const key = v.key
   if (!v.exists) {
     return { verdict: 'unknown', summary: `no state for chat ${JSON.stringify(key)} under this prefix`, findings }

@@ -1,9 +1,11 @@
 import { randomBytes } from 'node:crypto'
 import { hostname } from 'node:os'
 import type { Redis } from 'ioredis'
-import { RedisCoordinator, resolveRedis, REDIS_DEFAULTS, type RedisConnectionOptions } from '../coordinator/redis-coordinator.js'
+import { RedisCoordinator } from '../coordinator/redis-coordinator.js'
 import type { CoordinatorOptions } from '../coordinator/coordinator.js'
-import { ScriptRunner, withTimeout, type RedisClient } from '../scripts/runner.js'
+import { ScriptRunner } from '../scripts/runner.js'
+import { isCluster, resolveRedis, withTimeout, type RedisClient, type RedisConnectionOptions } from '../connection.js'
+import { DEFAULTS } from '../defaults.js'
 import { validateId, type KeyLayout } from '../keys.js'
 import { parseDuration, type Duration } from '../duration.js'
 import { errorFromRedis } from '../errors/from-redis.js'
@@ -13,14 +15,11 @@ import { CorruptStateError } from '../errors/corrupt-state-error.js'
 import { ConfigurationError } from '../errors/configuration-error.js'
 import { decodeCheckpoint, decodeHandover, type FlowCheckpoint, type HandoverMarker, type Json } from '../state/decode.js'
 import { plainJsonProblem } from './plain-json.js'
-import { isCluster } from '../connection.js'
 
 export interface RedisStoreOptions extends RedisConnectionOptions {
   /** Largest saved answer embedded in a checkpoint. Default 16 KiB. */
   maxAnswerBytes?: number
 }
-
-export const STORE_DEFAULTS = { maxAnswerBytes: 16 * 1024, commandTimeoutMs: 5000 } as const
 
 /** What a replica writes as a checkpoint; the store adds revision and updatedAt. */
 export interface CheckpointInput {
@@ -63,17 +62,19 @@ export class RedisStore {
   readonly maxAnswerBytes: number
   private readonly scripts: ScriptRunner
   private readonly ownsClient: boolean
-  private readonly options: RedisStoreOptions
+  private readonly eventsMaxLen: number
   private readonly timeoutMs: number
+  private readonly idleTtl: number
 
   constructor(options: RedisStoreOptions = {}) {
-    this.options = options
-    this.timeoutMs = parseDuration(options.commandTimeoutMs ?? STORE_DEFAULTS.commandTimeoutMs, 'commandTimeoutMs')
-    const { redis, keys, ownsClient } = resolveRedis(options, this.timeoutMs)
+    const { redis, keys, ownsClient, commandTimeoutMs, idleKeyTtlMs, eventsMaxLen } = resolveRedis(options)
     this.redis = redis
     this.keys = keys
     this.ownsClient = ownsClient
-    this.maxAnswerBytes = options.maxAnswerBytes ?? STORE_DEFAULTS.maxAnswerBytes
+    this.timeoutMs = commandTimeoutMs
+    this.idleTtl = idleKeyTtlMs
+    this.eventsMaxLen = eventsMaxLen
+    this.maxAnswerBytes = options.maxAnswerBytes ?? DEFAULTS.maxAnswerBytes
     this.scripts = new ScriptRunner(redis, this.timeoutMs)
   }
 
@@ -84,12 +85,8 @@ export class RedisStore {
       redis: this.redis,
       prefix: this.keys.prefix,
       layout: this.keys.layout,
-      eventsMaxLen: this.options.eventsMaxLen,
+      eventsMaxLen: this.eventsMaxLen,
     })
-  }
-
-  private get idleTtl(): number {
-    return parseDuration(this.options.idleKeyTtlMs ?? REDIS_DEFAULTS.idleKeyTtlMs, 'idleKeyTtlMs')
   }
 
   // ------------------------------------------------------------ fenced locks

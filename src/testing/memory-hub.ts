@@ -14,6 +14,7 @@ import type {
   YieldRequestInput,
   YieldResult,
 } from '../coordinator/backend.js'
+import { DEFAULTS } from '../defaults.js'
 
 export interface MemoryCoordinationHubOptions {
   /** Idle keys kept (last holder, fence) before the least recently used is evicted. Default 10,000. */
@@ -81,7 +82,7 @@ export class MemoryCoordinationHub {
   unavailable = false
 
   constructor(options: MemoryCoordinationHubOptions = {}) {
-    this.maxIdleKeys = options.maxIdleKeys ?? 10_000
+    this.maxIdleKeys = options.maxIdleKeys ?? DEFAULTS.maxIdleKeys
   }
 
   /** The hub's clock: monotonic, shared by every coordinator on it (Redis's clock in the real thing). */
@@ -346,7 +347,7 @@ export class MemoryCoordinationHub {
 
   appendEvent(event: Record<string, unknown>): void {
     this.events.push({ at: Date.now(), ...event })
-    if (this.events.length > 10_000) this.events.splice(0, this.events.length - 10_000)
+    if (this.events.length > DEFAULTS.eventsMaxLen) this.events.splice(0, this.events.length - DEFAULTS.eventsMaxLen)
   }
 }
 

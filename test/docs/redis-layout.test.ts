@@ -9,6 +9,7 @@ import { Redis } from 'ioredis'
 import { startRedis, type RedisProc } from '../helpers/redis.js'
 import { parseJson, runCli } from '../helpers/cli.js'
 import { snippets } from './markdown.js'
+import { DEFAULTS } from '../../src/index.js'
 
 type J = Record<string, any> // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -97,8 +98,6 @@ describe('docs/redis-layout.md example, written by hand', () => {
     expect(page).toContain('`-\\|<raw chat state key>`')
     expect(page).toContain('`server-changed`')
     // The SCAN batch the reader uses.
-    const reader = readFileSync(join(__dirname, '../../src/state/reader.ts'), 'utf8')
-    const count = /const count = options\.count \?\? (\d+)/.exec(reader)?.[1]
-    expect(page).toContain(`COUNT ${count}`)
+    expect(page).toContain(`COUNT ${DEFAULTS.scanCount}`)
   })
 })

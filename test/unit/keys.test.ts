@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { decodeId, encodeId, KeyLayout, InvalidIdError } from '../../src/keys.js'
+import { decodeId, encodeId, KeyLayout } from '../../src/keys.js'
+import { InvalidIdError } from '../../src/errors/index.js'
 
 /** Redis Cluster's hash tag: the part between the first { and the next }, when non-empty. */
 function hashTag(key: string): string {

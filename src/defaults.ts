@@ -1,0 +1,90 @@
+/**
+ * Every default of the library, in one table: an option left out takes its value from here, and
+ * nothing else spells these numbers. Durations are in milliseconds.
+ */
+export const DEFAULTS = {
+  // ---- where the shared state lives
+  /** Redis URL when neither `url` nor `redis` is given. */
+  url: 'redis://127.0.0.1:6379',
+  /** Key prefix shared by every replica of one bot. */
+  prefix: 'botmesh',
+  layout: 'standalone',
+  /** Connecting to a node may take this long. */
+  connectTimeoutMs: 5000,
+  /** One Redis call may take this long before it counts as unreachable (a coordinator: at most leaseMs / 3). */
+  commandTimeoutMs: 5000,
+  /** How long an idle chat, lead or lock keeps its last holder and counters. */
+  idleKeyTtlMs: 24 * 3_600_000,
+  /** Approximate length cap of the shared event stream (and of the memory hub's event list). */
+  eventsMaxLen: 10_000,
+
+  // ---- a coordinator
+  /** Lease length: failover time after a crash, and how long a replica may freeze. */
+  leaseMs: 15_000,
+  /** Longest pause between two polls of a waiting turn. */
+  maxPollMs: 100,
+  /** First pause between polls (doubles up to maxPollMs). */
+  minPollMs: 5,
+  /** How long a message waits for its chat's turn. */
+  turnWaitMs: 120_000,
+  /** A campaign's leader whose transport is reported down this long yields. */
+  providerDownMs: 60_000,
+  /** After yielding or resigning, a campaign waits this long before standing again. */
+  sitOutMs: 3_000,
+
+  // ---- the store
+  /** Largest saved answer embedded in a checkpoint (bytes). */
+  maxAnswerBytes: 16 * 1024,
+
+  // ---- operator interventions
+  /** How long a yield request (and a target's reservation) lasts. */
+  yieldTtlMs: 30_000,
+  /** How long an eviction tombstone refuses the evicted incarnation's beats. */
+  tombstoneTtlMs: 24 * 3_600_000,
+
+  // ---- reads (CLI, dashboard)
+  /** One read of the CLI's state reader may take this long. */
+  readTimeoutMs: 10_000,
+  /** SCAN COUNT of one listing batch. */
+  scanCount: 2000,
+  /** One dashboard refresh: each call may take this long. */
+  dashboardTimeoutMs: 5000,
+  /** Chats the dashboard shows. */
+  dashboardChats: 30,
+  /** Recent events the dashboard shows. */
+  dashboardEvents: 12,
+  /** A turn held this long while others wait counts as stuck on the dashboard. */
+  stuckHeldMs: 30_000,
+
+  // ---- the in-memory reference
+  /** Idle chats a MemoryCoordinationHub keeps before evicting the least recently used. */
+  maxIdleKeys: 10_000,
+} as const
+
+export type Defaults = typeof DEFAULTS
+
+/** The coordinator's entries of DEFAULTS. */
+export const COORDINATOR_DEFAULTS = {
+  leaseMs: DEFAULTS.leaseMs,
+  maxPollMs: DEFAULTS.maxPollMs,
+  minPollMs: DEFAULTS.minPollMs,
+  turnWaitMs: DEFAULTS.turnWaitMs,
+} as const
+
+/** The entries of DEFAULTS for what every Redis user of the library (coordinator, store, admin) is given. */
+export const REDIS_DEFAULTS = {
+  prefix: DEFAULTS.prefix,
+  idleKeyTtlMs: DEFAULTS.idleKeyTtlMs,
+  eventsMaxLen: DEFAULTS.eventsMaxLen,
+} as const
+
+/** The store's entries of DEFAULTS. */
+export const STORE_DEFAULTS = { maxAnswerBytes: DEFAULTS.maxAnswerBytes, commandTimeoutMs: DEFAULTS.commandTimeoutMs } as const
+
+/** A campaign's entries of DEFAULTS. */
+export const CAMPAIGN_DEFAULTS = { providerDownMs: DEFAULTS.providerDownMs, sitOutMs: DEFAULTS.sitOutMs } as const
+
+/** A coordinator's commandTimeoutMs: the default, but never above a third of its lease. */
+export function coordinatorCommandTimeoutMs(leaseMs: number): number {
+  return Math.min(DEFAULTS.commandTimeoutMs, Math.floor(leaseMs / 3))
+}
