@@ -1,15 +1,18 @@
 export { DEFAULTS, COORDINATOR_DEFAULTS, REDIS_DEFAULTS, STORE_DEFAULTS, CAMPAIGN_DEFAULTS, type Defaults } from './defaults.js'
-export {
-  Coordinator,
-  type CoordinatorOptions,
-  type AcquireTurnOptions,
-  type Lease,
-  type Turn,
-  type LeaseLostEvent,
-  type HandoverEvent,
-} from './coordinator/coordinator.js'
+export { Coordinator } from './coordinator/coordinator.js'
+export type {
+  CoordinatorOptions,
+  AcquireTurnOptions,
+  Lease,
+  Turn,
+  Lead,
+  CampaignOptions,
+  FollowerReason,
+  LeaseLostEvent,
+  HandoverEvent,
+} from './coordinator/types.js'
 export { RedisCoordinator, type RedisCoordinatorOptions } from './coordinator/redis-coordinator.js'
-export { Election, type Lead, type CampaignOptions, type FollowerReason } from './coordinator/election.js'
+export { Election } from './coordinator/election.js'
 export type { YieldRequestInput, YieldResult, LeadReply } from './coordinator/backend.js'
 export type { Holder, ReplicaInfo, ReplicaStats, HeldSummary, YieldRequest, Warning } from './coordinator/backend.js'
 export {

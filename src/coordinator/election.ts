@@ -1,39 +1,12 @@
 import { monotonicNow } from '../clock.js'
-import { parseDuration, type Duration } from '../duration.js'
+import { parseDuration } from '../duration.js'
 import { isConnectionError } from '../errors/from-redis.js'
 import { CoordinationUnavailableError } from '../errors/coordination-unavailable-error.js'
-import type { Holder, LeadReply } from './backend.js'
-import type { HeldLease, Lease } from './coordinator.js'
+import type { LeadReply } from './backend.js'
+import type { HeldLease } from './lease-table.js'
 import { LeaseHandle } from './lease-handle.js'
 import { CAMPAIGN_DEFAULTS } from '../defaults.js'
-
-/** A held lead: a provider's exclusive transport, a scheduler, any `tryLead` name. */
-export interface Lead extends Lease {
-  readonly kind: 'lead'
-  /** The name given to tryLead/campaign (same as `key`). */
-  readonly name: string
-  /** Who led before this grant; null when the lead was new or had been cleaned up. */
-  readonly previousHolder: Holder | null
-}
-
-/**
- * Why a replica is not (or no longer) the leader:
- * `standby` it stood and another replica leads; `lost` its lease was lost (expired, revoked);
- * `yield` an operator asked it to step down; `provider-down` its transport stayed closed for
- * providerDownMs; `resign` it called resign(); `stopped` the election or coordinator stopped.
- */
-export type FollowerReason = 'standby' | 'lost' | 'yield' | 'provider-down' | 'resign' | 'stopped'
-
-export interface CampaignOptions {
-  /** Called when this replica wins: connect the exclusive transport here. */
-  onLeader?: (lead: Lead) => void | Promise<void>
-  /** Called when it stands by, or stops leading (before the lead is released when it steps down). */
-  onFollower?: (info: { name: string; reason: FollowerReason }) => void | Promise<void>
-  /** A leader whose transport is reported down this long yields. Default 1 min. */
-  providerDownMs?: Duration
-  /** After yielding or resigning, wait this long before standing again, so a standby wins. Default 3 s. */
-  sitOutMs?: Duration
-}
+import type { CampaignOptions, FollowerReason, Lead } from './types.js'
 
 /** What an election needs from its coordinator (internal). */
 export interface LeadPort {
@@ -61,225 +34,226 @@ export class LeadHandle extends LeaseHandle implements Lead {
  */
 export class Election {
   readonly name: string
-  private readonly port: LeadPort
-  private readonly opts: CampaignOptions
-  private readonly providerDownMs: number
-  private readonly sitOutMs: number
-  private current: LeadHandle | null = null
-  private stopped = false
-  private stepDownReason: FollowerReason | null = null
-  private resolveStepDown: ((r: FollowerReason) => void) | null = null
-  private wakeSleep: (() => void) | null = null
-  private sitOutUntil = 0
-  private down = false
-  private downTimer: NodeJS.Timeout | null = null
-  private announcedStandby = false
-  private loopDone: Promise<void> = Promise.resolve()
-  private idle: Array<() => void> = []
-  private dead = false
+  readonly #port: LeadPort
+  readonly #opts: CampaignOptions
+  readonly #providerDownMs: number
+  readonly #sitOutMs: number
+  #current: LeadHandle | null = null
+  #stopped = false
+  #stepDownReason: FollowerReason | null = null
+  #resolveStepDown: ((r: FollowerReason) => void) | null = null
+  #wakeSleep: (() => void) | null = null
+  #sitOutUntil = 0
+  #down = false
+  #downTimer: NodeJS.Timeout | null = null
+  #announcedStandby = false
+  #loopDone: Promise<void> = Promise.resolve()
+  #idle: Array<() => void> = []
+  #dead = false
 
+  /** @internal Made by coordinator.campaign(). */
   constructor(port: LeadPort, name: string, opts: CampaignOptions) {
-    this.port = port
+    this.#port = port
     this.name = name
-    this.opts = opts
-    this.providerDownMs = parseDuration(opts.providerDownMs ?? CAMPAIGN_DEFAULTS.providerDownMs, 'providerDownMs')
-    this.sitOutMs = parseDuration(opts.sitOutMs ?? CAMPAIGN_DEFAULTS.sitOutMs, 'sitOutMs')
+    this.#opts = opts
+    this.#providerDownMs = parseDuration(opts.providerDownMs ?? CAMPAIGN_DEFAULTS.providerDownMs, 'providerDownMs')
+    this.#sitOutMs = parseDuration(opts.sitOutMs ?? CAMPAIGN_DEFAULTS.sitOutMs, 'sitOutMs')
   }
 
   /** True while this replica leads, by the local deadline. */
   get isLeader(): boolean {
-    return this.current !== null && this.current.held
+    return this.#current !== null && this.#current.held
   }
 
   /** The fence of the current lead, or null when not leading. */
   get fence(): number | null {
-    return this.isLeader ? this.current!.fence : null
+    return this.isLeader ? this.#current!.fence : null
   }
 
   /** The current lead, or null. */
   get lead(): Lead | null {
-    return this.isLeader ? this.current : null
+    return this.isLeader ? this.#current : null
   }
 
   /** @internal */
   begin(): void {
-    this.loopDone = this.loop()
+    this.#loopDone = this.#loop()
   }
 
-  private async loop(): Promise<void> {
-    let backoff = this.port.minPollMs
-    while (!this.stopped) {
-      const sitOut = this.sitOutUntil - monotonicNow()
+  async #loop(): Promise<void> {
+    let backoff = this.#port.minPollMs
+    while (!this.#stopped) {
+      const sitOut = this.#sitOutUntil - monotonicNow()
       if (sitOut > 0) {
-        await this.sleep(sitOut, false)
+        await this.#sleep(sitOut, false)
         continue
       }
       let attempt: { lead: LeadHandle | null; reply: LeadReply | null }
       try {
-        attempt = await this.port.attemptLead(this.name, true)
+        attempt = await this.#port.attemptLead(this.name, true)
       } catch (err) {
         if (err instanceof CoordinationUnavailableError && err.reason === 'stopped') break // evicted or stopped
-        if (!(err instanceof CoordinationUnavailableError) && !isConnectionError(err)) this.port.reportError(err)
-        await this.sleep(Math.min(backoff, this.port.leaseMs / 3), true)
-        backoff = Math.min(backoff * 2, Math.max(this.port.maxPollMs, 1000))
+        if (!(err instanceof CoordinationUnavailableError) && !isConnectionError(err)) this.#port.reportError(err)
+        await this.#sleep(Math.min(backoff, this.#port.leaseMs / 3), true)
+        backoff = Math.min(backoff * 2, Math.max(this.#port.maxPollMs, 1000))
         continue
       }
-      backoff = this.port.minPollMs
+      backoff = this.#port.minPollMs
       if (attempt.lead) {
-        if (this.stopped) {
+        if (this.#stopped) {
           await attempt.lead.release()
           break
         }
-        await this.serve(attempt.lead)
+        await this.#serve(attempt.lead)
         continue
       }
-      if (!this.announcedStandby) {
-        this.announcedStandby = true
-        await this.follower('standby')
+      if (!this.#announcedStandby) {
+        this.#announcedStandby = true
+        await this.#follower('standby')
       }
       const r = attempt.reply
       let next: number
       if (r?.status === 'held') next = r.msLeft + 5
-      else if (r?.status === 'reserved') next = this.port.maxPollMs
-      else next = this.port.minPollMs
+      else if (r?.status === 'reserved') next = this.#port.maxPollMs
+      else next = this.#port.minPollMs
       // Stand again before the candidacy (leaseMs) lapses, so operators see this replica as a standby.
-      await this.sleep(Math.min(next, this.port.leaseMs / 3), true)
+      await this.#sleep(Math.min(next, this.#port.leaseMs / 3), true)
     }
-    this.notifyIdle()
-    await this.port.withdrawCandidacy(this.name).catch(() => {})
+    this.#notifyIdle()
+    await this.#port.withdrawCandidacy(this.name).catch(() => {})
   }
 
-  private async serve(lead: LeadHandle): Promise<void> {
-    this.current = lead
-    this.stepDownReason = null
-    this.announcedStandby = false
-    lead.lease.onYieldRequest = () => this.stepDown('yield')
+  async #serve(lead: LeadHandle): Promise<void> {
+    this.#current = lead
+    this.#stepDownReason = null
+    this.#announcedStandby = false
+    lead.lease.onYieldRequest = () => this.#stepDown('yield')
     const ended = new Promise<FollowerReason>((resolve) => {
-      this.resolveStepDown = resolve
-      const onAbort = () => resolve(this.stepDownReason ?? 'lost')
+      this.#resolveStepDown = resolve
+      const onAbort = () => resolve(this.#stepDownReason ?? 'lost')
       if (lead.signal.aborted) onAbort()
       else lead.signal.addEventListener('abort', onAbort, { once: true })
     })
-    await this.call(() => this.opts.onLeader?.(lead))
-    if (this.down) this.armDownTimer()
+    await this.#call(() => this.#opts.onLeader?.(lead))
+    if (this.#down) this.#armDownTimer()
     const reason = await ended
-    this.resolveStepDown = null
-    this.clearDownTimer()
-    this.down = false
+    this.#resolveStepDown = null
+    this.#clearDownTimer()
+    this.#down = false
     if (reason !== 'lost') {
       // Tell the application first (it disconnects the transport), then let a standby in.
-      await this.follower(reason)
+      await this.#follower(reason)
       await lead.release()
-      if (reason !== 'stopped') this.sitOutUntil = monotonicNow() + this.sitOutMs
+      if (reason !== 'stopped') this.#sitOutUntil = monotonicNow() + this.#sitOutMs
     } else {
-      await this.follower('lost')
+      await this.#follower('lost')
       // Revoked by an operator (`provider yield --force`): sit out too, or it would take the lead back.
-      if (lead.lease.lost?.reason === 'revoked') this.sitOutUntil = monotonicNow() + this.sitOutMs
+      if (lead.lease.lost?.reason === 'revoked') this.#sitOutUntil = monotonicNow() + this.#sitOutMs
     }
-    this.current = null
-    this.notifyIdle()
+    this.#current = null
+    this.#notifyIdle()
   }
 
-  private stepDown(reason: FollowerReason): void {
-    if (!this.current || this.stepDownReason) return
-    this.stepDownReason = reason
-    this.resolveStepDown?.(reason)
+  #stepDown(reason: FollowerReason): void {
+    if (!this.#current || this.#stepDownReason) return
+    this.#stepDownReason = reason
+    this.#resolveStepDown?.(reason)
   }
 
-  private async follower(reason: FollowerReason): Promise<void> {
-    if (this.dead) return
-    this.port.announceFollower(this.name, reason)
-    await this.call(() => this.opts.onFollower?.({ name: this.name, reason }))
+  async #follower(reason: FollowerReason): Promise<void> {
+    if (this.#dead) return
+    this.#port.announceFollower(this.name, reason)
+    await this.#call(() => this.#opts.onFollower?.({ name: this.name, reason }))
   }
 
-  private async call(fn: () => void | Promise<void>): Promise<void> {
-    if (this.dead) return
+  async #call(fn: () => void | Promise<void>): Promise<void> {
+    if (this.#dead) return
     try {
       await fn()
     } catch (err) {
-      this.port.reportError(err)
+      this.#port.reportError(err)
     }
   }
 
-  private sleep(ms: number, wakeable: boolean): Promise<void> {
+  #sleep(ms: number, wakeable: boolean): Promise<void> {
     return new Promise((resolve) => {
       const done = () => {
         clearTimeout(t)
-        if (this.wakeSleep === done) this.wakeSleep = null
+        if (this.#wakeSleep === done) this.#wakeSleep = null
         resolve()
       }
       const t = setTimeout(done, Math.max(0, ms))
-      if (wakeable || this.stopped) this.wakeSleep = done
-      else this.wakeSleep = () => (this.stopped ? done() : undefined)
+      if (wakeable || this.#stopped) this.#wakeSleep = done
+      else this.#wakeSleep = () => (this.#stopped ? done() : undefined)
     })
   }
 
   /** @internal A push for this lead: a yield request (when leading) or a release (when standing). */
   wake(): void {
-    if (this.current) {
-      void this.port.checkLeaseNow(this.current.lease)
+    if (this.#current) {
+      void this.#port.checkLeaseNow(this.#current.lease)
       return
     }
-    this.wakeSleep?.()
+    this.#wakeSleep?.()
   }
 
-  private armDownTimer(): void {
-    this.clearDownTimer()
-    this.downTimer = setTimeout(() => {
-      if (this.down) this.stepDown('provider-down')
-    }, this.providerDownMs)
-    this.downTimer.unref?.()
+  #armDownTimer(): void {
+    this.#clearDownTimer()
+    this.#downTimer = setTimeout(() => {
+      if (this.#down) this.#stepDown('provider-down')
+    }, this.#providerDownMs)
+    this.#downTimer.unref?.()
   }
 
-  private clearDownTimer(): void {
-    if (this.downTimer) clearTimeout(this.downTimer)
-    this.downTimer = null
+  #clearDownTimer(): void {
+    if (this.#downTimer) clearTimeout(this.#downTimer)
+    this.#downTimer = null
   }
 
   /** The leader's transport is closed: if it stays so for providerDownMs, this replica yields. */
   reportDown(): void {
-    if (this.down) return
-    this.down = true
-    if (this.current) this.armDownTimer()
+    if (this.#down) return
+    this.#down = true
+    if (this.#current) this.#armDownTimer()
   }
 
   /** The transport is open again. */
   reportUp(): void {
-    this.down = false
-    this.clearDownTimer()
+    this.#down = false
+    this.#clearDownTimer()
   }
 
-  private notifyIdle(): void {
-    for (const f of this.idle.splice(0)) f()
+  #notifyIdle(): void {
+    for (const f of this.#idle.splice(0)) f()
   }
 
-  private whenNotLeading(): Promise<void> {
-    if (!this.current) return Promise.resolve()
-    return new Promise((resolve) => this.idle.push(resolve))
+  #whenNotLeading(): Promise<void> {
+    if (!this.#current) return Promise.resolve()
+    return new Promise((resolve) => this.#idle.push(resolve))
   }
 
   /** Step down now (onFollower 'resign', release, sit out sitOutMs), then stand again. */
   async resign(): Promise<void> {
-    if (!this.current) return
-    const done = this.whenNotLeading()
-    this.stepDown('resign')
+    if (!this.#current) return
+    const done = this.#whenNotLeading()
+    this.#stepDown('resign')
     await done
   }
 
   /** @internal The process "died" (coordinator.crash()): stop without callbacks or writes. */
   kill(): void {
-    this.dead = true
-    this.stopped = true
-    this.clearDownTimer()
-    this.wakeSleep?.()
+    this.#dead = true
+    this.#stopped = true
+    this.#clearDownTimer()
+    this.#wakeSleep?.()
   }
 
   /** Stop campaigning: step down if leading (onFollower 'stopped'), stop standing. */
   async stop(): Promise<void> {
-    if (this.stopped) return this.loopDone
-    this.stopped = true
-    this.stepDown('stopped')
-    this.wakeSleep?.()
-    await this.loopDone
+    if (this.#stopped) return this.#loopDone
+    this.#stopped = true
+    this.#stepDown('stopped')
+    this.#wakeSleep?.()
+    await this.#loopDone
   }
 }

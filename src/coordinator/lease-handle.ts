@@ -1,18 +1,10 @@
 import type { Holder } from './backend.js'
-import type { HeldLease } from './coordinator.js'
+import type { HeldLease, LeaseTable } from './lease-table.js'
 
-/** What a handle asks its coordinator (the lease's state lives there). */
-export interface LeaseOwner {
-  isHeld(l: HeldLease): boolean
-  assertHeld(l: HeldLease): void
-  releaseLease(l: HeldLease): Promise<void>
-  signalOf(l: HeldLease): AbortSignal
-}
-
-/** The caller's handle on a held lease (a chat turn or a lead): a view of the coordinator's record. */
+/** The caller's handle on a held lease (a chat turn or a lead): a view of the lease table's record. */
 export abstract class LeaseHandle {
   constructor(
-    protected readonly owner: LeaseOwner,
+    protected readonly table: LeaseTable,
     /** @internal */
     readonly lease: HeldLease,
     readonly previousHolder: Holder | null,
@@ -24,15 +16,15 @@ export abstract class LeaseHandle {
     return this.lease.fence
   }
   get signal(): AbortSignal {
-    return this.owner.signalOf(this.lease)
+    return this.table.signalOf(this.lease)
   }
   get held(): boolean {
-    return this.owner.isHeld(this.lease)
+    return this.table.isHeld(this.lease)
   }
   assertHeld(): void {
-    this.owner.assertHeld(this.lease)
+    this.table.assertHeld(this.lease)
   }
   release(): Promise<void> {
-    return this.owner.releaseLease(this.lease)
+    return this.table.releaseLease(this.lease)
   }
 }

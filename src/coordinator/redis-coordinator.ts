@@ -1,4 +1,5 @@
-import { Coordinator, type CoordinatorOptions } from './coordinator.js'
+import { Coordinator } from './coordinator.js'
+import type { CoordinatorOptions } from './types.js'
 import { RedisBackend } from './redis-backend.js'
 import type { KeyLayout } from '../keys.js'
 import { resolveRedis, type RedisClient, type RedisConnectionOptions } from '../connection.js'

@@ -1,4 +1,5 @@
-import { Coordinator, type CoordinatorOptions } from '../coordinator/coordinator.js'
+import { Coordinator } from '../coordinator/coordinator.js'
+import type { CoordinatorOptions } from '../coordinator/types.js'
 import { MemoryBackend, MemoryCoordinationHub } from './memory-hub.js'
 
 export interface MemoryCoordinatorOptions extends CoordinatorOptions {

@@ -1,0 +1,110 @@
+/**
+ * Leads for one coordinator: `tryLead` attempts and `campaign` elections. A granted lead is a held
+ * lease like a turn (renewed with the others, lost locally before Redis expiry); the elections run
+ * on the port below (election.ts).
+ */
+import { monotonicNow } from '../clock.js'
+import { ConfigurationError } from '../errors/configuration-error.js'
+import { CoordinationUnavailableError } from '../errors/coordination-unavailable-error.js'
+import type { LeadReply } from './backend.js'
+import { leaseDeadline, type CoordinatorContext } from './context.js'
+import { Election, LeadHandle, type LeadPort } from './election.js'
+import type { HeldLease, LeaseTable } from './lease-table.js'
+import type { Renewer } from './renewer.js'
+import type { CampaignOptions, FollowerReason } from './types.js'
+
+export class Leadership implements LeadPort {
+  private readonly elections = new Map<string, Election>()
+
+  constructor(
+    private readonly core: CoordinatorContext,
+    private readonly leases: LeaseTable,
+    private readonly renewer: Renewer,
+  ) {}
+
+  get leaseMs(): number {
+    return this.core.leaseMs
+  }
+  get minPollMs(): number {
+    return this.core.minPollMs
+  }
+  get maxPollMs(): number {
+    return this.core.maxPollMs
+  }
+
+  assertNotCampaigning(name: string): void {
+    if (this.elections.has(name)) throw new ConfigurationError(`already campaigning for ${JSON.stringify(name)}`)
+  }
+
+  /** A new election for `name` (one per name): it begins once `start()` (the coordinator's) resolves. */
+  campaign(name: string, options: CampaignOptions, start: () => Promise<void>): Election {
+    this.assertNotCampaigning(name)
+    const election = new Election(this, name, options)
+    this.elections.set(name, election)
+    void start()
+      .then(() => election.begin())
+      .catch((err: unknown) => this.core.reportError(err))
+    return election
+  }
+
+  async withdrawCandidacy(name: string): Promise<void> {
+    this.elections.delete(name)
+    if (this.core.state === 'crashed') return
+    await this.core.backend.leadRelease(name, this.core.incarnation, null, this.core.leaseMs)
+  }
+
+  /** One attempt at a lead; a grant becomes a held lease. */
+  async attemptLead(name: string, stand: boolean): Promise<{ lead: LeadHandle | null; reply: LeadReply | null }> {
+    const core = this.core
+    if (core.state !== 'running') throw new CoordinationUnavailableError('stopped', `coordinator is ${core.state}`)
+    const sentAt = monotonicNow()
+    const reply = await core.backend.leadAcquire(name, core.replicaId, core.incarnation, core.leaseMs, stand)
+    if (reply.status !== 'granted') return { lead: null, reply }
+    const deadline = leaseDeadline(core, sentAt)
+    if (monotonicNow() >= deadline || core.state !== 'running') {
+      // Frozen between asking and hearing back (or stopped meanwhile): give it back, stand again.
+      await core.backend.leadRelease(name, core.incarnation, reply.fence, core.leaseMs).catch(() => {})
+      return { lead: null, reply: null }
+    }
+    const lease = this.leases.track('lead', name, reply.fence, 0, deadline)
+    core.emit('coordination:leader', { name, fence: reply.fence, previousHolder: reply.previousHolder })
+    core.logEvent({ type: 'leader', name, fence: reply.fence, previous: reply.previousHolder?.replicaId ?? null })
+    return { lead: new LeadHandle(this.leases, lease, reply.previousHolder), reply }
+  }
+
+  checkLeaseNow(lease: HeldLease): Promise<void> {
+    return this.renewer.checkLeaseNow(lease)
+  }
+
+  announceFollower(name: string, reason: FollowerReason): void {
+    this.core.emit('coordination:follower', { name, reason })
+    if (reason !== 'standby') this.core.logEvent({ type: 'follower', name, reason })
+  }
+
+  reportError(err: unknown): void {
+    this.core.reportError(err)
+  }
+
+  /** A push for a lead: a yield request to its leader, or a release that wakes its standbys. */
+  onWake(name: string): void {
+    this.elections.get(name)?.wake()
+    if (this.elections.has(name)) return
+    for (const lease of this.leases.on('lead', name)) void this.renewer.checkLeaseNow(lease)
+  }
+
+  /** The leads this replica stands for, for the heartbeat record. */
+  names(): string[] {
+    return [...this.elections.keys()]
+  }
+
+  /** Stop every election (they step down and stop standing) before the other leases go. */
+  async stopAll(): Promise<void> {
+    await Promise.allSettled([...this.elections.values()].map((e) => e.stop()))
+  }
+
+  /** The process "died": elections stop without callbacks or writes. */
+  killAll(): void {
+    for (const e of this.elections.values()) e.kill()
+    this.elections.clear()
+  }
+}

@@ -1,0 +1,97 @@
+/**
+ * The shape of src/: no import cycles (type-only imports count), and every import goes down the layers — base → keys, wire → connection, pure
+ * state → scripts → coordinator, reads → store, admin, testing → entry points. The library never
+ * imports the CLI's dependencies.
+ */
+import { readdirSync, readFileSync, statSync } from 'node:fs'
+import { dirname, join, relative, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { describe, expect, it } from 'vitest'
+
+const SRC = resolve(dirname(fileURLToPath(import.meta.url)), '../../src')
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const p = join(dir, name)
+    if (statSync(p).isDirectory()) return sourceFiles(p)
+    return /\.tsx?$/.test(name) ? [p] : []
+  })
+}
+
+/** Module (path under src/, no extension) → what it imports: relative modules resolved, packages as written. */
+function importGraph(): Map<string, { local: string[]; packages: string[] }> {
+  const graph = new Map<string, { local: string[]; packages: string[] }>()
+  for (const file of sourceFiles(SRC)) {
+    const text = readFileSync(file, 'utf8')
+    const specs = [...text.matchAll(/^\s*(?:import|export)\b[^'"]*?\bfrom\s+['"]([^'"]+)['"]/gm)].map((m) => m[1]!)
+    const local: string[] = []
+    const packages: string[] = []
+    for (const spec of specs) {
+      if (spec.startsWith('.')) local.push(relative(SRC, resolve(dirname(file), spec)).replace(/\.js$/, ''))
+      else packages.push(spec)
+    }
+    graph.set(relative(SRC, file).replace(/\.tsx?$/, ''), { local, packages })
+  }
+  return graph
+}
+
+/** Strongly connected components with more than one module (or a module importing itself): the cycles. */
+function cycles(graph: Map<string, { local: string[] }>): string[][] {
+  let index = 0
+  const idx = new Map<string, number>()
+  const low = new Map<string, number>()
+  const stack: string[] = []
+  const onStack = new Set<string>()
+  const out: string[][] = []
+  const visit = (v: string): void => {
+    idx.set(v, index)
+    low.set(v, index++)
+    stack.push(v)
+    onStack.add(v)
+    for (const w of graph.get(v)?.local ?? []) {
+      if (!graph.has(w)) continue
+      if (!idx.has(w)) {
+        visit(w)
+        low.set(v, Math.min(low.get(v)!, low.get(w)!))
+      } else if (onStack.has(w)) low.set(v, Math.min(low.get(v)!, idx.get(w)!))
+    }
+    if (low.get(v) === idx.get(v)) {
+      const scc: string[] = []
+      let w: string
+      do {
+        w = stack.pop()!
+        onStack.delete(w)
+        scc.push(w)
+      } while (w !== v)
+      if (scc.length > 1 || graph.get(v)!.local.includes(v)) out.push(scc.sort())
+    }
+  }
+  for (const v of graph.keys()) if (!idx.has(v)) visit(v)
+  return out
+}
+
+describe('src/ layout', () => {
+  const graph = importGraph()
+
+  it('has no import cycles', () => {
+    expect(graph.size).toBeGreaterThan(30)
+    expect(cycles(graph)).toEqual([])
+  })
+
+  it('finds a cycle when there is one (the check can fail)', () => {
+    const g = new Map([
+      ['a', { local: ['b'] }],
+      ['b', { local: ['c'] }],
+      ['c', { local: ['a'] }],
+      ['d', { local: ['a'] }],
+    ])
+    expect(cycles(g)).toEqual([['a', 'b', 'c']])
+  })
+
+  it('never imports the CLI or its dependencies', () => {
+    const offending = [...graph].filter(([, m]) => m.packages.some((p) => /^(react|ink|commander|chalk|cli-table3)(\/|$)/.test(p)))
+    expect(offending.map(([name]) => name)).toEqual([])
+    const intoCommands = [...graph].filter(([, m]) => m.local.some((l) => l.startsWith('..')))
+    expect(intoCommands.map(([name]) => name)).toEqual([])
+  })
+})
