@@ -13,8 +13,9 @@ export type {
 } from './coordinator/types.js'
 export { RedisCoordinator, type RedisCoordinatorOptions } from './coordinator/redis-coordinator.js'
 export { Election } from './coordinator/election.js'
-export type { YieldRequestInput, YieldResult, LeadReply } from './coordinator/backend.js'
-export type { Holder, ReplicaInfo, ReplicaStats, HeldSummary, YieldRequest, Warning } from './coordinator/backend.js'
+export type { YieldRequestInput, YieldResult, LeadReply } from './wire/types.js'
+export type { Holder, ReplicaInfo, ReplicaStats, HeldSummary, YieldRequest } from './wire/types.js'
+export type { Warning } from './coordinator/backend.js'
 export {
   KeyLayout,
   SCHEMA_VERSION,
@@ -39,12 +40,9 @@ export {
   StateReader,
   LISTING_DECODERS,
   CHAT_HOLDER_FIELDS,
-  leadKind,
-  type LeaseKindLabel,
   type ScanOptions,
   type Listing,
   type Corrupt,
-  type ChatDetail,
   type SchemaInfo,
 } from './state/reader.js'
 export { readDashboard, type DashboardSnapshot, type DashboardChat, type DashboardOptions } from './state/dashboard.js'

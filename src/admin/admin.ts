@@ -1,6 +1,6 @@
 import { userInfo, hostname } from 'node:os'
 import { RedisBackend } from '../coordinator/redis-backend.js'
-import type { Holder, YieldResult } from '../coordinator/backend.js'
+import type { Holder, YieldResult } from '../wire/types.js'
 import { validateId, type KeyLayout } from '../keys.js'
 import { ScriptRunner } from '../scripts/runner.js'
 import { resolveRedis, withTimeout, type RedisClient, type RedisConnectionOptions } from '../connection.js'

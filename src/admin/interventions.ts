@@ -2,7 +2,7 @@
  * The typed results of operator interventions. Every intervention is one Lua script conditioned on
  * what the operator saw; a result either says what was done, or what changed instead (nothing done).
  */
-import type { Holder } from '../coordinator/backend.js'
+import type { Holder } from '../wire/types.js'
 
 /** What every intervention records about itself in the audit trail. */
 export interface AuditOptions {

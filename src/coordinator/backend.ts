@@ -4,81 +4,17 @@
  * local deadlines, events — is the same code for both, so the memory reference behaves like Redis.
  */
 
-export interface Holder {
-  replicaId: string
-  incarnation: string
-}
-
-export type TurnReply =
-  | { status: 'granted'; ticket: number; fence: number; previousHolder: Holder | null }
-  | { status: 'queued'; ticket: number; position: number; holder: (Holder & { fence: number }) | null }
-  | { status: 'dropped' }
-  | { status: 'expired'; ticket: number }
-
-export type LeaseKind = 'chat' | 'lead'
-
-export interface RenewItem {
-  kind: LeaseKind
-  key: string
-  fence: number
-}
-
-export interface YieldRequest {
-  /** Who asked (an operator's user@host, or the replica's own name). */
-  by: string
-  /** Only this replica may take the lead next (while it is alive and the request lasts). */
-  target: string | null
-}
-
-export type RenewReply = { ok: true; yieldRequest: YieldRequest | null } | { ok: false; reason: 'revoked' | 'expired' }
-
-export interface BeatRecord {
-  info: ReplicaInfo
-  stats: ReplicaStats
-  leases: HeldSummary
-}
-
-export interface ReplicaInfo {
-  host: string
-  pid: number
-  version: string
-  startedAt: number
-  leaseMs: number
-}
-
-export interface ReplicaStats {
-  turnsGranted: number
-  waitingNow: number
-  waitP99Ms: number | null
-  leasesLost: number
-  leadsHeld: number
-  turnsHeld: number
-}
-
-export interface HeldSummary {
-  /** What this replica holds (capped; `more` counts the rest). */
-  held: Array<{ kind: LeaseKind; key: string; fence: number }>
-  /** Chats it is waiting for, with the ticket. */
-  waiting: Array<{ key: string; ticket: number }>
-  /** Leads it stands for (campaigns), leading or not. */
-  campaigns?: string[]
-  more: number
-}
-
-export interface BeatReply {
-  evicted: boolean
-  /** Another live process that was using the same replicaId. */
-  otherIncarnation: string | null
-  serverTimeMs: number
-}
-
-/** A grant made on our behalf by another replica's script, carried by the wake-up. */
-export interface PushedGrant {
-  fence: number
-  previousHolder: Holder | null
-  /** The lease length the grant was made with (an operator's grant may use another than ours). */
-  leaseMs: number
-}
+import type {
+  BeatRecord,
+  BeatReply,
+  LeadReply,
+  PushedGrant,
+  RenewItem,
+  RenewReply,
+  TurnReply,
+  YieldRequestInput,
+  YieldResult,
+} from '../wire/types.js'
 
 export type WakeHandler = (kind: 'chat' | 'lead', key: string, ticket: number | null, grant?: PushedGrant) => void
 
@@ -86,26 +22,6 @@ export interface Warning {
   code: string
   message: string
 }
-
-export type LeadReply =
-  | { status: 'granted'; fence: number; previousHolder: Holder | null }
-  | { status: 'mine'; fence: number }
-  | { status: 'held'; holder: Holder; fence: number; msLeft: number }
-  | { status: 'reserved'; target: string; msLeft: number }
-
-export interface YieldRequestInput {
-  by: string
-  target: string | null
-  ttlMs: number
-  /** Only if the leader's fence is still this one. */
-  ifFence: number | null
-}
-
-export type YieldResult =
-  | { status: 'requested'; leader: Holder; fence: number }
-  | { status: 'no-leader' }
-  | { status: 'fence-changed'; fence: number }
-  | { status: 'target-not-standing' }
 
 export interface CoordinationBackend {
   readonly kind: 'redis' | 'memory'

@@ -6,7 +6,7 @@
 import { monotonicNow } from '../clock.js'
 import { ConfigurationError } from '../errors/configuration-error.js'
 import { CoordinationUnavailableError } from '../errors/coordination-unavailable-error.js'
-import type { LeadReply } from './backend.js'
+import type { LeadReply } from '../wire/types.js'
 import { leaseDeadline, type CoordinatorContext } from './context.js'
 import { Election, LeadHandle, type LeadPort } from './election.js'
 import type { HeldLease, LeaseTable } from './lease-table.js'

@@ -1,4 +1,4 @@
-import type { Holder } from './backend.js'
+import type { Holder } from '../wire/types.js'
 import type { HeldLease, LeaseTable } from './lease-table.js'
 
 /** The caller's handle on a held lease (a chat turn or a lead): a view of the lease table's record. */

@@ -5,7 +5,7 @@
  */
 import { monotonicNow } from '../clock.js'
 import { LeaseLostError, type LeaseLostReason } from '../errors/lease-lost-error.js'
-import type { LeaseKind, YieldRequest } from './backend.js'
+import type { LeaseKind, YieldRequest } from '../wire/types.js'
 import type { CoordinatorContext } from './context.js'
 import type { LeaseLostEvent } from './types.js'
 

@@ -5,20 +5,18 @@ import { ConfigurationError } from '../errors/configuration-error.js'
 import { CorruptStateError } from '../errors/corrupt-state-error.js'
 import { errorFromRedis } from '../errors/from-redis.js'
 import { isCluster, masters, withTimeout, type RedisClient, type ResolvedRedis } from '../connection.js'
+import type { CoordinationBackend, WakeHandler, Warning } from './backend.js'
 import type {
   BeatRecord,
   BeatReply,
-  CoordinationBackend,
   LeadReply,
   PushedGrant,
   RenewItem,
   RenewReply,
   TurnReply,
-  WakeHandler,
-  Warning,
   YieldRequestInput,
   YieldResult,
-} from './backend.js'
+} from '../wire/types.js'
 
 /** The client (closed on close() when ownsClient), key names and limits, as resolveRedis read them. */
 export type RedisBackendOptions = ResolvedRedis

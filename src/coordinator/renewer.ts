@@ -4,7 +4,7 @@
  * made by the server we knew; a new server (restart, failover) fails everything closed.
  */
 import { monotonicNow, sleep } from '../clock.js'
-import type { BeatRecord, BeatReply, RenewReply } from './backend.js'
+import type { BeatRecord, BeatReply, RenewReply } from '../wire/types.js'
 import { leaseDeadline, type CoordinatorContext } from './context.js'
 import type { HeldLease, LeaseTable } from './lease-table.js'
 

@@ -1,7 +1,7 @@
 /** The coordinator's options and the public shapes of what it hands out (turns, leads, events). */
 import type { Duration } from '../duration.js'
 import type { LeaseLostReason } from '../errors/lease-lost-error.js'
-import type { Holder, LeaseKind } from './backend.js'
+import type { Holder, LeaseKind } from '../wire/types.js'
 
 export interface CoordinatorOptions {
   /** Unique among running replicas; a random UUID unless given (a pod or host name works). */

@@ -4,7 +4,7 @@
  * Every time is Redis's clock in ms (absolute); callers turn it into "12s ago" with Redis's now.
  */
 import { CorruptStateError } from '../errors/corrupt-state-error.js'
-import type { Holder, HeldSummary, ReplicaInfo, ReplicaStats } from '../coordinator/backend.js'
+import type { Holder, HeldSummary, ReplicaInfo, ReplicaStats } from '../wire/types.js'
 
 export type Json = null | boolean | number | string | Json[] | { [k: string]: Json }
 type Hash = Record<string, string>
@@ -94,6 +94,15 @@ export function decodeChat(key: string, rawKey: string, h: Hash): ChatSnapshot {
 }
 
 // ---------------------------------------------------------------- leads
+
+export type LeaseKindLabel = 'chat' | 'provider' | 'scheduler' | 'lead' | 'lock'
+
+/** The operator's kind of a lead, from its name: provider:*, scheduler:*, or any other lead. */
+export function leadKind(name: string): 'provider' | 'scheduler' | 'lead' {
+  if (name.startsWith('provider:')) return 'provider'
+  if (name.startsWith('scheduler:')) return 'scheduler'
+  return 'lead'
+}
 
 export interface LeadSnapshot {
   key: string
@@ -230,6 +239,19 @@ export function decodeHandover(key: string, rawKey: string, h: Hash): HandoverMa
     updatedAt: int(rawKey, h, 'at') ?? 0,
     data: json(rawKey, h, 'd'),
   }
+}
+
+// ---------------------------------------------------------------- one chat whole
+
+/** One chat as `chat inspect` reads it: state, checkpoint (and its TTL) and handover marker, at Redis's now. */
+export interface ChatDetail {
+  chat: ChatSnapshot | null
+  checkpoint: FlowCheckpoint | null
+  /** ms until an ephemeral checkpoint expires. */
+  checkpointTtlMs: number | null
+  handover: HandoverMarker | null
+  /** Redis's clock when read. */
+  nowMs: number
 }
 
 // ---------------------------------------------------------------- replicas

@@ -21,16 +21,8 @@ import {
   type LeadSnapshot,
   type LockSnapshot,
   type ReplicaSnapshot,
+  type ChatDetail,
 } from './decode.js'
-
-export type LeaseKindLabel = 'chat' | 'provider' | 'scheduler' | 'lead' | 'lock'
-
-/** The operator's kind of a lead, from its name: provider:*, scheduler:*, or any other lead. */
-export function leadKind(name: string): 'provider' | 'scheduler' | 'lead' {
-  if (name.startsWith('provider:')) return 'provider'
-  if (name.startsWith('scheduler:')) return 'scheduler'
-  return 'lead'
-}
 
 export interface ScanOptions {
   /** Read only these fields (HMGET) of the keys of a kind instead of the whole hash (HGETALL). */
@@ -56,16 +48,6 @@ export interface Listing<T> {
   scanned: number
   /** True when `limit` stopped the scan early. */
   truncated: boolean
-}
-
-export interface ChatDetail {
-  chat: ChatSnapshot | null
-  checkpoint: FlowCheckpoint | null
-  /** ms until an ephemeral checkpoint expires. */
-  checkpointTtlMs: number | null
-  handover: HandoverMarker | null
-  /** Redis's clock when read. */
-  nowMs: number
 }
 
 export interface SchemaInfo {

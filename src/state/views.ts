@@ -6,9 +6,9 @@
  * Every lease, chat or lead row carries `key` (the runtime's name), `kind`, `replicaId`,
  * `incarnation`, `fence` and `expiresInMs` (from Redis's clock; negative once expired).
  */
-import type { Holder } from '../coordinator/backend.js'
+import type { Holder } from '../wire/types.js'
 import type { ChatSnapshot, FlowCheckpoint, HandoverMarker, LeadSnapshot, LockSnapshot, ReplicaSnapshot, TicketSnapshot } from './decode.js'
-import { leadKind, type ChatDetail, type LeaseKindLabel } from './reader.js'
+import { leadKind, type ChatDetail, type LeaseKindLabel } from './decode.js'
 import { DEFAULTS } from '../defaults.js'
 
 // ---------------------------------------------------------------- liveness

@@ -1,19 +1,17 @@
 import { performance } from 'node:perf_hooks'
+import type { CoordinationBackend, WakeHandler, Warning } from '../coordinator/backend.js'
 import type {
   BeatRecord,
   BeatReply,
-  CoordinationBackend,
   Holder,
   LeadReply,
   PushedGrant,
   RenewItem,
   RenewReply,
   TurnReply,
-  WakeHandler,
-  Warning,
   YieldRequestInput,
   YieldResult,
-} from '../coordinator/backend.js'
+} from '../wire/types.js'
 import { DEFAULTS } from '../defaults.js'
 
 export interface MemoryCoordinationHubOptions {

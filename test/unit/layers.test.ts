@@ -70,6 +70,25 @@ function cycles(graph: Map<string, { local: string[] }>): string[][] {
   return out
 }
 
+/** The layers of src/, lowest first: a module imports from its own layer (same folder) or below. */
+const LAYERS: Array<[RegExp, number]> = [
+  [/^(defaults|duration|clock|version)$|^errors\//, 0],
+  [/^keys$|^wire\//, 1],
+  [/^connection$|^state\/(decode|views)$/, 2],
+  [/^scripts\//, 3],
+  [/^coordinator\/|^state\/(reader|dashboard)$/, 4],
+  [/^(store|admin)\/|^testing\/(memory-hub|memory-coordinator)$/, 5],
+  [/^index$|^testing\/index$/, 6],
+]
+/** Decoders and views of snapshots: no I/O, no client, nothing above the wire types. */
+const PURE = /^state\/(decode|views)$/
+
+function layerOf(module: string): number {
+  const hit = LAYERS.find(([re]) => re.test(module))
+  if (!hit) throw new Error(`src/${module} has no layer in test/unit/layers.test.ts: give it one`)
+  return hit[1]
+}
+
 describe('src/ layout', () => {
   const graph = importGraph()
 
@@ -86,6 +105,20 @@ describe('src/ layout', () => {
       ['d', { local: ['a'] }],
     ])
     expect(cycles(g)).toEqual([['a', 'b', 'c']])
+  })
+
+  it('imports only downwards through the layers; the pure state modules import no I/O', () => {
+    const upward: string[] = []
+    for (const [from, m] of graph) {
+      for (const to of m.local) {
+        const [a, b] = [layerOf(from), layerOf(to)]
+        const sameGroup = from.split('/')[0] === to.split('/')[0]
+        if (b > a || (b === a && a > 0 && !sameGroup)) upward.push(`${from} (layer ${a}) imports ${to} (layer ${b})`)
+        if (PURE.test(from) && !PURE.test(to) && b > 1) upward.push(`${from} is pure but imports ${to}`)
+      }
+      if (PURE.test(from) && m.packages.length) upward.push(`${from} is pure but imports ${m.packages.join(', ')}`)
+    }
+    expect(upward).toEqual([])
   })
 
   it('never imports the CLI or its dependencies', () => {
