@@ -12,6 +12,7 @@
   Returns
     { revoked (1|0), fenceBefore|false, fenceAfter|false, ticketsDropped,
       grantedTicket|false, grantedFence|false, grantedReplica|false, grantedIncarnation|false }
+  Errors: BMC_INVALID_ID when no incarnation is given (InvalidIdError).
 ]]
 --@include time
 --@include turn
@@ -20,7 +21,7 @@
 local state, queue = KEYS[1], KEYS[2]
 local inc = ARGV[1]
 local leaseMs, idleTtl, wake = tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4]
-if inc == '' then return redis.error_reply('BMC_USAGE: an incarnation is required') end
+if inc == '' then return redis.error_reply('BMC_INVALID_ID: an incarnation is required') end
 
 local h = redis.call('HMGET', state, 'h', 'hi', 'f')
 local before = h[3] or false

@@ -8,22 +8,20 @@
   ARGV[1] evicted incarnation   ARGV[2] wake channel prefix
 
   Returns { revoked (1|0), fenceBefore|false, fenceAfter|false, candidacyWithdrawn (1|0) }
-  Errors: BMC_USAGE when no incarnation is given.
+  Errors: BMC_INVALID_ID when no incarnation is given (InvalidIdError).
 ]]
 --@include time
 --@include lead
 
 local key = KEYS[1]
 local inc, wake = ARGV[1], ARGV[2]
-if inc == '' then return redis.error_reply('BMC_USAGE: an incarnation is required') end
+if inc == '' then return redis.error_reply('BMC_INVALID_ID: an incarnation is required') end
 local withdrawn = redis.call('HDEL', key, 'c:' .. inc)
 local h = redis.call('HMGET', key, 'h', 'hi', 'f')
 if not h[1] or h[2] ~= inc then return { 0, h[3] or false, h[3] or false, withdrawn } end
 clear_lead_holder(key)
 local revoked = fmt(next_fence(h[3]))
 redis.call('HSET', key, 'f', revoked, 'rel', fmt(NOW))
-for cinc, _ in pairs(live_candidates(key)) do
-  redis.call('PUBLISH', wake .. cinc, '-|' .. key)
-end
+wake_candidates(key, wake)
 redis.call('PUBLISH', wake .. inc, '-|' .. key)
 return { 1, h[3] or false, revoked, withdrawn }

@@ -41,8 +41,6 @@ if target ~= '' then
 else
   redis.call('HDEL', key, 'yr', 'yt', 'yexp', 'yat')
 end
-for cinc, _ in pairs(live_candidates(key)) do
-  redis.call('PUBLISH', wake .. cinc, '-|' .. key)
-end
+wake_candidates(key, wake)
 if h[2] then redis.call('PUBLISH', wake .. h[2], '-|' .. key) end
 return { 1, h[1], h[2] or false, h[3] or false, revoked }

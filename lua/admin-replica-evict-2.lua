@@ -20,13 +20,13 @@
     { -1, currentIncarnation }     another incarnation beats under that replicaId now: nothing done
   The tombstone keeps the evicted incarnation's `leases` and `info`, so an interrupted clean-up can
   be run again.
-  Errors: BMC_USAGE when no incarnation is given.
+  Errors: BMC_INVALID_ID when no incarnation is given (InvalidIdError).
 ]]
 --@include time
 
 local key, index = KEYS[1], KEYS[2]
 local rid, ifInc, ttl = ARGV[1], ARGV[2], tonumber(ARGV[3])
-if ifInc == '' then return redis.error_reply('BMC_USAGE: an incarnation is required') end
+if ifInc == '' then return redis.error_reply('BMC_INVALID_ID: an incarnation is required') end
 local h = redis.call('HMGET', key, 'inc', 'beat', 'leases', 'info', 'exp', 'ev')
 if h[6] == ifInc and not h[2] then return { 2, ifInc, h[3] or false, h[4] or false } end
 if not h[1] or not h[2] or (tonumber(h[5]) or 0) <= NOW then return { 0 } end

@@ -22,8 +22,6 @@ local h = redis.call('HMGET', key, 'hi', 'f')
 if h[1] ~= inc or h[2] ~= fence then return 0 end
 clear_lead_holder(key)
 redis.call('HSET', key, 'rel', fmt(NOW))
-for cinc, _ in pairs(live_candidates(key)) do
-  redis.call('PUBLISH', wake .. cinc, '-|' .. key)
-end
+wake_candidates(key, wake)
 touch_lead(key, leaseMs, idleTtl)
 return 1

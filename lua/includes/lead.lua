@@ -37,3 +37,11 @@ local function candidate_standing(key, replicaId)
   end
   return false
 end
+
+-- Wake every live candidate of a lead (on its incarnation's channel) to stand at once: the lead was
+-- let go or taken away.
+local function wake_candidates(key, wake)
+  for cinc, _ in pairs(live_candidates(key)) do
+    redis.call('PUBLISH', wake .. cinc, '-|' .. key)
+  end
+end

@@ -1,11 +1,20 @@
 import { userInfo, hostname } from 'node:os'
 import { RedisBackend } from '../coordinator/redis-backend.js'
-import type { Holder, YieldResult } from '../wire/types.js'
+import type { YieldResult } from '../wire/types.js'
 import { validateId, type KeyLayout } from '../keys.js'
 import { ScriptRunner } from '../scripts/runner.js'
 import { resolveRedis, withTimeout, type RedisClient, type RedisConnectionOptions } from '../connection.js'
 import { DEFAULTS } from '../defaults.js'
-import { CorruptStateError } from '../errors/corrupt-state-error.js'
+import {
+  ADMIN_CHAT_EVICT,
+  ADMIN_CHAT_RELEASE,
+  ADMIN_CHAT_SKIP,
+  ADMIN_CHECKPOINT_RM,
+  ADMIN_LEAD_EVICT,
+  ADMIN_LEAD_REVOKE,
+  ADMIN_LOCK_RELEASE,
+  ADMIN_REPLICA_EVICT,
+} from '../scripts/registry.js'
 import { StateReader } from '../state/reader.js'
 import type { ChatSnapshot } from '../state/decode.js'
 import type {
@@ -16,7 +25,6 @@ import type {
   CheckpointRemoveResult,
   EvictedChat,
   EvictedLead,
-  Granted,
   LeadRevokeResult,
   LockReleaseResult,
   ReplicaEvictResult,
@@ -79,16 +87,10 @@ export function operatorName(): string {
   return `${user}@${hostname()}`
 }
 
-type Raw = Array<string | number | null | false>
-
-const numOrNull = (v: unknown): number | null => (v === null || v === undefined || v === false || v === '' ? null : Number(v))
-const strOrNull = (v: unknown): string | null => (v === null || v === undefined || v === false ? null : String(v))
-const holderOf = (rid: unknown, inc: unknown): Holder | null =>
-  rid === null || rid === undefined || rid === false ? null : { replicaId: String(rid), incarnation: strOrNull(inc) ?? '' }
-
-function grantedOf(r: Raw, at: number): Granted | null {
-  if (!r[at]) return null
-  return { ticket: Number(r[at]), fence: Number(r[at + 1]), replicaId: String(r[at + 2] ?? ''), incarnation: String(r[at + 3] ?? '') }
+/** A script's reply with the names the operator used, right after its status (the order --json prints). */
+function named<R extends { status: string }, N extends object>(reply: R, names: N): R & N {
+  const { status, ...rest } = reply
+  return { status, ...names, ...rest } as R & N
 }
 
 /**
@@ -157,32 +159,18 @@ export class CoordinationAdmin {
     validateId(key, 'chat key')
     const k = this.keys.chat(key)
     const leaseMs = opts.grantLeaseMs ?? (await this.grantLeaseFor(key))
-    const r = await this.scripts.run<Raw>(
-      'admin-chat-release-2',
-      [k.state, k.queue],
-      [str(opts.ifFence), opts.ifIncarnation ?? '', leaseMs, this.idleKeyTtlMs, this.keys.wakeChannelPrefix],
+    const reply = await this.scripts.call(
+      ADMIN_CHAT_RELEASE,
+      { state: k.state, queue: k.queue },
+      {
+        ifFence: opts.ifFence ?? null,
+        ifIncarnation: opts.ifIncarnation ?? null,
+        leaseMs,
+        idleTtlMs: this.idleKeyTtlMs,
+        wakeChannelPrefix: this.keys.wakeChannelPrefix,
+      },
     )
-    let result: ChatReleaseResult
-    switch (r[0]) {
-      case 1:
-        result = {
-          status: 'released',
-          key,
-          holder: holderOf(r[1], r[2])!,
-          fenceBefore: numOrNull(r[3]),
-          fenceAfter: Number(r[4]),
-          granted: grantedOf(r, 5),
-        }
-        break
-      case 0:
-        result = { status: 'not-held', key, fence: numOrNull(r[1]) }
-        break
-      case -1:
-        result = { status: 'changed', key, fence: numOrNull(r[1]), holder: holderOf(r[2], r[3]) }
-        break
-      default:
-        throw unexpected(k.state, r)
-    }
+    const result: ChatReleaseResult = named(reply, { key })
     const audit = await this.audit(opts, {
       command: opts.command ?? `chat release ${key}`,
       kind: 'chat',
@@ -206,39 +194,19 @@ export class CoordinationAdmin {
     if (!Number.isSafeInteger(ticket) || ticket <= 0) throw new RangeError('ticket must be a positive integer')
     const k = this.keys.chat(key)
     const leaseMs = opts.grantLeaseMs ?? (await this.grantLeaseFor(key))
-    const r = await this.scripts.run<Raw>(
-      'admin-chat-skip-2',
-      [k.state, k.queue],
-      [String(ticket), opts.ifIncarnation ?? '', str(opts.ifFence), leaseMs, this.idleKeyTtlMs, this.keys.wakeChannelPrefix],
+    const reply = await this.scripts.call(
+      ADMIN_CHAT_SKIP,
+      { state: k.state, queue: k.queue },
+      {
+        ticket,
+        ifIncarnation: opts.ifIncarnation ?? null,
+        ifFence: opts.ifFence ?? null,
+        leaseMs,
+        idleTtlMs: this.idleKeyTtlMs,
+        wakeChannelPrefix: this.keys.wakeChannelPrefix,
+      },
     )
-    let result: ChatSkipResult
-    switch (r[0]) {
-      case 1:
-        result = {
-          status: 'skipped',
-          key,
-          ticket,
-          replicaId: String(r[1] ?? ''),
-          incarnation: String(r[2] ?? ''),
-          fence: numOrNull(r[3]),
-          granted: grantedOf(r, 4),
-        }
-        break
-      case 0:
-        result = { status: 'not-queued', key, ticket }
-        break
-      case -1:
-        result = { status: 'changed', key, ticket, incarnation: String(r[1] ?? ''), replicaId: String(r[2] ?? '') }
-        break
-      case -2:
-        result = { status: 'holds-turn', key, ticket, replicaId: String(r[1] ?? ''), fence: numOrNull(r[2]) }
-        break
-      case -3:
-        result = { status: 'fence-changed', key, ticket, fence: numOrNull(r[1]) }
-        break
-      default:
-        throw unexpected(k.state, r)
-    }
+    const result: ChatSkipResult = named(reply, { key, ticket })
     const fence = 'fence' in result ? result.fence : null
     const audit = await this.audit(opts, {
       command: opts.command ?? `chat skip ${key} ${ticket}`,
@@ -263,28 +231,19 @@ export class CoordinationAdmin {
     validateId(name, 'lead name')
     const key = this.keys.lead(name)
     const by = opts.by ?? operatorName()
-    const r = await this.scripts.run<Raw>(
-      'admin-lead-revoke-1',
-      [key],
-      [str(opts.ifFence), opts.ifIncarnation ?? '', opts.target ?? '', opts.ttlMs ?? DEFAULTS.yieldTtlMs, by, this.keys.wakeChannelPrefix],
+    const reply = await this.scripts.call(
+      ADMIN_LEAD_REVOKE,
+      { lead: key },
+      {
+        ifFence: opts.ifFence ?? null,
+        ifIncarnation: opts.ifIncarnation ?? null,
+        target: opts.target ?? null,
+        ttlMs: opts.ttlMs ?? DEFAULTS.yieldTtlMs,
+        by,
+        wakeChannelPrefix: this.keys.wakeChannelPrefix,
+      },
     )
-    let result: LeadRevokeResult
-    switch (r[0]) {
-      case 1:
-        result = { status: 'revoked', name, holder: holderOf(r[1], r[2])!, fenceBefore: numOrNull(r[3]), fenceAfter: Number(r[4]) }
-        break
-      case 0:
-        result = { status: 'no-leader', name, fence: numOrNull(r[1]) }
-        break
-      case -1:
-        result = { status: 'changed', name, fence: numOrNull(r[1]), holder: holderOf(r[2], r[3]) }
-        break
-      case -2:
-        result = { status: 'target-not-standing', name }
-        break
-      default:
-        throw unexpected(key, r)
-    }
+    const result: LeadRevokeResult = named(reply, { name })
     const fence = 'fence' in result ? result.fence : null
     const audit = await this.audit(
       { ...opts, by },
@@ -306,21 +265,8 @@ export class CoordinationAdmin {
   async releaseLock(key: string, opts: ConditionOptions = {}): Promise<LockReleaseResult & { audit: AuditOutcome }> {
     validateId(key, 'lock key')
     const raw = this.keys.lock(key)
-    const r = await this.scripts.run<Raw>('admin-lock-release-1', [raw], [str(opts.ifFence)])
-    let result: LockReleaseResult
-    switch (r[0]) {
-      case 1:
-        result = { status: 'released', key, fenceBefore: numOrNull(r[1]), fenceAfter: Number(r[2]), owner: strOrNull(r[3]) }
-        break
-      case 0:
-        result = { status: 'not-held', key, fence: numOrNull(r[1]) }
-        break
-      case -1:
-        result = { status: 'changed', key, fence: numOrNull(r[1]), owner: strOrNull(r[2]) }
-        break
-      default:
-        throw unexpected(raw, r)
-    }
+    const reply = await this.scripts.call(ADMIN_LOCK_RELEASE, { lock: raw }, { ifFence: opts.ifFence ?? null })
+    const result: LockReleaseResult = named(reply, { key })
     const fence = 'fence' in result ? result.fence : null
     const audit = await this.audit(opts, {
       command: opts.command ?? `lock release ${key}`,
@@ -342,22 +288,8 @@ export class CoordinationAdmin {
   ): Promise<CheckpointRemoveResult & { audit: AuditOutcome }> {
     validateId(key, 'checkpoint key')
     const raw = this.keys.chat(key).checkpoint
-    const r = await this.scripts.run<Raw>('admin-checkpoint-rm-1', [raw], [String(revision)])
-    let result: CheckpointRemoveResult
-    const detail = { revision: Number(r[1]), flow: strOrNull(r[2]), step: strOrNull(r[3]), owner: strOrNull(r[4]) }
-    switch (r[0]) {
-      case 1:
-        result = { status: 'removed', key, ...detail }
-        break
-      case 0:
-        result = { status: 'absent', key }
-        break
-      case -1:
-        result = { status: 'changed', key, ...detail }
-        break
-      default:
-        throw unexpected(raw, r)
-    }
+    const reply = await this.scripts.call(ADMIN_CHECKPOINT_RM, { checkpoint: raw }, { revision })
+    const result: CheckpointRemoveResult = named(reply, { key })
     const audit = await this.audit(opts, {
       command: opts.command ?? `checkpoint rm ${key}`,
       kind: 'checkpoint',
@@ -380,16 +312,16 @@ export class CoordinationAdmin {
   async evictReplica(replicaId: string, opts: EvictOptions): Promise<ReplicaEvictResult & { audit: AuditOutcome }> {
     validateId(replicaId, 'replicaId')
     if (!opts.ifIncarnation) throw new RangeError('evictReplica needs the incarnation the operator saw (ifIncarnation)')
-    const r = await this.scripts.run<Raw>(
-      'admin-replica-evict-2',
-      [this.keys.replica(replicaId), this.keys.replicaIndex],
-      [replicaId, opts.ifIncarnation, opts.tombstoneTtlMs ?? DEFAULTS.tombstoneTtlMs],
+    const r = await this.scripts.call(
+      ADMIN_REPLICA_EVICT,
+      { replica: this.keys.replica(replicaId), index: this.keys.replicaIndex },
+      { replicaId, ifIncarnation: opts.ifIncarnation, tombstoneTtlMs: opts.tombstoneTtlMs ?? DEFAULTS.tombstoneTtlMs },
     )
     let result: ReplicaEvictResult
-    if (r[0] === 0) result = { status: 'not-alive', replicaId }
-    else if (r[0] === -1) result = { status: 'changed', replicaId, incarnation: String(r[1] ?? '') }
-    else if (r[0] === 1 || r[0] === 2) {
-      const inc = String(r[1])
+    if (r.status === 'not-alive') result = { status: 'not-alive', replicaId }
+    else if (r.status === 'changed') result = { status: 'changed', replicaId, incarnation: r.incarnation }
+    else {
+      const inc = r.incarnation
       // The tombstone is down: record the intervention now, so an interrupted clean-up still leaves it.
       await this.audit(opts, {
         command: opts.command ?? `replica evict ${replicaId}`,
@@ -398,10 +330,10 @@ export class CoordinationAdmin {
         holder: { replicaId, incarnation: inc },
         fenceBefore: null,
         fenceAfter: null,
-        result: r[0] === 1 ? 'tombstoned' : 'cleaning again',
+        result: r.status === 'tombstoned' ? 'tombstoned' : 'cleaning again',
       })
-      const leases = parseLeases(r[2])
-      const info = parseJson<{ leaseMs?: number }>(r[3])
+      const leases = parseLeases(r.leases)
+      const info = parseJson<{ leaseMs?: number }>(r.info)
       const grantLeaseMs = Math.max(Number(info?.leaseMs) || 0, DEFAULTS.leaseMs)
       const chatKeys = new Set<string>([
         ...leases.held.filter((h) => h.kind === 'chat').map((h) => h.key),
@@ -428,7 +360,7 @@ export class CoordinationAdmin {
         }
       }
       result = { status: 'evicted', replicaId, incarnation: inc, chats, leads, failed, scanned: scan }
-    } else throw unexpected(this.keys.replica(replicaId), r)
+    }
     const audit = await this.audit(opts, {
       command: opts.command ?? `replica evict ${replicaId}`,
       kind: 'replica',
@@ -457,24 +389,21 @@ export class CoordinationAdmin {
 
   private async evictFromChat(key: string, incarnation: string, grantLeaseMs: number): Promise<EvictedChat> {
     const k = this.keys.chat(key)
-    const r = await this.scripts.run<Raw>(
-      'admin-chat-evict-2',
-      [k.state, k.queue],
-      [incarnation, grantLeaseMs, this.idleKeyTtlMs, this.keys.wakeChannelPrefix],
+    const reply = await this.scripts.call(
+      ADMIN_CHAT_EVICT,
+      { state: k.state, queue: k.queue },
+      { incarnation, leaseMs: grantLeaseMs, idleTtlMs: this.idleKeyTtlMs, wakeChannelPrefix: this.keys.wakeChannelPrefix },
     )
-    return {
-      key,
-      revoked: r[0] === 1,
-      fenceBefore: numOrNull(r[1]),
-      fenceAfter: numOrNull(r[2]),
-      ticketsDropped: Number(r[3] ?? 0),
-      granted: grantedOf(r, 4),
-    }
+    return { key, ...reply }
   }
 
   private async evictFromLead(name: string, incarnation: string): Promise<EvictedLead> {
-    const r = await this.scripts.run<Raw>('admin-lead-evict-1', [this.keys.lead(name)], [incarnation, this.keys.wakeChannelPrefix])
-    return { name, revoked: r[0] === 1, fenceBefore: numOrNull(r[1]), fenceAfter: numOrNull(r[2]), candidacyWithdrawn: r[3] === 1 }
+    const reply = await this.scripts.call(
+      ADMIN_LEAD_EVICT,
+      { lead: this.keys.lead(name) },
+      { incarnation, wakeChannelPrefix: this.keys.wakeChannelPrefix },
+    )
+    return { name, ...reply }
   }
 
   /** One bounded SCAN pass over every chat and lead for an incarnation's turns, tickets and candidacies. */
@@ -538,14 +467,6 @@ export class CoordinationAdmin {
   async close(): Promise<void> {
     await this.backend.close()
   }
-}
-
-function str(n: number | null | undefined): string {
-  return n === null || n === undefined ? '' : String(n)
-}
-
-function unexpected(rawKey: string, r: unknown): CorruptStateError {
-  return new CorruptStateError(rawKey, `unexpected script reply ${JSON.stringify(r).slice(0, 80)}`)
 }
 
 function parseJson<T>(v: unknown): T | null {

@@ -11,6 +11,7 @@ import type {
   PushedGrant,
   RenewItem,
   RenewReply,
+  TurnReleaseReply,
   TurnReply,
   YieldRequestInput,
   YieldResult,
@@ -39,11 +40,11 @@ export interface CoordinationBackend {
     ticket: number | null,
     requestId: string,
   ): Promise<TurnReply>
-  turnRelease(key: string, incarnation: string, ticket: number, leaseMs: number, requestId?: string): Promise<0 | 1 | 2>
+  turnRelease(key: string, incarnation: string, ticket: number, leaseMs: number, requestId?: string): Promise<TurnReleaseReply>
   /** Take a lead if free; `stand` lists this incarnation as a standby while another leads. */
   leadAcquire(name: string, replicaId: string, incarnation: string, leaseMs: number, stand: boolean): Promise<LeadReply>
-  /** Release a lead held with `fence` (null: only stop standing). */
-  leadRelease(name: string, incarnation: string, fence: number | null, leaseMs: number): Promise<0 | 1>
+  /** Release a lead held with `fence` (null: only stop standing); true when it was held with that fence. */
+  leadRelease(name: string, incarnation: string, fence: number | null, leaseMs: number): Promise<boolean>
   /** An operator's request that the leader step down (`provider yield`). */
   requestYield(name: string, request: YieldRequestInput): Promise<YieldResult>
   /** One renewal per item; a failed item is an Error in its place. */

@@ -2,7 +2,6 @@ import type { Redis } from 'ioredis'
 import { KeyLayout, SCHEMA_VERSION } from '../keys.js'
 import { ScriptRunner } from '../scripts/runner.js'
 import { ConfigurationError } from '../errors/configuration-error.js'
-import { CorruptStateError } from '../errors/corrupt-state-error.js'
 import { errorFromRedis } from '../errors/from-redis.js'
 import { isCluster, masters, withTimeout, type RedisClient, type ResolvedRedis } from '../connection.js'
 import type { CoordinationBackend, WakeHandler, Warning } from './backend.js'
@@ -13,17 +12,25 @@ import type {
   PushedGrant,
   RenewItem,
   RenewReply,
+  TurnReleaseReply,
   TurnReply,
   YieldRequestInput,
   YieldResult,
 } from '../wire/types.js'
+import {
+  LEAD_ACQUIRE,
+  LEAD_RELEASE,
+  LEAD_YIELD,
+  LEASE_RENEW,
+  REPLICA_BEAT,
+  REPLICA_STOP,
+  SCHEMA_INIT,
+  TURN_ACQUIRE,
+  TURN_RELEASE,
+} from '../scripts/registry.js'
 
 /** The client (closed on close() when ownsClient), key names and limits, as resolveRedis read them. */
 export type RedisBackendOptions = ResolvedRedis
-
-type Raw = Array<string | number | null>
-
-const num = (v: unknown): number => (v === null || v === undefined ? NaN : Number(v))
 
 /** The Redis side of a coordinator: each method is one Lua script call (EVALSHA, NOSCRIPT fallback). */
 export class RedisBackend implements CoordinationBackend {
@@ -44,12 +51,12 @@ export class RedisBackend implements CoordinationBackend {
 
   async init(): Promise<Warning[]> {
     const warnings: Warning[] = []
-    const [version, layout] = await this.scripts.run<[string, string]>(
-      'schema-init-1',
-      [this.keys.schema],
-      [SCHEMA_VERSION, this.keys.layout],
+    const { version, layout } = await this.scripts.call(
+      SCHEMA_INIT,
+      { schema: this.keys.schema },
+      { version: SCHEMA_VERSION, layout: this.keys.layout },
     )
-    if (Number(version) > SCHEMA_VERSION) {
+    if (version > SCHEMA_VERSION) {
       throw new ConfigurationError(
         `prefix ${this.keys.prefix} holds schema ${version}, newer than this release understands (${SCHEMA_VERSION}): upgrade botmesh-coord`,
       )
@@ -82,76 +89,58 @@ export class RedisBackend implements CoordinationBackend {
     ticket: number | null,
     requestId: string,
   ): Promise<TurnReply> {
-    const k = this.keys.chat(key)
-    const r = await this.scripts.run<Raw>(
-      'turn-acquire-2',
-      [k.state, k.queue],
-      [
+    const { state, queue } = this.keys.chat(key)
+    return this.scripts.call(
+      TURN_ACQUIRE,
+      { state, queue },
+      {
         replicaId,
         incarnation,
         leaseMs,
-        this.opts.idleKeyTtlMs,
-        ticket === null ? '' : String(ticket),
-        this.keys.wakeChannelPrefix,
+        idleTtlMs: this.opts.idleKeyTtlMs,
+        ticket,
+        wakeChannelPrefix: this.keys.wakeChannelPrefix,
         requestId,
-      ],
+      },
       this.leaseCallTimeout(leaseMs),
     )
-    return decodeTurnReply(k.state, r)
   }
 
-  async turnRelease(key: string, incarnation: string, ticket: number, leaseMs: number, requestId = ''): Promise<0 | 1 | 2> {
-    const k = this.keys.chat(key)
-    const r = await this.scripts.run<number>(
-      'turn-release-2',
-      [k.state, k.queue],
-      [incarnation, String(ticket), leaseMs, this.opts.idleKeyTtlMs, this.keys.wakeChannelPrefix, requestId],
+  async turnRelease(key: string, incarnation: string, ticket: number, leaseMs: number, requestId = ''): Promise<TurnReleaseReply> {
+    const { state, queue } = this.keys.chat(key)
+    return this.scripts.call(
+      TURN_RELEASE,
+      { state, queue },
+      { incarnation, ticket, leaseMs, idleTtlMs: this.opts.idleKeyTtlMs, wakeChannelPrefix: this.keys.wakeChannelPrefix, requestId },
     )
-    return r as 0 | 1 | 2
   }
 
   async leadAcquire(name: string, replicaId: string, incarnation: string, leaseMs: number, stand: boolean): Promise<LeadReply> {
-    const key = this.keys.lead(name)
-    const r = await this.scripts.run<Raw>(
-      'lead-acquire-1',
-      [key],
-      [replicaId, incarnation, leaseMs, this.opts.idleKeyTtlMs, stand ? '1' : ''],
+    return this.scripts.call(
+      LEAD_ACQUIRE,
+      { lead: this.keys.lead(name) },
+      { replicaId, incarnation, leaseMs, idleTtlMs: this.opts.idleKeyTtlMs, stand },
       this.leaseCallTimeout(leaseMs),
     )
-    return decodeLeadReply(key, r)
   }
 
-  async leadRelease(name: string, incarnation: string, fence: number | null, leaseMs: number): Promise<0 | 1> {
-    const r = await this.scripts.run<number>(
-      'lead-release-1',
-      [this.keys.lead(name)],
-      [incarnation, fence === null ? '' : String(fence), leaseMs, this.opts.idleKeyTtlMs, this.keys.wakeChannelPrefix],
+  async leadRelease(name: string, incarnation: string, fence: number | null, leaseMs: number): Promise<boolean> {
+    return this.scripts.call(
+      LEAD_RELEASE,
+      { lead: this.keys.lead(name) },
+      { incarnation, fence, leaseMs, idleTtlMs: this.opts.idleKeyTtlMs, wakeChannelPrefix: this.keys.wakeChannelPrefix },
     )
-    return r === 1 ? 1 : 0
   }
 
   async requestYield(name: string, req: YieldRequestInput): Promise<YieldResult> {
-    const key = this.keys.lead(name)
-    const r = await this.scripts.run<Raw>(
-      'lead-yield-1',
-      [key],
-      [req.by, req.target ?? '', req.ttlMs, req.ifFence === null ? '' : String(req.ifFence), this.keys.wakeChannelPrefix],
+    return this.scripts.call(
+      LEAD_YIELD,
+      { lead: this.keys.lead(name) },
+      { by: req.by, target: req.target, ttlMs: req.ttlMs, ifFence: req.ifFence, wakeChannelPrefix: this.keys.wakeChannelPrefix },
     )
-    switch (r[0]) {
-      case 1:
-        return { status: 'requested', leader: { replicaId: String(r[1]), incarnation: String(r[2]) }, fence: num(r[3]) }
-      case 0:
-        return { status: 'no-leader' }
-      case -1:
-        return { status: 'fence-changed', fence: num(r[1]) }
-      case -2:
-        return { status: 'target-not-standing' }
-      default:
-        throw new CorruptStateError(key, `unexpected script status ${String(r[0])}`)
-    }
   }
 
-  leaseKey(item: { kind: 'chat' | 'lead'; key: string }): string {
+  private leaseKey(item: { kind: 'chat' | 'lead'; key: string }): string {
     return item.kind === 'chat' ? this.keys.chat(item.key).state : this.keys.lead(item.key)
   }
 
@@ -160,16 +149,12 @@ export class RedisBackend implements CoordinationBackend {
     return Promise.all(
       items.map(async (item): Promise<RenewReply | Error> => {
         try {
-          const r = await this.scripts.run<Raw>(
-            'lease-renew-1',
-            [this.leaseKey(item)],
-            [incarnation, String(item.fence), leaseMs, this.opts.idleKeyTtlMs],
+          return await this.scripts.call(
+            LEASE_RENEW,
+            { lease: this.leaseKey(item) },
+            { incarnation, fence: item.fence, leaseMs, idleTtlMs: this.opts.idleKeyTtlMs },
             this.leaseCallTimeout(leaseMs),
           )
-          if (r[0] === 1) {
-            return { ok: true, yieldRequest: r[1] ? { by: String(r[1]), target: r[2] ? String(r[2]) : null } : null }
-          }
-          return { ok: false, reason: r[1] === 'expired' ? 'expired' : 'revoked' }
         } catch (err) {
           return err instanceof Error ? err : new Error(String(err))
         }
@@ -178,25 +163,19 @@ export class RedisBackend implements CoordinationBackend {
   }
 
   async beat(replicaId: string, incarnation: string, leaseMs: number, record: BeatRecord): Promise<BeatReply> {
-    const r = await this.scripts.run<Raw>(
-      'replica-beat-2',
-      [this.keys.replica(replicaId), this.keys.replicaIndex],
-      [
-        replicaId,
-        incarnation,
-        leaseMs,
-        JSON.stringify(record.info),
-        JSON.stringify(record.stats),
-        JSON.stringify(record.leases),
-        String(Date.now()),
-      ],
+    return this.scripts.call(
+      REPLICA_BEAT,
+      { replica: this.keys.replica(replicaId), index: this.keys.replicaIndex },
+      { replicaId, incarnation, leaseMs, info: record.info, stats: record.stats, leases: record.leases, wallClockMs: Date.now() },
     )
-    if (r[0] === -1) return { evicted: true, otherIncarnation: null, serverTimeMs: NaN }
-    return { evicted: false, otherIncarnation: r[1] ? String(r[1]) : null, serverTimeMs: num(r[2]) }
   }
 
   async replicaStop(replicaId: string, incarnation: string): Promise<void> {
-    await this.scripts.run('replica-stop-2', [this.keys.replica(replicaId), this.keys.replicaIndex], [incarnation, replicaId])
+    await this.scripts.call(
+      REPLICA_STOP,
+      { replica: this.keys.replica(replicaId), index: this.keys.replicaIndex },
+      { incarnation, replicaId },
+    )
   }
 
   async subscribe(incarnation: string, onWake: WakeHandler): Promise<() => Promise<void>> {
@@ -321,52 +300,6 @@ export function decodeWake(
   }
   if (parsed.kind === 'lead') return { kind: 'lead', key: parsed.id, ticket: null }
   return null
-}
-
-export function decodeLeadReply(key: string, r: Raw): LeadReply {
-  if (!Array.isArray(r)) throw new CorruptStateError(key, 'unexpected script reply')
-  switch (r[0]) {
-    case 1:
-      return {
-        status: 'granted',
-        fence: num(r[1]),
-        previousHolder: r[2] ? { replicaId: String(r[2]), incarnation: String(r[3] ?? '') } : null,
-      }
-    case 2:
-      return { status: 'mine', fence: num(r[1]) }
-    case 0:
-      return { status: 'held', holder: { replicaId: String(r[1]), incarnation: String(r[2]) }, fence: num(r[3]), msLeft: num(r[4]) }
-    case -1:
-      return { status: 'reserved', target: String(r[1]), msLeft: num(r[2]) }
-    default:
-      throw new CorruptStateError(key, `unexpected script status ${String(r[0])}`)
-  }
-}
-
-export function decodeTurnReply(stateKey: string, r: Raw): TurnReply {
-  if (!Array.isArray(r)) throw new CorruptStateError(stateKey, 'unexpected script reply')
-  switch (r[0]) {
-    case 1:
-      return {
-        status: 'granted',
-        ticket: num(r[1]),
-        fence: num(r[2]),
-        previousHolder: r[3] ? { replicaId: String(r[3]), incarnation: String(r[4] ?? '') } : null,
-      }
-    case 0:
-      return {
-        status: 'queued',
-        ticket: num(r[1]),
-        position: num(r[2]),
-        holder: r[3] ? { replicaId: String(r[3]), incarnation: String(r[4] ?? ''), fence: num(r[5]) } : null,
-      }
-    case -1:
-      return { status: 'dropped' }
-    case -2:
-      return { status: 'expired', ticket: num(r[1]) }
-    default:
-      throw new CorruptStateError(stateKey, `unexpected script status ${String(r[0])}`)
-  }
 }
 
 /** maxmemory-policy other than noeviction can silently evict lease keys. Checked on every master. */

@@ -1,6 +1,16 @@
 import { CoordinationUnavailableError } from './coordination-unavailable-error.js'
 import { CorruptStateError } from './corrupt-state-error.js'
 import { CoordinationError } from './coordination-error.js'
+import { InvalidIdError } from './invalid-id-error.js'
+
+/**
+ * The errors the Lua scripts raise, `redis.error_reply('BMC_<CODE>: <message>')`, each to the error
+ * class it means (every class carries a stable `code`). A script lists the ones it raises under
+ * "Errors" in its comment block.
+ */
+const SCRIPT_ERRORS: Record<string, (message: string, cause: Error) => Error> = {
+  BMC_INVALID_ID: (message, cause) => new InvalidIdError(message, { cause }),
+}
 
 /** Errors of the transport (not of a command): the connection is down, closed, or timed out. */
 export function isConnectionError(err: unknown): boolean {
@@ -13,17 +23,17 @@ export function isConnectionError(err: unknown): boolean {
 }
 
 /**
- * The one place that maps what Redis (or a script) answered into this library's errors.
- * Script results carry small negative status codes that each script documents; the wrong type at
- * a key is reported by Redis itself as WRONGTYPE.
+ * The one place that maps what Redis (or a script) raised into this library's errors: the scripts'
+ * BMC_* errors, the wrong type at a key (WRONGTYPE), a connection that is down. The status codes
+ * of script replies are not errors: src/scripts/registry.ts decodes them.
  */
 export function errorFromRedis(err: unknown, redisKey: string | undefined): Error {
   if (err instanceof CoordinationError) return err
   const e = err instanceof Error ? err : new Error(String(err))
   if (/WRONGTYPE/.test(e.message) && redisKey) return new CorruptStateError(redisKey, 'wrong Redis type', { cause: e })
-  if (/BMC_CORRUPT/.test(e.message)) {
-    return new CorruptStateError(redisKey ?? '?', e.message.replace(/^.*BMC_CORRUPT:?\s*/, ''), { cause: e })
-  }
+  const script = /\b(BMC_[A-Z_]+):?\s*(.*)$/.exec(e.message)
+  const toClass = script && SCRIPT_ERRORS[script[1]!]
+  if (toClass) return toClass(script[2]!.replace(/\s*script: .*$/, ''), e)
   if (isConnectionError(e)) return new CoordinationUnavailableError('unreachable', `Redis unreachable: ${e.message}`, { cause: e })
   return e
 }

@@ -1,8 +1,7 @@
 import { errorFromRedis } from '../errors/from-redis.js'
 import { withTimeout, type RedisClient } from '../connection.js'
+import { encodeArgs, type ArgSchema, type ScriptArgs, type ScriptDef } from './define.js'
 import { loadScript } from './load.js'
-
-export type ScriptArg = string | number
 
 /**
  * Runs lua/ scripts by EVALSHA and falls back to EVAL on NOSCRIPT (the script cache is empty after a
@@ -15,27 +14,38 @@ export class ScriptRunner {
     private readonly timeoutMs: number,
   ) {}
 
-  /** `timeoutMs` overrides the runner's bound for one call (polls and renewals wait up to about a lease). */
-  async run<T = unknown>(name: string, keys: string[], args: ScriptArg[], timeoutMs = this.timeoutMs): Promise<T> {
-    const script = loadScript(name)
-    if (keys.length !== script.numberOfKeys) {
-      throw new Error(`script ${name} takes ${script.numberOfKeys} keys, got ${keys.length}`)
+  /**
+   * Run one script with its keys (by role) and arguments (by name), and decode its reply.
+   * `timeoutMs` overrides the runner's bound for one call (polls and renewals wait up to about a lease).
+   */
+  async call<K extends string, S extends ArgSchema, R>(
+    def: ScriptDef<K, S, R>,
+    keys: NoInfer<Record<K, string>>,
+    args: NoInfer<ScriptArgs<S>>,
+    timeoutMs = this.timeoutMs,
+  ): Promise<R> {
+    const script = loadScript(def.name)
+    const keyList = def.keys.map((role) => keys[role])
+    if (keyList.length !== script.numberOfKeys) {
+      throw new Error(`script ${def.name} takes ${script.numberOfKeys} keys, its definition names ${keyList.length}`)
     }
-    const argv = args.map((a) => (typeof a === 'number' ? String(Math.trunc(a)) : a))
-    const call = async (): Promise<T> => {
+    const argv = encodeArgs(def.argv, args)
+    const call = async (): Promise<unknown> => {
       try {
-        return (await this.redis.evalsha(script.sha, keys.length, ...keys, ...argv)) as T
+        return await this.redis.evalsha(script.sha, keyList.length, ...keyList, ...argv)
       } catch (err) {
         if (err instanceof Error && err.message.startsWith('NOSCRIPT')) {
-          return (await this.redis.eval(script.source, keys.length, ...keys, ...argv)) as T
+          return await this.redis.eval(script.source, keyList.length, ...keyList, ...argv)
         }
         throw err
       }
     }
+    let reply: unknown
     try {
-      return await withTimeout(call(), timeoutMs, name)
+      reply = await withTimeout(call(), timeoutMs, def.name)
     } catch (err) {
-      throw errorFromRedis(err, keys[0])
+      throw errorFromRedis(err, keyList[0])
     }
+    return def.decode(reply, keyList[0] ?? def.name)
   }
 }

@@ -4,6 +4,16 @@ import type { Redis } from 'ioredis'
 import { RedisCoordinator } from '../coordinator/redis-coordinator.js'
 import type { CoordinatorOptions } from '../coordinator/types.js'
 import { ScriptRunner } from '../scripts/runner.js'
+import {
+  CHECKPOINT_CLEAR,
+  CHECKPOINT_SET,
+  HANDOVER_CLEAR,
+  HANDOVER_SET,
+  HANDOVER_TAKE,
+  LOCK_ACQUIRE,
+  LOCK_RELEASE,
+  LOCK_RENEW,
+} from '../scripts/registry.js'
 import { isCluster, resolveRedis, withTimeout, type RedisClient, type RedisConnectionOptions } from '../connection.js'
 import { DEFAULTS } from '../defaults.js'
 import { validateId, type KeyLayout } from '../keys.js'
@@ -11,7 +21,6 @@ import { parseDuration, type Duration } from '../duration.js'
 import { errorFromRedis } from '../errors/from-redis.js'
 import { CheckpointConflictError } from '../errors/checkpoint-conflict-error.js'
 import { InvalidCheckpointError } from '../errors/invalid-checkpoint-error.js'
-import { CorruptStateError } from '../errors/corrupt-state-error.js'
 import { ConfigurationError } from '../errors/configuration-error.js'
 import { decodeCheckpoint, decodeHandover, type FlowCheckpoint, type HandoverMarker, type Json } from '../state/decode.js'
 import { plainJsonProblem } from './plain-json.js'
@@ -49,8 +58,6 @@ export interface HandoverMarkerInput {
   ttlMs?: Duration
   data?: Json
 }
-
-type Raw = Array<string | number | null>
 
 /**
  * Shared state for the replicas of one bot: fenced locks, compare-and-set checkpoints, handover
@@ -100,20 +107,20 @@ export class RedisStore {
     const ttl = positive(ttlMs, 'ttlMs')
     const token = randomBytes(16).toString('hex')
     const owner = options.owner ?? `${hostname()}:${process.pid}`
-    const r = await this.scripts.run<Raw>('lock-acquire-1', [k], [token, ttl, owner, this.idleTtl])
-    return r[0] === 1 ? { token, fence: Number(r[1]) } : null
+    const fence = await this.scripts.call(LOCK_ACQUIRE, { lock: k }, { token, ttlMs: ttl, owner, idleTtlMs: this.idleTtl })
+    return fence === null ? null : { token, fence }
   }
 
   /** Extend a lock held with `token`; false when it is no longer held (expired or taken). */
   async renewLock(key: string, token: string, ttlMs: Duration): Promise<boolean> {
     const k = this.keys.lock(validateId(key, 'lock key'))
-    return (await this.scripts.run<number>('lock-renew-1', [k], [token, positive(ttlMs, 'ttlMs'), this.idleTtl])) === 1
+    return this.scripts.call(LOCK_RENEW, { lock: k }, { token, ttlMs: positive(ttlMs, 'ttlMs'), idleTtlMs: this.idleTtl })
   }
 
   /** Release a lock held with `token`; false when it was not (any more) held with it. */
   async releaseLock(key: string, token: string): Promise<boolean> {
     const k = this.keys.lock(validateId(key, 'lock key'))
-    return (await this.scripts.run<number>('lock-release-1', [k], [token])) === 1
+    return this.scripts.call(LOCK_RELEASE, { lock: k }, { token })
   }
 
   // ------------------------------------------------------------ checkpoints
@@ -155,27 +162,26 @@ export class RedisStore {
     const fence = owner?.fence ?? null
     const k = this.keys.chat(key)
     const data = JSON.stringify({ state: checkpoint.state, ...(checkpoint.answer !== undefined ? { answer: checkpoint.answer } : {}) })
-    const r = await this.scripts.run<Raw>(
-      'checkpoint-set-2',
-      [k.checkpoint, k.state],
-      [
-        expectedRevision === null ? '' : String(expectedRevision),
-        checkpoint.flow,
-        String(checkpoint.step),
+    const r = await this.scripts.call(
+      CHECKPOINT_SET,
+      { checkpoint: k.checkpoint, state: k.state },
+      {
+        expectedRevision,
+        flow: checkpoint.flow,
+        step: String(checkpoint.step),
         data,
-        owner?.replicaId ?? '',
-        owner?.incarnation ?? '',
-        fence === null ? '' : String(fence),
-        ttl === null ? '' : String(ttl),
-        checkpoint.ephemeral?.fingerprint ?? '',
-        String(answerBytes),
-        randomBytes(8).toString('hex'),
-      ],
+        ownerReplicaId: owner?.replicaId ?? null,
+        ownerIncarnation: owner?.incarnation ?? null,
+        ownerFence: fence,
+        ttlMs: ttl,
+        fingerprint: checkpoint.ephemeral?.fingerprint ?? null,
+        answerBytes,
+        writeId: randomBytes(8).toString('hex'),
+      },
     )
-    if (r[0] === 1) return Number(r[1])
-    if (r[0] === -1) throw new CheckpointConflictError(key, 'fence', { fence: Number(r[1]) })
-    if (r[0] === 0) throw new CheckpointConflictError(key, 'revision', { revision: r[1] ? Number(r[1]) : null })
-    throw new CorruptStateError(k.checkpoint, `unexpected script status ${String(r[0])}`)
+    if (r.status === 'written') return r.revision
+    if (r.status === 'fence-conflict') throw new CheckpointConflictError(key, 'fence', { fence: r.fence })
+    throw new CheckpointConflictError(key, 'revision', { revision: r.revision })
   }
 
   /**
@@ -186,12 +192,8 @@ export class RedisStore {
   async clearCheckpointIf(key: string, revision: number, options: { fence?: number | null } = {}): Promise<boolean> {
     const k = this.keys.chat(validateId(key, 'checkpoint key'))
     const fence = options.fence ?? null
-    const r = await this.scripts.run<number>(
-      'checkpoint-clear-2',
-      [k.checkpoint, k.state],
-      [String(revision), fence === null ? '' : String(fence)],
-    )
-    return r === 1
+    const r = await this.scripts.call(CHECKPOINT_CLEAR, { checkpoint: k.checkpoint, state: k.state }, { revision, fence })
+    return r === 'cleared'
   }
 
   /** Milliseconds until an ephemeral checkpoint expires (null: persistent or absent). */
@@ -209,16 +211,16 @@ export class RedisStore {
     validateId(marker.name, 'conversation name')
     const problem = marker.data === undefined ? null : plainJsonProblem(marker.data, 'data')
     if (problem) throw new ConfigurationError(`handover marker ${JSON.stringify(key)}: ${problem}`)
-    await this.scripts.run(
-      'handover-set-1',
-      [rawKey],
-      [
-        marker.name,
-        marker.replicaId,
-        marker.incarnation,
-        marker.ttlMs === undefined ? '' : String(positive(marker.ttlMs, 'ttlMs')),
-        marker.data === undefined ? '' : JSON.stringify(marker.data),
-      ],
+    await this.scripts.call(
+      HANDOVER_SET,
+      { marker: rawKey },
+      {
+        name: marker.name,
+        replicaId: marker.replicaId,
+        incarnation: marker.incarnation,
+        ttlMs: marker.ttlMs === undefined ? null : positive(marker.ttlMs, 'ttlMs'),
+        data: marker.data,
+      },
     )
   }
 
@@ -232,17 +234,14 @@ export class RedisStore {
   /** Remove the marker (the second write). With `incarnation`, only if that incarnation wrote it. */
   async clearHandoverMarker(key: string, options: { incarnation?: string } = {}): Promise<boolean> {
     const rawKey = this.keys.chat(validateId(key, 'chat key')).handover
-    return (await this.scripts.run<number>('handover-clear-1', [rawKey], [options.incarnation ?? ''])) === 1
+    return this.scripts.call(HANDOVER_CLEAR, { marker: rawKey }, { incarnation: options.incarnation ?? null })
   }
 
   /** Read and remove the marker in one step: the new owner applies its fallback exactly once. */
   async takeHandoverMarker(key: string): Promise<HandoverMarker | null> {
     const rawKey = this.keys.chat(validateId(key, 'chat key')).handover
-    const flat = await this.scripts.run<string[]>('handover-take-1', [rawKey], [])
-    if (!Array.isArray(flat) || flat.length === 0) return null
-    const h: Record<string, string> = {}
-    for (let i = 0; i + 1 < flat.length; i += 2) h[String(flat[i])] = String(flat[i + 1])
-    return decodeHandover(key, rawKey, h)
+    const h = await this.scripts.call(HANDOVER_TAKE, { marker: rawKey }, {})
+    return h === null ? null : decodeHandover(key, rawKey, h)
   }
 
   // ------------------------------------------------------------

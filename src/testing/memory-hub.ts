@@ -8,6 +8,7 @@ import type {
   PushedGrant,
   RenewItem,
   RenewReply,
+  TurnReleaseReply,
   TurnReply,
   YieldRequestInput,
   YieldResult,
@@ -176,28 +177,21 @@ export class MemoryCoordinationHub {
     const granted = this.grantNext(key, c, leaseMs, ticket)
     this.settle(key, c)
     if (granted === ticket) return { status: 'granted', ticket, fence: c.fence, previousHolder: c.previous }
-    const position = [...c.queue.keys()].indexOf(ticket)
-    const h = c.holder
-    return {
-      status: 'queued',
-      ticket,
-      position: Math.max(0, position),
-      holder: h ? { replicaId: h.replicaId, incarnation: h.incarnation, fence: c.fence } : null,
-    }
+    return { status: 'queued', ticket }
   }
 
-  turnRelease(key: string, incarnation: string, ticket: number, leaseMs: number): 0 | 1 | 2 {
+  turnRelease(key: string, incarnation: string, ticket: number, leaseMs: number): TurnReleaseReply {
     const c = this.chat(key, false)
-    if (!c) return 0
-    let result: 0 | 1 | 2 = 0
+    if (!c) return 'not-ours'
+    let result: TurnReleaseReply = 'not-ours'
     if (c.holder && c.holder.incarnation === incarnation && c.holder.ticket === ticket) {
       c.holder = null
-      result = 1
+      result = 'released'
     } else if (c.queue.get(ticket)?.incarnation === incarnation) {
       c.queue.delete(ticket)
-      result = 2
+      result = 'withdrawn'
     }
-    if (result) {
+    if (result !== 'not-ours') {
       this.grantNext(key, c, leaseMs, ticket)
       this.settle(key, c)
     }
@@ -281,15 +275,15 @@ export class MemoryCoordinationHub {
     return { status: 'granted', fence: l.fence, previousHolder: l.previous }
   }
 
-  leadRelease(name: string, incarnation: string, fence: number | null): 0 | 1 {
+  leadRelease(name: string, incarnation: string, fence: number | null): boolean {
     const l = this.leads.get(name)
-    if (!l) return 0
+    if (!l) return false
     l.candidates.delete(incarnation)
-    if (fence === null || !l.holder || l.holder.incarnation !== incarnation || l.fence !== fence) return 0
+    if (fence === null || !l.holder || l.holder.incarnation !== incarnation || l.fence !== fence) return false
     l.holder = null
     l.releasedAt = this.now()
     for (const inc of this.liveCandidates(l).keys()) this.wake(inc, 'lead', name, null)
-    return 1
+    return true
   }
 
   requestYield(name: string, req: YieldRequestInput): YieldResult {
@@ -318,10 +312,10 @@ export class MemoryCoordinationHub {
   beat(replicaId: string, incarnation: string, leaseMs: number, record: BeatRecord): BeatReply {
     const now = this.now()
     const cur = this.replicas.get(replicaId)
-    if (cur?.evicted.has(incarnation)) return { evicted: true, otherIncarnation: null, serverTimeMs: now }
+    if (cur?.evicted.has(incarnation)) return { evicted: true, otherIncarnation: null }
     const other = cur && cur.incarnation !== incarnation && cur.exp > now ? cur.incarnation : null
     this.replicas.set(replicaId, { incarnation, exp: now + leaseMs, beat: now, record, evicted: cur?.evicted ?? new Set() })
-    return { evicted: false, otherIncarnation: other, serverTimeMs: now }
+    return { evicted: false, otherIncarnation: other }
   }
 
   replicaStop(replicaId: string, incarnation: string): void {
@@ -376,7 +370,7 @@ export class MemoryBackend implements CoordinationBackend {
     this.check()
     return this.hub.turnAcquire(key, replicaId, incarnation, leaseMs, ticket)
   }
-  async turnRelease(key: string, incarnation: string, ticket: number, leaseMs: number): Promise<0 | 1 | 2> {
+  async turnRelease(key: string, incarnation: string, ticket: number, leaseMs: number): Promise<TurnReleaseReply> {
     this.check()
     return this.hub.turnRelease(key, incarnation, ticket, leaseMs)
   }
@@ -384,7 +378,7 @@ export class MemoryBackend implements CoordinationBackend {
     this.check()
     return this.hub.leadAcquire(name, replicaId, incarnation, leaseMs, stand)
   }
-  async leadRelease(name: string, incarnation: string, fence: number | null): Promise<0 | 1> {
+  async leadRelease(name: string, incarnation: string, fence: number | null): Promise<boolean> {
     this.check()
     return this.hub.leadRelease(name, incarnation, fence)
   }

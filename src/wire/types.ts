@@ -12,9 +12,12 @@ export interface Holder {
 
 export type TurnReply =
   | { status: 'granted'; ticket: number; fence: number; previousHolder: Holder | null }
-  | { status: 'queued'; ticket: number; position: number; holder: (Holder & { fence: number }) | null }
+  | { status: 'queued'; ticket: number }
   | { status: 'dropped' }
   | { status: 'expired'; ticket: number }
+
+/** What giving a turn back did: released it, withdrew a queued ticket, or found neither ours. */
+export type TurnReleaseReply = 'released' | 'withdrawn' | 'not-ours'
 
 export type LeaseKind = 'chat' | 'lead'
 
@@ -70,7 +73,6 @@ export interface BeatReply {
   evicted: boolean
   /** Another live process that was using the same replicaId. */
   otherIncarnation: string | null
-  serverTimeMs: number
 }
 
 /** A grant made on our behalf by another replica's script, carried by the wake-up. */

@@ -1,0 +1,74 @@
+/**
+ * How a Lua script is described to TypeScript: its name (the file lua/<name>.lua), its KEYS by role,
+ * its ARGV in order with how each is written on the wire, and the one function that decodes its
+ * reply. A call names its keys and arguments, so a missing, extra or mistyped one does not compile.
+ */
+
+/**
+ * How one ARGV is written: `str` as is; `int` a whole number (truncated, for durations and counts);
+ * `num` a number exactly as JavaScript prints it (fences, tickets, revisions); `json` as JSON;
+ * `flag` '1' or ''; a trailing `?` also takes null (for json?: undefined; null is JSON), written as
+ * '' — the scripts' "not given".
+ */
+export type ArgKind = 'str' | 'str?' | 'int' | 'num' | 'num?' | 'flag' | 'json' | 'json?'
+
+interface ArgTypes {
+  str: string
+  'str?': string | null
+  int: number
+  num: number
+  'num?': number | null
+  flag: boolean
+  json: unknown
+  'json?': unknown
+}
+
+export type ArgSchema = Record<string, ArgKind>
+
+/** The arguments of a call, by name, typed from the script's ARGV schema. */
+export type ScriptArgs<S extends ArgSchema> = { [P in keyof S]: ArgTypes[S[P]] }
+
+/** What ioredis hands back for a script's reply (RESP2: Lua false and nil are null). */
+export type Reply = unknown
+
+export interface ScriptDef<K extends string, S extends ArgSchema, R> {
+  /** lua/<name>.lua; the number after the last dash is the key count. */
+  readonly name: string
+  /** KEYS[1..n] by role, in order. */
+  readonly keys: readonly K[]
+  /** ARGV[1..n] by name, in order, with how each is written. */
+  readonly argv: S
+  /** The reply as a typed result: every status code of the script is read here and nowhere else. */
+  readonly decode: (reply: Reply, rawKey: string) => R
+}
+
+export function defineScript<const K extends string, const S extends ArgSchema, R>(def: ScriptDef<K, S, R>): ScriptDef<K, S, R> {
+  return def
+}
+
+function encodeArg(kind: ArgKind, v: unknown, name: string): string {
+  if (v === undefined || (v === null && !kind.startsWith('json'))) {
+    if (kind.endsWith('?')) return ''
+    throw new TypeError(`script argument ${name} is required`)
+  }
+  switch (kind) {
+    case 'str':
+    case 'str?':
+      return String(v)
+    case 'int':
+      return String(Math.trunc(v as number))
+    case 'num':
+    case 'num?':
+      return String(v)
+    case 'flag':
+      return v ? '1' : ''
+    case 'json':
+    case 'json?':
+      return JSON.stringify(v)
+  }
+}
+
+/** ARGV in the script's order, each written as its kind says. */
+export function encodeArgs<S extends ArgSchema>(schema: S, args: ScriptArgs<S>): string[] {
+  return Object.entries(schema).map(([name, kind]) => encodeArg(kind, (args as Record<string, unknown>)[name], name))
+}

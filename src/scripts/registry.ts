@@ -1,0 +1,469 @@
+/**
+ * Every Lua script of lua/, typed: KEYS by role, ARGV by name in the script's order, and the decoder
+ * of its reply. The scripts answer with small status codes whose meaning is the script's own (-1 is
+ * "dropped" for one, "fence changed" for another): this module is the only place that reads them.
+ * Each definition mirrors the comment block at the top of its lua/<name>.lua.
+ */
+import { CorruptStateError } from '../errors/corrupt-state-error.js'
+import type {
+  ChatEvictReply,
+  ChatReleaseReply,
+  ChatSkipReply,
+  CheckpointRemoveReply,
+  Granted,
+  LeadEvictReply,
+  LeadRevokeReply,
+  LockReleaseReply,
+  ReplicaEvictReply,
+} from '../wire/interventions.js'
+import type { BeatReply, Holder, LeadReply, RenewReply, TurnReleaseReply, TurnReply, YieldResult } from '../wire/types.js'
+import { defineScript, type Reply } from './define.js'
+
+// ---------------------------------------------------------------- reading replies
+
+type Row = Array<string | number | null>
+
+function row(r: Reply, rawKey: string): Row {
+  if (!Array.isArray(r)) throw new CorruptStateError(rawKey, 'unexpected script reply')
+  return r as Row
+}
+
+function unexpected(rawKey: string, r: unknown): CorruptStateError {
+  return new CorruptStateError(rawKey, `unexpected script reply ${JSON.stringify(r).slice(0, 80)}`)
+}
+
+/** A number field (NaN when absent). */
+const num = (v: unknown): number => (v === null || v === undefined ? NaN : Number(v))
+const numOrNull = (v: unknown): number | null => (v === null || v === undefined || v === '' ? null : Number(v))
+const strOrNull = (v: unknown): string | null => (v === null || v === undefined ? null : String(v))
+const holderOf = (rid: unknown, inc: unknown): Holder | null =>
+  rid === null || rid === undefined || rid === '' ? null : { replicaId: String(rid), incarnation: strOrNull(inc) ?? '' }
+
+/** The grant an intervention made on the way: ticket, fence, replicaId, incarnation from position `at`. */
+function grantedAt(r: Row, at: number): Granted | null {
+  if (!r[at]) return null
+  return { ticket: Number(r[at]), fence: Number(r[at + 1]), replicaId: String(r[at + 2] ?? ''), incarnation: String(r[at + 3] ?? '') }
+}
+
+/** A 0/1 answer. */
+const yes = (r: Reply): boolean => r === 1
+
+// ---------------------------------------------------------------- schema, heartbeat
+
+export const SCHEMA_INIT = defineScript({
+  name: 'schema-init-1',
+  keys: ['schema'],
+  argv: { version: 'int', layout: 'str' },
+  decode: (r, key): { version: number; layout: string } => {
+    const [version, layout] = row(r, key)
+    return { version: Number(version), layout: String(layout) }
+  },
+})
+
+export const REPLICA_BEAT = defineScript({
+  name: 'replica-beat-2',
+  keys: ['replica', 'index'],
+  argv: { replicaId: 'str', incarnation: 'str', leaseMs: 'int', info: 'json', stats: 'json', leases: 'json', wallClockMs: 'num' },
+  decode: (r, key): BeatReply => {
+    const a = row(r, key)
+    if (a[0] === -1) return { evicted: true, otherIncarnation: null }
+    return { evicted: false, otherIncarnation: a[1] ? String(a[1]) : null }
+  },
+})
+
+export const REPLICA_STOP = defineScript({
+  name: 'replica-stop-2',
+  keys: ['replica', 'index'],
+  argv: { incarnation: 'str', replicaId: 'str' },
+  decode: yes,
+})
+
+// ---------------------------------------------------------------- chat turns
+
+export const TURN_ACQUIRE = defineScript({
+  name: 'turn-acquire-2',
+  keys: ['state', 'queue'],
+  argv: {
+    replicaId: 'str',
+    incarnation: 'str',
+    leaseMs: 'int',
+    idleTtlMs: 'int',
+    ticket: 'num?',
+    wakeChannelPrefix: 'str',
+    requestId: 'str',
+  },
+  decode: (r, key): TurnReply => {
+    const a = row(r, key)
+    switch (a[0]) {
+      case 1:
+        return { status: 'granted', ticket: num(a[1]), fence: num(a[2]), previousHolder: holderOf(a[3], a[4]) }
+      case 0:
+        return { status: 'queued', ticket: num(a[1]) }
+      case -1:
+        return { status: 'dropped' }
+      case -2:
+        return { status: 'expired', ticket: num(a[1]) }
+      default:
+        throw new CorruptStateError(key, `unexpected script status ${String(a[0])}`)
+    }
+  },
+})
+
+export const TURN_RELEASE = defineScript({
+  name: 'turn-release-2',
+  keys: ['state', 'queue'],
+  argv: { incarnation: 'str', ticket: 'num', leaseMs: 'int', idleTtlMs: 'int', wakeChannelPrefix: 'str', requestId: 'str' },
+  decode: (r): TurnReleaseReply => (r === 1 ? 'released' : r === 2 ? 'withdrawn' : 'not-ours'),
+})
+
+/** Chat turns and leads alike: the key is the chat's state hash or the lead hash. */
+export const LEASE_RENEW = defineScript({
+  name: 'lease-renew-1',
+  keys: ['lease'],
+  argv: { incarnation: 'str', fence: 'num', leaseMs: 'int', idleTtlMs: 'int' },
+  decode: (r, key): RenewReply => {
+    const a = row(r, key)
+    if (a[0] === 1) return { ok: true, yieldRequest: a[1] ? { by: String(a[1]), target: a[2] ? String(a[2]) : null } : null }
+    return { ok: false, reason: a[1] === 'expired' ? 'expired' : 'revoked' }
+  },
+})
+
+// ---------------------------------------------------------------- leads
+
+export const LEAD_ACQUIRE = defineScript({
+  name: 'lead-acquire-1',
+  keys: ['lead'],
+  argv: { replicaId: 'str', incarnation: 'str', leaseMs: 'int', idleTtlMs: 'int', stand: 'flag' },
+  decode: (r, key): LeadReply => {
+    const a = row(r, key)
+    switch (a[0]) {
+      case 1:
+        return { status: 'granted', fence: num(a[1]), previousHolder: holderOf(a[2], a[3]) }
+      case 2:
+        return { status: 'mine', fence: num(a[1]) }
+      case 0:
+        return { status: 'held', holder: { replicaId: String(a[1]), incarnation: String(a[2]) }, fence: num(a[3]), msLeft: num(a[4]) }
+      case -1:
+        return { status: 'reserved', target: String(a[1]), msLeft: num(a[2]) }
+      default:
+        throw new CorruptStateError(key, `unexpected script status ${String(a[0])}`)
+    }
+  },
+})
+
+export const LEAD_RELEASE = defineScript({
+  name: 'lead-release-1',
+  keys: ['lead'],
+  argv: { incarnation: 'str', fence: 'num?', leaseMs: 'int', idleTtlMs: 'int', wakeChannelPrefix: 'str' },
+  decode: yes,
+})
+
+export const LEAD_YIELD = defineScript({
+  name: 'lead-yield-1',
+  keys: ['lead'],
+  argv: { by: 'str', target: 'str?', ttlMs: 'int', ifFence: 'num?', wakeChannelPrefix: 'str' },
+  decode: (r, key): YieldResult => {
+    const a = row(r, key)
+    switch (a[0]) {
+      case 1:
+        return { status: 'requested', leader: { replicaId: String(a[1]), incarnation: String(a[2]) }, fence: num(a[3]) }
+      case 0:
+        return { status: 'no-leader' }
+      case -1:
+        return { status: 'fence-changed', fence: num(a[1]) }
+      case -2:
+        return { status: 'target-not-standing' }
+      default:
+        throw new CorruptStateError(key, `unexpected script status ${String(a[0])}`)
+    }
+  },
+})
+
+// ---------------------------------------------------------------- fenced locks
+
+export const LOCK_ACQUIRE = defineScript({
+  name: 'lock-acquire-1',
+  keys: ['lock'],
+  argv: { token: 'str', ttlMs: 'int', owner: 'str', idleTtlMs: 'int' },
+  /** The fence of the acquisition, or null while another token holds it. */
+  decode: (r, key): number | null => {
+    const a = row(r, key)
+    return a[0] === 1 ? Number(a[1]) : null
+  },
+})
+
+export const LOCK_RENEW = defineScript({
+  name: 'lock-renew-1',
+  keys: ['lock'],
+  argv: { token: 'str', ttlMs: 'int', idleTtlMs: 'int' },
+  decode: yes,
+})
+
+export const LOCK_RELEASE = defineScript({
+  name: 'lock-release-1',
+  keys: ['lock'],
+  argv: { token: 'str' },
+  decode: yes,
+})
+
+// ---------------------------------------------------------------- checkpoints, handover markers
+
+export type CheckpointSetReply =
+  | { status: 'written'; revision: number }
+  | { status: 'revision-conflict'; revision: number | null }
+  | { status: 'fence-conflict'; fence: number }
+
+export const CHECKPOINT_SET = defineScript({
+  name: 'checkpoint-set-2',
+  keys: ['checkpoint', 'state'],
+  argv: {
+    expectedRevision: 'num?',
+    flow: 'str',
+    step: 'str',
+    data: 'str',
+    ownerReplicaId: 'str?',
+    ownerIncarnation: 'str?',
+    ownerFence: 'num?',
+    ttlMs: 'num?',
+    fingerprint: 'str?',
+    answerBytes: 'num',
+    writeId: 'str',
+  },
+  decode: (r, key): CheckpointSetReply => {
+    const a = row(r, key)
+    if (a[0] === 1) return { status: 'written', revision: Number(a[1]) }
+    if (a[0] === -1) return { status: 'fence-conflict', fence: Number(a[1]) }
+    if (a[0] === 0) return { status: 'revision-conflict', revision: a[1] ? Number(a[1]) : null }
+    throw new CorruptStateError(key, `unexpected script status ${String(a[0])}`)
+  },
+})
+
+export const CHECKPOINT_CLEAR = defineScript({
+  name: 'checkpoint-clear-2',
+  keys: ['checkpoint', 'state'],
+  argv: { revision: 'num', fence: 'num?' },
+  decode: (r): 'cleared' | 'changed' | 'superseded' => (r === 1 ? 'cleared' : r === -1 ? 'superseded' : 'changed'),
+})
+
+export const HANDOVER_SET = defineScript({
+  name: 'handover-set-1',
+  keys: ['marker'],
+  argv: { name: 'str', replicaId: 'str', incarnation: 'str', ttlMs: 'num?', data: 'json?' },
+  decode: (): void => undefined,
+})
+
+export const HANDOVER_CLEAR = defineScript({
+  name: 'handover-clear-1',
+  keys: ['marker'],
+  argv: { incarnation: 'str?' },
+  decode: yes,
+})
+
+export const HANDOVER_TAKE = defineScript({
+  name: 'handover-take-1',
+  keys: ['marker'],
+  argv: {},
+  /** The marker's fields as a hash, or null when there was none. */
+  decode: (r): Record<string, string> | null => {
+    if (!Array.isArray(r) || r.length === 0) return null
+    const h: Record<string, string> = {}
+    for (let i = 0; i + 1 < r.length; i += 2) h[String(r[i])] = String(r[i + 1])
+    return h
+  },
+})
+
+// ---------------------------------------------------------------- operator interventions
+
+export const ADMIN_CHAT_RELEASE = defineScript({
+  name: 'admin-chat-release-2',
+  keys: ['state', 'queue'],
+  argv: { ifFence: 'num?', ifIncarnation: 'str?', leaseMs: 'int', idleTtlMs: 'int', wakeChannelPrefix: 'str' },
+  decode: (r, key): ChatReleaseReply => {
+    const a = row(r, key)
+    switch (a[0]) {
+      case 1:
+        return {
+          status: 'released',
+          holder: holderOf(a[1], a[2])!,
+          fenceBefore: numOrNull(a[3]),
+          fenceAfter: Number(a[4]),
+          granted: grantedAt(a, 5),
+        }
+      case 0:
+        return { status: 'not-held', fence: numOrNull(a[1]) }
+      case -1:
+        return { status: 'changed', fence: numOrNull(a[1]), holder: holderOf(a[2], a[3]) }
+      default:
+        throw unexpected(key, a)
+    }
+  },
+})
+
+export const ADMIN_CHAT_SKIP = defineScript({
+  name: 'admin-chat-skip-2',
+  keys: ['state', 'queue'],
+  argv: { ticket: 'num', ifIncarnation: 'str?', ifFence: 'num?', leaseMs: 'int', idleTtlMs: 'int', wakeChannelPrefix: 'str' },
+  decode: (r, key): ChatSkipReply => {
+    const a = row(r, key)
+    switch (a[0]) {
+      case 1:
+        return {
+          status: 'skipped',
+          replicaId: String(a[1] ?? ''),
+          incarnation: String(a[2] ?? ''),
+          fence: numOrNull(a[3]),
+          granted: grantedAt(a, 4),
+        }
+      case 0:
+        return { status: 'not-queued' }
+      case -1:
+        return { status: 'changed', incarnation: String(a[1] ?? ''), replicaId: String(a[2] ?? '') }
+      case -2:
+        return { status: 'holds-turn', replicaId: String(a[1] ?? ''), fence: numOrNull(a[2]) }
+      case -3:
+        return { status: 'fence-changed', fence: numOrNull(a[1]) }
+      default:
+        throw unexpected(key, a)
+    }
+  },
+})
+
+export const ADMIN_CHAT_EVICT = defineScript({
+  name: 'admin-chat-evict-2',
+  keys: ['state', 'queue'],
+  argv: { incarnation: 'str', leaseMs: 'int', idleTtlMs: 'int', wakeChannelPrefix: 'str' },
+  decode: (r, key): ChatEvictReply => {
+    const a = row(r, key)
+    return {
+      revoked: a[0] === 1,
+      fenceBefore: numOrNull(a[1]),
+      fenceAfter: numOrNull(a[2]),
+      ticketsDropped: Number(a[3] ?? 0),
+      granted: grantedAt(a, 4),
+    }
+  },
+})
+
+export const ADMIN_LEAD_REVOKE = defineScript({
+  name: 'admin-lead-revoke-1',
+  keys: ['lead'],
+  argv: { ifFence: 'num?', ifIncarnation: 'str?', target: 'str?', ttlMs: 'int', by: 'str', wakeChannelPrefix: 'str' },
+  decode: (r, key): LeadRevokeReply => {
+    const a = row(r, key)
+    switch (a[0]) {
+      case 1:
+        return { status: 'revoked', holder: holderOf(a[1], a[2])!, fenceBefore: numOrNull(a[3]), fenceAfter: Number(a[4]) }
+      case 0:
+        return { status: 'no-leader', fence: numOrNull(a[1]) }
+      case -1:
+        return { status: 'changed', fence: numOrNull(a[1]), holder: holderOf(a[2], a[3]) }
+      case -2:
+        return { status: 'target-not-standing' }
+      default:
+        throw unexpected(key, a)
+    }
+  },
+})
+
+export const ADMIN_LEAD_EVICT = defineScript({
+  name: 'admin-lead-evict-1',
+  keys: ['lead'],
+  argv: { incarnation: 'str', wakeChannelPrefix: 'str' },
+  decode: (r, key): LeadEvictReply => {
+    const a = row(r, key)
+    return { revoked: a[0] === 1, fenceBefore: numOrNull(a[1]), fenceAfter: numOrNull(a[2]), candidacyWithdrawn: a[3] === 1 }
+  },
+})
+
+export const ADMIN_LOCK_RELEASE = defineScript({
+  name: 'admin-lock-release-1',
+  keys: ['lock'],
+  argv: { ifFence: 'num?' },
+  decode: (r, key): LockReleaseReply => {
+    const a = row(r, key)
+    switch (a[0]) {
+      case 1:
+        return { status: 'released', fenceBefore: numOrNull(a[1]), fenceAfter: Number(a[2]), owner: strOrNull(a[3]) }
+      case 0:
+        return { status: 'not-held', fence: numOrNull(a[1]) }
+      case -1:
+        return { status: 'changed', fence: numOrNull(a[1]), owner: strOrNull(a[2]) }
+      default:
+        throw unexpected(key, a)
+    }
+  },
+})
+
+export const ADMIN_CHECKPOINT_RM = defineScript({
+  name: 'admin-checkpoint-rm-1',
+  keys: ['checkpoint'],
+  argv: { revision: 'num' },
+  decode: (r, key): CheckpointRemoveReply => {
+    const a = row(r, key)
+    const found = () => ({ revision: Number(a[1]), flow: strOrNull(a[2]), step: strOrNull(a[3]), owner: strOrNull(a[4]) })
+    switch (a[0]) {
+      case 1:
+        return { status: 'removed', ...found() }
+      case 0:
+        return { status: 'absent' }
+      case -1:
+        return { status: 'changed', ...found() }
+      default:
+        throw unexpected(key, a)
+    }
+  },
+})
+
+export const ADMIN_REPLICA_EVICT = defineScript({
+  name: 'admin-replica-evict-2',
+  keys: ['replica', 'index'],
+  argv: { replicaId: 'str', ifIncarnation: 'str', tombstoneTtlMs: 'int' },
+  decode: (r, key): ReplicaEvictReply => {
+    const a = row(r, key)
+    switch (a[0]) {
+      case 1:
+      case 2:
+        return {
+          status: a[0] === 1 ? 'tombstoned' : 'already',
+          incarnation: String(a[1]),
+          leases: strOrNull(a[2]),
+          info: strOrNull(a[3]),
+        }
+      case 0:
+        return { status: 'not-alive' }
+      case -1:
+        return { status: 'changed', incarnation: String(a[1] ?? '') }
+      default:
+        throw unexpected(key, a)
+    }
+  },
+})
+
+/** Every script, for the checks that hold them against lua/ (names, key counts, documented ARGV). */
+export const ALL_SCRIPTS = [
+  SCHEMA_INIT,
+  REPLICA_BEAT,
+  REPLICA_STOP,
+  TURN_ACQUIRE,
+  TURN_RELEASE,
+  LEASE_RENEW,
+  LEAD_ACQUIRE,
+  LEAD_RELEASE,
+  LEAD_YIELD,
+  LOCK_ACQUIRE,
+  LOCK_RENEW,
+  LOCK_RELEASE,
+  CHECKPOINT_SET,
+  CHECKPOINT_CLEAR,
+  HANDOVER_SET,
+  HANDOVER_CLEAR,
+  HANDOVER_TAKE,
+  ADMIN_CHAT_RELEASE,
+  ADMIN_CHAT_SKIP,
+  ADMIN_CHAT_EVICT,
+  ADMIN_LEAD_REVOKE,
+  ADMIN_LEAD_EVICT,
+  ADMIN_LOCK_RELEASE,
+  ADMIN_CHECKPOINT_RM,
+  ADMIN_REPLICA_EVICT,
+] as const

@@ -1,0 +1,77 @@
+/**
+ * What the operator scripts (lua/admin-*.lua) answer, decoded: each says what was done, or what
+ * changed instead (nothing done). src/admin/interventions.ts adds the name the operator used.
+ */
+import type { Holder } from './types.js'
+
+/** A grant an intervention made on the way (the next live ticket of the chat). */
+export interface Granted extends Holder {
+  ticket: number
+  fence: number
+}
+
+export type ChatReleaseReply =
+  | {
+      status: 'released'
+      holder: Holder
+      fenceBefore: number | null
+      /** The chat's fence after the revocation; the next grant (if any) is above it. */
+      fenceAfter: number
+      granted: Granted | null
+    }
+  | { status: 'not-held'; fence: number | null }
+  | { status: 'changed'; fence: number | null; holder: Holder | null }
+
+export type ChatSkipReply =
+  | { status: 'skipped'; replicaId: string; incarnation: string; fence: number | null; granted: Granted | null }
+  | { status: 'not-queued' }
+  | { status: 'changed'; replicaId: string; incarnation: string }
+  | { status: 'holds-turn'; replicaId: string; fence: number | null }
+  | { status: 'fence-changed'; fence: number | null }
+
+export type LeadRevokeReply =
+  | { status: 'revoked'; holder: Holder; fenceBefore: number | null; fenceAfter: number }
+  | { status: 'no-leader'; fence: number | null }
+  | { status: 'changed'; fence: number | null; holder: Holder | null }
+  | { status: 'target-not-standing' }
+
+export type LockReleaseReply =
+  | { status: 'released'; owner: string | null; fenceBefore: number | null; fenceAfter: number }
+  | { status: 'not-held'; fence: number | null }
+  | { status: 'changed'; fence: number | null; owner: string | null }
+
+export type CheckpointRemoveReply =
+  | { status: 'removed'; revision: number; flow: string | null; step: string | null; owner: string | null }
+  | { status: 'absent' }
+  | { status: 'changed'; revision: number; flow: string | null; step: string | null; owner: string | null }
+
+/** One chat's part of a replica eviction. */
+export interface ChatEvictReply {
+  /** Its turn was revoked (it held the chat). */
+  revoked: boolean
+  fenceBefore: number | null
+  fenceAfter: number | null
+  ticketsDropped: number
+  granted: Granted | null
+}
+
+/** One lead's part of a replica eviction. */
+export interface LeadEvictReply {
+  revoked: boolean
+  fenceBefore: number | null
+  fenceAfter: number | null
+  candidacyWithdrawn: boolean
+}
+
+/** The heartbeat record of a replica taken down by an operator (`replica evict`). */
+export type ReplicaEvictReply =
+  | {
+      /** 'tombstoned' now, or 'already' by an earlier eviction (its keys are cleaned again). */
+      status: 'tombstoned' | 'already'
+      incarnation: string
+      /** The record's `leases` and `info` JSON as the evicted incarnation last wrote them. */
+      leases: string | null
+      info: string | null
+    }
+  | { status: 'not-alive' }
+  | { status: 'changed'; incarnation: string }
