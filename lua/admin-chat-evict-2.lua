@@ -15,6 +15,7 @@
   Errors: BMC_INVALID_ID when no incarnation is given (InvalidIdError).
 ]]
 --@include time
+--@include chat
 --@include turn
 --@include admin
 
@@ -23,7 +24,7 @@ local inc = ARGV[1]
 local leaseMs, idleTtl, wake = tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4]
 if inc == '' then return redis.error_reply('BMC_INVALID_ID: an incarnation is required') end
 
-local h = redis.call('HMGET', state, 'h', 'hi', 'f')
+local h = redis.call('HMGET', state, CHAT.holder, CHAT.holderIncarnation, CHAT.fence)
 local before = h[3] or false
 local revoked = 0
 if h[1] and h[2] == inc then
@@ -33,17 +34,17 @@ end
 local dropped = 0
 local gone = {}
 for _, ticket in ipairs(redis.call('ZRANGE', queue, 0, -1)) do
-  local t = parse_ticket(redis.call('HGET', state, 't:' .. ticket))
+  local t = parse_ticket(redis.call('HGET', state, ticket_field(ticket)))
   if t and t.inc == inc then
     redis.call('ZREM', queue, ticket)
-    redis.call('HDEL', state, 't:' .. ticket)
+    redis.call('HDEL', state, ticket_field(ticket))
     wake_ticket(state, wake, inc, ticket)
     gone[ticket] = true
     dropped = dropped + 1
   end
 end
 if dropped > 0 then
-  redis.call('HINCRBY', state, 'sk', dropped)
+  redis.call('HINCRBY', state, CHAT.skipped, dropped)
   drop_request_ids(state, gone)
 end
 local g = nil
@@ -52,4 +53,4 @@ if revoked == 1 or dropped > 0 then
   if redis.call('EXISTS', state) == 1 then touch(state, queue, leaseMs, idleTtl) end
 end
 local gt, gf, gr, gi = granted_fields(state, g)
-return { revoked, before, redis.call('HGET', state, 'f') or false, dropped, gt, gf, gr, gi }
+return { revoked, before, redis.call('HGET', state, CHAT.fence) or false, dropped, gt, gf, gr, gi }

@@ -20,6 +20,7 @@
                          the fence or the holder is not the expected one (the state changed): nothing done
 ]]
 --@include time
+--@include chat
 --@include turn
 --@include admin
 
@@ -27,7 +28,7 @@ local state, queue = KEYS[1], KEYS[2]
 local ifFence, ifInc = ARGV[1], ARGV[2]
 local leaseMs, idleTtl, wake = tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5]
 
-local h = redis.call('HMGET', state, 'h', 'hi', 'f')
+local h = redis.call('HMGET', state, CHAT.holder, CHAT.holderIncarnation, CHAT.fence)
 if not h[1] then return { 0, h[3] or false } end
 if (ifFence ~= '' and h[3] ~= ifFence) or (ifInc ~= '' and h[2] ~= ifInc) then
   return { -1, h[3] or false, h[1], h[2] or false }

@@ -20,6 +20,7 @@
     { -3, fence|false }             the chat's fence is not the expected one: nothing done
 ]]
 --@include time
+--@include chat
 --@include turn
 --@include admin
 
@@ -27,18 +28,18 @@ local state, queue = KEYS[1], KEYS[2]
 local ticket, ifInc, ifFence = ARGV[1], ARGV[2], ARGV[3]
 local leaseMs, idleTtl, wake = tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[6]
 
-local h = redis.call('HMGET', state, 'h', 'ht', 'f')
+local h = redis.call('HMGET', state, CHAT.holder, CHAT.holderTicket, CHAT.fence)
 if ifFence ~= '' and h[3] ~= ifFence then return { -3, h[3] or false } end
 if h[1] and h[2] == ticket then return { -2, h[1], h[3] or false } end
-local raw = redis.call('HGET', state, 't:' .. ticket)
+local raw = redis.call('HGET', state, ticket_field(ticket))
 if not raw then return { 0 } end
 local t = parse_ticket(raw)
 local inc, rid = '', ''
 if t then inc, rid = t.inc, t.rid end
 if ifInc ~= '' and inc ~= ifInc then return { -1, inc, rid } end
 redis.call('ZREM', queue, ticket)
-redis.call('HDEL', state, 't:' .. ticket)
-redis.call('HINCRBY', state, 'sk', 1)
+redis.call('HDEL', state, ticket_field(ticket))
+redis.call('HINCRBY', state, CHAT.skipped, 1)
 drop_request_ids(state, { [ticket] = true })
 wake_ticket(state, wake, inc, ticket)
 local g = grant_next(state, queue, leaseMs, wake, '')

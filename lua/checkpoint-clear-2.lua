@@ -10,8 +10,9 @@
   Returns 1 deleted; 0 the revision changed (or it is gone): nothing done;
           -1 superseded: the chat has a newer fence than the clearer's: nothing done
 ]]
+--@include chat
 if ARGV[2] ~= '' then
-  local chatFence = tonumber(redis.call('HGET', KEYS[2], 'f') or '0') or 0
+  local chatFence = tonumber(redis.call('HGET', KEYS[2], CHAT.fence) or '0') or 0
   if chatFence > tonumber(ARGV[2]) then return -1 end
 end
 if redis.call('HGET', KEYS[1], 'rev') ~= ARGV[1] then return 0 end

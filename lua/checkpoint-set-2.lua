@@ -20,6 +20,7 @@
     { -1, newerFence }        superseded: the chat (or the stored checkpoint) has a newer fence
 ]]
 --@include time
+--@include chat
 
 local cp, chat = KEYS[1], KEYS[2]
 local expected, ownerFence, ttl = ARGV[1], ARGV[7], ARGV[8]
@@ -29,7 +30,7 @@ local wid = ARGV[11] or ''
 if wid ~= '' and cur[3] == wid then return { 1, cur[1] } end
 if ownerFence ~= '' then
   local f = tonumber(ownerFence)
-  local chatFence = tonumber(redis.call('HGET', chat, 'f') or '0') or 0
+  local chatFence = tonumber(redis.call('HGET', chat, CHAT.fence) or '0') or 0
   if chatFence > f then return { -1, fmt(chatFence) } end
   if cur[2] and cur[2] ~= '' and tonumber(cur[2]) > f then return { -1, cur[2] } end
 end

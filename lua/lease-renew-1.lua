@@ -11,15 +11,18 @@
     { 0, 'expired' }   still ours on paper, but the lease ran out in Redis: it may be granted any moment
 ]]
 --@include time
+--@include chat
 
 local key = KEYS[1]
 local inc, fence = ARGV[1], ARGV[2]
 local leaseMs, idleTtl = tonumber(ARGV[3]), tonumber(ARGV[4])
 
-local h = redis.call('HMGET', key, 'hi', 'f', 'exp', 'yr', 'yt', 'yexp')
+-- A chat's state hash and a lead hash name the holder's fields alike (CHAT; lua/includes/lead.lua);
+-- the pending yield request (yr, yt, yexp) is a lead's only.
+local h = redis.call('HMGET', key, CHAT.holderIncarnation, CHAT.fence, CHAT.expiresAt, 'yr', 'yt', 'yexp')
 if h[1] ~= inc or h[2] ~= fence then return { 0, 'revoked' } end
 if (tonumber(h[3]) or 0) <= NOW then return { 0, 'expired' } end
-redis.call('HSET', key, 'exp', fmt(NOW + leaseMs), 'lr', fmt(NOW))
+redis.call('HSET', key, CHAT.expiresAt, fmt(NOW + leaseMs), CHAT.lastRenewal, fmt(NOW))
 redis.call('PEXPIRE', key, fmt(leaseMs * 2 + idleTtl))
 if h[4] and (tonumber(h[6]) or 0) > NOW then
   return { 1, h[4], h[5] or false }

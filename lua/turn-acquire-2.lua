@@ -20,6 +20,7 @@
     { -2, ticket }  the ticket was granted, but its lease expired before this poll confirmed it
 ]]
 --@include time
+--@include chat
 --@include turn
 
 local state, queue = KEYS[1], KEYS[2]
@@ -31,41 +32,37 @@ local fresh = false
 if ticket == '' then
   local known = false
   -- Always looked up: the client itself may send a command again after a reconnect.
-  if reqId ~= '' then known = redis.call('HGET', state, 'rq:' .. reqId) end
+  if reqId ~= '' then known = redis.call('HGET', state, request_field(reqId)) end
   if known then
     ticket = known -- a retry: poll with the ticket the lost reply carried
   else
     -- Fast path: a free chat with nobody queued is granted without touching the queue.
-    local h = redis.call('HMGET', state, 'h', 'exp', 'f', 'lh', 'lhi', 'n')
+    local h = redis.call('HMGET', state, CHAT.holder, CHAT.expiresAt, CHAT.fence, CHAT.lastHolder, CHAT.lastHolderIncarnation,
+      CHAT.lastTicket)
     if (not h[1] or (tonumber(h[2]) or 0) <= NOW) and redis.call('EXISTS', queue) == 0 then
       ticket = fmt((tonumber(h[6]) or 0) + 1)
-      local fence = fmt(next_fence(h[3]))
-      local fields = { 'n', ticket, 'h', rid, 'hi', inc, 'ht', ticket, 'f', fence, 'exp', fmt(NOW + leaseMs), 'g', fmt(NOW),
-        'lr', fmt(NOW), 'lh', rid, 'lhi', inc, 'wt', '0' }
-      if h[4] then
-        table.insert(fields, 'ph'); table.insert(fields, h[4]); table.insert(fields, 'phi'); table.insert(fields, h[5] or '')
-      end
-      if reqId ~= '' then table.insert(fields, 'rq:' .. reqId); table.insert(fields, ticket) end
-      redis.call('HSET', state, unpack(fields))
-      if not h[4] then redis.call('HDEL', state, 'ph', 'phi') end
+      local extra = { CHAT.lastTicket, ticket }
+      if reqId ~= '' then table.insert(extra, request_field(reqId)); table.insert(extra, ticket) end
+      local fence = grant_turn(state, ticket, rid, inc, leaseMs, 0, { h[4], h[5], h[3] }, extra)
       redis.call('PEXPIRE', state, fmt(leaseMs * 2 + idleTtl))
       return { 1, ticket, fence, h[4] or false, h[5] or false }
     end
     fresh = true
-    ticket = fmt(redis.call('HINCRBY', state, 'n', 1))
+    ticket = fmt(redis.call('HINCRBY', state, CHAT.lastTicket, 1))
     redis.call('ZADD', queue, ticket, ticket)
-    redis.call('HSET', state, 't:' .. ticket, ticket_value(NOW + leaseMs, NOW, inc, rid))
-    if reqId ~= '' then redis.call('HSET', state, 'rq:' .. reqId, ticket) end
+    redis.call('HSET', state, ticket_field(ticket), ticket_value(NOW + leaseMs, NOW, inc, rid))
+    if reqId ~= '' then redis.call('HSET', state, request_field(reqId), ticket) end
   end
 elseif reqId ~= '' then
-  redis.call('HDEL', state, 'rq:' .. reqId) -- the caller knows its ticket now
+  redis.call('HDEL', state, request_field(reqId)) -- the caller knows its ticket now
 end
 
 if not fresh then
-  local h = redis.call('HMGET', state, 'hi', 'ht', 'exp', 'f', 'ph', 'phi')
+  local h = redis.call('HMGET', state, CHAT.holderIncarnation, CHAT.holderTicket, CHAT.expiresAt, CHAT.fence, CHAT.previousHolder,
+    CHAT.previousHolderIncarnation)
   if h[1] == inc and h[2] == ticket then
     if (tonumber(h[3]) or 0) > NOW then
-      redis.call('HSET', state, 'exp', fmt(NOW + leaseMs), 'lr', fmt(NOW))
+      redis.call('HSET', state, CHAT.expiresAt, fmt(NOW + leaseMs), CHAT.lastRenewal, fmt(NOW))
       touch(state, queue, leaseMs, idleTtl)
       return { 1, ticket, h[4], h[5] or false, h[6] or false }
     end
@@ -74,9 +71,9 @@ if not fresh then
     touch(state, queue, leaseMs, idleTtl)
     return { -2, ticket }
   end
-  local t = parse_ticket(redis.call('HGET', state, 't:' .. ticket))
+  local t = parse_ticket(redis.call('HGET', state, ticket_field(ticket)))
   if not t or t.inc ~= inc then return { -1 } end
-  redis.call('HSET', state, 't:' .. ticket, ticket_value(NOW + leaseMs, t.enq, inc, rid))
+  redis.call('HSET', state, ticket_field(ticket), ticket_value(NOW + leaseMs, t.enq, inc, rid))
 end
 
 local g = grant_next(state, queue, leaseMs, wake, ticket)
@@ -85,5 +82,5 @@ if g and g.ticket == ticket then
   return { 1, ticket, g.fence, g.ph or false, g.phi or false }
 end
 local pos = redis.call('ZRANK', queue, ticket)
-local h = redis.call('HMGET', state, 'h', 'hi', 'f')
+local h = redis.call('HMGET', state, CHAT.holder, CHAT.holderIncarnation, CHAT.fence)
 return { 0, ticket, pos or 0, h[1] or false, h[2] or false, h[3] or false }

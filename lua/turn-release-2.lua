@@ -12,6 +12,7 @@
   Returns 1 the turn was released, 2 the queued ticket was withdrawn, 0 neither was ours any more
 ]]
 --@include time
+--@include chat
 --@include turn
 
 local state, queue = KEYS[1], KEYS[2]
@@ -19,9 +20,9 @@ local inc, ticket = ARGV[1], ARGV[2]
 local leaseMs, idleTtl, wake = tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5]
 local reqId = ARGV[6] or ''
 
-local h = redis.call('HMGET', state, 'hi', 'ht')
+local h = redis.call('HMGET', state, CHAT.holderIncarnation, CHAT.holderTicket)
 if h[1] == inc and h[2] == ticket then
-  redis.call('HDEL', state, 'h', 'hi', 'ht', 'exp', 'g', 'lr', 'wt', 'rq:' .. reqId)
+  clear_holder(state, request_field(reqId))
   if redis.call('EXISTS', queue) == 1 then
     grant_next(state, queue, leaseMs, wake, ticket)
     redis.call('PEXPIRE', queue, fmt(leaseMs * 2 + idleTtl))
@@ -29,11 +30,11 @@ if h[1] == inc and h[2] == ticket then
   redis.call('PEXPIRE', state, fmt(leaseMs * 2 + idleTtl))
   return 1
 end
-if reqId ~= '' then redis.call('HDEL', state, 'rq:' .. reqId) end
-local t = parse_ticket(redis.call('HGET', state, 't:' .. ticket))
+if reqId ~= '' then redis.call('HDEL', state, request_field(reqId)) end
+local t = parse_ticket(redis.call('HGET', state, ticket_field(ticket)))
 if t and t.inc == inc then
   redis.call('ZREM', queue, ticket)
-  redis.call('HDEL', state, 't:' .. ticket)
+  redis.call('HDEL', state, ticket_field(ticket))
   grant_next(state, queue, leaseMs, wake, ticket)
   touch(state, queue, leaseMs, idleTtl)
   return 2

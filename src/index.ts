@@ -36,15 +36,8 @@ export { PACKAGE_VERSION } from './version.js'
 export { CoordinationAdmin, operatorName, type YieldOptions } from './admin/admin.js'
 export { RedisStore, type RedisStoreOptions, type CheckpointInput, type FencedLock, type HandoverMarkerInput } from './store/redis-store.js'
 export * from './state/decode.js'
-export {
-  StateReader,
-  LISTING_DECODERS,
-  CHAT_HOLDER_FIELDS,
-  type ScanOptions,
-  type Listing,
-  type Corrupt,
-  type SchemaInfo,
-} from './state/reader.js'
+export { CHAT_FIELDS, CHAT_HOLDER_FIELDS } from './wire/chat.js'
+export { StateReader, LISTING_DECODERS, type ScanOptions, type Listing, type Corrupt, type SchemaInfo } from './state/reader.js'
 export { readDashboard, type DashboardSnapshot, type DashboardChat, type DashboardOptions } from './state/dashboard.js'
 export type * from './admin/interventions.js'
 export * from './state/views.js'

@@ -1,13 +1,13 @@
--- Operator intervention helpers (needs the time and turn includes before it).
+-- Operator intervention helpers (need the time, chat and turn includes before them).
 
 -- Take a chat's turn away from its holder: clear it and bump the fence with next_fence, so the old
 -- holder's renewals answer 'revoked' and its late fenced checkpoint writes are refused (its fence is
 -- now below the chat's). Returns the fence after the bump.
 local function revoke_chat_holder(state)
-  local f = redis.call('HGET', state, 'f')
+  local f = redis.call('HGET', state, CHAT.fence)
   clear_holder(state)
   local bumped = fmt(next_fence(f))
-  redis.call('HSET', state, 'f', bumped)
+  redis.call('HSET', state, CHAT.fence, bumped)
   return bumped
 end
 
@@ -19,7 +19,7 @@ end
 -- The grant that grant_next made, as reply fields: ticket, fence, replicaId, incarnation (or false).
 local function granted_fields(state, g)
   if not g then return false, false, false, false end
-  local h = redis.call('HMGET', state, 'h', 'hi')
+  local h = redis.call('HMGET', state, CHAT.holder, CHAT.holderIncarnation)
   return g.ticket, g.fence, h[1] or false, h[2] or false
 end
 
@@ -28,6 +28,7 @@ end
 local function drop_request_ids(state, tickets)
   local all = redis.call('HGETALL', state)
   for i = 1, #all, 2 do
-    if string.sub(all[i], 1, 3) == 'rq:' and tickets[all[i + 1]] then redis.call('HDEL', state, all[i]) end
+    local field = all[i]
+    if string.sub(field, 1, #CHAT.requestPrefix) == CHAT.requestPrefix and tickets[all[i + 1]] then redis.call('HDEL', state, field) end
   end
 end

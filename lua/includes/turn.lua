@@ -1,8 +1,5 @@
--- Chat turn helpers. A chat's state hash holds:
---   n: last ticket issued; f: last fence; h/hi/ht: holder replicaId/incarnation/ticket (only while held);
---   exp/g/lr: lease expiry, grant time, last renewal (Redis ms); lh/lhi: the last holder (kept after release);
---   ph/phi: the holder before the current grant; wt: the current holder's wait; sk: dead tickets skipped;
---   t:<ticket>: "deadline|enqueuedAt|incarnation|replicaId" for each queued ticket.
+-- Chat turn helpers (need the time and chat includes before them). The fields are named in CHAT
+-- (lua/includes/chat.lua); this file and the scripts that include it are the only writers.
 
 local function ticket_value(deadline, enqueued, inc, rid)
   return fmt(deadline) .. '|' .. fmt(enqueued) .. '|' .. inc .. '|' .. rid
@@ -15,8 +12,18 @@ local function parse_ticket(v)
   return { deadline = tonumber(d), enq = tonumber(e), inc = i, rid = r }
 end
 
-local function clear_holder(state)
-  redis.call('HDEL', state, 'h', 'hi', 'ht', 'exp', 'g', 'lr', 'wt')
+local function ticket_field(ticket)
+  return CHAT.ticketPrefix .. ticket
+end
+
+local function request_field(requestId)
+  return CHAT.requestPrefix .. requestId
+end
+
+-- The turn is nobody's now (the fence and the last holder stay); `...` are more fields to delete with it.
+local function clear_holder(state, ...)
+  redis.call('HDEL', state, CHAT.holder, CHAT.holderIncarnation, CHAT.holderTicket, CHAT.expiresAt, CHAT.grantedAt,
+    CHAT.lastRenewal, CHAT.waited, ...)
 end
 
 -- Keep an active chat alive; an idle one expires idleTtl after its last write (fences stay
@@ -27,12 +34,30 @@ local function touch(state, queue, leaseMs, idleTtl)
   if redis.call('EXISTS', queue) == 1 then redis.call('PEXPIRE', queue, ttl) end
 end
 
+-- Make `ticket` of (rid, inc) the holder for leaseMs from now, with the next fence; the last holder
+-- becomes the previous one. `last` is { lastHolder, lastHolderIncarnation, fence } as read from the
+-- hash; `extra` are more field/value pairs to write with the grant. Returns the fence.
+local function grant_turn(state, ticket, rid, inc, leaseMs, waited, last, extra)
+  local fence = fmt(next_fence(last[3]))
+  local fields = { CHAT.holder, rid, CHAT.holderIncarnation, inc, CHAT.holderTicket, ticket, CHAT.fence, fence,
+    CHAT.expiresAt, fmt(NOW + leaseMs), CHAT.grantedAt, fmt(NOW), CHAT.lastRenewal, fmt(NOW),
+    CHAT.lastHolder, rid, CHAT.lastHolderIncarnation, inc, CHAT.waited, fmt(waited) }
+  if last[1] then
+    table.insert(fields, CHAT.previousHolder); table.insert(fields, last[1])
+    table.insert(fields, CHAT.previousHolderIncarnation); table.insert(fields, last[2] or '')
+  end
+  for _, v in ipairs(extra or {}) do table.insert(fields, v) end
+  redis.call('HSET', state, unpack(fields))
+  if not last[1] then redis.call('HDEL', state, CHAT.previousHolder, CHAT.previousHolderIncarnation) end
+  return fence
+end
+
 -- Grant the turn to the oldest live ticket when nobody holds a valid lease. Dead tickets (not
 -- refreshed within leaseMs: their replica died, froze or lost Redis) are dropped on the way.
 -- Wakes the grantee on its incarnation's channel unless it is the caller's own ticket, with the
 -- grant as JSON: { t = ticket, f = fence, l = leaseMs, k = raw state key, p/pi = previous holder }.
 local function grant_next(state, queue, leaseMs, wake, callerTicket)
-  local cur = redis.call('HMGET', state, 'h', 'exp', 'hi')
+  local cur = redis.call('HMGET', state, CHAT.holder, CHAT.expiresAt, CHAT.holderIncarnation)
   -- A holder whose lease ran out did not renew for a whole lease: its process is dead, frozen or cut
   -- off, so its own tickets queued behind it (refreshed until it stopped) are dead too.
   local deadInc = nil
@@ -44,19 +69,12 @@ local function grant_next(state, queue, leaseMs, wake, callerTicket)
   while true do
     local head = redis.call('ZRANGE', queue, 0, 0)[1]
     if not head then return nil end
-    local t = parse_ticket(redis.call('HGET', state, 't:' .. head))
+    local t = parse_ticket(redis.call('HGET', state, ticket_field(head)))
     redis.call('ZREM', queue, head)
-    redis.call('HDEL', state, 't:' .. head)
+    redis.call('HDEL', state, ticket_field(head))
     if t and t.deadline > NOW and t.inc ~= deadInc then
-      local last = redis.call('HMGET', state, 'lh', 'lhi', 'f')
-      local fence = fmt(next_fence(last[3]))
-      redis.call('HSET', state, 'h', t.rid, 'hi', t.inc, 'ht', head, 'f', fence,
-        'exp', fmt(NOW + leaseMs), 'g', fmt(NOW), 'lr', fmt(NOW), 'lh', t.rid, 'lhi', t.inc, 'wt', fmt(NOW - t.enq))
-      if last[1] then
-        redis.call('HSET', state, 'ph', last[1], 'phi', last[2] or '')
-      else
-        redis.call('HDEL', state, 'ph', 'phi')
-      end
+      local last = redis.call('HMGET', state, CHAT.lastHolder, CHAT.lastHolderIncarnation, CHAT.fence)
+      local fence = grant_turn(state, head, t.rid, t.inc, leaseMs, NOW - t.enq, last)
       if head ~= callerTicket then
         -- The grant itself travels in the wake-up, so the waiter can take the turn without another
         -- round trip (it bounds its local deadline by the send time of its last 'queued' poll).
@@ -65,6 +83,6 @@ local function grant_next(state, queue, leaseMs, wake, callerTicket)
       end
       return { ticket = head, fence = fence, ph = last[1], phi = last[2] }
     end
-    redis.call('HINCRBY', state, 'sk', 1)
+    redis.call('HINCRBY', state, CHAT.skipped, 1)
   end
 end

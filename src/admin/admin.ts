@@ -17,6 +17,10 @@ import {
 } from '../scripts/registry.js'
 import { StateReader } from '../state/reader.js'
 import type { ChatSnapshot } from '../state/decode.js'
+import { chatInvolves } from '../wire/chat.js'
+import { decodeHeldSummary } from '../wire/heartbeat.js'
+import type { HeldSummary } from '../wire/types.js'
+import { CorruptStateError } from '../errors/corrupt-state-error.js'
 import type {
   AuditOptions,
   AuditOutcome,
@@ -72,7 +76,8 @@ export interface EvictOptions extends AuditOptions {
   tombstoneTtlMs?: number
   /**
    * Also SCAN every chat and lead for the evicted incarnation (its heartbeat record lists at most 100
-   * of each, as of its last beat). Default: only when the record says it listed fewer than it had.
+   * of each, as of its last beat). Default: only when the record says it listed fewer than it had,
+   * or cannot be read.
    */
   scan?: boolean
 }
@@ -332,15 +337,22 @@ export class CoordinationAdmin {
         fenceAfter: null,
         result: r.status === 'tombstoned' ? 'tombstoned' : 'cleaning again',
       })
-      const leases = parseLeases(r.leases)
+      // What it held and waited for, as its last beat said; unreadable, it is found by a scan instead.
+      let leases: HeldSummary | null = null
+      try {
+        leases = decodeHeldSummary(r.leases, (why) => new CorruptStateError(this.keys.replica(replicaId), why))
+      } catch {
+        leases = null
+      }
       const info = parseJson<{ leaseMs?: number }>(r.info)
       const grantLeaseMs = Math.max(Number(info?.leaseMs) || 0, DEFAULTS.leaseMs)
+      const held = leases?.held ?? []
       const chatKeys = new Set<string>([
-        ...leases.held.filter((h) => h.kind === 'chat').map((h) => h.key),
-        ...leases.waiting.map((w) => w.key),
+        ...held.filter((h) => h.kind === 'chat').map((h) => h.key),
+        ...(leases?.waiting ?? []).map((w) => w.key),
       ])
-      const leadNames = new Set<string>([...leases.held.filter((h) => h.kind === 'lead').map((h) => h.key), ...leases.campaigns])
-      const scan = opts.scan ?? leases.more > 0
+      const leadNames = new Set<string>([...held.filter((h) => h.kind === 'lead').map((h) => h.key), ...(leases?.campaigns ?? [])])
+      const scan = opts.scan ?? (leases === null || leases.more > 0)
       if (scan) await this.findIncarnation(inc, chatKeys, leadNames)
       const chats: EvictedChat[] = []
       const leads: EvictedLead[] = []
@@ -412,7 +424,7 @@ export class CoordinationAdmin {
       for (const { id, kind, hash } of batch) {
         if (kind === 'lead') {
           if (hash.hi === inc || hash[`c:${inc}`] !== undefined) leads.add(id)
-        } else if (hash.hi === inc || Object.entries(hash).some(([f, v]) => f.startsWith('t:') && v.split('|')[2] === inc)) {
+        } else if (chatInvolves(hash, inc)) {
           chats.add(id)
         }
       }
@@ -475,21 +487,5 @@ function parseJson<T>(v: unknown): T | null {
     return JSON.parse(v) as T
   } catch {
     return null
-  }
-}
-
-function parseLeases(v: unknown): {
-  held: Array<{ kind: string; key: string }>
-  waiting: Array<{ key: string }>
-  campaigns: string[]
-  more: number
-} {
-  const l = parseJson<{ held?: unknown; waiting?: unknown; campaigns?: unknown; more?: unknown }>(v) ?? {}
-  const arr = (x: unknown): unknown[] => (Array.isArray(x) ? x : [])
-  return {
-    held: arr(l.held).filter((h): h is { kind: string; key: string } => typeof (h as { key?: unknown })?.key === 'string'),
-    waiting: arr(l.waiting).filter((w): w is { key: string } => typeof (w as { key?: unknown })?.key === 'string'),
-    campaigns: arr(l.campaigns).filter((c): c is string => typeof c === 'string'),
-    more: Number(l.more) || 0,
   }
 }

@@ -17,6 +17,7 @@ import { PACKAGE_VERSION } from '../version.js'
 import { DEFAULTS } from '../defaults.js'
 import type { CoordinationBackend } from './backend.js'
 import type { BeatRecord, PushedGrant } from '../wire/types.js'
+import { heldSummary } from '../wire/heartbeat.js'
 import type { CoordinatorContext, CoordinatorState } from './context.js'
 import type { Election } from './election.js'
 import { LeaseTable } from './lease-table.js'
@@ -24,9 +25,6 @@ import { Leadership } from './leadership.js'
 import { Renewer } from './renewer.js'
 import { TurnQueue } from './turn-queue.js'
 import type { AcquireTurnOptions, CampaignOptions, CoordinatorOptions, HandoverEvent, Lead, Turn } from './types.js'
-
-/** What the heartbeat record lists at most of each kind (held, waiting, campaigns); `more` counts the rest. */
-const HEARTBEAT_LIST_CAP = 100
 
 /**
  * The coordination logic every replica runs: heartbeats, chat turns, renewals, local deadlines and
@@ -260,8 +258,6 @@ export abstract class Coordinator extends EventEmitter {
 
   #beatRecord(): BeatRecord {
     const held = this.#leases.all()
-    const cap = HEARTBEAT_LIST_CAP
-    const waiting = this.#turns.waiting()
     return {
       info: { ...this.#meta, startedAt: this.#startedAtMs, leaseMs: this.leaseMs },
       stats: {
@@ -272,12 +268,7 @@ export abstract class Coordinator extends EventEmitter {
         leadsHeld: held.filter((l) => l.kind === 'lead').length,
         turnsHeld: held.filter((l) => l.kind === 'chat').length,
       },
-      leases: {
-        held: held.slice(0, cap).map((l) => ({ kind: l.kind, key: l.key, fence: l.fence })),
-        waiting: waiting.slice(0, cap).map(({ key, ticket }) => ({ key, ticket })),
-        campaigns: this.#leadership.names().slice(0, cap),
-        more: Math.max(0, held.length - cap) + Math.max(0, waiting.length - cap),
-      },
+      leases: heldSummary(held, this.#turns.waiting(), this.#leadership.names()),
     }
   }
 

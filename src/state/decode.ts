@@ -5,6 +5,8 @@
  */
 import { CorruptStateError } from '../errors/corrupt-state-error.js'
 import type { Holder, HeldSummary, ReplicaInfo, ReplicaStats } from '../wire/types.js'
+import { decodeHeldSummary } from '../wire/heartbeat.js'
+import { CHAT_FIELDS as C, queuedTicket, type QueuedTicket } from '../wire/chat.js'
 
 export type Json = null | boolean | number | string | Json[] | { [k: string]: Json }
 type Hash = Record<string, string>
@@ -38,14 +40,8 @@ function holder(h: Hash, rid: string, inc: string): Holder | null {
 
 // ---------------------------------------------------------------- chats
 
-export interface TicketSnapshot {
-  ticket: number
-  replicaId: string
-  incarnation: string
-  /** The ticket is skipped once Redis's clock passes this (its replica stopped polling). */
-  deadlineMs: number
-  enqueuedAtMs: number
-}
+/** A queued ticket: its replica and incarnation, its deadline (skipped once Redis's clock passes it), when it was taken. */
+export type TicketSnapshot = QueuedTicket
 
 export interface ChatSnapshot {
   key: string
@@ -63,32 +59,30 @@ export interface ChatSnapshot {
 export function decodeChat(key: string, rawKey: string, h: Hash): ChatSnapshot {
   const tickets: TicketSnapshot[] = []
   for (const [field, value] of Object.entries(h)) {
-    if (!field.startsWith('t:')) continue
-    const m = /^(\d+)\|(\d+)\|([^|]*)\|([\s\S]*)$/.exec(value)
-    const ticket = Number(field.slice(2))
-    if (!m || !Number.isInteger(ticket)) throw new CorruptStateError(rawKey, `ticket field ${field} is malformed`)
-    tickets.push({ ticket, deadlineMs: Number(m[1]), enqueuedAtMs: Number(m[2]), incarnation: m[3]!, replicaId: m[4]! })
+    const t = queuedTicket(field, value, (why) => new CorruptStateError(rawKey, why))
+    if (t) tickets.push(t)
   }
   tickets.sort((a, b) => a.ticket - b.ticket)
-  const held = h.h !== undefined
+  const holderId = h[C.holder]
   return {
     key,
-    fence: int(rawKey, h, 'f'),
-    holder: held
-      ? {
-          replicaId: h.h!,
-          incarnation: h.hi ?? '',
-          ticket: reqInt(rawKey, h, 'ht'),
-          expiresAtMs: reqInt(rawKey, h, 'exp'),
-          grantedAtMs: int(rawKey, h, 'g') ?? 0,
-          lastRenewalMs: int(rawKey, h, 'lr') ?? 0,
-          waitedMs: int(rawKey, h, 'wt'),
-        }
-      : null,
-    previousHolder: holder(h, 'ph', 'phi'),
-    lastHolder: holder(h, 'lh', 'lhi'),
-    lastTicket: int(rawKey, h, 'n') ?? 0,
-    skippedTickets: int(rawKey, h, 'sk') ?? 0,
+    fence: int(rawKey, h, C.fence),
+    holder:
+      holderId !== undefined
+        ? {
+            replicaId: holderId,
+            incarnation: h[C.holderIncarnation] ?? '',
+            ticket: reqInt(rawKey, h, C.holderTicket),
+            expiresAtMs: reqInt(rawKey, h, C.expiresAt),
+            grantedAtMs: int(rawKey, h, C.grantedAt) ?? 0,
+            lastRenewalMs: int(rawKey, h, C.lastRenewal) ?? 0,
+            waitedMs: int(rawKey, h, C.waited),
+          }
+        : null,
+    previousHolder: holder(h, C.previousHolder, C.previousHolderIncarnation),
+    lastHolder: holder(h, C.lastHolder, C.lastHolderIncarnation),
+    lastTicket: int(rawKey, h, C.lastTicket) ?? 0,
+    skippedTickets: int(rawKey, h, C.skipped) ?? 0,
     tickets,
   }
 }
@@ -285,7 +279,7 @@ export function decodeReplica(replicaId: string, rawKey: string, h: Hash): Repli
       leadsHeld: 0,
       turnsHeld: 0,
     },
-    leases: json<HeldSummary>(rawKey, h, 'leases') ?? { held: [], waiting: [], more: 0 },
+    leases: decodeHeldSummary(h.leases, (why) => new CorruptStateError(rawKey, why)),
     beatAtMs: beat,
     expiresAtMs: reqInt(rawKey, h, 'exp'),
     clockSkewMs: cw === null ? null : beat - cw,

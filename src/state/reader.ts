@@ -60,9 +60,6 @@ type Hash = Record<string, string>
 type Decoders = Partial<Record<KeyKind, (id: string, rawKey: string, h: Hash) => unknown>>
 type DecodedBy<F> = F extends (...a: never[]) => infer R ? Exclude<R, null> : never
 
-/** The fields of a chat's hash that say who holds it (a lease listing needs no tickets). */
-export const CHAT_HOLDER_FIELDS = ['h', 'hi', 'ht', 'f', 'exp', 'g', 'lr', 'wt', 'lh', 'lhi', 'ph', 'phi']
-
 /** The decoders of the listings, by kind (a null result skips the key). */
 export const LISTING_DECODERS = {
   chat: (id: string, raw: string, h: Hash) => decodeChat(id, raw, h),

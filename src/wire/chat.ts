@@ -1,0 +1,83 @@
+/**
+ * The fields of a chat's state hash P:c:<chat> (docs/redis-layout.md), for TypeScript: the decoder
+ * (src/state/decode.ts), the lease listings and the admin's scan read them by these names. The Lua
+ * writers name them through CHAT in lua/includes/chat.lua — the same table;
+ * test/integration/chat-schema.test.ts checks that the two agree and that every field written decodes.
+ */
+export const CHAT_FIELDS = {
+  /** Last ticket issued. */
+  lastTicket: 'n',
+  /** Fence of the current (or last) grant. */
+  fence: 'f',
+  /** Holder's replicaId, incarnation, ticket: only while held. */
+  holder: 'h',
+  holderIncarnation: 'hi',
+  holderTicket: 'ht',
+  /** Lease expiry, grant time, last renewal (Redis ms): only while held. */
+  expiresAt: 'exp',
+  grantedAt: 'g',
+  lastRenewal: 'lr',
+  /** How long the holder's ticket waited (ms): only while held. */
+  waited: 'wt',
+  /** The last holder (kept after release). */
+  lastHolder: 'lh',
+  lastHolderIncarnation: 'lhi',
+  /** The holder before the current grant (`previousHolder`). */
+  previousHolder: 'ph',
+  previousHolderIncarnation: 'phi',
+  /** Dead tickets skipped. */
+  skipped: 'sk',
+  /** `t:<ticket>` = `deadline|enqueuedAt|incarnation|replicaId` of each queued ticket. */
+  ticketPrefix: 't:',
+  /** `rq:<requestId>` = the ticket one acquisition took (idempotent taking). */
+  requestPrefix: 'rq:',
+} as const
+
+const F = CHAT_FIELDS
+
+/** The fields that say who holds a chat (a lease listing reads only these: no tickets). */
+export const CHAT_HOLDER_FIELDS: string[] = [
+  F.holder,
+  F.holderIncarnation,
+  F.holderTicket,
+  F.fence,
+  F.expiresAt,
+  F.grantedAt,
+  F.lastRenewal,
+  F.waited,
+  F.lastHolder,
+  F.lastHolderIncarnation,
+  F.previousHolder,
+  F.previousHolderIncarnation,
+]
+
+/** A queued ticket as its `t:<ticket>` field holds it. */
+export interface QueuedTicket {
+  ticket: number
+  /** Redis ms: the ticket is skipped once Redis's clock passes it (its replica stopped polling). */
+  deadlineMs: number
+  enqueuedAtMs: number
+  incarnation: string
+  replicaId: string
+}
+
+/** The queued ticket of one field of a chat hash; null when the field is not a ticket; throws on a malformed one. */
+export function queuedTicket(field: string, value: string, malformed: (why: string) => Error): QueuedTicket | null {
+  if (!field.startsWith(F.ticketPrefix)) return null
+  const m = /^(\d+)\|(\d+)\|([^|]*)\|([\s\S]*)$/.exec(value)
+  const ticket = Number(field.slice(F.ticketPrefix.length))
+  if (!m || !Number.isInteger(ticket)) throw malformed(`ticket field ${field} is malformed`)
+  return { ticket, deadlineMs: Number(m[1]), enqueuedAtMs: Number(m[2]), incarnation: m[3]!, replicaId: m[4]! }
+}
+
+/** Does this incarnation hold the chat, or wait in its queue? (A malformed ticket is no one's.) */
+export function chatInvolves(hash: Record<string, string>, incarnation: string): boolean {
+  if (hash[F.holderIncarnation] === incarnation) return true
+  return Object.entries(hash).some(([field, value]) => {
+    try {
+      return queuedTicket(field, value, () => new Error('malformed'))?.incarnation === incarnation
+    } catch {
+      return false
+    }
+  })
+}
