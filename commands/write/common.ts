@@ -139,8 +139,3 @@ async function carryOut(ctx: Context, p: Plan, flags: WriteFlags, name: string):
   }
   return outcome.code
 }
-
-/** " (alive)" / " (no heartbeat)" for a replica id, from a set of live ids. */
-export function aliveMark(ctx: Context, alive: boolean): string {
-  return alive ? ctx.c.green('alive') : ctx.c.red('no heartbeat')
-}

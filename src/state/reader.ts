@@ -3,7 +3,7 @@
  * pipelined HGETALLs, and the pure decoders of ./decode.ts. Times are Redis's clock.
  */
 import type { Redis } from 'ioredis'
-import { KeyLayout, SCHEMA_VERSION, type KeyKind, type Layout } from '../keys.js'
+import { KeyLayout, type KeyKind, type Layout } from '../keys.js'
 import { isCluster, masters, withTimeout, type RedisClient } from '../connection.js'
 import { errorFromRedis } from '../errors/from-redis.js'
 import { DEFAULTS } from '../defaults.js'
@@ -113,12 +113,6 @@ export class StateReader {
     const h = await this.call('HGETALL', () => (this.redis as Redis).hgetall(this.keys.schema), this.keys.schema)
     if (!h || !h.version) return null
     return { version: Number(h.version), layout: (h.layout as Layout) ?? 'standalone', createdAt: h.createdAt ? Number(h.createdAt) : null }
-  }
-
-  /** A schema newer than this release understands cannot be read safely. */
-  static schemaProblem(s: SchemaInfo | null): string | null {
-    if (s && s.version > SCHEMA_VERSION) return `schema ${s.version} is newer than this release understands (${SCHEMA_VERSION})`
-    return null
   }
 
   /**

@@ -56,7 +56,6 @@ interface ReplicaRecord {
   exp: number
   beat: number
   record: BeatRecord
-  evicted: Set<string>
 }
 
 /**
@@ -312,9 +311,8 @@ export class MemoryCoordinationHub {
   beat(replicaId: string, incarnation: string, leaseMs: number, record: BeatRecord): BeatReply {
     const now = this.now()
     const cur = this.replicas.get(replicaId)
-    if (cur?.evicted.has(incarnation)) return { evicted: true, otherIncarnation: null }
     const other = cur && cur.incarnation !== incarnation && cur.exp > now ? cur.incarnation : null
-    this.replicas.set(replicaId, { incarnation, exp: now + leaseMs, beat: now, record, evicted: cur?.evicted ?? new Set() })
+    this.replicas.set(replicaId, { incarnation, exp: now + leaseMs, beat: now, record })
     return { evicted: false, otherIncarnation: other }
   }
 
