@@ -1,5 +1,6 @@
 /**
- * The shape of src/: no import cycles (type-only imports count), and every import goes down the layers — base → keys, wire → connection, pure
+ * The shape of src/: no import cycles (type-only imports count), no file in src/coordinator/ above
+ * ~350 lines, and every import goes down the layers — base → keys, wire → connection, pure
  * state → scripts → coordinator, reads → store, admin, testing → entry points. The library never
  * imports the CLI's dependencies.
  */
@@ -119,6 +120,13 @@ describe('src/ layout', () => {
       if (PURE.test(from) && m.packages.length) upward.push(`${from} is pure but imports ${m.packages.join(', ')}`)
     }
     expect(upward).toEqual([])
+  })
+
+  it('keeps every file of src/coordinator/ readable in one sitting (~350 lines at most)', () => {
+    const long = sourceFiles(join(SRC, 'coordinator'))
+      .map((f) => ({ file: relative(SRC, f), lines: readFileSync(f, 'utf8').split('\n').length }))
+      .filter((f) => f.lines > 360)
+    expect(long).toEqual([])
   })
 
   it('never imports the CLI or its dependencies', () => {
