@@ -1,5 +1,6 @@
 // Small pure helpers: quantiles, INFO parsing, commandstats deltas, order inversions.
 import { rng } from '../../chaos/rng.mjs'
+import { now } from '../../chaos/clock.mjs'
 
 export function quantile(sorted, q) {
   if (!sorted.length) return null
@@ -84,8 +85,8 @@ export function inversions(arr) {
   return count
 }
 
-/** A monotonic clock shared by every process on this machine (CLOCK_MONOTONIC), in ms. */
-export const sharedNow = () => Number(process.hrtime.bigint()) / 1e6
+/** A monotonic clock shared by every process on this machine (CLOCK_MONOTONIC), in ms: the fault campaign's. */
+export const sharedNow = now
 
 /** mulberry32, the fault campaign's seeded PRNG (chaos/rng.mjs). */
 export const mulberry32 = (seed) => rng(seed).next
