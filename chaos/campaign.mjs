@@ -105,9 +105,22 @@ class Replica {
     this.leader = false
     this.generation = 0
     this.outstanding = new Set()
+    this.starting = null
   }
 
-  async start() {
+  /**
+   * Start its process unless it runs or is being started: one process per replica. Restarts are asked
+   * for from two places (the supervisor restarts an evicted replica; every fault restarts the dead
+   * ones), and a start under load can take seconds: two starts at once would run two processes with
+   * one replicaId, the first of them left running unseen.
+   */
+  start() {
+    if (this.alive) return Promise.resolve(this)
+    this.starting ??= this.startWithRetries().finally(() => (this.starting = null))
+    return this.starting
+  }
+
+  async startWithRetries() {
     // a start under load may time out (the first script call also connects): try again, as a supervisor would
     for (let attempt = 1; ; attempt++) {
       try {
