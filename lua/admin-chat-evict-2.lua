@@ -36,8 +36,7 @@ local gone = {}
 for _, ticket in ipairs(redis.call('ZRANGE', queue, 0, -1)) do
   local t = parse_ticket(redis.call('HGET', state, ticket_field(ticket)))
   if t and t.inc == inc then
-    redis.call('ZREM', queue, ticket)
-    redis.call('HDEL', state, ticket_field(ticket))
+    remove_ticket(state, queue, ticket)
     wake_ticket(state, wake, inc, ticket)
     gone[ticket] = true
     dropped = dropped + 1

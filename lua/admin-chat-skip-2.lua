@@ -37,8 +37,7 @@ local t = parse_ticket(raw)
 local inc, rid = '', ''
 if t then inc, rid = t.inc, t.rid end
 if ifInc ~= '' and inc ~= ifInc then return { -1, inc, rid } end
-redis.call('ZREM', queue, ticket)
-redis.call('HDEL', state, ticket_field(ticket))
+remove_ticket(state, queue, ticket)
 redis.call('HINCRBY', state, CHAT.skipped, 1)
 drop_request_ids(state, { [ticket] = true })
 wake_ticket(state, wake, inc, ticket)

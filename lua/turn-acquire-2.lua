@@ -11,12 +11,14 @@
   ARGV[7] request id (unique per acquisition of this incarnation): makes taking a ticket idempotent.
           A retry after a lost reply finds the ticket taken the first time (field rq:<id>) instead of
           queueing a second one behind later messages. The field goes once the caller knows its ticket
-          (its next poll) or releases it.
+          (its next poll) or releases it. The ticket itself records it (q:<ticket>, then hq while
+          held): a poll is answered for the acquisition that took the ticket only (see owns).
 
   Returns
     { 1, ticket, fence, prevReplica|nil, prevIncarnation|nil }   granted: the lease runs leaseMs from now
     { 0, ticket, position, holderReplica|nil, holderIncarnation|nil, holderFence|nil }  still queued
-    { -1 }          the ticket is no longer queued (an operator skipped it, or it expired unrefreshed)
+    { -1 }          the ticket is no longer queued (an operator skipped it, or it expired unrefreshed), or
+                    it is not this acquisition's (Redis lost it and gave its number again)
     { -2, ticket }  the ticket was granted, but its lease expired before this poll confirmed it
 ]]
 --@include time
@@ -43,7 +45,7 @@ if ticket == '' then
       ticket = fmt((tonumber(h[6]) or 0) + 1)
       local extra = { CHAT.lastTicket, ticket }
       if reqId ~= '' then table.insert(extra, request_field(reqId)); table.insert(extra, ticket) end
-      local fence = grant_turn(state, ticket, rid, inc, leaseMs, 0, { h[4], h[5], h[3] }, extra)
+      local fence = grant_turn(state, ticket, rid, inc, reqId, leaseMs, 0, { h[4], h[5], h[3] }, extra)
       redis.call('PEXPIRE', state, fmt(leaseMs * 2 + idleTtl))
       return { 1, ticket, fence, h[4] or false, h[5] or false }
     end
@@ -51,7 +53,7 @@ if ticket == '' then
     ticket = fmt(redis.call('HINCRBY', state, CHAT.lastTicket, 1))
     redis.call('ZADD', queue, ticket, ticket)
     redis.call('HSET', state, ticket_field(ticket), ticket_value(NOW + leaseMs, NOW, inc, rid))
-    if reqId ~= '' then redis.call('HSET', state, request_field(reqId), ticket) end
+    if reqId ~= '' then redis.call('HSET', state, request_field(reqId), ticket, ticket_request_field(ticket), reqId) end
   end
 elseif reqId ~= '' then
   redis.call('HDEL', state, request_field(reqId)) -- the caller knows its ticket now
@@ -59,8 +61,8 @@ end
 
 if not fresh then
   local h = redis.call('HMGET', state, CHAT.holderIncarnation, CHAT.holderTicket, CHAT.expiresAt, CHAT.fence, CHAT.previousHolder,
-    CHAT.previousHolderIncarnation)
-  if h[1] == inc and h[2] == ticket then
+    CHAT.previousHolderIncarnation, CHAT.holderRequest)
+  if h[1] == inc and h[2] == ticket and owns(h[7], reqId) then
     if (tonumber(h[3]) or 0) > NOW then
       redis.call('HSET', state, CHAT.expiresAt, fmt(NOW + leaseMs), CHAT.lastRenewal, fmt(NOW))
       touch(state, queue, leaseMs, idleTtl)
@@ -72,7 +74,7 @@ if not fresh then
     return { -2, ticket }
   end
   local t = parse_ticket(redis.call('HGET', state, ticket_field(ticket)))
-  if not t or t.inc ~= inc then return { -1 } end
+  if not t or t.inc ~= inc or not owns(redis.call('HGET', state, ticket_request_field(ticket)), reqId) then return { -1 } end
   redis.call('HSET', state, ticket_field(ticket), ticket_value(NOW + leaseMs, t.enq, inc, rid))
 end
 

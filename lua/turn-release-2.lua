@@ -7,7 +7,8 @@
   ARGV[1] incarnation           ARGV[2] ticket
   ARGV[3] leaseMs               ARGV[4] idleTtlMs
   ARGV[5] wake channel prefix
-  ARGV[6] request id of the acquisition ('' = none): its rq:<id> field goes too
+  ARGV[6] request id of the acquisition ('' = none): its rq:<id> field goes too, and only a turn or
+          ticket of that acquisition is given back (a ticket number may have been given again)
 
   Returns 1 the turn was released, 2 the queued ticket was withdrawn, 0 neither was ours any more
 ]]
@@ -20,8 +21,8 @@ local inc, ticket = ARGV[1], ARGV[2]
 local leaseMs, idleTtl, wake = tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5]
 local reqId = ARGV[6] or ''
 
-local h = redis.call('HMGET', state, CHAT.holderIncarnation, CHAT.holderTicket)
-if h[1] == inc and h[2] == ticket then
+local h = redis.call('HMGET', state, CHAT.holderIncarnation, CHAT.holderTicket, CHAT.holderRequest)
+if h[1] == inc and h[2] == ticket and owns(h[3], reqId) then
   clear_holder(state, request_field(reqId))
   if redis.call('EXISTS', queue) == 1 then
     grant_next(state, queue, leaseMs, wake, ticket)
@@ -32,9 +33,8 @@ if h[1] == inc and h[2] == ticket then
 end
 if reqId ~= '' then redis.call('HDEL', state, request_field(reqId)) end
 local t = parse_ticket(redis.call('HGET', state, ticket_field(ticket)))
-if t and t.inc == inc then
-  redis.call('ZREM', queue, ticket)
-  redis.call('HDEL', state, ticket_field(ticket))
+if t and t.inc == inc and owns(redis.call('HGET', state, ticket_request_field(ticket)), reqId) then
+  remove_ticket(state, queue, ticket)
   grant_next(state, queue, leaseMs, wake, ticket)
   touch(state, queue, leaseMs, idleTtl)
   return 2

@@ -18,4 +18,6 @@ local CHAT = {
   skipped = 'sk',                   -- dead tickets skipped
   ticketPrefix = 't:',              -- t:<ticket> = "deadline|enqueuedAt|incarnation|replicaId"
   requestPrefix = 'rq:',            -- rq:<requestId> = the ticket one acquisition took
+  ticketRequestPrefix = 'q:',       -- q:<ticket> = the request id of the acquisition that took it
+  holderRequest = 'hq',             -- the holder's request id: only while held
 }

@@ -20,10 +20,29 @@ local function request_field(requestId)
   return CHAT.requestPrefix .. requestId
 end
 
+local function ticket_request_field(ticket)
+  return CHAT.ticketRequestPrefix .. ticket
+end
+
+-- Is a ticket whose acquisition's request id was recorded as `recorded` (q:<ticket>, or hq for the
+-- holder) the one of the acquisition `reqId`? Tickets are numbers, and a number is given again after
+-- Redis lost its last writes (a failover to a standby behind, a restart without data, an evicted
+-- key), maybe to another message of the same replica: its incarnation alone cannot tell the two
+-- apart. Nothing recorded (a ticket of an older client) or no request id given: the incarnation decides.
+local function owns(recorded, reqId)
+  return not recorded or reqId == '' or recorded == reqId
+end
+
 -- The turn is nobody's now (the fence and the last holder stay); `...` are more fields to delete with it.
 local function clear_holder(state, ...)
-  redis.call('HDEL', state, CHAT.holder, CHAT.holderIncarnation, CHAT.holderTicket, CHAT.expiresAt, CHAT.grantedAt,
-    CHAT.lastRenewal, CHAT.waited, ...)
+  redis.call('HDEL', state, CHAT.holder, CHAT.holderIncarnation, CHAT.holderTicket, CHAT.holderRequest, CHAT.expiresAt,
+    CHAT.grantedAt, CHAT.lastRenewal, CHAT.waited, ...)
+end
+
+-- A queued ticket leaves the queue (granted, withdrawn, dropped or skipped).
+local function remove_ticket(state, queue, ticket)
+  redis.call('ZREM', queue, ticket)
+  redis.call('HDEL', state, ticket_field(ticket), ticket_request_field(ticket))
 end
 
 -- Keep an active chat alive; an idle one expires idleTtl after its last write (fences stay
@@ -34,10 +53,11 @@ local function touch(state, queue, leaseMs, idleTtl)
   if redis.call('EXISTS', queue) == 1 then redis.call('PEXPIRE', queue, ttl) end
 end
 
--- Make `ticket` of (rid, inc) the holder for leaseMs from now, with the next fence; the last holder
--- becomes the previous one. `last` is { lastHolder, lastHolderIncarnation, fence } as read from the
--- hash; `extra` are more field/value pairs to write with the grant. Returns the fence.
-local function grant_turn(state, ticket, rid, inc, leaseMs, waited, last, extra)
+-- Make `ticket` of (rid, inc) and of the acquisition `reqId` ('' or false: unknown) the holder for
+-- leaseMs from now, with the next fence; the last holder becomes the previous one. `last` is
+-- { lastHolder, lastHolderIncarnation, fence } as read from the hash; `extra` are more field/value
+-- pairs to write with the grant. Returns the fence.
+local function grant_turn(state, ticket, rid, inc, reqId, leaseMs, waited, last, extra)
   local fence = fmt(next_fence(last[3]))
   local fields = { CHAT.holder, rid, CHAT.holderIncarnation, inc, CHAT.holderTicket, ticket, CHAT.fence, fence,
     CHAT.expiresAt, fmt(NOW + leaseMs), CHAT.grantedAt, fmt(NOW), CHAT.lastRenewal, fmt(NOW),
@@ -46,16 +66,19 @@ local function grant_turn(state, ticket, rid, inc, leaseMs, waited, last, extra)
     table.insert(fields, CHAT.previousHolder); table.insert(fields, last[1])
     table.insert(fields, CHAT.previousHolderIncarnation); table.insert(fields, last[2] or '')
   end
+  if reqId and reqId ~= '' then table.insert(fields, CHAT.holderRequest); table.insert(fields, reqId) end
   for _, v in ipairs(extra or {}) do table.insert(fields, v) end
   redis.call('HSET', state, unpack(fields))
   if not last[1] then redis.call('HDEL', state, CHAT.previousHolder, CHAT.previousHolderIncarnation) end
+  if not reqId or reqId == '' then redis.call('HDEL', state, CHAT.holderRequest) end
   return fence
 end
 
 -- Grant the turn to the oldest live ticket when nobody holds a valid lease. Dead tickets (not
 -- refreshed within leaseMs: their replica died, froze or lost Redis) are dropped on the way.
 -- Wakes the grantee on its incarnation's channel unless it is the caller's own ticket, with the
--- grant as JSON: { t = ticket, f = fence, l = leaseMs, k = raw state key, p/pi = previous holder }.
+-- grant as JSON: { t = ticket, q = its request id, f = fence, l = leaseMs, k = raw state key,
+-- p/pi = previous holder }.
 local function grant_next(state, queue, leaseMs, wake, callerTicket)
   local cur = redis.call('HMGET', state, CHAT.holder, CHAT.expiresAt, CHAT.holderIncarnation)
   -- A holder whose lease ran out did not renew for a whole lease: its process is dead, frozen or cut
@@ -70,15 +93,15 @@ local function grant_next(state, queue, leaseMs, wake, callerTicket)
     local head = redis.call('ZRANGE', queue, 0, 0)[1]
     if not head then return nil end
     local t = parse_ticket(redis.call('HGET', state, ticket_field(head)))
-    redis.call('ZREM', queue, head)
-    redis.call('HDEL', state, ticket_field(head))
+    local q = redis.call('HGET', state, ticket_request_field(head))
+    remove_ticket(state, queue, head)
     if t and t.deadline > NOW and t.inc ~= deadInc then
       local last = redis.call('HMGET', state, CHAT.lastHolder, CHAT.lastHolderIncarnation, CHAT.fence)
-      local fence = grant_turn(state, head, t.rid, t.inc, leaseMs, NOW - t.enq, last)
+      local fence = grant_turn(state, head, t.rid, t.inc, q, leaseMs, NOW - t.enq, last)
       if head ~= callerTicket then
         -- The grant itself travels in the wake-up, so the waiter can take the turn without another
         -- round trip (it bounds its local deadline by the send time of its last 'queued' poll).
-        redis.call('PUBLISH', wake .. t.inc, cjson.encode({ t = head, f = fence, l = leaseMs, k = state,
+        redis.call('PUBLISH', wake .. t.inc, cjson.encode({ t = head, q = q or '', f = fence, l = leaseMs, k = state,
           p = last[1] or '', pi = last[2] or '' }))
       end
       return { ticket = head, fence = fence, ph = last[1], phi = last[2] }

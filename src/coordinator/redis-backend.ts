@@ -260,7 +260,7 @@ export class RedisBackend implements CoordinationBackend {
 }
 
 /**
- * A wake message is a grant as JSON (`{t, f, l, k, p, pi}`, from grant_next), `<ticket>|<raw chat
+ * A wake message is a grant as JSON (`{t, q, f, l, k, p, pi}`, from grant_next), `<ticket>|<raw chat
  * state key>` (poll now: e.g. an operator dropped the ticket), `-|<raw chat state key>` (an operator
  * revoked the turn: renew now to learn it) or `-|<raw lead key>` (a lead event).
  */
@@ -270,7 +270,7 @@ export function decodeWake(
 ): { kind: 'chat' | 'lead'; key: string; ticket: number | null; grant?: PushedGrant } | null {
   if (message.startsWith('{')) {
     try {
-      const m = JSON.parse(message) as { t?: string; f?: string; l?: number; k?: string; p?: string; pi?: string }
+      const m = JSON.parse(message) as { t?: string; q?: string; f?: string; l?: number; k?: string; p?: string; pi?: string }
       const parsed = keys.parse(String(m.k))
       const ticket = Number(m.t)
       const fence = Number(m.f)
@@ -283,6 +283,7 @@ export function decodeWake(
           fence,
           previousHolder: m.p ? { replicaId: m.p, incarnation: m.pi ?? '' } : null,
           leaseMs: Number(m.l) || 0,
+          ...(m.q ? { requestId: String(m.q) } : {}),
         },
       }
     } catch {

@@ -162,6 +162,12 @@ export class TurnQueue {
             backoff = core.minPollMs
             continue
           }
+          if (woke.grant?.requestId && woke.grant.requestId !== requestId) {
+            // Another acquisition of ours was given the same ticket number (Redis lost ours and gave
+            // the number again): the grant is its, not ours. Ask Redis what became of our ticket.
+            backoff = core.minPollMs
+            continue
+          }
           if (woke.grant) {
             // Granted by the releaser's script: take it without another round trip. Redis expires
             // it leaseMs after the grant, which came after our last 'queued' poll was sent.

@@ -31,6 +31,10 @@ export const CHAT_FIELDS = {
   ticketPrefix: 't:',
   /** `rq:<requestId>` = the ticket one acquisition took (idempotent taking). */
   requestPrefix: 'rq:',
+  /** `q:<ticket>` = the request id of the acquisition that took the ticket (whose ticket it is). */
+  ticketRequestPrefix: 'q:',
+  /** The holder's request id: only while held. */
+  holderRequest: 'hq',
 } as const
 
 const F = CHAT_FIELDS

@@ -81,6 +81,8 @@ export interface PushedGrant {
   previousHolder: Holder | null
   /** The lease length the grant was made with (an operator's grant may use another than ours). */
   leaseMs: number
+  /** The request id of the acquisition the ticket was granted to, when the backend records it. */
+  requestId?: string
 }
 
 export type LeadReply =

@@ -94,7 +94,7 @@ describe('docs/redis-layout.md example, written by hand', () => {
   it('the page documents the formats the code writes', () => {
     const page = readFileSync(join(__dirname, '../../docs/redis-layout.md'), 'utf8')
     // The wake channel carries a grant as JSON, and -|<key> for a revoked turn or a lead event.
-    expect(page).toContain('{"t":"<ticket>","f":"<fence>","l":<leaseMs>,"k":"<raw chat state key>"')
+    expect(page).toContain('{"t":"<ticket>","q":"<requestId>","f":"<fence>","l":<leaseMs>,"k":"<raw chat state key>"')
     expect(page).toContain('`-\\|<raw chat state key>`')
     expect(page).toContain('`server-changed`')
     // The SCAN batch the reader uses.

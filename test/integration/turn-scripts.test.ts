@@ -4,6 +4,7 @@ import { KeyLayout } from '../../src/index.js'
 import { ScriptRunner } from '../../src/scripts/runner.js'
 import { TURN_ACQUIRE, TURN_RELEASE } from '../../src/scripts/registry.js'
 import { redisUrl, uniquePrefix } from '../helpers/redis.js'
+import { until } from '../helpers/wait.js'
 
 const client = new Redis(redisUrl())
 afterAll(() => client.quit())
@@ -38,5 +39,42 @@ describe('turn scripts', () => {
     expect(released).toBe('released')
     expect(await client.hexists(k.state, 'rq:i1:1')).toBe(0)
     expect(await client.hget(k.state, 'ht')).toBe('2') // the retried ticket was granted first
+  })
+
+  it('a ticket number given again after Redis lost writes answers only the acquisition that took it', async () => {
+    const keys = new KeyLayout(uniquePrefix('ts'), 'standalone')
+    const k = keys.chat('chat:reissued')
+    const chat = { state: k.state, queue: k.queue }
+    const scripts = new ScriptRunner(client, 5000)
+    const common = { leaseMs: 5000, idleTtlMs: 60000, wakeChannelPrefix: keys.wakeChannelPrefix }
+    const acquire = (incarnation: string, ticket: number | null, requestId: string) =>
+      scripts.call(TURN_ACQUIRE, chat, { replicaId: 'r', incarnation, ticket, requestId, ...common })
+    const release = (incarnation: string, ticket: number, requestId: string) =>
+      scripts.call(TURN_RELEASE, chat, { incarnation, ticket, requestId, ...common })
+    const wakes: string[] = []
+    const sub = client.duplicate()
+    sub.on('message', (_channel: string, message: string) => wakes.push(message))
+    await sub.subscribe(`${keys.wakeChannelPrefix}i2`)
+    try {
+      expect((await acquire('i1', null, 'i1:1')).status).toBe('granted') // i1 holds ticket 1
+      const [snapshot, ttl] = await Promise.all([client.dumpBuffer(k.state), client.pttl(k.state)])
+      expect(await acquire('i2', null, 'i2:1')).toEqual({ status: 'queued', ticket: 2 })
+      // Redis loses that write (a failover to a standby behind): the ticket counter is back at 1
+      await client.restore(k.state, ttl, snapshot, 'REPLACE')
+      await client.del(k.queue)
+      expect(await acquire('i2', null, 'i2:2')).toEqual({ status: 'queued', ticket: 2 }) // 2 again, to another message of i2
+      expect(await acquire('i2', 2, 'i2:1')).toEqual({ status: 'dropped' }) // the lost ticket is gone…
+      expect(await release('i2', 2, 'i2:1')).toBe('not-ours') // …and withdrawing it leaves the other's alone
+      expect(await client.zrange(k.queue, '0', '-1')).toEqual(['2'])
+
+      expect(await release('i1', 1, 'i1:1')).toBe('released') // ticket 2 is granted, woken with its request id
+      await until(() => wakes.length > 0, 5000, 'the wake-up of the grant')
+      expect(JSON.parse(wakes[0]!)).toMatchObject({ t: '2', q: 'i2:2' })
+      expect(await acquire('i2', 2, 'i2:1')).toEqual({ status: 'dropped' }) // the grant is not the lost one's…
+      expect(await release('i2', 2, 'i2:1')).toBe('not-ours') // …nor can it give the turn back
+      expect(await acquire('i2', 2, 'i2:2')).toMatchObject({ status: 'granted', ticket: 2 }) // still the taker's
+    } finally {
+      await sub.quit()
+    }
   })
 })

@@ -1,0 +1,59 @@
+/**
+ * Found by the fault campaign (chaos/, faults `kill-after-send,failover-lossy`, run seed 292094966):
+ * after Redis lost its last writes (a failover to a standby that had not replicated them; also a
+ * restart without data, or an evicted key), a chat's ticket counter starts again from an older value
+ * and hands out ticket numbers that were already given. When the number goes to another message of
+ * the SAME replica, the two acquisitions used to share it: a ticket was known by its incarnation and
+ * number only, so the message whose ticket was lost found the other one's grant ("its own") at its
+ * next poll and took the turn too — two messages of one chat handled at once, the older one still
+ * passing assertHeld() after the chat had been granted to the next replica.
+ *
+ * Expected: the lost ticket is gone (the acquisition rejects with reason 'dropped', as for any ticket
+ * Redis lost); the ticket given again belongs to the acquisition that took it, and only to it.
+ */
+import { afterEach, describe, expect, it } from 'vitest'
+import { Redis } from 'ioredis'
+import { CoordinationUnavailableError, KeyLayout, RedisCoordinator } from '../../src/index.js'
+import { redisUrl, uniquePrefix } from '../helpers/redis.js'
+import { until } from '../helpers/wait.js'
+
+const cleanup: Array<() => Promise<unknown>> = []
+afterEach(async () => {
+  for (const f of cleanup.splice(0).reverse()) await f().catch(() => {})
+})
+
+describe('a ticket number given again after Redis lost writes (found by the fault campaign)', () => {
+  it('is taken only by the acquisition it was given to: one holder at a time', async () => {
+    const prefix = uniquePrefix('reissue')
+    const k = new KeyLayout(prefix, 'standalone').chat('chat:1')
+    const redis = new Redis(redisUrl())
+    cleanup.push(() => redis.quit())
+    const holder = new RedisCoordinator({ url: redisUrl(), prefix, leaseMs: 10_000 })
+    // Woken by pushes; its own safety-net poll comes only every 1.5 s, after the loss below.
+    const replica = new RedisCoordinator({ url: redisUrl(), prefix, leaseMs: 10_000, maxPollMs: 1500 })
+    cleanup.push(() => holder.stop())
+    cleanup.push(() => replica.stop())
+    await Promise.all([holder.start(), replica.start()])
+
+    const held = await holder.acquireTurn('chat:1') // ticket 1
+    // What a standby that stops replicating now keeps of the chat.
+    const [snapshot, ttl] = await Promise.all([redis.dumpBuffer(k.state), redis.pttl(k.state)])
+    const first = replica.acquireTurn('chat:1', { waitMs: 20_000 }).catch((e: unknown) => e)
+    await until(async () => (await redis.hexists(k.state, 't:2')) === 1, 5000, 'the first message to queue as ticket 2')
+    // The failover: the writes since the snapshot are lost, the ticket counter is back at 1.
+    await redis.restore(k.state, ttl > 0 ? ttl : 0, snapshot, 'REPLACE')
+    await redis.del(k.queue)
+    const second = replica.acquireTurn('chat:1', { waitMs: 20_000 }) // the replica's next message: ticket 2 again
+    await until(async () => (await redis.hexists(k.state, 't:2')) === 1, 5000, 'the second message to queue as ticket 2')
+
+    await held.release() // ticket 2 is granted, to the second message
+    const turn = await second
+    expect(turn.ticket).toBe(2)
+    const lost = await first
+    const note = lost instanceof CoordinationUnavailableError ? '' : 'the first message took the same turn'
+    expect(lost, note).toBeInstanceOf(CoordinationUnavailableError)
+    expect((lost as CoordinationUnavailableError).reason).toBe('dropped')
+    expect(turn.held).toBe(true)
+    await turn.release()
+  }, 30_000)
+})
