@@ -72,8 +72,17 @@ export function checkRun({ events, sink, faults, cfg, keysLeft, t0 }) {
   const lastSeenOfInc = new Map()
   for (const e of ev) {
     lastSeenOfInc.set(e.inc, e.t)
-    if (e.type === 'grant') Object.assign(turnOf(e.inc, e.chat, e.fence), { w: e.w, grantAt: e.t, msg: e.msg })
-    else if (e.type === 'assert') {
+    if (e.type === 'grant') {
+      const t = turnOf(e.inc, e.chat, e.fence)
+      // one grant is one message's: the same grant taken for two messages of a replica holds the chat twice
+      if (t.grantAt < Infinity && t.msg !== e.msg)
+        violate(
+          'turn-overlap',
+          `${e.chat}: fence ${e.fence} (${e.inc}) granted to message ${t.msg} at ${fmt(t.grantAt, t0)} and again to message ${e.msg} at ${fmt(e.t, t0)}`,
+          near(e.t, (x) => x.chat === e.chat),
+        )
+      Object.assign(t, { w: e.w, grantAt: e.t, msg: e.msg })
+    } else if (e.type === 'assert') {
       const t = turnOf(e.inc, e.chat, e.fence)
       t.asserts++
       t.lastAssert = e.t

@@ -28,6 +28,8 @@ const run = (events, extra = {}) =>
 assert.deepEqual(names(run([...turn('a', 'c', 10, 100, 200, 1), ...turn('b', 'c', 11, 300, 400, 2)])), [])
 // overlap: b granted while a still passed assertHeld
 assert.deepEqual(names(run([...turn('a', 'c', 10, 100, 350, 1), ...turn('b', 'c', 11, 300, 400, 2)])), ['turn-overlap'])
+// one grant taken for two messages of the same replica (the second before the first released)
+assert.deepEqual(names(run([...turn('a', 'c', 10, 100, 200, 1), ...turn('a', 'c', 10, 150, 250, 2)])), ['turn-overlap'])
 // fence going back after a turn ended
 assert.deepEqual(names(run([...turn('a', 'c', 11, 100, 200, 1), ...turn('b', 'c', 10, 300, 400, 2)])), ['fence-order'])
 // FIFO: one replica, two messages granted in the wrong order
