@@ -12,6 +12,7 @@ import { runLimit } from './sections/limit.js'
 import { runTurns } from './sections/turns.js'
 import { runFailover } from './sections/failover.js'
 import { runScale, measureMemory } from './sections/scale.js'
+import { runStartup } from './sections/startup.js'
 import { evaluateTargets, markdown } from './lib/report.js'
 import { performancePage, writePerformancePage } from './lib/performance-page.js'
 
@@ -89,6 +90,7 @@ async function main() {
       scaleSmall: o.scaleSmall,
       refreshes: o.refreshes,
       memoryChats: o.memoryChats,
+      startupRounds: o.startupRounds,
     },
     errors: {},
   }
@@ -127,6 +129,9 @@ async function main() {
     })
     await section('failover', async () => {
       result.failover = await runFailover({ url: redis.url, leaseMs: o.failoverLeaseMs, trials: o.failoverTrials }, log)
+    })
+    await section('startup', async () => {
+      result.startup = await runStartup({ url: redis.url, rounds: o.startupRounds }, log)
     })
     await section('scale', async () => {
       result.memory = await measureMemory(redis.url, o.memoryChats)

@@ -1,8 +1,10 @@
 import { Command, CommanderError, Option } from 'commander'
-import { PACKAGE_VERSION } from '../src/version.js'
-import { DEFAULT_URL } from '../src/connection.js'
-import { describeError } from './output/errors.js'
+import { DEFAULT_URL, LAYOUTS, PACKAGE_VERSION } from './lib.js'
+import { durationOption } from './duration.js'
 import { EXIT } from './output/exit-codes.js'
+import { OUTPUT_FORMATS } from './output/format.js'
+import { reportError } from './output/report.js'
+import { quietOnClosedPipe, routeLibraryWarnings } from './output/streams.js'
 import { registerCommands } from './registry.js'
 
 /** The botmesh-coord entry: global options, command registration, parsing. */
@@ -12,24 +14,36 @@ export function buildProgram(): Command {
     .version(PACKAGE_VERSION, '-V, --version', 'print the version')
     .addOption(new Option('--url <url>', 'Redis URL (rediss:// for TLS; on a Cluster, any node)').env('REDIS_URL').default(DEFAULT_URL))
     .addOption(new Option('--prefix <prefix>', 'key prefix of the bot').env('BOTMESH_PREFIX').default('botmesh'))
-    .addOption(new Option('--layout <layout>', 'key layout: standalone, cluster or auto').env('BOTMESH_LAYOUT').default('auto'))
+    .addOption(
+      new Option('--layout <layout>', 'key layout (auto: a Cluster node means cluster)')
+        .choices(['auto', ...LAYOUTS])
+        .env('BOTMESH_LAYOUT')
+        .default('auto'),
+    )
     .addOption(new Option('--tls-ca <file>', 'PEM file of the CA that signed the server certificate').env('REDIS_TLS_CA'))
-    .addOption(new Option('--json', 'machine output: stable field names, schemaVersion'))
+    .addOption(
+      new Option('--context <name>', 'the named target to use (config get-contexts); default: the current context').env('BOTMESH_CONTEXT'),
+    )
+    .addOption(
+      new Option('--password-file <file>', "a file whose first line is Redis's password (also REDIS_PASSWORD holds one)").env(
+        'BOTMESH_PASSWORD_FILE',
+      ),
+    )
+    .addOption(
+      new Option('-o, --output <format>', 'output format: table, wide (more columns), json, jsonl, name').choices([...OUTPUT_FORMATS]),
+    )
+    .addOption(new Option('--json', 'same as -o json: machine output, stable field names, schemaVersion'))
+    .addOption(new Option('--no-headers', 'tables without their header line'))
     .addOption(new Option('--no-color', 'no colours (also NO_COLOR)'))
     .addOption(new Option('--read-only', 'refuse every command that changes state').env('BOTMESH_READ_ONLY'))
-    .addOption(new Option('--timeout <ms>', 'how long one Redis call may take').default('5000'))
-    .showSuggestionAfterError(true)
-    .exitOverride()
-    .configureOutput({
-      outputError: (str, write) => write(`botmesh-coord: ${str.replace(/^error: /, '').trim()} (see botmesh-coord --help)\n`),
-    })
+    .addOption(durationOption('--timeout <duration>', 'how long one Redis call may take', { min: 1, default: '5s' }))
   program.addHelpText(
     'after',
     `
 Examples:
   botmesh-coord --prefix shop leases ls
   botmesh-coord --prefix shop chat inspect chat:42 --explain
-  REDIS_URL=rediss://ops:***@redis:6380 botmesh-coord provider yield whatsapp --wait`,
+  REDIS_URL=rediss://ops@redis:6380 botmesh-coord provider yield whatsapp --wait`,
   )
   // BOTMESH_READ_ONLY=0 (or false/no/empty) means off; commander would take any value as on.
   program.hook('preAction', (root) => {
@@ -44,6 +58,8 @@ Examples:
 
 /** Parse and run; resolves with the exit code. */
 export async function main(argv: string[]): Promise<number> {
+  quietOnClosedPipe()
+  routeLibraryWarnings()
   const program = buildProgram()
   try {
     await program.parseAsync(argv)
@@ -52,9 +68,7 @@ export async function main(argv: string[]): Promise<number> {
       if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help') return EXIT.ok
       return EXIT.usage // commander already printed its one line
     }
-    const { line, code } = describeError(err)
-    process.stderr.write(`botmesh-coord: ${line}\n`)
-    return code
+    return reportError(null, err)
   }
   return typeof process.exitCode === 'number' ? process.exitCode : EXIT.ok
 }

@@ -1,143 +1,112 @@
+/**
+ * What a command that talks to Redis gets: the checked target, its one connection, the shared reader
+ * (and the admin for interventions), the colour decision and the output streams. Opening it also
+ * refuses a key schema newer than this release understands (every read and write; `doctor` reports it
+ * as a check instead).
+ */
 import type { Command } from 'commander'
 import type { ChalkInstance } from 'chalk'
-import { Redis } from 'ioredis'
-import {
-  CoordinationAdmin,
-  DEFAULT_URL,
-  KeyLayout,
-  StateReader,
-  connect,
-  maskUrl,
-  validatePrefixForCli,
-  withConnectionCause,
-  type Layout,
-} from './lib.js'
+import { KeyLayout, loadWriteSide, maskUrl, type CoordinationAdmin, type Io, type RedisClient, type StateReader } from './lib.js'
 import { makeColour } from './output/colour.js'
-import { usage } from './output/errors.js'
-import type { RedisClient } from '../src/connection.js'
+import { headersWanted, outputFormat, type OutputFormat, type Printer } from './output/format.js'
+import { ConnectionFailed, corrupt, isReplyError } from './output/errors.js'
+import { openConnection, type Connection } from './connection.js'
+import { globalOptions, resolveTarget, type GlobalOptions, type Target } from './target.js'
 
-/** Global options, each with an environment variable (declared in cli.ts). */
-export interface GlobalOptions {
-  url: string
-  prefix: string
-  layout?: Layout | 'auto'
-  json?: boolean
-  color?: boolean
-  tlsCa?: string
-  readOnly?: boolean
-  timeout?: string
-}
-
-export interface Context {
+export interface Context extends Printer {
   opts: GlobalOptions
+  target: Target
   url: string
   keys: KeyLayout
+  io: Io
   redis: RedisClient
   reader: StateReader
-  admin: CoordinationAdmin
+  /** The operator interventions (only for a context opened with `admin: true`). */
+  readonly admin: CoordinationAdmin
   c: ChalkInstance
+  format: OutputFormat
+  headers: boolean
+  /** Machine output (-o json or jsonl): the human preview of a write goes to stderr. */
   json: boolean
   /** Passwords to scrub from any message. */
   secrets: string[]
   out(text: string): void
   err(text: string): void
+  /** The error as the connection saw it (its reported cause), for the one-line message. */
+  explain(err: unknown): unknown
+  close(): Promise<void>
 }
 
-export function globalOptions(cmd: Command): GlobalOptions {
-  return cmd.optsWithGlobals() as GlobalOptions
+export interface OpenOptions {
+  /** Refuse a schema newer than this release (default true; doctor reports it as a check). */
+  schema?: boolean
+  /** Load the write side: interventions (CoordinationAdmin). */
+  admin?: boolean
 }
 
-function secretsOf(url: string): string[] {
-  try {
-    const u = new URL(url)
-    return [u.password, decodeURIComponent(u.password)].filter(Boolean)
-  } catch {
-    return []
-  }
+/** Refuse what this release cannot read: a key schema newer than this release's (the reader decides). */
+export async function checkSchema(io: Io, reader: StateReader): Promise<void> {
+  const problem = io.StateReader.schemaProblem(await reader.schema())
+  if (problem) throw corrupt(`prefix ${reader.keys.prefix}: ${problem}: upgrade botmesh-coord`)
 }
 
-/** The URL and the secrets to scrub, for error messages even before a connection exists. */
-export function urlContext(cmd: Command): { url: string; secrets: string[] } {
-  const o = globalOptions(cmd)
-  const url = o.url || DEFAULT_URL
-  return { url, secrets: secretsOf(url) }
-}
-
-/** Is this server a Redis Cluster node? (INFO cluster; a failing INFO is left to the real command.) */
-export async function detectLayout(url: string, tlsCa: string | undefined, timeoutMs = 5000): Promise<Layout> {
-  const probe = connect({ url, layout: 'standalone', tlsCaFile: tlsCa, failFast: true, connectionName: 'botmesh-coord' }) as Redis
-  // ioredis rejects a command on a refused connection with "Connection is closed."; the cause
-  // (ECONNREFUSED, ENOTFOUND, a TLS failure) only reaches the 'error' event: keep it for the message.
-  let cause: Error | null = null
-  probe.on('error', (e: Error) => (cause ??= e))
-  let timer: NodeJS.Timeout | undefined
-  try {
-    const info = await Promise.race([
-      probe.info('cluster'),
-      new Promise<never>((_, rej) => (timer = setTimeout(() => rej(new Error('connect ETIMEDOUT')), timeoutMs))),
-    ])
-    return /cluster_enabled:1/.test(info) ? 'cluster' : 'standalone'
-  } catch (err) {
-    throw withConnectionCause(err, cause)
-  } finally {
-    clearTimeout(timer)
-    endQuietly(probe)
-  }
-}
-
-/**
- * Open what a command needs: the client (layout auto-detected), the shared reader and admin, the
- * colour decision. Always closed by `run()` in cli.ts, also on errors.
- */
-export async function openContext(cmd: Command): Promise<Context> {
+export async function openContext(cmd: Command, o: OpenOptions = {}): Promise<Context> {
   const opts = globalOptions(cmd)
-  const url = opts.url || DEFAULT_URL
-  const prefix = validatePrefixForCli(opts.prefix)
-  const timeoutMs = opts.timeout ? Number(opts.timeout) : 5000
-  if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) throw usage(`--timeout must be a positive number of milliseconds`)
-  const layoutOpt = opts.layout ?? 'auto'
-  if (!['auto', 'standalone', 'cluster'].includes(layoutOpt)) throw usage(`--layout must be standalone, cluster or auto, not ${layoutOpt}`)
-  const layout: Layout = layoutOpt === 'auto' ? await detectLayout(url, opts.tlsCa, timeoutMs) : layoutOpt
-  const keys = new KeyLayout(prefix, layout)
-  const redis = connect({ url, layout, tlsCaFile: opts.tlsCa, failFast: true, connectionName: 'botmesh-coord' })
-  let cause: Error | null = null
-  redis.on('error', (e: Error) => (cause ??= e))
-  const json = Boolean(opts.json)
+  const target = resolveTarget(cmd)
+  const [conn, write]: [Connection, Awaited<ReturnType<typeof loadWriteSide>> | null] = await Promise.all([
+    openConnection(target),
+    o.admin ? loadWriteSide() : null,
+  ])
+  const keys = new KeyLayout(target.prefix, conn.layout)
+  const reader = new conn.io.StateReader(conn.redis, keys, { timeoutMs: target.timeoutMs })
+  let admin: CoordinationAdmin | null = null
   const ctx: Context = {
     opts,
-    url,
+    target,
+    url: target.url,
     keys,
-    redis,
-    reader: new StateReader(redis, keys, { timeoutMs }),
-    admin: new CoordinationAdmin({ redis, prefix, layout, commandTimeoutMs: timeoutMs }),
+    io: conn.io,
+    redis: conn.redis,
+    reader,
+    get admin() {
+      if (!write) throw new Error('internal: this command opened its context without the write side')
+      admin ??= new write.CoordinationAdmin({
+        redis: conn.redis,
+        prefix: target.prefix,
+        layout: conn.layout,
+        commandTimeoutMs: target.timeoutMs,
+      })
+      return admin
+    },
     c: makeColour({ color: opts.color }),
-    json,
-    secrets: secretsOf(url),
+    format: outputFormat(cmd),
+    headers: headersWanted(cmd),
+    json: outputFormat(cmd) === 'json' || outputFormat(cmd) === 'jsonl',
+    secrets: target.secrets,
     out: (t) => process.stdout.write(t.endsWith('\n') ? t : `${t}\n`),
     err: (t) => process.stderr.write(t.endsWith('\n') ? t : `${t}\n`),
+    explain: (err) => {
+      const cause = conn.cause()
+      return cause && !isReplyError(err) && !(err instanceof ConnectionFailed) ? new ConnectionFailed(cause) : err
+    },
+    close: async () => {
+      await admin?.close().catch(() => {})
+      await conn.close()
+    },
   }
-  // Fail here, with one line, when Redis is down or refuses us.
+  // Fail here, with one line, when Redis is down, refuses us, or holds a schema we cannot read.
   try {
-    await ctx.reader.now()
+    await conn.check(reader.now())
+    if (o.schema !== false) await checkSchema(conn.io, reader)
   } catch (err) {
-    await closeContext(ctx)
-    throw withConnectionCause(err, cause)
+    await ctx.close()
+    throw err
   }
   return ctx
 }
 
 export async function closeContext(ctx: Context | null): Promise<void> {
-  if (!ctx) return
-  if (ctx.redis.status === 'end') return
-  await ctx.redis.quit().catch(() => endQuietly(ctx.redis))
-}
-
-/**
- * Disconnect unless the connection already ended: ioredis' disconnect() of a stream that failed to
- * connect arms an un-referenced 2 s timer that would keep the CLI alive after its answer.
- */
-function endQuietly(client: RedisClient): void {
-  if (client.status !== 'end') client.disconnect()
+  await ctx?.close()
 }
 
 export function describeTarget(ctx: Context): string {

@@ -1,34 +1,45 @@
-// What the CLI uses from the library: one import point, so commands never reach into key names.
-export * from '../src/index.js'
-import { validatePrefix } from '../src/keys.js'
-import { InvalidIdError } from '../src/errors/index.js'
-import { usage } from './output/errors.js'
-
-export function validatePrefixForCli(prefix: unknown): string {
-  try {
-    return validatePrefix(prefix)
-  } catch (err) {
-    if (err instanceof InvalidIdError) throw usage(`--prefix: ${err.message}`)
-    throw err
-  }
-}
-
 /**
- * ioredis rejects commands on a refused or failed connection with "Connection is closed." and
- * reports the real cause (ECONNREFUSED, ENOTFOUND, a TLS or auth failure) only on the client's
- * 'error' event. Put that cause back into the error the command sees, so the one line says why.
+ * What the CLI uses from the library: the one import point (no other file under commands/ names a
+ * module of src/). Everything re-exported here is pure — loading it loads no Redis client — so
+ * `--version`, `--help` and `completion` start in a blink. The I/O side (ioredis, the reader, the
+ * admin, the store) comes through `loadIo()`, which only the commands that connect call.
  */
-export function withConnectionCause(err: unknown, cause: Error | null): unknown {
-  if (!cause || !(err instanceof Error)) return err
-  if (!/Connection is closed|Stream isn't writeable|enableOfflineQueue|MaxRetriesPerRequest|connect ETIMEDOUT/i.test(err.message))
-    return err
-  const e = new Error(cause.message, { cause })
-  ;(e as Error & { code?: string }).code = (cause as Error & { code?: string }).code
-  return e
-}
-
-// The pure views shared with the dashboard (rows, explain verdicts).
+export { PACKAGE_VERSION } from '../src/version.js'
+export { KeyLayout, SCHEMA_VERSION, DEFAULT_PREFIX, LAYOUTS, validatePrefix, type Layout, type KeyKind } from '../src/keys.js'
+export { parseDuration, formatDuration, type Duration } from '../src/duration.js'
+export {
+  ConfigurationError,
+  CoordinationUnavailableError,
+  CorruptStateError,
+  LeaseLostError,
+  CheckpointConflictError,
+  InvalidIdError,
+} from '../src/errors/index.js'
+export { DEFAULT_URL, maskUrl } from '../src/url.js'
 export * from '../src/state/views.js'
+export type { Listing, Corrupt, SchemaInfo, StateReader } from '../src/state/reader.js'
+export { decodeReplica } from '../src/state/decode.js'
+export type {
+  ChatSnapshot,
+  LeadSnapshot,
+  LockSnapshot,
+  ReplicaSnapshot,
+  FlowCheckpoint,
+  HandoverMarker,
+  TicketSnapshot,
+  Json,
+  LeaseKindLabel,
+  ChatDetail,
+} from '../src/state/decode.js'
+export type { DashboardSnapshot, DashboardChat } from '../src/state/dashboard.js'
+export type { CoordinationAdmin, AuditOutcome } from '../src/admin/admin.js'
+export type { RedisClient } from '../src/connection.js'
+export type { Turn } from '../src/coordinator/types.js'
 
-// Per-node commands (doctor's INFO / CONFIG GET on every master).
-export { masters, isCluster } from '../src/connection.js'
+/** The read side of the library (ioredis, the reader): loaded on first use, by the commands that talk to Redis. */
+export const loadIo = () => import('./lib-io.js')
+export type Io = Awaited<ReturnType<typeof loadIo>>
+
+/** The write side (interventions, the store): loaded only by the commands that change state. */
+export const loadWriteSide = () => import('./lib-write.js')
+export type WriteSide = Awaited<ReturnType<typeof loadWriteSide>>

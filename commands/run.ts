@@ -1,6 +1,7 @@
 import type { Command } from 'commander'
-import { closeContext, openContext, urlContext, type Context } from './context.js'
-import { describeError } from './output/errors.js'
+import { openContext, type Context, type OpenOptions } from './context.js'
+import { urlContext } from './target.js'
+import { reportError } from './output/report.js'
 import { EXIT } from './output/exit-codes.js'
 
 /**
@@ -9,22 +10,20 @@ import { EXIT } from './output/exit-codes.js'
  */
 export function run<Args extends unknown[]>(
   fn: (ctx: Context, ...args: Args) => Promise<number | void>,
-  options: { connect?: boolean } = {},
+  options: { connect?: boolean } & OpenOptions = {},
 ): (...raw: unknown[]) => Promise<void> {
   return async (...raw: unknown[]) => {
     const cmd = raw[raw.length - 1] as Command
     const args = raw.slice(0, -1) as Args
     let ctx: Context | null = null
     try {
-      if (options.connect !== false) ctx = await openContext(cmd)
+      if (options.connect !== false) ctx = await openContext(cmd, options)
       const code = await fn(ctx as Context, ...args)
       process.exitCode = code ?? EXIT.ok
     } catch (err) {
-      const { line, code } = describeError(err, urlContext(cmd))
-      process.stderr.write(`botmesh-coord: ${line}\n`)
-      process.exitCode = code
+      process.exitCode = reportError(cmd, ctx ? ctx.explain(err) : err, urlContext(cmd))
     } finally {
-      await closeContext(ctx)
+      await ctx?.close()
     }
   }
 }

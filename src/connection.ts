@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs'
 import { ConfigurationError } from './errors/configuration-error.js'
 import { CoordinationUnavailableError } from './errors/coordination-unavailable-error.js'
 import { KeyLayout, type Layout } from './keys.js'
+import { DEFAULT_URL, maskUrl } from './url.js'
 import { DEFAULTS } from './defaults.js'
 import { parseDuration, type Duration } from './duration.js'
 
@@ -26,18 +27,7 @@ export interface ConnectOptions {
   failFast?: boolean
 }
 
-export const DEFAULT_URL = DEFAULTS.url
-
-/** A URL with its password replaced: safe to print, log, or put in an error. */
-export function maskUrl(url: string): string {
-  try {
-    const u = new URL(url)
-    if (u.password) u.password = '***'
-    return u.toString().replace(/\/$/, '')
-  } catch {
-    return url.replace(/\/\/([^@/]*)@/, '//***@')
-  }
-}
+export { DEFAULT_URL, maskUrl } from './url.js'
 
 function baseOptions(url: URL, opts: ConnectOptions): RedisOptions {
   const o: RedisOptions = {
@@ -51,8 +41,11 @@ function baseOptions(url: URL, opts: ConnectOptions): RedisOptions {
   }
   if (opts.failFast) {
     o.retryStrategy = () => null
-    // One answer or one clear error: no ready-check warning for an ACL user without INFO.
+    // One answer or one clear error: no ready-check warning for an ACL user without INFO, and no
+    // CLIENT SETINFO writes before the first command (a server that does not speak RESP is then
+    // reported as such, not as the broken pipe of a later handshake write).
     o.enableReadyCheck = false
+    o.disableClientInfo = true
   }
   if (url.username) o.username = decodeURIComponent(url.username)
   if (url.password) o.password = decodeURIComponent(url.password)

@@ -1,18 +1,50 @@
 import { ConfigurationError } from './errors/configuration-error.js'
 
-/** A duration in milliseconds, or a string like `'15s'`, `'250ms'`, `'2m'`, `'1h'`, `'1.5s'`. */
+/** A duration in milliseconds, or a string like `'15s'`, `'250ms'`, `'2m'`, `'1h'`, `'1.5s'`, `'1m30s'`. */
 export type Duration = number | string
 
-const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }
+/** The units a duration may use (case-insensitive): every unit formatDuration prints. */
+export const DURATION_UNITS: Readonly<Record<string, number>> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }
 
-export function parseDuration(value: Duration, what = 'duration'): number {
+export interface ParseDurationOptions {
+  /**
+   * What a string without a unit means: `'ms'` (the library: a number is milliseconds everywhere) or
+   * `'refuse'` (the CLI: `5` could mean anything, so the unit is required). Default `'ms'`.
+   */
+  bare?: 'ms' | 'refuse'
+}
+
+const PART = /(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)/iy
+
+/**
+ * Read a duration: a number of milliseconds, or a string of one or more `<number><unit>` parts
+ * (`1m30s`, `2h5m`, `1.5s`, `5S`), units ms, s, m, h, d in any case — everything formatDuration prints.
+ */
+export function parseDuration(value: Duration, what = 'duration', options: ParseDurationOptions = {}): number {
   if (typeof value === 'number') {
     if (!Number.isFinite(value) || value < 0) throw new ConfigurationError(`${what} must be a non-negative number of milliseconds`)
     return value
   }
-  const m = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$/.exec(String(value))
-  if (!m) throw new ConfigurationError(`${what}: cannot read ${JSON.stringify(value)} as a duration (try 500ms, 15s, 2m)`)
-  return Math.round(Number(m[1]) * UNITS[m[2] ?? 'ms']!)
+  const text = String(value).trim()
+  if (/^\d+(\.\d+)?$/.test(text)) {
+    if (options.bare === 'refuse' && Number(text) !== 0) {
+      throw new ConfigurationError(`${what}: ${text} has no unit: write ${text}ms or ${text}s (units: ms, s, m, h, d)`)
+    }
+    return Math.round(Number(text))
+  }
+  let total = 0
+  let pos = 0
+  PART.lastIndex = 0
+  while (pos < text.length) {
+    PART.lastIndex = pos
+    const m = PART.exec(text)
+    if (!m) throw new ConfigurationError(`${what}: cannot read ${JSON.stringify(value)} as a duration (try 500ms, 15s, 2m, 1m30s)`)
+    total += Number(m[1]) * DURATION_UNITS[m[2]!.toLowerCase()]!
+    pos = PART.lastIndex
+    while (text[pos] === ' ') pos++
+  }
+  if (pos === 0) throw new ConfigurationError(`${what}: cannot read ${JSON.stringify(value)} as a duration (try 500ms, 15s, 2m, 1m30s)`)
+  return Math.round(total)
 }
 
 /** Short human form: 850ms, 12s, 3m4s, 2h5m. */

@@ -5,7 +5,7 @@ import { join } from 'node:path'
 export const HELP = `botmesh-coord benchmark: node bench/run.js [flags]
   --quick                 small, fast run (about 2 minutes)
   --smoke                 tiny run that only checks that everything runs (CI)
-  --sections a,b          limit,turns,failover,scale (default: all)
+  --sections a,b          limit,turns,failover,startup,scale (default: all)
   --replicas P            replica processes in the turns benchmark (default 4)
   --inflight L            messages in flight per replica (default 8)
   --chats C               chats of the uniform and 10%/90% traffic (default 1000)
@@ -24,6 +24,7 @@ export const HELP = `botmesh-coord benchmark: node bench/run.js [flags]
   --scale-small N         the small state for the dashboard comparison (default 1000)
   --refreshes N           dashboard refreshes measured (default 3)
   --memory-chats N        chats for the memory measurement (default 2000)
+  --startup-rounds N      runs of each start-up case, interleaved (default 15)
   --no-cluster            skip the 3-master cluster in the scale section
   --out DIR               where latest.json / latest.md go (default bench/results; --smoke: a temp dir)
   --no-docs               do not rewrite docs/performance.md
@@ -42,6 +43,7 @@ const PRESETS = {
     scaleTickets: 2000,
     refreshes: 2,
     memoryChats: 1000,
+    startupRounds: 5,
     docs: false,
   },
   smoke: {
@@ -60,6 +62,7 @@ const PRESETS = {
     scaleSmall: 100,
     refreshes: 1,
     memoryChats: 50,
+    startupRounds: 2,
     limitRequests: 2000,
     limitSeconds: 0.2,
     cluster: false,
@@ -71,7 +74,7 @@ const PRESETS = {
 export function parseArgs(argv) {
   const o = {
     preset: 'full',
-    sections: ['limit', 'turns', 'failover', 'scale'],
+    sections: ['limit', 'turns', 'failover', 'startup', 'scale'],
     replicas: 4,
     inflight: 8,
     chats: 1000,
@@ -91,6 +94,7 @@ export function parseArgs(argv) {
     scaleSmall: 1000,
     refreshes: 3,
     memoryChats: 2000,
+    startupRounds: 15,
     limitRequests: 100000,
     limitSeconds: 2,
     cluster: true,
@@ -130,6 +134,7 @@ export function parseArgs(argv) {
     '--scale-small': ['scaleSmall', num],
     '--refreshes': ['refreshes', num],
     '--memory-chats': ['memoryChats', num],
+    '--startup-rounds': ['startupRounds', num],
     '--out': ['out', String],
     '--render': ['render', String],
   }

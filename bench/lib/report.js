@@ -150,8 +150,32 @@ export function evaluateTargets(r, cfg) {
       s.yieldTakeoverMs.max < 200,
     )
   }
+  const st = r.startup?.cases
+  if (st) {
+    const c = (id) => st.find((x) => x.id === id)
+    const v = c('version')
+    const ls = c('leases')
+    if (v)
+      add(
+        'start-up',
+        '`--version` ≤ 2.5 × a bare `node -e 0`',
+        `${v.ratio}× (${v.medianMs} ms vs ${c('node').medianMs} ms)`,
+        v.ratio <= 2.5,
+        v.ratio > 2.5 ? `+${round2(v.ratio - 2.5)}×` : null,
+      )
+    if (ls)
+      add(
+        'start-up',
+        '`leases ls` on a small state ≤ 3.5 × a bare `node -e 0`',
+        `${ls.ratio}× (${ls.medianMs} ms)`,
+        ls.ratio <= 3.5,
+        ls.ratio > 3.5 ? `+${round2(ls.ratio - 3.5)}×` : null,
+      )
+  }
   return out
 }
+
+const round2 = (v) => Math.round(v * 100) / 100
 
 export function markdown(r) {
   const L = []
@@ -206,6 +230,16 @@ export function markdown(r) {
     L.push(`| provider leader SIGKILL → standby leads | ${f(s.leaderKillToLeadMs.p50)} | ${f(s.leaderKillToLeadMs.max)} |`)
     L.push(`| … of which lease expiry → grant (Redis clock) | ${f(s.leaderExpiryToLeadMs.p50)} | ${f(s.leaderExpiryToLeadMs.max)} |`)
     L.push(`| yield request → standby leads | ${f(s.yieldTakeoverMs.p50)} | ${f(s.yieldTakeoverMs.max)} |`)
+    L.push('')
+  }
+  if (r.startup) {
+    L.push(
+      `### Start-up of the CLI (a fresh process per command; medians of ${r.startup.rounds} interleaved rounds, ratios to a bare \`node -e 0\` in the same run)`,
+      '',
+      `| command | wall ms | × node -e 0 |${r.startup.rssMeasured ? ' max RSS MB |' : ''}`,
+      `| --- | ---: | ---: |${r.startup.rssMeasured ? ' ---: |' : ''}`,
+    )
+    for (const c of r.startup.cases) L.push(`| ${c.label} | ${c.medianMs} | ${c.ratio} |${r.startup.rssMeasured ? ` ${c.rssMb} |` : ''}`)
     L.push('')
   }
   if (r.scale?.length) {

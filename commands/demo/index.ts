@@ -1,10 +1,10 @@
 import { Command, Option } from 'commander'
-import { DEFAULT_URL, SCHEMA_VERSION, maskUrl, parseDuration, type Layout } from '../lib.js'
-import { globalOptions } from '../context.js'
+import { DEFAULT_URL, SCHEMA_VERSION, loadIo, loadWriteSide, maskUrl, type Layout } from '../lib.js'
+import { checkPrefix, globalOptions, resolveTarget } from '../target.js'
+import { cliDuration, durationOption } from '../duration.js'
 import { run } from '../run.js'
 import { CliError, usage } from '../output/errors.js'
 import { EXIT } from '../output/exit-codes.js'
-import { validatePrefixForCli } from '../lib.js'
 import { makeColour } from '../output/colour.js'
 import { request, type ControlReply, type ControlRequest } from './control.js'
 import { Demo, PROVIDER, type Summary } from './orchestrator.js'
@@ -36,7 +36,7 @@ async function loadDashboard(): Promise<RunDashboard | null> {
 /** The demo's prefix: `demo` unless --prefix / BOTMESH_PREFIX was given. */
 function demoPrefix(cmd: Command): string {
   const source = cmd.getOptionValueSourceWithGlobals('prefix')
-  return validatePrefixForCli(source === 'cli' || source === 'env' ? globalOptions(cmd).prefix : 'demo')
+  return checkPrefix(source === 'cli' || source === 'env' ? globalOptions(cmd).prefix : 'demo')
 }
 
 function positiveInt(name: string, v: string, max = 1000): number {
@@ -45,24 +45,14 @@ function positiveInt(name: string, v: string, max = 1000): number {
   return n
 }
 
-function ms(name: string, v: string): number {
-  try {
-    const n = parseDuration(/^\d+$/.test(v) ? Number(v) : v, `--${name}`)
-    if (n < 300) throw usage(`--${name} must be at least 300ms`)
-    return n
-  } catch (err) {
-    if (err instanceof CliError) throw err
-    throw usage(err instanceof Error ? err.message : String(err))
-  }
-}
-
 interface DemoFlags {
   replicas: string
   chats: string
   rate: string
-  leaseMs: string
-  providerDownMs: string
-  duration?: string
+  /** ms (parsed by the options) */
+  leaseMs: number
+  providerDownMs: number
+  duration?: number
   tui: boolean
 }
 
@@ -97,21 +87,22 @@ async function runDemo(cmd: Command, flags: DemoFlags): Promise<number> {
   const rate = Number(flags.rate)
   if (!Number.isFinite(rate) || rate <= 0 || rate > 2000)
     throw usage(`--rate must be a number of messages per second from 0 to 2000, not ${flags.rate}`)
-  const leaseMs = ms('lease-ms', flags.leaseMs)
-  const providerDownMs = ms('provider-down-ms', flags.providerDownMs)
-  const durationS = flags.duration === undefined ? null : Number(flags.duration)
-  if (durationS !== null && !(durationS > 0)) throw usage(`--duration must be a positive number of seconds`)
+  const { leaseMs, providerDownMs } = flags
+  const durationMs = flags.duration ?? null
 
-  // Redis: --url if it answers; otherwise a throwaway redis-server when --url was not chosen explicitly.
-  let url = g.url || DEFAULT_URL
+  // Redis: --url (or the context's) if it answers; otherwise a throwaway redis-server when no URL
+  // was chosen. The password (the URL's, --password-file, REDIS_PASSWORD, the context's) reaches the
+  // replicas through their environment only.
+  let url = resolveTarget(cmd).url
   const urlSource = cmd.getOptionValueSourceWithGlobals('url')
+  const explicit = urlSource === 'cli' || urlSource === 'env' || url !== DEFAULT_URL
   let layout: Layout
   let throwaway: ThrowawayRedis | null = null
   const probe = await probeRedis(url)
   if ('layout' in probe) layout = g.layout === 'standalone' || g.layout === 'cluster' ? g.layout : probe.layout
   else {
     const bin = findOnPath('redis-server')
-    if (urlSource === 'cli' || urlSource === 'env') {
+    if (explicit) {
       throw new CliError(
         `no Redis answers at ${maskUrl(url)} (${probe.error}); the demo starts its own redis-server only when --url / REDIS_URL is not set`,
         EXIT.unreachable,
@@ -130,7 +121,22 @@ async function runDemo(cmd: Command, flags: DemoFlags): Promise<number> {
 
   let demo: Demo
   try {
-    demo = new Demo({ url, prefix, layout, replicas, chats, rate, leaseMs, providerDownMs, redis: throwaway, json, out, err })
+    demo = new Demo({
+      url,
+      prefix,
+      layout,
+      replicas,
+      chats,
+      rate,
+      leaseMs,
+      providerDownMs,
+      redis: throwaway,
+      json,
+      out,
+      err,
+      io: await loadIo(),
+      write: await loadWriteSide(),
+    })
   } catch (e) {
     await throwaway?.stop()
     throw e
@@ -176,7 +182,7 @@ async function runDemo(cmd: Command, flags: DemoFlags): Promise<number> {
     for (const r of st.replicas) out(`  ${r.replicaId}  pid ${r.pid}  log ${r.log}`)
     out(
       c.dim(
-        `rehearse from another terminal: botmesh-coord${p} demo kill r2 | freeze r2 8 | start r2 | close-transport | open-transport | yield`,
+        `rehearse from another terminal: botmesh-coord${p} demo kill r2 | freeze r2 8s | start r2 | close-transport | open-transport | yield`,
       ),
     )
     out(c.dim(`look with: botmesh-coord --url ${maskUrl(url)} --prefix ${prefix} replicas ls      Ctrl-C stops everything`))
@@ -188,7 +194,7 @@ async function runDemo(cmd: Command, flags: DemoFlags): Promise<number> {
     err('the dashboard could not be loaded: showing one summary line per second instead (--no-tui)')
     tui = false
   }
-  if (durationS !== null) setTimeout(() => wake(), durationS * 1000).unref()
+  if (durationMs !== null) setTimeout(() => wake(), durationMs).unref()
 
   let dashboardDone = false
   if (dashboard) {
@@ -228,8 +234,13 @@ function formatMs(n: number): string {
 }
 
 /** A rehearsal sub-command: one request to the running demo, its answer on stdout. */
-function rehearsal(name: string, description: string, build: (args: string[], opts: Record<string, string>) => ControlRequest): Command {
-  const cmd: Command = new Command(name).description(description)
+function rehearsal(
+  name: string,
+  description: string,
+  example: string,
+  build: (args: string[], opts: Record<string, string>) => ControlRequest,
+): Command {
+  const cmd: Command = new Command(name).description(description).addHelpText('after', `\nExample:\n  botmesh-coord demo ${example}`)
   return cmd.action(
     run(
       async (_ctx, ...args: unknown[]) => {
@@ -259,17 +270,27 @@ export function demoCommand(): Command {
     .addOption(new Option('--replicas <n>', 'replica processes').default('3'))
     .addOption(new Option('--chats <n>', 'chats the traffic goes to (the first tenth are hot)').default('20'))
     .addOption(new Option('--rate <n>', 'inbound messages per second, over all replicas').default('10'))
-    .addOption(new Option('--lease-ms <ms>', 'lease length of every replica (failover time)').default('5s'))
-    .addOption(new Option('--provider-down-ms <ms>', 'a leader whose transport stays closed this long yields').default('5s'))
-    .addOption(new Option('--duration <seconds>', 'stop by itself after this long (scripts)'))
+    .addOption(durationOption('--lease-ms <duration>', 'lease length of every replica (failover time)', { min: 300, default: '5s' }))
+    .addOption(
+      durationOption('--provider-down-ms <duration>', 'a leader whose transport stays closed this long yields', {
+        min: 300,
+        default: '5s',
+      }),
+    )
+    .addOption(durationOption('--duration <duration>', 'stop by itself after this long (scripts), e.g. 40s', { min: 1 }))
     .addOption(new Option('--no-tui', 'no dashboard: one summary line per second (with --json: one JSON object per line)'))
     .addHelpText(
       'after',
       `
+Examples:
+  botmesh-coord demo
+  botmesh-coord demo --no-tui --lease-ms 3s --duration 40s
+  botmesh-coord --url redis://127.0.0.1:6380 demo --replicas 5 --rate 50
+
 Uses --url if a Redis answers there; otherwise starts a throwaway redis-server (no persistence) and
 stops it on exit. The prefix is "demo" unless --prefix is given. Rehearse from another terminal:
   botmesh-coord demo kill r2              SIGKILL a replica: its leases expire, its chats move
-  botmesh-coord demo freeze r2 8          SIGSTOP for 8 s, then SIGCONT
+  botmesh-coord demo freeze r2 8s         SIGSTOP for 8 s, then SIGCONT
   botmesh-coord demo start r2             start it again: same replicaId, new incarnation
   botmesh-coord demo close-transport      the leader's transport closes: it yields after --provider-down-ms
   botmesh-coord demo open-transport       it reopens (before the yield, nothing happens)
@@ -279,33 +300,34 @@ stops it on exit. The prefix is "demo" unless --prefix is given. Rehearse from a
   demo.action(run(async (_ctx, flags: DemoFlags) => runDemo(demo, flags), { connect: false }))
 
   demo.addCommand(
-    rehearsal('kill', 'SIGKILL a replica of the running demo', ([replica]) => ({ cmd: 'kill', replica })).argument(
+    rehearsal('kill', 'SIGKILL a replica of the running demo', 'kill r2', ([replica]) => ({ cmd: 'kill', replica })).argument(
       '<replica>',
       'r1, r2, …',
     ),
   )
   demo.addCommand(
-    rehearsal('freeze', 'SIGSTOP a replica for some seconds, then SIGCONT', ([replica, seconds]) => {
-      const s = Number(seconds)
-      if (!(s > 0 && s <= 3600)) throw usage(`seconds must be a number from 1 to 3600, not ${seconds}`)
-      return { cmd: 'freeze', replica, seconds: s }
+    rehearsal('freeze', 'SIGSTOP a replica for a while, then SIGCONT', 'freeze r2 8s', ([replica, duration]) => {
+      const ms = cliDuration(duration!, 'duration', { min: 100, max: 3_600_000 })
+      return { cmd: 'freeze', replica, seconds: ms / 1000 }
     })
       .argument('<replica>', 'r1, r2, …')
-      .argument('<seconds>', 'how long'),
+      .argument('<duration>', 'how long, e.g. 8s'),
   )
   demo.addCommand(
-    rehearsal('start', 'start a stopped or killed replica again (new incarnation)', ([replica]) => ({ cmd: 'start', replica })).argument(
-      '<replica>',
-      'r1, r2, …',
-    ),
+    rehearsal('start', 'start a stopped or killed replica again (new incarnation)', 'start r2', ([replica]) => ({
+      cmd: 'start',
+      replica,
+    })).argument('<replica>', 'r1, r2, …'),
   )
-  demo.addCommand(rehearsal('close-transport', `close the transport of ${PROVIDER} on its leader`, () => ({ cmd: 'close-transport' })))
-  demo.addCommand(rehearsal('open-transport', 'reopen a closed transport', () => ({ cmd: 'open-transport' })))
   demo.addCommand(
-    rehearsal('yield', `ask the leader of ${PROVIDER} to step down`, (_a, o) => ({ cmd: 'yield', to: o.to })).addOption(
+    rehearsal('close-transport', `close the transport of ${PROVIDER} on its leader`, 'close-transport', () => ({ cmd: 'close-transport' })),
+  )
+  demo.addCommand(rehearsal('open-transport', 'reopen a closed transport', 'open-transport', () => ({ cmd: 'open-transport' })))
+  demo.addCommand(
+    rehearsal('yield', `ask the leader of ${PROVIDER} to step down`, 'yield --to r3', (_a, o) => ({ cmd: 'yield', to: o.to })).addOption(
       new Option('--to <replica>', 'only this standby may take the lead'),
     ),
   )
-  demo.addCommand(rehearsal('status', 'replicas, pids and log files of the running demo', () => ({ cmd: 'status' })))
+  demo.addCommand(rehearsal('status', 'replicas, pids and log files of the running demo', 'status', () => ({ cmd: 'status' })))
   return demo
 }

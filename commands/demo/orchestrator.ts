@@ -8,8 +8,17 @@ import { createServer, type Server, type Socket } from 'node:net'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { CoordinationAdmin, KeyLayout, StateReader, connect, formatDuration, maskUrl, type Layout } from '../lib.js'
-import type { RedisClient } from '../../src/connection.js'
+import {
+  KeyLayout,
+  formatDuration,
+  maskUrl,
+  type CoordinationAdmin,
+  type Io,
+  type Layout,
+  type RedisClient,
+  type StateReader,
+  type WriteSide,
+} from '../lib.js'
 import { LoadBalancer } from './balancer.js'
 import { demoPaths, isAlive, type ControlReply, type ControlRequest, type DemoState } from './control.js'
 
@@ -28,6 +37,9 @@ export interface DemoOptions {
   /** The throwaway redis-server, when the demo started one. */
   redis: { pid: number; port: number; dir: string; stop(): Promise<void> } | null
   json: boolean
+  /** The library's read and write sides (lib.ts loadIo(), loadWriteSide()). */
+  io: Io
+  write: WriteSide
   out(line: string): void
   err(line: string): void
 }
@@ -117,10 +129,10 @@ export class Demo {
     this.program = replicaProgram()
     if (!existsSync(this.program)) throw new Error(`${this.program} is missing: build first (npm run build)`)
     this.logDir = mkdtempSync(join(tmpdir(), `botmesh-coord-demo-logs-`))
-    this.redis = connect({ url: opts.url, layout: opts.layout, connectionName: 'botmesh-coord-demo' })
+    this.redis = opts.io.connect({ url: opts.url, layout: opts.layout, connectionName: 'botmesh-coord-demo' })
     this.redis.on('error', () => {})
-    this.reader = new StateReader(this.redis, new KeyLayout(opts.prefix, opts.layout), { timeoutMs: 2000 })
-    this.admin = new CoordinationAdmin({ redis: this.redis, prefix: opts.prefix, layout: opts.layout })
+    this.reader = new opts.io.StateReader(this.redis, new KeyLayout(opts.prefix, opts.layout), { timeoutMs: 2000 })
+    this.admin = new opts.write.CoordinationAdmin({ redis: this.redis, prefix: opts.prefix, layout: opts.layout })
     for (let i = 1; i <= opts.replicas; i++) {
       const id = `r${i}`
       this.replicas.set(id, {
@@ -163,12 +175,12 @@ export class Demo {
     const fd = openSync(r.log, 'a')
     const o = this.opts
     // Detached (its own process group): Ctrl-C reaches the demo only, which stops replicas in order.
+    // The URL (it may carry a password) goes through the environment, never on a command line that
+    // `ps` shows to every user of the machine.
     const child = spawn(
       process.execPath,
       [
         this.program,
-        '--url',
-        o.url,
         '--prefix',
         o.prefix,
         '--layout',
@@ -180,7 +192,7 @@ export class Demo {
         '--provider-down-ms',
         String(o.providerDownMs),
       ],
-      { stdio: ['ignore', fd, fd, 'ipc'], detached: true, env: { ...process.env, NO_COLOR: '1' } },
+      { stdio: ['ignore', fd, fd, 'ipc'], detached: true, env: { ...process.env, NO_COLOR: '1', REDIS_URL: o.url } },
     )
     closeSync(fd)
     r.child = child
@@ -310,7 +322,7 @@ export class Demo {
           seconds * 1000 > this.opts.leaseMs * 0.9
             ? 'longer than the lease: it drops its turns and leads when it wakes'
             : 'within the lease'
-        return { ok: true, message: `froze ${r.id} (pid ${pid}) for ${seconds}s (${note})` }
+        return { ok: true, message: `froze ${r.id} (pid ${pid}) for ${formatDuration(seconds * 1000)} (${note})` }
       }
       case 'start': {
         const r = this.replica(req.replica)

@@ -8,14 +8,13 @@ import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { delimiter, join } from 'node:path'
 import type { Redis } from 'ioredis'
-import { connect } from '../lib.js'
-import type { Layout } from '../lib.js'
+import { loadIo, type Layout } from '../lib.js'
 
 /** PING (and detect the layout) within timeoutMs; `{ error }` when nothing answers there. */
 export async function probeRedis(url: string, timeoutMs = 1500): Promise<{ layout: Layout } | { error: string }> {
   let client: Redis | null = null
   try {
-    client = connect({ url, layout: 'standalone', failFast: true, connectionName: 'botmesh-coord-demo' }) as Redis
+    client = (await loadIo()).connect({ url, layout: 'standalone', failFast: true, connectionName: 'botmesh-coord-demo' }) as Redis
     client.on('error', () => {})
     const c = client
     const info = await Promise.race([

@@ -26,11 +26,13 @@ import {
   CheckpointConflictError,
   CoordinationUnavailableError,
   LeaseLostError,
-  RedisStore,
+  loadWriteSide,
   parseDuration,
   type Json,
   type Turn,
-} from '../../src/index.js'
+} from '../lib.js'
+
+const { RedisStore } = await loadWriteSide()
 
 // ------------------------------------------------------------------ configuration (flags or env)
 

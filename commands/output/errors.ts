@@ -1,5 +1,16 @@
+/**
+ * The error classifier: every error the CLI can meet becomes one line and a documented exit code
+ * (docs/operations.md, "Errors and exit codes"). Errors are told apart by what they are — the CLI's
+ * own CliError, commander's errors, the library's error classes, Redis's replies (ioredis ReplyError,
+ * whose first word is Redis's error code), Node's system and TLS errors (their `code`) — walking the
+ * `cause` chain, never by re-reading messages in several places. The one exception is the RESP
+ * decoder of ioredis, which throws a plain Error: it is recognised here, and only here.
+ *
+ * This module loads no Redis client (`--version` and `--help` import it): ReplyError is recognised by
+ * its class name.
+ */
 import { CommanderError } from 'commander'
-import { ConfigurationError, CoordinationUnavailableError, CorruptStateError, InvalidIdError, maskUrl } from '../../src/index.js'
+import { ConfigurationError, CoordinationUnavailableError, CorruptStateError, InvalidIdError, maskUrl } from '../lib.js'
 import { EXIT, type ExitCode } from './exit-codes.js'
 
 /** An error the CLI raises on purpose: its message is the one line printed, with its exit code. */
@@ -7,8 +18,10 @@ export class CliError extends Error {
   constructor(
     message: string,
     readonly exitCode: ExitCode,
+    options?: { cause?: unknown },
   ) {
-    super(message)
+    super(message, options)
+    this.name = 'CliError'
   }
 }
 
@@ -16,50 +29,174 @@ export const usage = (m: string) => new CliError(m, EXIT.usage)
 export const notFound = (m: string) => new CliError(m, EXIT.notFound)
 export const refused = (m: string) => new CliError(m, EXIT.refused)
 export const conflict = (m: string) => new CliError(m, EXIT.conflict)
+export const corrupt = (m: string) => new CliError(m, EXIT.corrupt)
+export const unreachable = (m: string) => new CliError(m, EXIT.unreachable)
 
-/** Remove anything that looks like a password from a message (URLs with credentials, AUTH args). */
+/** The connection failed; `cause` is what the client reported (a system, TLS or protocol error). */
+export class ConnectionFailed extends Error {
+  constructor(cause: unknown) {
+    super(cause instanceof Error ? cause.message : String(cause), { cause })
+    this.name = 'ConnectionFailed'
+  }
+}
+
+/** Remove anything that looks like a password from a message (URLs with credentials, given secrets). */
 export function scrub(message: string, secrets: string[] = []): string {
   let m = message.replace(/\b(rediss?:\/\/)[^\s@/]*@/g, '$1***@')
-  for (const s of secrets) if (s && s.length >= 1) m = m.split(s).join('***')
+  for (const s of secrets) if (s) m = m.split(s).join('***')
   return m
 }
 
-/** Map any error to one line and an exit code. Never a stack trace. */
-export function describeError(err: unknown, ctx: { url?: string; secrets?: string[] } = {}): { line: string; code: ExitCode } {
-  const where = ctx.url ? ` at ${maskUrl(ctx.url)}` : ''
-  const secrets = ctx.secrets ?? []
-  if (err instanceof CliError) return { line: scrub(err.message, secrets), code: err.exitCode }
-  if (err instanceof CommanderError) return { line: scrub(err.message.replace(/^error: /, ''), secrets), code: EXIT.usage }
-  const msg = err instanceof Error ? err.message : String(err)
-  if (/WRONGPASS|NOAUTH|invalid username-password|invalid password|Authentication required/i.test(msg)) {
-    return { line: `authentication refused by Redis${where}: check the user and password in --url / REDIS_URL`, code: EXIT.auth }
-  }
-  const denied = aclDenial(msg)
-  if (denied) return { line: scrub(`permission refused by Redis${where}: ${denied}`, secrets), code: EXIT.auth }
-  if (/NOPERM/i.test(msg)) {
-    const m = /NOPERM[^:]*:?\s*(.*)$/i.exec(msg)
-    return { line: scrub(`permission refused by Redis${where}: ${m?.[1] || msg} (the ACL user lacks it)`, secrets), code: EXIT.auth }
-  }
-  if (err instanceof InvalidIdError || err instanceof ConfigurationError) return { line: scrub(msg, secrets), code: EXIT.usage }
-  if (err instanceof CorruptStateError) return { line: scrub(msg, secrets), code: EXIT.corrupt }
-  if (
-    err instanceof CoordinationUnavailableError ||
-    /ECONNREFUSED|ETIMEDOUT|ENOTFOUND|EHOSTUNREACH|Connection is closed|connect ETIMEDOUT|Stream isn't writeable|certificate|SSL|TLS|EPROTO|ECONNRESET|None of startup nodes|Failed to refresh slots|did not answer/i.test(
-      msg,
-    )
-  ) {
-    return { line: `Redis unreachable${where}: ${scrub(shortNetError(msg), secrets)}`, code: EXIT.unreachable }
-  }
-  return { line: scrub(`unexpected error: ${msg}`, secrets), code: EXIT.internal }
+type Coded = Error & { code?: unknown; syscall?: unknown; path?: unknown; command?: { name?: string } }
+
+/** A reply of Redis refusing a command (ioredis ReplyError; also inside a pipeline or a script). */
+export function isReplyError(err: unknown): boolean {
+  return err instanceof Error && err.name === 'ReplyError'
 }
 
-function shortNetError(msg: string): string {
-  if (/ECONNREFUSED/.test(msg)) return 'connection refused'
-  if (/certificate|SSL|TLS|EPROTO/i.test(msg)) return `TLS handshake failed: ${msg} (pass the server's CA with --tls-ca / REDIS_TLS_CA)`
-  if (/ENOTFOUND/.test(msg)) return 'host not found'
-  if (/ETIMEDOUT|did not answer|timed out/i.test(msg)) return 'timed out'
-  if (/None of startup nodes/.test(msg)) return 'no cluster node answered'
-  return msg.replace(/^Redis unreachable:\s*/, '')
+/** The Redis error code of a reply: its first word (`WRONGPASS`, `NOPERM`, `ERR`, …). */
+export function replyCode(err: Error): string {
+  return /^[A-Z]+/.exec(err.message)?.[0] ?? 'ERR'
+}
+
+/** The SELECT of the URL's database failed (ioredis reports it as an 'error' event of the handshake). */
+export function isSelectError(err: unknown): boolean {
+  return isReplyError(err) && (err as Coded).command?.name === 'select'
+}
+
+const NETWORK_CODES: Record<string, string> = {
+  ECONNREFUSED: 'connection refused',
+  ENOTFOUND: 'host not found',
+  EAI_AGAIN: 'host not found (DNS did not answer)',
+  ETIMEDOUT: 'timed out',
+  EHOSTUNREACH: 'host unreachable',
+  ENETUNREACH: 'network unreachable',
+  ECONNRESET: 'connection reset by the server',
+  EPIPE: 'connection closed by the server',
+  ECONNABORTED: 'connection aborted',
+}
+
+const FILE_CODES: Record<string, string> = {
+  ENOENT: 'no such file',
+  EACCES: 'permission denied',
+  EISDIR: 'is a folder, not a file',
+  ENOTDIR: 'a part of the path is not a folder',
+}
+
+/** Node's TLS and certificate errors (their `code`). */
+function isTlsError(err: Coded): boolean {
+  const code = typeof err.code === 'string' ? err.code : ''
+  return (
+    /^(ERR_SSL_|ERR_TLS_|CERT_|UNABLE_TO_|DEPTH_ZERO_|SELF_SIGNED_|ERR_OSSL_)/.test(code) ||
+    (err as { library?: unknown }).library === 'SSL routines'
+  )
+}
+
+/**
+ * Of the errors a connection reported, the one that says most: a server that does not speak RESP
+ * or fails TLS explains the resets and closed pipes that follow it.
+ */
+export function mostTelling(errors: Error[]): Error | null {
+  return errors.find(isProtocolError) ?? errors.find((e) => isTlsError(e as Coded)) ?? errors[0] ?? null
+}
+
+/** The RESP decoder's own errors (plain Errors of ioredis): the server does not speak Redis's protocol. */
+function isProtocolError(err: Error): boolean {
+  return !isReplyError(err) && /^(Unknown RESP type|Protocol error)/.test(err.message)
+}
+
+/** The error itself and its causes, outermost first. */
+function chain(err: unknown): unknown[] {
+  const out: unknown[] = []
+  for (let e: unknown = err; e !== undefined && e !== null && out.length < 8; e = (e as { cause?: unknown }).cause) {
+    out.push(e)
+    if (!(e instanceof Error)) break
+  }
+  return out
+}
+
+export interface Described {
+  line: string
+  code: ExitCode
+}
+
+/** Map any error to one line and an exit code. Never a stack trace, never a password. */
+export function describeError(err: unknown, ctx: { url?: string; secrets?: string[] } = {}): Described {
+  const where = ctx.url ? ` at ${maskUrl(ctx.url)}` : ''
+  const d = classify(err, where)
+  return { line: scrub(d.line, ctx.secrets ?? []), code: d.code }
+}
+
+function classify(err: unknown, where: string): Described {
+  const all = chain(err)
+  const first = all[0]
+  if (first instanceof CliError) return { line: first.message, code: first.exitCode }
+  if (first instanceof CommanderError) return { line: first.message.replace(/^error: /, ''), code: EXIT.usage }
+  if (first instanceof CorruptStateError) return { line: first.message, code: EXIT.corrupt }
+  if (first instanceof InvalidIdError || first instanceof ConfigurationError) return { line: first.message, code: EXIT.usage }
+  // The most specific cause decides: a system, TLS, protocol or Redis error under a wrapper.
+  for (const e of [...all].reverse()) {
+    if (!(e instanceof Error)) continue
+    const found = specific(e as Coded, where)
+    if (found) return found
+  }
+  if (first instanceof ConnectionFailed) return { line: `Redis unreachable${where}: ${first.message}`, code: EXIT.unreachable }
+  if (first instanceof CoordinationUnavailableError) {
+    const why = first.reason === 'unreachable' ? first.message.replace(/^Redis unreachable:\s*/, '') : first.message
+    return { line: `Redis unreachable${where}: ${/did not answer/.test(why) ? 'timed out' : why}`, code: EXIT.unreachable }
+  }
+  const e = first as Coded
+  if (e instanceof Error && ['MaxRetriesPerRequestError', 'ClusterAllFailedError'].includes(e.name)) {
+    return { line: `Redis unreachable${where}: ${e.message}`, code: EXIT.unreachable }
+  }
+  if (e instanceof Error && /^Connection is closed|^Stream isn't writeable/.test(e.message)) {
+    return { line: `Redis unreachable${where}: the connection closed`, code: EXIT.unreachable }
+  }
+  const msg = e instanceof Error ? e.message : String(e)
+  return { line: `unexpected error: ${msg} (a bug: please report it)`, code: EXIT.internal }
+}
+
+/** A system, TLS, protocol or Redis reply error: its line, or null for any other error. */
+function specific(e: Coded, where: string): Described | null {
+  if (e instanceof CliError) return { line: e.message, code: e.exitCode }
+  const code = typeof e.code === 'string' ? e.code : ''
+  if (isReplyError(e)) return reply(e, where)
+  if (isProtocolError(e)) {
+    const got = /"(.)"/.exec(e.message)?.[1]
+    return {
+      line: `no Redis${where}: the server does not speak the Redis protocol${got ? ` (its first byte was ${JSON.stringify(got)})` : ''}; check the host and port of --url`,
+      code: EXIT.unreachable,
+    }
+  }
+  if (isTlsError(e)) {
+    return {
+      line: `Redis unreachable${where}: TLS handshake failed: ${e.message} (pass the server's CA with --tls-ca / REDIS_TLS_CA)`,
+      code: EXIT.unreachable,
+    }
+  }
+  if (NETWORK_CODES[code]) return { line: `Redis unreachable${where}: ${NETWORK_CODES[code]}`, code: EXIT.unreachable }
+  if (FILE_CODES[code] && typeof e.path === 'string') {
+    return { line: `cannot read ${e.path}: ${FILE_CODES[code]}`, code: EXIT.usage }
+  }
+  return null
+}
+
+function reply(e: Coded, where: string): Described {
+  const code = replyCode(e)
+  if (code === 'WRONGPASS' || code === 'NOAUTH' || /invalid (username-)?password/i.test(e.message)) {
+    return {
+      line: `authentication refused by Redis${where}: check the user and password (--url, --password-file, REDIS_PASSWORD, the context)`,
+      code: EXIT.auth,
+    }
+  }
+  const denied = aclDenial(e.message)
+  if (denied) return { line: `permission refused by Redis${where}: ${denied}`, code: EXIT.auth }
+  if (code === 'WRONGTYPE') return { line: `a key holds the wrong Redis type: ${e.message}`, code: EXIT.corrupt }
+  if (['LOADING', 'BUSY', 'MASTERDOWN', 'CLUSTERDOWN', 'TRYAGAIN', 'READONLY'].includes(code)) {
+    return { line: `Redis cannot serve now${where}: ${e.message}`, code: EXIT.unreachable }
+  }
+  if (isSelectError(e)) return { line: `database not available${where}: ${e.message}`, code: EXIT.usage }
+  return { line: `Redis refused a command${where}: ${e.message}`, code: EXIT.internal }
 }
 
 /**
@@ -72,6 +209,7 @@ export function aclDenial(msg: string): string | null {
   if (m) return `the ACL user may not run ${m[1]!.toUpperCase()} (grant +${m[1]!.toLowerCase()})`
   if (/NOPERM.*access one of the keys/i.test(msg)) return 'the ACL user may not access these keys (grant ~<prefix>:*)'
   if (/NOPERM.*channel/i.test(msg)) return 'the ACL user may not use this pub/sub channel (grant &<prefix>:wake:*)'
+  if (/^NOPERM/.test(msg)) return `${msg.replace(/^NOPERM\s*/, '')} (the ACL user lacks it)`
   m = /user executing the script can't (run this command|publish to the channel|access at least one of the keys)/i.exec(msg)
   if (m) {
     const what = /publish/.test(m[1]!)

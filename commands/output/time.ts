@@ -1,4 +1,4 @@
-import { formatDuration } from '../../src/index.js'
+import { formatDuration } from '../lib.js'
 
 /** "12s ago" for a Redis-clock time in the past, relative to Redis's now. */
 export function ago(atMs: number | null | undefined, nowMs: number): string {

@@ -2,17 +2,19 @@ import { Command } from 'commander'
 import { run } from '../run.js'
 import type { Context } from '../context.js'
 import { chatView, explainChat, type ChatView, type Explanation, type Finding } from '../lib.js'
-import { jsonOut } from '../output/json.js'
+import { cell, printOne } from '../output/format.js'
 import { table } from '../output/table.js'
 import { agoMs, dur, leftMs } from '../output/time.js'
 import { notFound } from '../output/errors.js'
-import { durationOption, examples, printCorrupt } from './common.js'
+import { examples, printCorrupt } from './common.js'
+import { durationOption } from '../duration.js'
 import { formatCheckpoint } from './checkpoints.js'
 
 interface InspectOptions {
   explain?: boolean
   fingerprint?: string
-  turnWait?: string
+  /** ms */
+  turnWait: number
 }
 
 /** Collect: the chat whole (one round trip, one slot) and the live replicas; the verdict when asked. */
@@ -22,9 +24,7 @@ export async function collectChat(ctx: Context, key: string, o: InspectOptions) 
   if (!chat.exists)
     throw notFound(`no chat ${JSON.stringify(key)} under prefix ${ctx.keys.prefix} (no turn, queue, checkpoint or handover marker)`)
   const explain =
-    o.explain || o.fingerprint !== undefined
-      ? explainChat(chat, { fingerprint: o.fingerprint, turnWaitMs: durationOption(o.turnWait, '--turn-wait') })
-      : undefined
+    o.explain || o.fingerprint !== undefined ? explainChat(chat, { fingerprint: o.fingerprint, turnWaitMs: o.turnWait }) : undefined
   return { nowMs: detail.nowMs, chat, ...(explain ? { explain } : {}), corrupt: replicas.corrupt }
 }
 
@@ -50,7 +50,7 @@ export function printChat(ctx: Context, data: { chat: ChatView; explain?: Explan
   const { c } = ctx
   const v = data.chat
   const kv = (k: string, val: string | number) => ctx.out(`${c.dim(k.padEnd(16))}${val}`)
-  kv('chat', c.bold(v.key))
+  kv('chat', c.bold(cell(v.key)))
   const h = v.holder
   if (h) {
     kv(
@@ -65,10 +65,17 @@ export function printChat(ctx: Context, data: { chat: ChatView; explain?: Explan
     kv('holder', c.dim('(none)'))
     kv('fence', v.fence ?? '-')
   }
-  kv(
-    'previous holder',
-    v.previousHolder ? `${v.previousHolder.replicaId} ${c.dim(v.previousHolder.incarnation)}` : c.dim('(none: new chat)'),
-  )
+  // Two different people: who held the turn before this grant, and (when nobody holds it) who held it last.
+  if (h) {
+    kv(
+      'held before by',
+      v.previousHolder
+        ? `${cell(v.previousHolder.replicaId)} ${c.dim(cell(v.previousHolder.incarnation))} ${c.dim('(the holder before this grant)')}`
+        : c.dim('(nobody: a new chat, or idle long enough to be forgotten)'),
+    )
+  } else {
+    kv('last held by', v.lastHolder ? `${cell(v.lastHolder.replicaId)} ${c.dim(cell(v.lastHolder.incarnation))}` : c.dim('(nobody yet)'))
+  }
   kv('tickets', `last issued ${v.lastTicket}, ${v.skippedTickets} dead skipped`)
   if (v.tickets.length) {
     ctx.out(`\n${c.dim(`queue (${v.tickets.length}, in grant order)`)}`)
@@ -111,7 +118,7 @@ export function chatInspect(): Command {
       '--fingerprint <hash>',
       "your flow's current fingerprint: reports an ephemeral checkpoint written by another flow version (implies --explain)",
     )
-    .option('--turn-wait <duration>', "the runtime's turnWaitMs, for the slow-holder check", '2m')
+    .addOption(durationOption('--turn-wait <duration>', "the runtime's turnWaitMs, for the slow-holder check", { min: 1, default: '2m' }))
     .addHelpText(
       'after',
       examples(
@@ -123,8 +130,7 @@ export function chatInspect(): Command {
     .action(
       run(async (ctx, key: string, o: InspectOptions) => {
         const data = await collectChat(ctx, key, o)
-        if (ctx.json) ctx.out(jsonOut('chat', data))
-        else printChat(ctx, data)
+        printOne(ctx, 'chat', data, `chat/${key}`, () => printChat(ctx, data))
         printCorrupt(ctx, data.corrupt)
       }),
     )

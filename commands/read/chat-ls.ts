@@ -1,67 +1,85 @@
-import { Command } from 'commander'
-import { run } from '../run.js'
+import type { Command } from 'commander'
 import type { Context } from '../context.js'
 import { chatRows, type ChatRow } from '../lib.js'
-import { jsonOut } from '../output/json.js'
-import { table } from '../output/table.js'
+import { cell, type KindView } from '../output/format.js'
 import { dur, leftMs } from '../output/time.js'
 import { progress } from '../output/progress.js'
-import { examples, limitOption, nowAndReplicas, printScanNotes, scanInfo } from './common.js'
+import { byNumber, byNumberDesc, byText, limitOption, listingCommand, nowAndReplicas, scanInfo, type ListingFlags } from './common.js'
 
 interface ChatLsOptions {
   waiting?: boolean
-  replica?: string
-  limit?: number
+  all?: boolean
 }
 
-/** Collect: chats with a holder or a queue (idle chats only remember their last holder and fence). */
-export async function collectChats(ctx: Context, o: ChatLsOptions) {
+/** Collect: chats with a holder or a queue (with --all, idle chats too: they only remember their last holder and fence). */
+export async function collectChats(ctx: Context, o: ChatLsOptions & Partial<ListingFlags>) {
   const [{ nowMs, replicas }, chats] = await Promise.all([
     nowAndReplicas(ctx),
     ctx.reader.chats({ limit: o.limit, onProgress: progress(ctx, 'chats') }),
   ])
-  const rows = chatRows(chats.items, replicas.items, nowMs).filter(
-    (r) => (!o.waiting || r.queueLength > 0) && (o.replica === undefined || r.replicaId === o.replica),
-  )
+  const rows = chatRows(chats.items, replicas.items, nowMs, { all: o.all }).filter((r) => !o.waiting || r.queueLength > 0)
   return { nowMs, chats: rows, ...scanInfo(replicas, chats) }
 }
 
-export function printChats(ctx: Context, data: Awaited<ReturnType<typeof collectChats>>): void {
+function chatsView(ctx: Context): KindView<ChatRow> {
   const { c } = ctx
-  if (data.chats.length === 0) ctx.out(c.dim(`no chat holds a turn or has a queue under prefix ${ctx.keys.prefix}`))
-  else
-    ctx.out(
-      table(
-        ['CHAT', 'HOLDER', 'INCARNATION', 'FENCE', 'EXPIRES IN', 'HELD FOR', 'QUEUE', 'OLDEST WAIT', 'STALE'].map((h) => c.dim(h)),
-        data.chats.map((r: ChatRow) => [
-          c.bold(r.key),
-          r.replicaId === null ? c.yellow('(none)') : r.holderAlive ? r.replicaId : c.red(`${r.replicaId} (dead)`),
-          r.incarnation?.slice(0, 8) ?? '-',
-          r.fence ?? '-',
-          r.expiresInMs !== null && r.expiresInMs <= 0 ? c.red(leftMs(r.expiresInMs)) : leftMs(r.expiresInMs),
-          dur(r.heldForMs),
-          r.queueLength,
-          r.oldestWaitMs !== null && r.oldestWaitMs > 10_000 ? c.yellow(dur(r.oldestWaitMs)) : dur(r.oldestWaitMs),
-          r.staleTickets ? c.red(String(r.staleTickets)) : '0',
-        ]),
-      ),
-    )
-  printScanNotes(ctx, data)
+  return {
+    list: 'chats',
+    name: (r) => `chat/${r.key}`,
+    empty: `no chat holds a turn or has a queue under prefix ${ctx.keys.prefix}`,
+    columns: [
+      { header: 'CHAT', value: (r) => c.bold(cell(r.key)) },
+      {
+        header: 'HOLDER',
+        value: (r) =>
+          r.replicaId === null ? c.yellow('(none)') : r.holderAlive ? cell(r.replicaId) : c.red(`${cell(r.replicaId)} (dead)`),
+      },
+      { header: 'INCARNATION', value: (r) => cell(r.incarnation?.slice(0, 8)) },
+      { header: 'FENCE', value: (r) => r.fence ?? '-' },
+      {
+        header: 'EXPIRES IN',
+        value: (r) => (r.expiresInMs !== null && r.expiresInMs <= 0 ? c.red(leftMs(r.expiresInMs)) : leftMs(r.expiresInMs)),
+      },
+      { header: 'HELD FOR', value: (r) => dur(r.heldForMs) },
+      { header: 'QUEUE', value: (r) => r.queueLength },
+      {
+        header: 'OLDEST WAIT',
+        value: (r) => (r.oldestWaitMs !== null && r.oldestWaitMs > 10_000 ? c.yellow(dur(r.oldestWaitMs)) : dur(r.oldestWaitMs)),
+      },
+      { header: 'STALE', value: (r) => (r.staleTickets ? c.red(String(r.staleTickets)) : '0') },
+    ],
+  }
 }
 
 export function chatLs(): Command {
-  return new Command('ls')
-    .alias('list')
-    .description('chats with a holder or a queue: holder, fence, time left, queue length, oldest wait')
-    .option('--waiting', 'only chats with queued tickets')
-    .option('--replica <replicaId>', 'only chats whose turn this replica holds')
-    .addOption(limitOption())
-    .addHelpText('after', examples('botmesh-coord --prefix shop chat ls', 'botmesh-coord --prefix shop chat ls --waiting --json'))
-    .action(
-      run(async (ctx, o: ChatLsOptions) => {
-        const data = await collectChats(ctx, o)
-        if (ctx.json) ctx.out(jsonOut('chats', data))
-        else printChats(ctx, data)
-      }),
-    )
+  return listingCommand<ChatRow, ChatLsOptions>({
+    name: 'ls',
+    description: 'chats with a holder or a queue: holder, fence, time left, queue length, oldest wait (--all: idle chats too)',
+    examples: [
+      'botmesh-coord --prefix shop chat ls',
+      'botmesh-coord --prefix shop chat ls --waiting -o json',
+      'botmesh-coord --prefix shop chat ls --all --sort key -o name',
+    ],
+    view: chatsView,
+    sorts: {
+      wait: (a, b) => byNumberDesc<ChatRow>((r) => r.oldestWaitMs)(a, b) || byText<ChatRow>((r) => r.key)(a, b),
+      key: byText((r) => r.key),
+      holder: byText((r) => r.replicaId),
+      fence: byNumber((r) => r.fence),
+      expires: byNumber((r) => r.expiresInMs),
+      held: byNumberDesc((r) => r.heldForMs),
+      queue: byNumberDesc((r) => r.queueLength),
+      stale: byNumberDesc((r) => r.staleTickets),
+    },
+    replicasOf: (r) => [r.replicaId],
+    options: (cmd) =>
+      cmd
+        .option('--waiting', 'only chats with queued tickets')
+        .option('--all', 'also idle chats (no holder, no queue: they remember their last holder and fence)')
+        .addOption(limitOption()),
+    collect: async (ctx, o) => {
+      const d = await collectChats(ctx, o)
+      return { nowMs: d.nowMs, rows: d.chats, truncated: d.truncated, corrupt: d.corrupt, extra: { scanned: d.scanned } }
+    },
+  })
 }

@@ -2,12 +2,11 @@ import { Command } from 'commander'
 import { run } from '../run.js'
 import type { Context } from '../context.js'
 import { checkpointRow, checkpointRows, type CheckpointRow, type Json } from '../lib.js'
-import { jsonOut } from '../output/json.js'
-import { table } from '../output/table.js'
+import { cell, printOne, type KindView } from '../output/format.js'
 import { agoMs, dur, leftMs } from '../output/time.js'
 import { progress } from '../output/progress.js'
 import { notFound } from '../output/errors.js'
-import { examples, limitOption, nowAndReplicas, printCorrupt, printScanNotes, scanInfo } from './common.js'
+import { byNumber, byNumberDesc, byText, examples, limitOption, listingCommand, nowAndReplicas, printCorrupt, scanInfo } from './common.js'
 
 interface CheckpointsLsOptions {
   ephemeral?: boolean
@@ -25,28 +24,28 @@ export async function collectCheckpoints(ctx: Context, o: CheckpointsLsOptions) 
   return { nowMs, checkpoints, ...scanInfo(replicas, cps) }
 }
 
-export function printCheckpoints(ctx: Context, data: Awaited<ReturnType<typeof collectCheckpoints>>): void {
+function checkpointsView(ctx: Context): KindView<CheckpointRow> {
   const { c } = ctx
-  if (data.checkpoints.length === 0) ctx.out(c.dim(`no checkpoints match under prefix ${ctx.keys.prefix}`))
-  else
-    ctx.out(
-      table(
-        ['KEY', 'FLOW', 'STEP', 'REVISION', 'OWNER', 'FENCE', 'UPDATED', 'TYPE', 'EXPIRES IN', 'ANSWER'].map((h) => c.dim(h)),
-        data.checkpoints.map((r: CheckpointRow) => [
-          c.bold(r.key),
-          r.flow,
-          r.step,
-          r.revision,
-          r.replicaId === null ? '-' : r.ownerAlive ? r.replicaId : c.dim(`${r.replicaId} (gone)`),
-          r.fence ?? '-',
-          agoMs(r.updatedAgoMs),
-          r.ephemeral ? c.cyan(`ephemeral ${r.fingerprint ?? ''}`.trim()) : 'persistent',
-          leftMs(r.expiresInMs),
-          r.answerBytes ? `${r.answerBytes} B` : '-',
-        ]),
-      ),
-    )
-  printScanNotes(ctx, data)
+  return {
+    list: 'checkpoints',
+    name: (r) => `checkpoint/${r.key}`,
+    empty: `no checkpoints match under prefix ${ctx.keys.prefix}`,
+    columns: [
+      { header: 'KEY', value: (r) => c.bold(cell(r.key)) },
+      { header: 'FLOW', value: (r) => cell(r.flow) },
+      { header: 'STEP', value: (r) => cell(r.step) },
+      { header: 'REVISION', value: (r) => r.revision },
+      {
+        header: 'OWNER',
+        value: (r) => (r.replicaId === null ? '-' : r.ownerAlive ? cell(r.replicaId) : c.dim(`${cell(r.replicaId)} (gone)`)),
+      },
+      { header: 'FENCE', value: (r) => r.fence ?? '-' },
+      { header: 'UPDATED', value: (r) => agoMs(r.updatedAgoMs) },
+      { header: 'TYPE', value: (r) => (r.ephemeral ? c.cyan(`ephemeral ${cell(r.fingerprint ?? '')}`.trim()) : 'persistent') },
+      { header: 'EXPIRES IN', value: (r) => leftMs(r.expiresInMs) },
+      { header: 'ANSWER', value: (r) => (r.answerBytes ? `${r.answerBytes} B` : '-') },
+    ],
+  }
 }
 
 /** The checkpoint block of `chat inspect` and `checkpoint inspect`. */
@@ -70,24 +69,35 @@ export function formatCheckpoint(ctx: Context, r: CheckpointRow, state?: { state
 }
 
 export function checkpointsLs(): Command {
-  return new Command('ls')
-    .alias('list')
-    .description('conversation checkpoints, persistent and ephemeral: flow, step, revision, owner and its fence, TTL')
-    .option('--ephemeral', 'only ephemeral (forward) checkpoints')
-    .option('--persistent', 'only persistent checkpoints')
-    .option('--flow <name>', 'only checkpoints of this flow')
-    .addOption(limitOption())
-    .addHelpText(
-      'after',
-      examples('botmesh-coord --prefix shop checkpoints ls', 'botmesh-coord --prefix shop checkpoints ls --ephemeral --flow order --json'),
-    )
-    .action(
-      run(async (ctx, o: CheckpointsLsOptions) => {
-        const data = await collectCheckpoints(ctx, o)
-        if (ctx.json) ctx.out(jsonOut('checkpoints', data))
-        else printCheckpoints(ctx, data)
-      }),
-    )
+  return listingCommand<CheckpointRow, CheckpointsLsOptions>({
+    name: 'ls',
+    description: 'conversation checkpoints, persistent and ephemeral: flow, step, revision, owner and its fence, TTL',
+    examples: [
+      'botmesh-coord --prefix shop checkpoints ls',
+      'botmesh-coord --prefix shop checkpoints ls --ephemeral --flow order -o json',
+      'botmesh-coord --prefix shop checkpoints ls --sort updated --replica pod-a',
+    ],
+    view: checkpointsView,
+    sorts: {
+      key: byText((r) => r.key),
+      flow: (a, b) => byText<CheckpointRow>((r) => r.flow)(a, b) || byText<CheckpointRow>((r) => r.step)(a, b),
+      updated: byNumber((r) => r.updatedAgoMs),
+      revision: byNumber((r) => r.revision),
+      expires: byNumber((r) => r.expiresInMs),
+      answer: byNumberDesc((r) => r.answerBytes),
+    },
+    replicasOf: (r) => [r.replicaId],
+    options: (cmd) =>
+      cmd
+        .option('--ephemeral', 'only ephemeral (forward) checkpoints')
+        .option('--persistent', 'only persistent checkpoints')
+        .option('--flow <name>', 'only checkpoints of this flow')
+        .addOption(limitOption()),
+    collect: async (ctx, o) => {
+      const d = await collectCheckpoints(ctx, o)
+      return { nowMs: d.nowMs, rows: d.checkpoints, truncated: d.truncated, corrupt: d.corrupt, extra: { scanned: d.scanned } }
+    },
+  })
 }
 
 export async function collectCheckpoint(ctx: Context, key: string) {
@@ -117,11 +127,10 @@ export function checkpointInspect(): Command {
     .action(
       run(async (ctx, key: string) => {
         const data = await collectCheckpoint(ctx, key)
-        if (ctx.json) ctx.out(jsonOut('checkpoint', data))
-        else {
-          ctx.out(`${ctx.c.dim('chat'.padEnd(16))}${ctx.c.bold(key)} ${ctx.c.dim(`(turn fence ${data.chatFence ?? '-'})`)}`)
+        printOne(ctx, 'checkpoint', data, `checkpoint/${key}`, () => {
+          ctx.out(`${ctx.c.dim('chat'.padEnd(16))}${ctx.c.bold(cell(key))} ${ctx.c.dim(`(turn fence ${data.chatFence ?? '-'})`)}`)
           formatCheckpoint(ctx, data.checkpoint, data.checkpoint)
-        }
+        })
         printCorrupt(ctx, data.corrupt)
       }),
     )

@@ -1,31 +1,30 @@
-import { InvalidArgumentError, Option } from 'commander'
+/**
+ * What every listing (`… ls`) shares: the output formats, `--sort` (one of the listing's own sort
+ * keys), `--replica` (for listings whose rows have a replica), `--limit` (a bounded look at a huge
+ * keyspace), `-w/--watch` (print again when the rows change), and the scan notes — a `--limit` that
+ * cut the scan short, and the corrupt keys, which are reported while the rest is listed.
+ */
+import { Command, InvalidArgumentError, Option } from 'commander'
 import type { Context } from '../context.js'
-import { ConfigurationError, parseDuration, type Corrupt, type Listing } from '../lib.js'
-import { usage } from '../output/errors.js'
-
-/** `--expiring 5s` and friends: a duration or a usage error (exit 2) naming the option. */
-export function durationOption(value: string | undefined, flag: string): number | undefined {
-  if (value === undefined) return undefined
-  try {
-    return parseDuration(value, flag)
-  } catch (err) {
-    if (err instanceof ConfigurationError) throw usage(err.message)
-    throw err
-  }
-}
+import type { Corrupt, Listing } from '../lib.js'
+import { MIN_INTERVAL_MS, durationOption, interruptSignal, sleep } from '../duration.js'
+import { EXIT } from '../output/exit-codes.js'
+import { cell, jsonOut, printList, type KindView } from '../output/format.js'
+import { stdoutClosedSignal } from '../output/streams.js'
+import { run } from '../run.js'
 
 /** Corrupt keys found by listings: reported on stderr, the listing goes on. */
 export function printCorrupt(ctx: Context, corrupt: Corrupt[]): void {
-  for (const k of corrupt) ctx.err(ctx.c.red(`corrupt: ${k.rawKey}: ${k.error}`))
+  for (const k of corrupt) ctx.err(ctx.c.red(`corrupt: ${cell(k.rawKey)}: ${cell(k.error)}`))
 }
 
 /** After a listing's table: a --limit that cut the scan short, and the corrupt keys. */
-export function printScanNotes(ctx: Context, data: { truncated: boolean; corrupt: Corrupt[] }): void {
+export function printScanNotes(ctx: Context, data: { truncated?: boolean; corrupt: Corrupt[] }): void {
   if (data.truncated) ctx.err(ctx.c.yellow(`stopped after --limit keys: the listing is partial`))
   printCorrupt(ctx, data.corrupt)
 }
 
-/** Scan bookkeeping for --json: how many keys were seen, corrupt ones, truncation. */
+/** Scan bookkeeping for the JSON document: how many keys were seen, corrupt ones, truncation. */
 export function scanInfo(...listings: Array<Listing<unknown>>): { scanned: number; truncated: boolean; corrupt: Corrupt[] } {
   return {
     scanned: listings.reduce((n, l) => n + l.scanned, 0),
@@ -49,4 +48,142 @@ export const limitOption = () =>
 
 export function examples(...lines: string[]): string {
   return `\nExample${lines.length > 1 ? 's' : ''}:\n${lines.map((l) => `  ${l}`).join('\n')}`
+}
+
+// ------------------------------------------------------------------ sorting
+
+type Cmp<R> = (a: R, b: R) => number
+const text = (a: string | null | undefined, b: string | null | undefined) => (a ?? '').localeCompare(b ?? '')
+const num = (a: number | null | undefined, b: number | null | undefined) => (a ?? -Infinity) - (b ?? -Infinity)
+
+/** Ascending by a text field (nulls first). */
+export const byText =
+  <R>(f: (r: R) => string | null | undefined): Cmp<R> =>
+  (a, b) =>
+    text(f(a), f(b))
+/** Ascending by a number field (nulls first). */
+export const byNumber =
+  <R>(f: (r: R) => number | null | undefined): Cmp<R> =>
+  (a, b) =>
+    num(f(a), f(b))
+/** Descending by a number field (nulls last): the longest wait, the oldest renewal first. */
+export const byNumberDesc =
+  <R>(f: (r: R) => number | null | undefined): Cmp<R> =>
+  (a, b) =>
+    num(f(b), f(a))
+
+// ------------------------------------------------------------------ listings
+
+export interface ListingData<R> {
+  nowMs: number
+  rows: R[]
+  /** The rest of the JSON document (scan notes, other arrays). */
+  extra?: Record<string, unknown>
+  /** Scan notes printed after a table (and kept in the JSON document). */
+  truncated?: boolean
+  corrupt: Corrupt[]
+}
+
+export interface ListingSpec<R, O> {
+  name: string
+  description: string
+  examples: string[]
+  /** How rows print. */
+  view(ctx: Context): KindView<R>
+  /** `--sort <key>`: the listing's own sort keys; the first is the default. */
+  sorts: Record<string, Cmp<R>>
+  defaultSort?: string
+  /** Rows that have a replica: `--replica <id>` keeps those whose replicas include it. */
+  replicasOf?(row: R): Array<string | null>
+  /** More options of this listing. */
+  options?(cmd: Command): Command
+  /** Read the state (one bounded pass) and build the rows. */
+  collect(ctx: Context, o: O & ListingFlags): Promise<ListingData<R>>
+}
+
+export interface ListingFlags {
+  sort: string
+  replica?: string
+  watch?: boolean
+  /** ms */
+  interval: number
+  limit?: number
+}
+
+/** Drop what changes with every read of the clock, to tell whether the rows themselves changed. */
+function stable(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(stable)
+  if (v && typeof v === 'object') {
+    return Object.fromEntries(
+      Object.entries(v)
+        .filter(([k]) => !/(Ms|At)$/.test(k))
+        .map(([k, x]) => [k, stable(x)]),
+    )
+  }
+  return v
+}
+
+/** A `… ls` command: formats, --sort, --replica, --limit, -w/--watch, scan notes — the same for every listing. */
+export function listingCommand<R, O>(spec: ListingSpec<R, O>): Command {
+  const sortKeys = Object.keys(spec.sorts)
+  const cmd = new Command(spec.name)
+    .description(spec.description)
+    .addOption(new Option('--sort <key>', 'sort by').choices(sortKeys).default(spec.defaultSort ?? sortKeys[0]))
+  if (spec.replicasOf) cmd.option('--replica <replicaId>', 'only rows of this replica')
+  spec.options?.(cmd)
+  cmd
+    .option('-w, --watch', 'keep watching: print the listing again whenever it changes (Ctrl-C to stop)')
+    .addOption(
+      durationOption('--interval <duration>', 'with --watch: how often to look (at least 4 times the time one read takes)', {
+        min: MIN_INTERVAL_MS,
+        default: '2s',
+      }),
+    )
+    .addHelpText('after', examples(...spec.examples))
+  if (spec.name === 'ls') cmd.alias('list')
+  return cmd.action(
+    run(async (ctx, o: O & ListingFlags) => {
+      const view = spec.view(ctx)
+      const cmp = spec.sorts[o.sort] ?? spec.sorts[sortKeys[0]!]!
+      const read = async () => {
+        const data = await spec.collect(ctx, o)
+        let rows = data.rows
+        if (o.replica !== undefined && spec.replicasOf) rows = rows.filter((r) => spec.replicasOf!(r).includes(o.replica!))
+        return { ...data, rows: [...rows].sort(cmp) }
+      }
+      const show = (data: ListingData<R>, p = ctx) => {
+        const envelope = { nowMs: data.nowMs, ...data.extra, truncated: data.truncated ?? false, corrupt: data.corrupt }
+        printList(p, view, data.rows, envelope)
+        if (ctx.format !== 'json') printScanNotes(ctx, data)
+      }
+      if (!o.watch) {
+        show(await read())
+        return EXIT.ok
+      }
+      // -w: print again when the rows change; each read waits at least 4 times as long as the
+      // last one took, so watching a huge keyspace costs Redis at most a fifth of one connection.
+      const stop = [interruptSignal(), stdoutClosedSignal()]
+      let last: string | null = null
+      let first = true
+      while (!stop.some((s) => s.aborted)) {
+        const started = performance.now()
+        const data = await read()
+        const took = performance.now() - started
+        const now = JSON.stringify(stable({ rows: data.rows, corrupt: data.corrupt }))
+        if (now !== last) {
+          last = now
+          if (ctx.format === 'json') {
+            const rows = view.document ? view.document(data.rows) : { [view.list]: data.rows }
+            ctx.out(JSON.stringify(JSON.parse(jsonOut(view.list, { nowMs: data.nowMs, ...rows }))))
+          } else {
+            if (!first && (ctx.format === 'table' || ctx.format === 'wide')) ctx.out('')
+            show(data)
+          }
+          first = false
+        }
+        await sleep(Math.max(o.interval, 4 * took), ...stop)
+      }
+      return EXIT.ok
+    }),
+  )
 }

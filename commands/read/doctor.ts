@@ -3,11 +3,9 @@ import type { Redis } from 'ioredis'
 import { run } from '../run.js'
 import type { Context } from '../context.js'
 import {
+  CorruptStateError,
   KeyLayout,
-  SCHEMA_VERSION,
-  StateReader,
   leaseRows,
-  masters,
   staleTickets,
   zombieLeases,
   type Layout,
@@ -15,7 +13,7 @@ import {
   type ReplicaSnapshot,
 } from '../lib.js'
 import { EXIT } from '../output/exit-codes.js'
-import { jsonOut } from '../output/json.js'
+import { jsonOut } from '../output/format.js'
 import { dur } from '../output/time.js'
 import { progress } from '../output/progress.js'
 import { examples } from './common.js'
@@ -71,7 +69,7 @@ export async function collectDoctor(
 ): Promise<{ nowMs: number; target: { prefix: string; layout: Layout; masters: number }; checks: Check[] }> {
   const checks: Check[] = []
   const nowMs = await ctx.reader.now() // also loads a Cluster's slots: masters() is known after it
-  const nodes = masters(ctx.redis)
+  const nodes = ctx.io.masters(ctx.redis)
 
   // -- Redis itself: version, eviction, persistence, failover
   const infos = await perNode(nodes, (n) => n.info())
@@ -189,9 +187,17 @@ export async function collectDoctor(
   }
 
   // -- The prefix: schema, layout, corrupt values, replicas and their clocks, stale tickets
-  const schema = await ctx.reader.schema()
+  // A corrupt schema record is one failing check, not the end of the report.
+  let schema: Awaited<ReturnType<typeof ctx.reader.schema>> = null
+  let schemaCorrupt: string | null = null
+  try {
+    schema = await ctx.reader.schema()
+  } catch (err) {
+    if (!(err instanceof CorruptStateError)) throw err
+    schemaCorrupt = err.message
+  }
   const other: Layout = ctx.keys.layout === 'cluster' ? 'standalone' : 'cluster'
-  const otherReader = new StateReader(ctx.redis, new KeyLayout(ctx.keys.prefix, other))
+  const otherReader = new ctx.io.StateReader(ctx.redis, new KeyLayout(ctx.keys.prefix, other))
   const [replicas, chats, leads, locks, cps, hos, otherChats, otherLeads, otherReplicas] = await Promise.all([
     ctx.reader.replicas({ onProgress: progress(ctx, 'replicas') }),
     ctx.reader.chats({ onProgress: progress(ctx, 'chats') }),
@@ -203,18 +209,26 @@ export async function collectDoctor(
     otherReader.leads({ limit: 10_000 }),
     otherReader.replicas({ limit: 10_000 }),
   ])
-  if (!schema) {
+  const schemaProblem = ctx.io.StateReader.schemaProblem(schema)
+  if (schemaCorrupt) {
+    checks.push({
+      id: 'schema',
+      status: 'fail',
+      detail: schemaCorrupt,
+      fix: `something other than botmesh-coord wrote ${ctx.keys.schema}; the replicas refuse to start on it (inspect it with redis-cli HGETALL)`,
+    })
+  } else if (!schema) {
     checks.push({
       id: 'schema',
       status: 'warn',
       detail: `no schema record under prefix ${ctx.keys.prefix}: no replica has started with it`,
       fix: "check --prefix / BOTMESH_PREFIX (the replicas' prefix option)",
     })
-  } else if (schema.version > SCHEMA_VERSION) {
+  } else if (schemaProblem) {
     checks.push({
       id: 'schema',
       status: 'fail',
-      detail: `schema ${schema.version} is newer than this release understands (${SCHEMA_VERSION})`,
+      detail: schemaProblem,
       fix: 'upgrade botmesh-coord',
     })
   } else {
@@ -342,26 +356,29 @@ replicas, clock-skew, stale-tickets, zombie-leases. A check the ACL user may not
 Exit: 0 nothing unsafe (warnings allowed), 1 something unsafe (or a warning with --strict).`,
     )
     .action(
-      run(async (ctx, o: { strict?: boolean }) => {
-        const data = await collectDoctor(ctx)
-        const fails = data.checks.filter((c) => c.status === 'fail').length
-        const warns = data.checks.filter((c) => c.status === 'warn').length
-        const unsafe = fails > 0 || (o.strict === true && warns > 0)
-        if (ctx.json) ctx.out(jsonOut('doctor', { ...data, ok: !unsafe, failures: fails, warnings: warns }))
-        else {
-          const { c } = ctx
-          const mark = { ok: c.green('ok  '), warn: c.yellow('warn'), fail: c.red('FAIL'), skip: c.dim('skip') }
-          for (const ch of data.checks) {
-            ctx.out(`${mark[ch.status]}  ${c.bold(ch.id.padEnd(17))}${ch.detail}`)
-            if (ch.fix && ch.status !== 'ok') ctx.out(`      ${' '.repeat(17)}${c.dim('→ ' + ch.fix)}`)
+      run(
+        async (ctx, o: { strict?: boolean }) => {
+          const data = await collectDoctor(ctx)
+          const fails = data.checks.filter((c) => c.status === 'fail').length
+          const warns = data.checks.filter((c) => c.status === 'warn').length
+          const unsafe = fails > 0 || (o.strict === true && warns > 0)
+          if (ctx.json) ctx.out(jsonOut('doctor', { ...data, ok: !unsafe, failures: fails, warnings: warns }))
+          else {
+            const { c } = ctx
+            const mark = { ok: c.green('ok  '), warn: c.yellow('warn'), fail: c.red('FAIL'), skip: c.dim('skip') }
+            for (const ch of data.checks) {
+              ctx.out(`${mark[ch.status]}  ${c.bold(ch.id.padEnd(17))}${ch.detail}`)
+              if (ch.fix && ch.status !== 'ok') ctx.out(`      ${' '.repeat(17)}${c.dim('→ ' + ch.fix)}`)
+            }
+            ctx.out(
+              unsafe
+                ? c.red(`\n${fails} unsafe, ${warns} warning(s)`)
+                : c.green(`\nnothing unsafe${warns ? c.yellow(`, ${warns} warning(s)`) : ''}`),
+            )
           }
-          ctx.out(
-            unsafe
-              ? c.red(`\n${fails} unsafe, ${warns} warning(s)`)
-              : c.green(`\nnothing unsafe${warns ? c.yellow(`, ${warns} warning(s)`) : ''}`),
-          )
-        }
-        return unsafe ? EXIT.unsafe : EXIT.ok
-      }),
+          return unsafe ? EXIT.unsafe : EXIT.ok
+        },
+        { schema: false },
+      ),
     )
 }

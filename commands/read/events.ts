@@ -1,75 +1,83 @@
-import { Command, InvalidArgumentError } from 'commander'
+import { Command, InvalidArgumentError, Option } from 'commander'
 import { run } from '../run.js'
 import type { Context } from '../context.js'
+import { EVENT_TYPES } from '../lib.js'
+import { MIN_INTERVAL_MS, durationOption, interruptSignal, pointInTime, sleep } from '../duration.js'
 import { EXIT } from '../output/exit-codes.js'
-import { jsonOut } from '../output/json.js'
-import { table } from '../output/table.js'
-import { agoMs } from '../output/time.js'
-import { durationOption, examples } from './common.js'
+import { usage } from '../output/errors.js'
+import { cell, printList, type KindView, type Printer } from '../output/format.js'
+import { eventLine, eventRowOf, whenText, type EventRow, type Tone } from '../output/events.js'
+import { stdoutClosedSignal } from '../output/streams.js'
+import { examples } from './common.js'
 
-export interface EventRow {
-  /** Stream entry id; its first part is Redis's clock (ms) when the entry was added. */
-  id: string
-  /** Redis ms of the entry (from its id). */
-  atMs: number
-  type: string
-  replicaId: string | null
-  incarnation: string | null
-  /** The event as the replica (or the CLI's audit trail) wrote it. */
-  event: Record<string, unknown>
-}
+export type { EventRow }
 
 interface EventsOptions {
   count: number
   follow?: boolean
   type?: string[]
   replica?: string
-  interval?: string
+  /** ms */
+  interval: number
+  since?: string
+  until?: string
+  timestamps?: boolean
 }
 
-function toRow(e: { id: string; event: Record<string, unknown> }): EventRow {
+/** Entries read per call while paging back through the stream for filtered events. */
+const PAGE = 500
+/** The stream is capped near 10,000 entries: paging back never reads more than this. */
+const MAX_SCANNED = 10_000
+
+function matches(o: EventsOptions, r: EventRow): boolean {
+  return (!o.type?.length || o.type.includes(r.type)) && (o.replica === undefined || r.replicaId === o.replica)
+}
+
+function toneColour(ctx: Context, tone: Tone, text: string): string {
+  const { c } = ctx
+  return tone === 'bad'
+    ? c.red(text)
+    : tone === 'good'
+      ? c.green(text)
+      : tone === 'warn'
+        ? c.yellow(text)
+        : tone === 'operator'
+          ? c.magenta(text)
+          : text
+}
+
+function eventsView(ctx: Context, nowMs: () => number, timestamps: boolean): KindView<EventRow> {
   return {
-    id: e.id,
-    atMs: Number(e.id.split('-')[0]),
-    type: typeof e.event.type === 'string' ? e.event.type : 'unknown',
-    replicaId: typeof e.event.replicaId === 'string' ? e.event.replicaId : null,
-    incarnation: typeof e.event.incarnation === 'string' ? e.event.incarnation : null,
-    event: e.event,
+    list: 'events',
+    name: (r) => `event/${r.id}`,
+    empty: `no events under prefix ${ctx.keys.prefix}`,
+    columns: [
+      ...(timestamps ? [{ header: 'TIME', value: (r: EventRow) => new Date(r.atMs).toISOString() }] : []),
+      { header: 'WHEN', value: (r: EventRow) => whenText(r.atMs, nowMs()), wide: timestamps },
+      { header: 'TYPE', value: (r: EventRow) => toneColour(ctx, eventLine(r.id, r.event).tone, cell(r.type)) },
+      { header: 'REPLICA', value: (r: EventRow) => cell(r.replicaId) },
+      { header: 'INCARNATION', value: (r: EventRow) => cell(r.incarnation?.slice(0, 8)), wide: true },
+      { header: 'DETAIL', value: (r: EventRow) => cell(eventLine(r.id, r.event).text) },
+      { header: 'ID', value: (r: EventRow) => r.id, wide: true },
+    ],
   }
 }
 
-const HIDDEN = new Set(['type', 'replicaId', 'incarnation', 'at'])
-
-/** The details of an event on one line: `name=provider:wa fence=17… reason=yield`. */
-export function eventDetail(e: Record<string, unknown>): string {
-  return Object.entries(e)
-    .filter(([k, v]) => !HIDDEN.has(k) && v !== null && v !== undefined)
-    .map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`)
-    .join(' ')
-}
-
-function matches(o: EventsOptions, r: EventRow): boolean {
-  const types = o.type?.flatMap((t) => t.split(',')).filter(Boolean)
-  return (!types?.length || types.includes(r.type)) && (o.replica === undefined || r.replicaId === o.replica)
-}
-
-function rowsText(ctx: Context, rows: EventRow[], nowMs: number, header: boolean): string {
-  const { c } = ctx
-  const colour = (t: string) =>
-    t === 'lease-lost'
-      ? c.red(t)
-      : t === 'leader'
-        ? c.green(t)
-        : t === 'follower' || t === 'replica-stop'
-          ? c.yellow(t)
-          : t.startsWith('admin')
-            ? c.magenta(t)
-            : t
-  const t = table(
-    ['WHEN', 'TYPE', 'REPLICA', 'INCARNATION', 'DETAIL'].map((h) => c.dim(h)),
-    rows.map((r) => [agoMs(nowMs - r.atMs), colour(r.type), r.replicaId ?? '-', r.incarnation?.slice(0, 8) ?? '-', eventDetail(r.event)]),
-  )
-  return header ? t : t.split('\n').slice(1).join('\n')
+/** The most recent `count` matching events in [since, until], paging back through the stream (bounded). */
+async function recent(ctx: Context, o: EventsOptions, sinceMs: number | undefined, untilMs: number | undefined): Promise<EventRow[]> {
+  const filtered = Boolean(o.type?.length || o.replica !== undefined)
+  const out: EventRow[] = []
+  let before: string | undefined
+  let scanned = 0
+  for (;;) {
+    const want = filtered ? PAGE : o.count
+    const page = (await ctx.reader.events({ count: want, sinceMs, untilMs, before })).map(eventRowOf)
+    scanned += page.length
+    out.unshift(...page.filter((r) => matches(o, r)))
+    if (out.length >= o.count || page.length < want || scanned >= MAX_SCANNED || !filtered) break
+    before = page[0]!.id
+  }
+  return out.slice(-o.count)
 }
 
 export function eventsCommand(): Command {
@@ -79,7 +87,7 @@ export function eventsCommand(): Command {
     )
     .option(
       '-n, --count <n>',
-      'how many recent events',
+      'how many recent events (after filtering)',
       (v) => {
         const n = Number(v)
         if (!Number.isInteger(n) || n <= 0 || n > 10_000) throw new InvalidArgumentError('a whole number from 1 to 10000 is expected')
@@ -87,55 +95,74 @@ export function eventsCommand(): Command {
       },
       50,
     )
-    .option('-f, --follow', 'keep printing new events as they come (Ctrl-C to stop); with --json, one JSON object per line')
-    .option('--type <type...>', 'only these event types (lease-lost, leader, follower, handover, replica-start, …)')
+    .option('-f, --follow', 'keep printing new events as they come (Ctrl-C to stop); with -o json, one JSON object per line')
+    .addOption(
+      new Option('--type <type...>', 'only these event types (repeat or comma-separate)')
+        .choices([...EVENT_TYPES])
+        .argParser((v: string, prev: string[] | undefined) => {
+          const types = v
+            .split(',')
+            .map((t) => t.trim())
+            .filter(Boolean)
+          for (const t of types) {
+            if (!(EVENT_TYPES as readonly string[]).includes(t))
+              throw new InvalidArgumentError(`Allowed choices are ${EVENT_TYPES.join(', ')}.`)
+          }
+          return [...(prev ?? []), ...types]
+        }),
+    )
     .option('--replica <replicaId>', 'only events of this replica')
-    .option('--interval <duration>', 'how often --follow polls the stream', '1s')
+    .option('--since <time>', 'only events from then on: a duration back (10m, 1h30m) or a time (10:42, 2026-11-29T10:42:00Z)')
+    .option('--until <time>', 'only events up to then (same forms as --since)')
+    .option('--timestamps', 'show the time of each event (Redis clock, UTC) beside how long ago')
+    .addOption(durationOption('--interval <duration>', 'how often --follow polls the stream', { min: MIN_INTERVAL_MS, default: '1s' }))
     .addHelpText(
       'after',
       examples(
         'botmesh-coord --prefix shop events -n 20',
+        'botmesh-coord --prefix shop events --type intervention --since 2h --timestamps',
         'botmesh-coord --prefix shop events -f --type lease-lost,follower',
-        "botmesh-coord --prefix shop events --json | jq '.events[].type'",
+        "botmesh-coord --prefix shop events -o jsonl | jq -r '.type'",
       ),
     )
     .action(
       run(async (ctx, o: EventsOptions) => {
-        const intervalMs = durationOption(o.interval, '--interval') ?? 1000
-        const [nowMs, entries] = await Promise.all([ctx.reader.now(), ctx.reader.events({ count: o.count })])
-        const all = entries.map(toRow)
-        const rows = all.filter((r) => matches(o, r))
+        let nowMs = await ctx.reader.now()
+        const sinceMs = o.since === undefined ? undefined : pointInTime(o.since, '--since', nowMs)
+        const untilMs = o.until === undefined ? undefined : pointInTime(o.until, '--until', nowMs)
+        const view = eventsView(ctx, () => nowMs, Boolean(o.timestamps))
+        const rows = await recent(ctx, o, sinceMs, untilMs)
         if (!o.follow) {
-          if (ctx.json) ctx.out(jsonOut('events', { nowMs, events: rows }))
-          else if (rows.length === 0) ctx.out(ctx.c.dim(`no events under prefix ${ctx.keys.prefix}`))
-          else ctx.out(rowsText(ctx, rows, nowMs, true))
+          printList(ctx, view, rows, { nowMs })
           return EXIT.ok
         }
+        if (untilMs !== undefined) throw usage('--until cannot be combined with --follow (it follows new events)')
         // Follow: poll the stream after the last id seen (XRANGE: works for a read-only ACL user).
-        let last = all.at(-1)?.id ?? `${nowMs}-0`
-        let headerShown = false
-        const print = (batch: EventRow[], now: number) => {
-          if (!batch.length) return
-          if (ctx.json) for (const r of batch) ctx.out(JSON.stringify(r))
-          else {
-            ctx.out(rowsText(ctx, batch, now, !headerShown))
-            headerShown = true
-          }
+        // Following, -o json is one JSON object per line (jsonl), and the header is printed once.
+        const p: Printer = {
+          format: ctx.format === 'json' ? 'jsonl' : ctx.format,
+          headers: ctx.headers,
+          c: ctx.c,
+          out: ctx.out,
+          err: ctx.err,
         }
-        print(rows, nowMs)
-        let stopped = false
-        const stop = () => (stopped = true)
-        process.once('SIGINT', stop)
-        process.once('SIGTERM', stop)
-        while (!stopped) {
-          await new Promise((r) => setTimeout(r, intervalMs))
-          if (stopped) break
+        let last = rows.at(-1)?.id ?? `${nowMs}-0`
+        const print = (batch: EventRow[]) => {
+          if (!batch.length) return
+          printList(p, view, batch)
+          p.headers = false
+        }
+        if (rows.length) print(rows)
+        else if (ctx.format === 'table' || ctx.format === 'wide')
+          ctx.err(ctx.c.dim(`no events yet under prefix ${ctx.keys.prefix}; following (Ctrl-C to stop)`))
+        const stop = [interruptSignal(), stdoutClosedSignal()]
+        while (!stop.some((s) => s.aborted)) {
+          await sleep(o.interval, ...stop)
+          if (stop.some((s) => s.aborted)) break
           const [now, more] = await Promise.all([ctx.reader.now(), ctx.reader.events({ after: last, count: 1000 })])
+          nowMs = now
           if (more.length) last = more.at(-1)!.id
-          print(
-            more.map(toRow).filter((r) => matches(o, r)),
-            now,
-          )
+          print(more.map(eventRowOf).filter((r) => matches(o, r)))
         }
         return EXIT.ok
       }),

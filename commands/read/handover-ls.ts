@@ -1,12 +1,10 @@
-import { Command } from 'commander'
-import { run } from '../run.js'
+import type { Command } from 'commander'
 import type { Context } from '../context.js'
-import { handoverRows } from '../lib.js'
-import { jsonOut } from '../output/json.js'
-import { table } from '../output/table.js'
+import { handoverRows, type HandoverRow } from '../lib.js'
+import { cell, type KindView } from '../output/format.js'
 import { agoMs, dur } from '../output/time.js'
 import { progress } from '../output/progress.js'
-import { examples, limitOption, nowAndReplicas, printCorrupt, scanInfo } from './common.js'
+import { byNumberDesc, byText, limitOption, listingCommand, nowAndReplicas, scanInfo } from './common.js'
 
 export async function collectHandovers(ctx: Context, o: { limit?: number }) {
   const [{ nowMs, replicas }, markers] = await Promise.all([
@@ -16,34 +14,41 @@ export async function collectHandovers(ctx: Context, o: { limit?: number }) {
   return { nowMs, handovers: handoverRows(markers.items, replicas.items, nowMs), ...scanInfo(replicas, markers) }
 }
 
+function handoversView(ctx: Context): KindView<HandoverRow> {
+  const { c } = ctx
+  return {
+    list: 'handovers',
+    name: (r) => `handover/${r.key}`,
+    empty: `no handover markers under prefix ${ctx.keys.prefix}`,
+    columns: [
+      { header: 'CHAT', value: (r) => c.bold(cell(r.key)) },
+      { header: 'CONVERSATION', value: (r) => cell(r.name) },
+      { header: 'OWNER', value: (r) => cell(r.replicaId) },
+      { header: 'INCARNATION', value: (r) => cell(r.incarnation.slice(0, 8)) },
+      { header: 'ALIVE', value: (r) => (r.ownerAlive ? c.green('yes') : c.yellow('no: the next owner applies the fallback')) },
+      { header: 'WAITING', value: (r) => dur(r.waitingForMs) },
+      { header: 'UPDATED', value: (r) => agoMs(r.updatedAgoMs) },
+    ],
+  }
+}
+
 export function handoverLs(): Command {
-  return new Command('ls')
-    .alias('list')
-    .description('handover markers of async conversations waiting for an answer: chat, conversation, owner, waiting since')
-    .addOption(limitOption())
-    .addHelpText('after', examples('botmesh-coord --prefix shop handover ls', 'botmesh-coord --prefix shop handover ls --json'))
-    .action(
-      run(async (ctx, o: { limit?: number }) => {
-        const data = await collectHandovers(ctx, o)
-        const { c } = ctx
-        if (ctx.json) ctx.out(jsonOut('handovers', data))
-        else if (data.handovers.length === 0) ctx.out(c.dim(`no handover markers under prefix ${ctx.keys.prefix}`))
-        else
-          ctx.out(
-            table(
-              ['CHAT', 'CONVERSATION', 'OWNER', 'INCARNATION', 'ALIVE', 'WAITING', 'UPDATED'].map((h) => c.dim(h)),
-              data.handovers.map((r) => [
-                c.bold(r.key),
-                r.name,
-                r.replicaId,
-                r.incarnation.slice(0, 8),
-                r.ownerAlive ? c.green('yes') : c.yellow('no: the next owner applies the fallback'),
-                dur(r.waitingForMs),
-                agoMs(r.updatedAgoMs),
-              ]),
-            ),
-          )
-        if (!ctx.json) printCorrupt(ctx, data.corrupt)
-      }),
-    )
+  return listingCommand<HandoverRow, { limit?: number }>({
+    name: 'ls',
+    description: 'handover markers of async conversations waiting for an answer: chat, conversation, owner, waiting since',
+    examples: ['botmesh-coord --prefix shop handover ls', 'botmesh-coord --prefix shop handover ls --sort waiting -o json'],
+    view: handoversView,
+    sorts: {
+      chat: byText((r) => r.key),
+      conversation: byText((r) => r.name),
+      owner: byText((r) => r.replicaId),
+      waiting: byNumberDesc((r) => r.waitingForMs),
+    },
+    replicasOf: (r) => [r.replicaId],
+    options: (cmd) => cmd.addOption(limitOption()),
+    collect: async (ctx, o) => {
+      const d = await collectHandovers(ctx, o)
+      return { nowMs: d.nowMs, rows: d.handovers, truncated: d.truncated, corrupt: d.corrupt, extra: { scanned: d.scanned } }
+    },
+  })
 }

@@ -1,21 +1,25 @@
-import { Command } from 'commander'
-import { run } from '../run.js'
+import type { Command } from 'commander'
 import type { Context } from '../context.js'
-import { LISTING_DECODERS, leadRows, lockRows } from '../lib.js'
-import { jsonOut } from '../output/json.js'
-import { table } from '../output/table.js'
+import { leadRows, lockRows, type LeadRow, type LockRow } from '../lib.js'
+import { cell, type KindView } from '../output/format.js'
 import { agoMs, dur, leftMs } from '../output/time.js'
 import { progress } from '../output/progress.js'
-import { examples, limitOption, nowAndReplicas, printCorrupt, scanInfo } from './common.js'
+import { byNumber, byNumberDesc, byText, limitOption, listingCommand, nowAndReplicas, scanInfo } from './common.js'
+
+interface LocksOptions {
+  limit?: number
+  held?: boolean
+}
+
+type LockOrLead = LockRow | LeadRow
+const isLock = (r: LockOrLead): r is LockRow => r.kind === 'lock'
 
 /** Fenced locks, and the leads that are not providers (scheduler:* and other tryLead names). */
-export async function collectLocks(ctx: Context, o: { limit?: number; held?: boolean }) {
+export async function collectLocks(ctx: Context, o: LocksOptions) {
+  const d = ctx.io.LISTING_DECODERS
   const [{ nowMs, replicas }, { lock: locks, lead: leads }] = await Promise.all([
     nowAndReplicas(ctx),
-    ctx.reader.listMany(
-      { lock: LISTING_DECODERS.lock, lead: LISTING_DECODERS.lead },
-      { limit: o.limit, onProgress: progress(ctx, 'locks') },
-    ),
+    ctx.reader.listMany({ lock: d.lock, lead: d.lead }, { limit: o.limit, onProgress: progress(ctx, 'locks') }),
   ])
   let lockList = lockRows(locks.items, replicas.items, nowMs)
   let leadList = leadRows(leads.items, replicas.items, nowMs, ['scheduler', 'lead'])
@@ -26,47 +30,66 @@ export async function collectLocks(ctx: Context, o: { limit?: number; held?: boo
   return { nowMs, locks: lockList, leads: leadList, ...scanInfo(replicas, locks, leads) }
 }
 
+function locksView(ctx: Context): KindView<LockOrLead> {
+  const { c } = ctx
+  return {
+    list: 'locks',
+    name: (r) => `${isLock(r) ? 'lock' : 'lead'}/${r.key}`,
+    empty: `no locks or scheduler leads under prefix ${ctx.keys.prefix}`,
+    document: (rows) => ({ locks: rows.filter(isLock), leads: rows.filter((r) => !isLock(r)) }),
+    columns: [
+      { header: 'KIND', value: (r) => r.kind },
+      { header: 'KEY', value: (r) => c.bold(cell(r.key)) },
+      {
+        header: 'HOLDER',
+        value: (r) =>
+          isLock(r)
+            ? r.held
+              ? cell(r.replicaId ?? r.owner)
+              : c.dim('(free)')
+            : r.replicaId === null
+              ? c.dim('(free)')
+              : r.holderAlive
+                ? cell(r.replicaId)
+                : c.red(`${cell(r.replicaId)} (dead)`),
+      },
+      {
+        header: 'OWNER',
+        value: (r) =>
+          isLock(r)
+            ? r.held
+              ? c.dim(cell(r.owner ?? ''))
+              : r.releasedAgoMs === null
+                ? '-'
+                : c.dim(`released ${agoMs(r.releasedAgoMs)}`)
+            : c.dim(cell(r.incarnation?.slice(0, 8) ?? '')),
+      },
+      { header: 'FENCE', value: (r) => r.fence ?? '-' },
+      { header: 'EXPIRES IN', value: (r) => (isLock(r) && !r.held ? '-' : leftMs(r.expiresInMs)) },
+      { header: 'HELD FOR', value: (r) => (isLock(r) ? (r.held ? dur(r.heldForMs) : '-') : dur(r.leadingForMs)) },
+    ],
+  }
+}
+
 export function locksLs(): Command {
-  return new Command('ls')
-    .alias('list')
-    .description('fenced locks (owner, fence, time left) and scheduler / single-job leads (tryLead names)')
-    .option('--held', 'only locks and leads held now')
-    .addOption(limitOption())
-    .addHelpText('after', examples('botmesh-coord --prefix shop locks ls', 'botmesh-coord --prefix shop locks ls --held --json'))
-    .action(
-      run(async (ctx, o: { limit?: number; held?: boolean }) => {
-        const data = await collectLocks(ctx, o)
-        const { c } = ctx
-        if (ctx.json) return void ctx.out(jsonOut('locks', data))
-        const rows = [
-          ...data.locks.map((l) => [
-            'lock',
-            c.bold(l.key),
-            l.held ? (l.replicaId ?? l.owner ?? '-') : c.dim('(free)'),
-            l.held ? c.dim(l.owner ?? '') : l.releasedAgoMs === null ? '-' : c.dim(`released ${agoMs(l.releasedAgoMs)}`),
-            l.fence ?? '-',
-            l.held ? leftMs(l.expiresInMs) : '-',
-            l.held ? dur(l.heldForMs) : '-',
-          ]),
-          ...data.leads.map((l) => [
-            l.kind,
-            c.bold(l.key),
-            l.replicaId === null ? c.dim('(free)') : l.holderAlive ? l.replicaId : c.red(`${l.replicaId} (dead)`),
-            c.dim(l.incarnation?.slice(0, 8) ?? ''),
-            l.fence ?? '-',
-            leftMs(l.expiresInMs),
-            dur(l.leadingForMs),
-          ]),
-        ]
-        if (rows.length === 0) ctx.out(c.dim(`no locks or scheduler leads under prefix ${ctx.keys.prefix}`))
-        else
-          ctx.out(
-            table(
-              ['KIND', 'KEY', 'HOLDER', 'OWNER', 'FENCE', 'EXPIRES IN', 'HELD FOR'].map((h) => c.dim(h)),
-              rows,
-            ),
-          )
-        printCorrupt(ctx, data.corrupt)
-      }),
-    )
+  return listingCommand<LockOrLead, LocksOptions>({
+    name: 'ls',
+    description: 'fenced locks (owner, fence, time left) and scheduler / single-job leads (tryLead names)',
+    examples: ['botmesh-coord --prefix shop locks ls', 'botmesh-coord --prefix shop locks ls --held -o json'],
+    view: locksView,
+    sorts: {
+      kind: (a, b) => Number(!isLock(a)) - Number(!isLock(b)) || byText<LockOrLead>((r) => r.key)(a, b),
+      key: byText((r) => r.key),
+      holder: byText((r) => r.replicaId),
+      fence: byNumber((r) => r.fence),
+      expires: byNumber((r) => r.expiresInMs),
+      held: byNumberDesc((r) => (isLock(r) ? r.heldForMs : r.leadingForMs)),
+    },
+    replicasOf: (r) => [r.replicaId],
+    options: (cmd) => cmd.option('--held', 'only locks and leads held now').addOption(limitOption()),
+    collect: async (ctx, o) => {
+      const d = await collectLocks(ctx, o)
+      return { nowMs: d.nowMs, rows: [...d.locks, ...d.leads], truncated: d.truncated, corrupt: d.corrupt, extra: { scanned: d.scanned } }
+    },
+  })
 }

@@ -1,96 +1,138 @@
 import { Command } from 'commander'
 import { run } from '../run.js'
 import type { Context } from '../context.js'
-import { leadRow, leadRows, providerLeadName, type LeadRow } from '../lib.js'
-import { jsonOut } from '../output/json.js'
-import { table } from '../output/table.js'
+import { leadNameCandidates, leadRow, leadRows, type LeadRow, type LeadSnapshot } from '../lib.js'
+import { cell, printOne, renderTable, tableOf, type KindView } from '../output/format.js'
 import { agoMs, dur, leftMs } from '../output/time.js'
 import { progress } from '../output/progress.js'
 import { notFound } from '../output/errors.js'
-import { examples, nowAndReplicas, printCorrupt, scanInfo } from './common.js'
+import { byNumber, byNumberDesc, byText, examples, limitOption, listingCommand, nowAndReplicas, printCorrupt, scanInfo } from './common.js'
 
-export async function collectProviders(ctx: Context) {
-  const [{ nowMs, replicas }, leads] = await Promise.all([nowAndReplicas(ctx), ctx.reader.leads({ onProgress: progress(ctx, 'leads') })])
+export async function collectProviders(ctx: Context, o: { limit?: number } = {}) {
+  const [{ nowMs, replicas }, leads] = await Promise.all([
+    nowAndReplicas(ctx),
+    ctx.reader.leads({ limit: o.limit, onProgress: progress(ctx, 'leads') }),
+  ])
   return { nowMs, providers: leadRows(leads.items, replicas.items, nowMs, ['provider']), ...scanInfo(replicas, leads) }
 }
 
 const leaderCell = (ctx: Context, r: LeadRow) =>
-  r.replicaId === null ? ctx.c.yellow('(none)') : r.holderAlive ? r.replicaId : ctx.c.red(`${r.replicaId} (dead)`)
+  r.replicaId === null ? ctx.c.yellow('(none)') : r.holderAlive ? cell(r.replicaId) : ctx.c.red(`${cell(r.replicaId)} (dead)`)
 
 const yieldText = (r: LeadRow) =>
   r.pendingYield
-    ? `by ${r.pendingYield.by}${r.pendingYield.target ? ` → ${r.pendingYield.target}` : ''} (${leftMs(r.pendingYield.expiresInMs)} left)`
+    ? `by ${cell(r.pendingYield.by)}${r.pendingYield.target ? ` → ${cell(r.pendingYield.target)}` : ''} (${leftMs(r.pendingYield.expiresInMs)} left)`
     : '-'
 
-export function printProviders(ctx: Context, data: Awaited<ReturnType<typeof collectProviders>>): void {
+function providersView(ctx: Context): KindView<LeadRow> {
   const { c } = ctx
-  if (data.providers.length === 0) ctx.out(c.dim(`no provider leads under prefix ${ctx.keys.prefix}`))
-  else
-    ctx.out(
-      table(
-        ['PROVIDER', 'LEADER', 'INCARNATION', 'SINCE', 'FENCE', 'EXPIRES IN', 'STANDBYS', 'YIELD', 'LAST HANDOVER'].map((h) => c.dim(h)),
-        data.providers.map((r) => [
-          c.bold(r.key),
-          leaderCell(ctx, r),
-          r.incarnation?.slice(0, 8) ?? '-',
+  return {
+    list: 'providers',
+    name: (r) => `lead/${r.key}`,
+    empty: `no provider leads under prefix ${ctx.keys.prefix}`,
+    columns: [
+      { header: 'PROVIDER', value: (r) => c.bold(cell(r.key)) },
+      { header: 'LEADER', value: (r) => leaderCell(ctx, r) },
+      { header: 'INCARNATION', value: (r) => cell(r.incarnation?.slice(0, 8)) },
+      {
+        header: 'SINCE',
+        value: (r) =>
           r.leadingForMs === null ? (r.vacantForMs === null ? '-' : c.yellow(`vacant ${dur(r.vacantForMs)}`)) : agoMs(r.leadingForMs),
-          r.fence ?? '-',
-          leftMs(r.expiresInMs),
-          r.standbys.length ? r.standbys.map((s) => s.replicaId).join(', ') : c.dim('none'),
-          r.pendingYield ? c.yellow(yieldText(r)) : '-',
-          dur(r.lastHandoverMs),
-        ]),
-      ),
-    )
-  printCorrupt(ctx, data.corrupt)
+      },
+      { header: 'FENCE', value: (r) => r.fence ?? '-' },
+      { header: 'EXPIRES IN', value: (r) => leftMs(r.expiresInMs) },
+      { header: 'STANDBYS', value: (r) => (r.standbys.length ? r.standbys.map((s) => cell(s.replicaId)).join(', ') : c.dim('none')) },
+      { header: 'YIELD', value: (r) => (r.pendingYield ? c.yellow(yieldText(r)) : '-') },
+      // How long the lead was vacant at the last change of leader (let go → next grant).
+      { header: 'LAST TAKEOVER', value: (r) => dur(r.lastHandoverMs) },
+      { header: 'BEFORE THIS LEADER', value: (r) => cell(r.previousHolder?.replicaId), wide: true },
+    ],
+  }
 }
 
 export function providerLs(): Command {
-  return new Command('ls')
-    .alias('list')
-    .description('who leads each provider lead, since when, fence, time left, standbys, pending yield request')
-    .addHelpText('after', examples('botmesh-coord --prefix shop provider ls', 'botmesh-coord --prefix shop provider ls --json'))
-    .action(
-      run(async (ctx) => {
-        const data = await collectProviders(ctx)
-        if (ctx.json) ctx.out(jsonOut('providers', data))
-        else printProviders(ctx, data)
-      }),
+  return listingCommand<LeadRow, { limit?: number }>({
+    name: 'ls',
+    description: 'who leads each provider lead, since when, fence, time left, standbys, pending yield request, last takeover time',
+    examples: [
+      'botmesh-coord --prefix shop provider ls',
+      'botmesh-coord --prefix shop provider ls -o wide',
+      'botmesh-coord --prefix shop provider ls -w',
+    ],
+    view: providersView,
+    sorts: {
+      provider: byText((r) => r.key),
+      leader: byText((r) => r.replicaId),
+      since: byNumberDesc((r) => r.leadingForMs),
+      fence: byNumber((r) => r.fence),
+      expires: byNumber((r) => r.expiresInMs),
+      takeover: byNumberDesc((r) => r.lastHandoverMs),
+    },
+    replicasOf: (r) => [r.replicaId, ...r.standbys.map((s) => s.replicaId)],
+    options: (cmd) => cmd.addOption(limitOption()),
+    collect: async (ctx, o) => {
+      const d = await collectProviders(ctx, o)
+      return { nowMs: d.nowMs, rows: d.providers, truncated: d.truncated, corrupt: d.corrupt, extra: { scanned: d.scanned } }
+    },
+  })
+}
+
+/** The lead an operator names (`whatsapp`, `provider:whatsapp`, `scheduler:report`), or not found (exit 3). */
+export async function findLead(ctx: Context, name: string): Promise<LeadSnapshot> {
+  const names = leadNameCandidates(name)
+  const found = await Promise.all(names.map((n) => ctx.reader.lead(n)))
+  const lead = found.find((l) => l !== null)
+  if (!lead) {
+    throw notFound(
+      `no lead ${names.map((n) => JSON.stringify(n)).join(' or ')} under prefix ${ctx.keys.prefix} (no replica has campaigned for it recently)`,
     )
+  }
+  return lead
 }
 
 export async function collectProvider(ctx: Context, name: string) {
-  const key = providerLeadName(name)
-  const [{ nowMs, replicas }, lead] = await Promise.all([nowAndReplicas(ctx), ctx.reader.lead(key)])
-  if (!lead) throw notFound(`no lead ${JSON.stringify(key)} under prefix ${ctx.keys.prefix} (no replica has campaigned for it recently)`)
+  const [{ nowMs, replicas }, lead] = await Promise.all([nowAndReplicas(ctx), findLead(ctx, name)])
   return { nowMs, provider: leadRow(lead, replicas.items, nowMs), corrupt: replicas.corrupt }
 }
 
 export function printProvider(ctx: Context, r: LeadRow): void {
   const { c } = ctx
-  const kv = (k: string, v: string | number) => ctx.out(`${c.dim(k.padEnd(16))}${v}`)
-  kv('provider', c.bold(r.key))
+  const kv = (k: string, v: string | number) => ctx.out(`${c.dim(k.padEnd(19))}${v}`)
+  kv(r.kind === 'provider' ? 'provider' : 'lead', c.bold(cell(r.key)))
   kv(
     'leader',
     r.replicaId === null
       ? c.yellow(`(none)${r.vacantForMs === null ? '' : `, vacant for ${dur(r.vacantForMs)}`}`)
-      : `${leaderCell(ctx, r)} ${c.dim(r.incarnation ?? '')}`,
+      : `${leaderCell(ctx, r)} ${c.dim(cell(r.incarnation))}`,
   )
   kv('fence', r.fence ?? '-')
   if (r.replicaId !== null) {
     kv('leading for', dur(r.leadingForMs))
     kv('lease left', leftMs(r.expiresInMs))
     kv('renewed', agoMs(r.lastRenewalAgoMs))
+    kv('before this leader', r.previousHolder ? `${cell(r.previousHolder.replicaId)} ${c.dim(cell(r.previousHolder.incarnation))}` : '-')
+  } else {
+    kv('last leader', r.lastHolder ? `${cell(r.lastHolder.replicaId)} ${c.dim(cell(r.lastHolder.incarnation))}` : '-')
   }
-  kv('previous', r.previousHolder ? `${r.previousHolder.replicaId} ${c.dim(r.previousHolder.incarnation)}` : '-')
-  kv('last handover', r.lastHandoverMs === null ? '-' : `took ${dur(r.lastHandoverMs)}`)
+  kv('last takeover', r.lastHandoverMs === null ? '-' : `${dur(r.lastHandoverMs)} with nobody leading (let go → next grant)`)
   kv('yield request', r.pendingYield ? c.yellow(yieldText(r)) : '-')
   if (r.standbys.length) {
     ctx.out(c.dim(`standbys (${r.standbys.length})`))
     ctx.out(
-      table(
-        ['REPLICA', 'INCARNATION', 'ALIVE', 'CANDIDACY LEFT'].map((h) => c.dim(h)),
-        r.standbys.map((s) => [s.replicaId, s.incarnation.slice(0, 8), s.alive ? c.green('yes') : c.red('NO'), leftMs(s.deadlineInMs)]),
+      renderTable(
+        tableOf(ctx),
+        {
+          list: 'standbys',
+          name: (s) => s.replicaId,
+          empty: '',
+          columns: [
+            { header: 'REPLICA', value: (s) => cell(s.replicaId) },
+            { header: 'INCARNATION', value: (s) => cell(s.incarnation.slice(0, 8)) },
+            { header: 'ALIVE', value: (s) => (s.alive ? c.green('yes') : c.red('NO')) },
+            { header: 'CANDIDACY LEFT', value: (s) => leftMs(s.deadlineInMs) },
+          ],
+        },
+        r.standbys,
       ),
     )
   } else kv('standbys', c.dim('none: if the leader dies, nobody takes over until a replica campaigns'))
@@ -99,20 +141,22 @@ export function printProvider(ctx: Context, r: LeadRow): void {
 export function providerStatus(): Command {
   return new Command('status')
     .alias('inspect')
-    .description('one provider lead whole: leader, since, fence, lease left, previous leader, yield request, standbys')
-    .argument('<name>', 'the lead name (provider:whatsapp), or the bare provider id (whatsapp)')
+    .description(
+      'one lead whole (a provider, or any lead name): leader, since, fence, lease left, the leader before, yield request, standbys',
+    )
+    .argument('<name>', 'the lead name (provider:whatsapp, scheduler:report), or the bare provider id (whatsapp)')
     .addHelpText(
       'after',
       examples(
         'botmesh-coord --prefix shop provider status whatsapp',
-        'botmesh-coord --prefix shop provider status provider:whatsapp --json',
+        'botmesh-coord --prefix shop provider status scheduler:report',
+        'botmesh-coord --prefix shop provider status provider:whatsapp -o json',
       ),
     )
     .action(
       run(async (ctx, name: string) => {
         const data = await collectProvider(ctx, name)
-        if (ctx.json) ctx.out(jsonOut('provider', data))
-        else printProvider(ctx, data.provider)
+        printOne(ctx, 'provider', data, `lead/${data.provider.key}`, () => printProvider(ctx, data.provider))
         printCorrupt(ctx, data.corrupt)
       }),
     )

@@ -1,102 +1,103 @@
-import { Command } from 'commander'
-import { run } from '../run.js'
+import type { Command } from 'commander'
 import type { Context } from '../context.js'
-import { formatDuration, type ReplicaSnapshot } from '../lib.js'
-import { jsonOut } from '../output/json.js'
-import { table } from '../output/table.js'
-import { ago } from '../output/time.js'
+import { decodeReplica, formatDuration, replicaReferences, replicaRows, type ReplicaRow } from '../lib.js'
+import { cell, type KindView } from '../output/format.js'
+import { agoMs } from '../output/time.js'
 import { progress } from '../output/progress.js'
+import { byNumber, byNumberDesc, byText, limitOption, listingCommand, scanInfo, type ListingFlags } from './common.js'
 
-export interface ReplicaRow {
-  replicaId: string
-  incarnation: string
-  heartbeatAgeMs: number
-  expiresInMs: number
-  host: string
-  pid: number
-  version: string
-  startedAt: number
-  leaseMs: number
-  leasesHeld: number
-  turnsHeld: number
-  leadsHeld: number
-  turnsGranted: number
-  waitingNow: number
-  waitP99Ms: number | null
-  leasesLost: number
-  clockSkewMs: number | null
+interface ReplicasOptions {
+  all?: boolean
 }
 
-/** Collect: live replicas, decoded by the library, times against Redis's clock. */
-export async function collectReplicas(
-  ctx: Context,
-): Promise<{ nowMs: number; replicas: ReplicaRow[]; corrupt: Array<{ rawKey: string; error: string }> }> {
+/**
+ * Collect: the heartbeat records (decoded by the library, times against Redis's clock); with --all
+ * in the same pass also the eviction tombstones and every incarnation the chats and leads still name.
+ */
+export async function collectReplicas(ctx: Context, o: ReplicasOptions & Partial<ListingFlags>) {
   const nowMs = await ctx.reader.now()
-  const listing = await ctx.reader.replicas({ onProgress: progress(ctx, 'replicas') })
-  const replicas = listing.items.map((r: ReplicaSnapshot) => ({
-    replicaId: r.replicaId,
-    incarnation: r.incarnation,
-    heartbeatAgeMs: nowMs - r.beatAtMs,
-    expiresInMs: r.expiresAtMs - nowMs,
-    host: r.info.host,
-    pid: r.info.pid,
-    version: r.info.version,
-    startedAt: r.info.startedAt,
-    leaseMs: r.info.leaseMs,
-    leasesHeld: r.stats.turnsHeld + r.stats.leadsHeld,
-    turnsHeld: r.stats.turnsHeld,
-    leadsHeld: r.stats.leadsHeld,
-    turnsGranted: r.stats.turnsGranted,
-    waitingNow: r.stats.waitingNow,
-    waitP99Ms: r.stats.waitP99Ms,
-    leasesLost: r.stats.leasesLost,
-    clockSkewMs: r.clockSkewMs,
-  }))
-  replicas.sort((a, b) => a.replicaId.localeCompare(b.replicaId))
-  return { nowMs, replicas, corrupt: listing.corrupt }
+  if (!o.all) {
+    const listing = await ctx.reader.replicas({ limit: o.limit, onProgress: progress(ctx, 'replicas') })
+    return { nowMs, rows: replicaRows(listing.items, nowMs), ...scanInfo(listing) }
+  }
+  const tombstones: Array<{ replicaId: string; incarnation: string }> = []
+  const found = await ctx.reader.listMany(
+    {
+      replica: (id: string, raw: string, h: Record<string, string>) => {
+        if (h.beat !== undefined) return decodeReplica(id, raw, h)
+        if (h.ev) tombstones.push({ replicaId: h.id ?? id, incarnation: h.ev })
+        return null
+      },
+      chat: ctx.io.LISTING_DECODERS.chat,
+      lead: ctx.io.LISTING_DECODERS.lead,
+    },
+    { limit: o.limit, onProgress: progress(ctx, 'replicas, chats and leads') },
+  )
+  const references = replicaReferences(found.chat.items, found.lead.items)
+  return {
+    nowMs,
+    rows: replicaRows(found.replica.items, nowMs, { tombstones, references }),
+    ...scanInfo(found.replica, found.chat, found.lead),
+  }
 }
 
-export function printReplicas(ctx: Context, data: Awaited<ReturnType<typeof collectReplicas>>): void {
+function replicasView(ctx: Context): KindView<ReplicaRow> {
   const { c } = ctx
-  if (data.replicas.length === 0) {
-    ctx.out(c.dim(`no live replicas under prefix ${ctx.keys.prefix}`))
-  } else {
-    ctx.out(
-      table(
-        ['REPLICA', 'INCARNATION', 'HEARTBEAT', 'LEASES', 'TURNS', 'WAITING', 'WAIT P99', 'LOST', 'HOST', 'PID', 'VERSION'].map((h) =>
-          c.dim(h),
-        ),
-        data.replicas.map((r) => [
-          c.bold(r.replicaId),
-          r.incarnation.slice(0, 8),
-          r.heartbeatAgeMs > r.leaseMs / 2
-            ? c.yellow(ago(data.nowMs - r.heartbeatAgeMs, data.nowMs))
-            : ago(data.nowMs - r.heartbeatAgeMs, data.nowMs),
-          r.leasesHeld,
-          r.turnsGranted,
-          r.waitingNow,
-          r.waitP99Ms === null ? '-' : formatDuration(r.waitP99Ms),
-          r.leasesLost ? c.red(String(r.leasesLost)) : '0',
-          r.host,
-          r.pid,
-          r.version,
-        ]),
-      ),
-    )
+  return {
+    list: 'replicas',
+    name: (r) => `replica/${r.replicaId}`,
+    empty: `no live replicas under prefix ${ctx.keys.prefix}`,
+    columns: [
+      { header: 'REPLICA', value: (r) => c.bold(cell(r.replicaId)) },
+      { header: 'INCARNATION', value: (r) => cell(r.incarnation.slice(0, 8)) },
+      {
+        header: 'STATE',
+        value: (r) => (r.state === 'ok' ? c.green('ok') : r.state === 'late' ? c.yellow('late') : c.red(r.state)),
+      },
+      { header: 'HEARTBEAT', value: (r) => (r.state === 'late' ? c.yellow(agoMs(r.heartbeatAgeMs)) : agoMs(r.heartbeatAgeMs)) },
+      { header: 'LEASES', value: (r) => r.leasesHeld },
+      { header: 'TURNS', value: (r) => r.turnsGranted ?? '-' },
+      { header: 'WAITING', value: (r) => r.waitingNow ?? '-' },
+      { header: 'WAIT P99', value: (r) => (r.waitP99Ms === null ? '-' : formatDuration(r.waitP99Ms)) },
+      { header: 'LOST', value: (r) => (r.leasesLost ? c.red(String(r.leasesLost)) : (r.leasesLost ?? '-')) },
+      { header: 'HOST', value: (r) => cell(r.host) },
+      { header: 'PID', value: (r) => r.pid ?? '-' },
+      { header: 'VERSION', value: (r) => cell(r.version) },
+      { header: 'LEASE', value: (r) => (r.leaseMs === null ? '-' : formatDuration(r.leaseMs)), wide: true },
+      { header: 'CLOCK SKEW', value: (r) => (r.clockSkewMs === null ? '-' : formatDuration(r.clockSkewMs)), wide: true },
+    ],
   }
-  for (const k of data.corrupt) ctx.err(c.red(`corrupt: ${k.rawKey}: ${k.error}`))
 }
 
 export function replicasLs(): Command {
-  return new Command('ls')
-    .alias('list')
-    .description('every live replica: id, incarnation, heartbeat age, leases held, counters, host/pid/version')
-    .addHelpText('after', '\nExample:\n  botmesh-coord --prefix shop replicas ls --json')
-    .action(
-      run(async (ctx) => {
-        const data = await collectReplicas(ctx)
-        if (ctx.json) ctx.out(jsonOut('replicas', { nowMs: data.nowMs, replicas: data.replicas, corrupt: data.corrupt }))
-        else printReplicas(ctx, data)
-      }),
-    )
+  return listingCommand<ReplicaRow, ReplicasOptions>({
+    name: 'ls',
+    description:
+      'every replica with a heartbeat: id, incarnation, state, heartbeat age, leases held, counters, host/pid/version; --all adds evicted, dead and restarted ones',
+    examples: [
+      'botmesh-coord --prefix shop replicas ls',
+      'botmesh-coord --prefix shop replicas ls --all --sort heartbeat',
+      'botmesh-coord --prefix shop replicas ls -o json',
+    ],
+    view: replicasView,
+    sorts: {
+      replica: byText((r) => r.replicaId),
+      state: byText((r) => r.state),
+      heartbeat: byNumberDesc((r) => r.heartbeatAgeMs),
+      leases: byNumberDesc((r) => r.leasesHeld),
+      turns: byNumberDesc((r) => r.turnsGranted),
+      waiting: byNumberDesc((r) => r.waitingNow),
+      lost: byNumberDesc((r) => r.leasesLost),
+      started: byNumber((r) => r.startedAt),
+    },
+    replicasOf: (r) => [r.replicaId],
+    options: (cmd) =>
+      cmd
+        .option('--all', 'also evicted replicas, and incarnations without a heartbeat that still hold leases or tickets (dead, stale)')
+        .addOption(limitOption()),
+    collect: async (ctx, o) => {
+      const d = await collectReplicas(ctx, o)
+      return { nowMs: d.nowMs, rows: d.rows, truncated: d.truncated, corrupt: d.corrupt, extra: { scanned: d.scanned } }
+    },
+  })
 }

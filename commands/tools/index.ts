@@ -1,9 +1,13 @@
 import type { Groups } from '../registry.js'
-import { completionCommand } from './completion.js'
+import { completeCommand, completionCommand } from './completion.js'
 import { demoCommand } from '../demo/index.js'
 import { watchCommand } from '../tui/watch.js'
+import { configCommand } from '../config/index.js'
+import { versionCommand } from './version.js'
 
-/** watch (the dashboard), demo, completion. */
+/** watch (the dashboard), demo, config (contexts), version, completion. */
 export function registerToolCommands(groups: Groups): void {
-  for (const c of [watchCommand(), demoCommand(), completionCommand()]) if (c) groups.program.addCommand(c)
+  for (const c of [watchCommand(), demoCommand(), configCommand(), versionCommand(), completionCommand(), completeCommand()]) {
+    groups.program.addCommand(c)
+  }
 }

@@ -3,16 +3,16 @@
  * Resolves when the operator quits (q, Ctrl-C); the terminal is restored.
  */
 import React from 'react'
-import { validatePrefix, type Layout } from '../lib.js'
+import { loadIo, loadWriteSide, validatePrefix } from '../lib.js'
 import { DashboardApp } from './dashboard-app.js'
 import { renderFullScreen } from './render.js'
-import { detectLayout, openSource } from './source.js'
+import { openSource } from './source.js'
 
 export interface RunDashboardOptions {
   url: string
   prefix: string
-  /** Detected (INFO cluster) when not given. */
-  layout?: 'standalone' | 'cluster'
+  /** The key layout (the CLI detects it when it opens its connection). */
+  layout: 'standalone' | 'cluster'
   /** Refresh period in ms. Default 1000. */
   interval?: number
   /** y / r / s refused. Default: BOTMESH_READ_ONLY set. */
@@ -42,8 +42,15 @@ export async function runDashboard(options: RunDashboardOptions): Promise<void> 
   const prefix = validatePrefix(options.prefix)
   const interval = options.interval ?? DEFAULT_INTERVAL_MS
   if (!Number.isFinite(interval) || interval < 100) throw new RangeError('interval must be at least 100 ms')
-  const layout: Layout = options.layout ?? (await detectLayout(options.url, options.tlsCa, options.timeoutMs))
-  const source = openSource({ url: options.url, prefix, layout, tlsCa: options.tlsCa, timeoutMs: options.timeoutMs })
+  const source = openSource({
+    io: await loadIo(),
+    write: await loadWriteSide(),
+    url: options.url,
+    prefix,
+    layout: options.layout,
+    tlsCa: options.tlsCa,
+    timeoutMs: options.timeoutMs,
+  })
   try {
     await renderFullScreen(
       <DashboardApp

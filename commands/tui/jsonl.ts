@@ -1,10 +1,13 @@
 /**
- * `watch --jsonl`: the dashboard's data for pipes — one JSON object per refresh (the
- * DashboardSnapshot plus the header's fields), on the same bounded read and the same reconnecting
- * client as the screen. A failed refresh is one line on stderr; the loop keeps going.
+ * `watch --jsonl`: the dashboard's data for pipes — one JSON object per refresh, on the same bounded
+ * read and the same reconnecting client as the screen. Its arrays hold the same objects as the
+ * listings' JSON (`replicas ls`, `provider ls`, `chat ls`, `leases ls`, `events`): one schema per kind.
+ * A failed refresh is one line on stderr; the loop keeps going.
  */
-import { SCHEMA_VERSION, type DashboardSnapshot } from '../lib.js'
+import { SCHEMA_VERSION, chatRow, leadRow, leaseRows, liveness, replicaRow, type DashboardSnapshot } from '../lib.js'
+import { eventRowOf } from '../output/events.js'
 import { describeError } from '../output/errors.js'
+import { sleep } from '../duration.js'
 import type { DashboardSource } from './source.js'
 
 export interface JsonlOptions {
@@ -13,7 +16,8 @@ export interface JsonlOptions {
   count?: number
   out?: NodeJS.WritableStream
   err?: (line: string) => void
-  signal?: AbortSignal
+  /** Stop when any of them aborts (Ctrl-C, a closed stdout). */
+  signals?: AbortSignal[]
 }
 
 /** One snapshot as written: stable field names, Redis's clock, the dashboard's own load. */
@@ -22,6 +26,8 @@ export function snapshotRecord(
   snap: DashboardSnapshot,
   extra: { seq: number; intervalMs: number; commandsPerSec: number | null },
 ) {
+  const now = snap.nowMs
+  const live = liveness(snap.replicas, now)
   return {
     schemaVersion: SCHEMA_VERSION,
     kind: 'dashboard',
@@ -29,19 +35,23 @@ export function snapshotRecord(
     url: source.url,
     prefix: source.prefix,
     layout: source.layout,
-    redisTimeMs: snap.nowMs,
+    redisTimeMs: now,
     connection: 'ok',
     intervalMs: extra.intervalMs,
     commandsPerSec: extra.commandsPerSec,
-    ...snap,
+    nowMs: now,
+    commands: snap.commands,
+    replicas: snap.replicas.map((r) => replicaRow(r, now)),
+    providers: snap.providers.map((l) => leadRow(l, snap.replicas, now)),
+    // The dashboard's pick (the stuck first, then the busiest): chat rows, with why each looks stuck.
+    chats: snap.chats.map((c) => ({ ...chatRow(c.chat, live, now), stuck: c.stuck, checkpoint: c.checkpoint })),
+    leases: leaseRows({ chats: snap.chats.map((c) => c.chat), leads: snap.providers, locks: [], replicas: snap.replicas }, now).sort(
+      (a, b) => a.expiresInMs - b.expiresInMs,
+    ),
+    events: snap.events.map(eventRowOf),
+    corrupt: snap.corrupt,
   }
 }
-
-const sleep = (ms: number, signal?: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    const t = setTimeout(resolve, ms)
-    signal?.addEventListener('abort', () => (clearTimeout(t), resolve()), { once: true })
-  })
 
 /** Write snapshots until `count`, an abort, or a closed pipe (`| head -1`). Returns how many were written. */
 export async function runJsonl(source: DashboardSource, o: JsonlOptions): Promise<number> {
@@ -53,7 +63,7 @@ export async function runJsonl(source: DashboardSource, o: JsonlOptions): Promis
   let written = 0
   let last: { at: number; total: number } | null = null
   try {
-    while (!closed && !o.signal?.aborted && (o.count === undefined || written < o.count)) {
+    while (!closed && !o.signals?.some((s) => s.aborted) && (o.count === undefined || written < o.count)) {
       const started = performance.now()
       try {
         const snap = await source.read()
@@ -68,7 +78,7 @@ export async function runJsonl(source: DashboardSource, o: JsonlOptions): Promis
         err(`botmesh-coord: watch: ${describeError(e).line} (retrying)`)
       }
       if (o.count !== undefined && written >= o.count) break
-      await sleep(Math.max(0, o.intervalMs - (performance.now() - started)), o.signal)
+      await sleep(Math.max(0, o.intervalMs - (performance.now() - started)), ...(o.signals ?? []))
     }
   } finally {
     out.off('error', onError)

@@ -6,9 +6,10 @@
  * dashboard's own Redis load (commands per second), and replicas that vanished between refreshes
  * (kept on screen as "gone" for a while, so a dead replica stands out instead of silently leaving).
  */
-import { chatView, explainChat } from '../lib.js'
+import { chatView, explainChat, replicaState } from '../lib.js'
 import type { ChatDetail, ChatView, DashboardSnapshot, Explanation, LeadSnapshot, ReplicaSnapshot } from '../lib.js'
-import { dur, ratePerSec, shortInc } from './text.js'
+import { dur, ratePerSec } from './text.js'
+import { eventLine, streamIdMs, type EventLine, type Tone } from '../output/events.js'
 
 /** How long a replica that disappeared stays on screen as "gone". */
 export const GONE_KEEP_MS = 30_000
@@ -77,16 +78,9 @@ export interface ExpiringRow {
   soon: boolean
 }
 
-export type Tone = 'info' | 'good' | 'warn' | 'bad' | 'operator'
-
-export interface EventRow {
-  id: string
-  /** Redis ms, from the stream entry id. */
-  atMs: number
-  type: string
-  text: string
-  tone: Tone
-}
+export type { Tone }
+export type EventRow = EventLine
+export { streamIdMs }
 
 interface TurnSample {
   incarnation: string
@@ -142,7 +136,7 @@ export function advance(prev: DashboardModel | null, snap: DashboardSnapshot, in
     return {
       replicaId: r.replicaId,
       incarnation: r.incarnation,
-      status: age > leaseMs / 2 ? 'late' : 'ok',
+      status: replicaState(r, now) === 'late' ? 'late' : 'ok',
       heartbeatAgeMs: age,
       leaseMs,
       beatFraction: age / leaseMs,
@@ -235,65 +229,9 @@ export function filterExpiring(rows: ExpiringRow[], filter: string): ExpiringRow
   return rows.filter((r) => r.key.toLowerCase().includes(f) || r.replicaId.toLowerCase().includes(f))
 }
 
-/** The Redis ms of a stream entry id (`<ms>-<seq>`). */
-export function streamIdMs(id: string): number {
-  const n = Number(id.split('-')[0])
-  return Number.isFinite(n) ? n : 0
-}
-
-const s = (v: unknown): string => (v === undefined || v === null || v === '' ? '' : String(v))
-
-/** One line per event, in the seed's words. Unknown types still show their key fields. */
+/** One line per event: the CLI's `events` and this panel say the same (commands/output/events.ts). */
 export function eventRow(id: string, e: Record<string, unknown>): EventRow {
-  const type = s(e.type) || 'event'
-  const who = s(e.replicaId)
-  const atMs = streamIdMs(id) || Number(e.at) || 0
-  const by = s(e.by)
-  const reason = s(e.reason)
-  const name = s(e.name) || s(e.key)
-  let text: string
-  let tone: Tone = 'info'
-  switch (type) {
-    case 'leader':
-      text = `${who} leads ${name} (fence ${s(e.fence)}${e.previous ? `, after ${s(e.previous)}` : ''})`
-      tone = 'good'
-      break
-    case 'follower':
-      text = `${who} left ${name}: ${reason || 'standby'}`
-      tone = reason === 'lost' || reason === 'provider-down' ? 'warn' : 'info'
-      break
-    case 'lease-lost':
-      text = `${who} lost ${s(e.kind) || 'lease'} ${name}: ${reason}`
-      tone = 'bad'
-      break
-    case 'lead-released':
-      text = `${who} released ${name}`
-      break
-    case 'handover':
-      text = `handover ${name}${e.from ? ` from ${s(e.from)}` : ''} to ${who}: ${s(e.outcome)}`
-      tone = 'warn'
-      break
-    case 'replica-start':
-      text = `${who} started (${shortInc(s(e.incarnation))})`
-      break
-    case 'replica-stop':
-      text = `${who} stopped`
-      break
-    case 'intervention':
-      text = `${s(e.command) || `${s(e.kind)} ${name}`} → ${s(e.result)}${by ? ` by ${by}` : ''}${reason ? ` — ${reason}` : ''}`
-      tone = 'operator'
-      break
-    default: {
-      // Interventions (the audit trail) and anything newer than this release.
-      const command = s(e.command)
-      const status = s(e.status) || s(e.result)
-      text = [command || [type, name].filter(Boolean).join(' '), status && `→ ${status}`, by && `by ${by}`, reason && `— ${reason}`]
-        .filter(Boolean)
-        .join(' ')
-      tone = by || command ? 'operator' : 'info'
-    }
-  }
-  return { id, atMs, type, text: text.replace(/\s+/g, ' ').trim(), tone }
+  return eventLine(id, e)
 }
 
 // ------------------------------------------------------------------ detail view

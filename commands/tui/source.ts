@@ -5,18 +5,16 @@
  * command it sends, so the header can show the dashboard's own load.
  */
 import {
-  CoordinationAdmin,
   KeyLayout,
-  StateReader,
-  connect,
   maskUrl,
-  readDashboard,
-  withConnectionCause,
   type ChatDetail,
   type DashboardSnapshot,
+  type Io,
   type Layout,
+  type RedisClient,
+  type WriteSide,
 } from '../lib.js'
-import type { RedisClient } from '../../src/connection.js'
+import { ConnectionFailed, isReplyError } from '../output/errors.js'
 import { adminInterventions, type Interventions } from './interventions.js'
 
 export interface DashboardSource {
@@ -35,6 +33,9 @@ export interface DashboardSource {
 }
 
 export interface SourceOptions {
+  /** The library's read and write sides (lib.ts loadIo(), loadWriteSide()). */
+  io: Io
+  write: WriteSide
   url: string
   prefix: string
   layout: Layout
@@ -45,14 +46,12 @@ export interface SourceOptions {
   topChats?: number
 }
 
-/** Is this server a Redis Cluster node? (The CLI's own probe.) */
-export { detectLayout } from '../context.js'
-
 export function openSource(o: SourceOptions): DashboardSource {
   const keys = new KeyLayout(o.prefix, o.layout)
   const timeoutMs = o.timeoutMs ?? 5000
   // Not fail-fast: ioredis reconnects with its backoff (at most every 2 s) for as long as we run.
-  const redis: RedisClient = connect({
+  const { io } = o
+  const redis: RedisClient = io.connect({
     url: o.url,
     layout: o.layout,
     tlsCaFile: o.tlsCa,
@@ -62,11 +61,12 @@ export function openSource(o: SourceOptions): DashboardSource {
   let lastError: Error | null = null
   redis.on('error', (e: Error) => (lastError = e))
   redis.on('ready', () => (lastError = null))
-  const reader = new StateReader(redis, keys, { timeoutMs })
-  const admin = new CoordinationAdmin({ redis, prefix: o.prefix, layout: o.layout, commandTimeoutMs: timeoutMs })
+  const reader = new io.StateReader(redis, keys, { timeoutMs })
+  const admin = new o.write.CoordinationAdmin({ redis, prefix: o.prefix, layout: o.layout, commandTimeoutMs: timeoutMs })
   let total = 0
+  // The client reports why a connection failed on its 'error' event; the command only sees it closed.
   const withCause = (err: unknown) => {
-    throw withConnectionCause(err, lastError)
+    throw lastError && !isReplyError(err) ? new ConnectionFailed(lastError) : err
   }
   const counted =
     (n: number) =>
@@ -87,7 +87,7 @@ export function openSource(o: SourceOptions): DashboardSource {
     layout: o.layout,
     read: async () => {
       try {
-        const snap = await readDashboard(reader, { topChats: o.topChats, timeoutMs })
+        const snap = await io.readDashboard(reader, { topChats: o.topChats, timeoutMs })
         total += snap.commands
         return snap
       } catch (err) {

@@ -1,16 +1,18 @@
 import { Command, Option } from 'commander'
 import { run } from '../run.js'
-import { closeContext, openContext } from '../context.js'
-import { parseDuration } from '../lib.js'
-import { jsonOut } from '../output/json.js'
+import { openContext } from '../context.js'
+import { loadWriteSide } from '../lib.js'
+import { MIN_INTERVAL_MS, durationOption, interruptSignal } from '../duration.js'
+import { jsonOut } from '../output/format.js'
 import { usage } from '../output/errors.js'
 import { EXIT } from '../output/exit-codes.js'
-import { colourEnabled, runDashboard, DEFAULT_INTERVAL_MS } from './dashboard.js'
+import { stdoutClosedSignal } from '../output/streams.js'
 import { runJsonl, snapshotRecord } from './jsonl.js'
 import { openSource } from './source.js'
 
 interface WatchFlags {
-  interval?: string
+  /** ms */
+  interval: number
   jsonl?: boolean
   count?: string
   top?: string
@@ -30,7 +32,7 @@ function positiveInt(v: string | undefined, what: string): number | undefined {
 export function watchCommand(): Command {
   const cmd: Command = new Command('watch')
     .description('the live dashboard: replicas, providers, stuck and busy chats, expiring leases, events; act with y / r / s')
-    .addOption(new Option('--interval <duration>', 'refresh period (e.g. 500ms, 2s)').default('1s'))
+    .addOption(durationOption('--interval <duration>', 'refresh period (e.g. 500ms, 2s)', { min: MIN_INTERVAL_MS, default: '1s' }))
     .addOption(new Option('--jsonl', 'no screen: one JSON snapshot per refresh on stdout (the dashboard data plus header fields)'))
     .addOption(new Option('--count <n>', 'with --jsonl: stop after n snapshots'))
     .addOption(new Option('--top <n>', 'chats read per refresh at most (the stuck and busiest first)').default('30'))
@@ -48,11 +50,10 @@ Examples:
   return cmd.action(
     run(
       async (_none, flags: WatchFlags) => {
-        const intervalMs = flags.interval ? parseDuration(flags.interval, '--interval') : DEFAULT_INTERVAL_MS
-        if (intervalMs < 100) throw usage('--interval must be at least 100ms')
+        const intervalMs = flags.interval
         const count = positiveInt(flags.count, '--count')
         const top = positiveInt(flags.top, '--top')
-        const g = cmd.optsWithGlobals() as { json?: boolean; readOnly?: boolean; color?: boolean; tlsCa?: string; timeout?: string }
+        const g = cmd.optsWithGlobals() as { json?: boolean; readOnly?: boolean; color?: boolean; tlsCa?: string; timeout: number }
         const screen = !flags.jsonl && !g.json
         if (screen && !(process.stdout.isTTY && process.stdin.isTTY)) throw usage(NOT_A_TERMINAL)
         if (count !== undefined && !flags.jsonl) throw usage('--count goes with --jsonl')
@@ -60,14 +61,18 @@ Examples:
         // the layout is detected here. The dashboard then runs on its own reconnecting client.
         const ctx = await openContext(cmd)
         const base = {
+          io: ctx.io,
+          write: await loadWriteSide(),
           url: ctx.url,
           prefix: ctx.keys.prefix,
           layout: ctx.keys.layout,
           tlsCa: g.tlsCa,
-          timeoutMs: g.timeout ? Number(g.timeout) : undefined,
+          timeoutMs: g.timeout,
         }
-        await closeContext(ctx)
+        await ctx.close()
         if (screen) {
+          // ink, react and yoga load only here (and in the demo).
+          const { runDashboard, colourEnabled } = await import('./dashboard.js')
           await runDashboard({ ...base, interval: intervalMs, readOnly: Boolean(g.readOnly), color: colourEnabled(g.color) })
           return EXIT.ok
         }
@@ -78,16 +83,7 @@ Examples:
             process.stdout.write(`${jsonOut('dashboard', snapshotRecord(source, snap, { seq: 1, intervalMs, commandsPerSec: null }))}\n`)
             return EXIT.ok
           }
-          const abort = new AbortController()
-          const stop = () => abort.abort()
-          process.once('SIGINT', stop)
-          process.once('SIGTERM', stop)
-          try {
-            await runJsonl(source, { intervalMs, count, signal: abort.signal })
-          } finally {
-            process.off('SIGINT', stop)
-            process.off('SIGTERM', stop)
-          }
+          await runJsonl(source, { intervalMs, count, signals: [interruptSignal(), stdoutClosedSignal()] })
           return EXIT.ok
         } finally {
           await source.close()

@@ -6,12 +6,14 @@
  * could not be written.
  */
 import { Option, type Command } from 'commander'
-import { closeContext, globalOptions, openContext, urlContext, type Context } from '../context.js'
+import { openContext, type Context } from '../context.js'
+import { globalOptions, urlContext } from '../target.js'
+import type { AuditOutcome } from '../lib.js'
 import { canPrompt, confirm } from '../output/confirm.js'
-import { aclDenial, describeError, refused, usage } from '../output/errors.js'
+import { aclDenial, refused, usage } from '../output/errors.js'
 import { EXIT, type ExitCode } from '../output/exit-codes.js'
-import { jsonOut } from '../output/json.js'
-import type { AuditOutcome } from '../../src/admin/admin.js'
+import { jsonOut } from '../output/format.js'
+import { reportError } from '../output/report.js'
 
 export interface WriteFlags {
   yes?: boolean
@@ -90,16 +92,14 @@ export function writeAction<Args extends unknown[]>(
       if (globalOptions(cmd).readOnly) {
         throw refused(`read-only mode (--read-only / BOTMESH_READ_ONLY): ${name} changes state; nothing done`)
       }
-      ctx = await openContext(cmd)
+      ctx = await openContext(cmd, { admin: true })
       const p = await plan(ctx, flags, ...args)
       process.exitCode = await carryOut(ctx, p, flags, name)
     } catch (err) {
-      const { line, code } = describeError(err, urlContext(cmd))
       const hint = aclDenial(err instanceof Error ? err.message : String(err)) ? `; ${name} needs ${ACL_NEEDS}` : ''
-      process.stderr.write(`botmesh-coord: ${line}${hint}\n`)
-      process.exitCode = code
+      process.exitCode = reportError(cmd, ctx ? ctx.explain(err) : err, urlContext(cmd), hint)
     } finally {
-      await closeContext(ctx)
+      await ctx?.close()
     }
   }
 }

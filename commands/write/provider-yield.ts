@@ -1,6 +1,8 @@
 import { Command, Option } from 'commander'
 import type { Context } from '../context.js'
-import { formatDuration, parseDuration, type LeadSnapshot } from '../lib.js'
+import { formatDuration, type LeadSnapshot } from '../lib.js'
+import { durationOption } from '../duration.js'
+import { findLead } from '../read/providers.js'
 import { conflict, notFound, refused, usage } from '../output/errors.js'
 import { EXIT } from '../output/exit-codes.js'
 import { ago, left } from '../output/time.js'
@@ -10,25 +12,20 @@ import { stripAudit } from './chat.js'
 interface YieldFlags {
   to?: string
   wait?: boolean
-  waitTimeout?: string
+  /** ms */
+  waitTimeout?: number
   force?: boolean
   ifFence?: string
   reason?: string
 }
 
-/** `whatsapp` is shorthand for `provider:whatsapp`; any name with a colon is taken as given. */
-export function leadName(name: string): string {
-  return name.includes(':') ? name : `provider:${name}`
-}
-
 export async function planProviderYield(ctx: Context, rawName: string, flags: YieldFlags): Promise<Plan> {
-  const name = leadName(rawName)
   const ifFence = parseFence(flags.ifFence)
-  const waitMs = flags.waitTimeout ? parseDuration(flags.waitTimeout, '--wait-timeout') : 60_000
-  if (flags.waitTimeout && !flags.wait) throw usage('--wait-timeout goes with --wait')
-  const nowMs = await ctx.reader.now()
-  const lead = await ctx.reader.lead(name)
-  if (!lead || !lead.holder || lead.holder.expiresAtMs <= nowMs) {
+  const waitMs = flags.waitTimeout ?? 60_000
+  if (flags.waitTimeout !== undefined && !flags.wait) throw usage('--wait-timeout goes with --wait')
+  const [nowMs, lead] = await Promise.all([ctx.reader.now(), findLead(ctx, rawName)])
+  const name = lead.key
+  if (!lead.holder || lead.holder.expiresAtMs <= nowMs) {
     throw notFound(`nobody leads ${name}${lead?.fence ? ` (last fence ${lead.fence})` : ''}: nothing to yield`)
   }
   if (ifFence !== null && lead.fence !== ifFence) {
@@ -216,7 +213,7 @@ export function providerYield(): Command {
       .argument('<name>', 'the lead name, e.g. provider:whatsapp (bare whatsapp = provider:whatsapp)')
       .addOption(new Option('--to <replicaId>', 'hand it to this standby only (refused unless alive and standing)'))
       .addOption(new Option('--wait', 'wait until another replica leads with a higher fence; print the takeover time'))
-      .addOption(new Option('--wait-timeout <duration>', 'how long --wait waits (default 60s)'))
+      .addOption(durationOption('--wait-timeout <duration>', 'how long --wait waits (default 60s)', { min: 1 }))
       .addOption(new Option('--force', 'revoke the lead in Redis now (a leader that does not answer); fence bumped'))
       .addOption(new Option('--if-fence <fence>', 'only if the lead is still at this fence (what you saw)')),
   )

@@ -3,7 +3,7 @@
  * pipelined HGETALLs, and the pure decoders of ./decode.ts. Times are Redis's clock.
  */
 import type { Redis } from 'ioredis'
-import { KeyLayout, type KeyKind, type Layout } from '../keys.js'
+import { KeyLayout, SCHEMA_VERSION, type KeyKind, type Layout } from '../keys.js'
 import { isCluster, masters, withTimeout, type RedisClient } from '../connection.js'
 import { errorFromRedis } from '../errors/from-redis.js'
 import { DEFAULTS } from '../defaults.js'
@@ -67,6 +67,11 @@ export const LISTING_DECODERS = {
   lock: (id: string, raw: string, h: Hash) => decodeLock(id, raw, h),
 } as const
 
+/** The reason a key is corrupt, without the key (the listing names it). */
+function corruptReason(err: CorruptStateError): string {
+  return err.message.replace(/^corrupt value at Redis key "[^"]*":\s*/, '')
+}
+
 export class StateReader {
   readonly redis: RedisClient
   readonly keys: KeyLayout
@@ -89,11 +94,12 @@ export class StateReader {
   }
 
   /**
-   * The masters to read from. A Cluster client knows its nodes only once it loaded the slots: a
-   * first keyless command (queued until then) makes sure of it, else a fresh client scans nothing.
+   * The masters to read from. A Cluster client knows its nodes only once it loaded the slots (until
+   * then it may list just its startup node): a first keyless command, queued until the client is
+   * ready, makes sure of it — else a fresh client scans one master, or none.
    */
   private async masterNodes(): Promise<Redis[]> {
-    if (isCluster(this.redis) && this.redis.nodes('master').length === 0) {
+    if (isCluster(this.redis) && (this.redis.status !== 'ready' || this.redis.nodes('master').length === 0)) {
       this.commands++
       await this.call('TIME', () => (this.redis as Redis).time())
     }
@@ -110,9 +116,22 @@ export class StateReader {
 
   async schema(): Promise<SchemaInfo | null> {
     this.commands++
-    const h = await this.call('HGETALL', () => (this.redis as Redis).hgetall(this.keys.schema), this.keys.schema)
-    if (!h || !h.version) return null
-    return { version: Number(h.version), layout: (h.layout as Layout) ?? 'standalone', createdAt: h.createdAt ? Number(h.createdAt) : null }
+    const rawKey = this.keys.schema
+    const h = await this.call('HGETALL', () => (this.redis as Redis).hgetall(rawKey), rawKey)
+    if (!h || Object.keys(h).length === 0) return null
+    if (!/^\d+$/.test(h.version ?? '')) {
+      throw new CorruptStateError(rawKey, `field version is not a whole number: ${JSON.stringify(String(h.version ?? '').slice(0, 40))}`)
+    }
+    const layout = h.layout ?? 'standalone'
+    if (layout !== 'standalone' && layout !== 'cluster')
+      throw new CorruptStateError(rawKey, `field layout is ${JSON.stringify(layout.slice(0, 40))}`)
+    return { version: Number(h.version), layout, createdAt: h.createdAt && /^\d+$/.test(h.createdAt) ? Number(h.createdAt) : null }
+  }
+
+  /** A schema newer than this release understands cannot be read safely: what every command refuses. */
+  static schemaProblem(s: SchemaInfo | null): string | null {
+    if (s && s.version > SCHEMA_VERSION) return `schema ${s.version} is newer than this release understands (${SCHEMA_VERSION})`
+    return null
   }
 
   /**
@@ -228,7 +247,15 @@ export class StateReader {
   async liveReplicas(): Promise<Listing<ReplicaSnapshot>> {
     const r = this.redis as Redis
     this.commands++
-    const ids = await this.call('ZRANGE', () => r.zrange(this.keys.replicaIndex, '0', '-1'), this.keys.replicaIndex)
+    let ids: string[]
+    try {
+      ids = await this.call('ZRANGE', () => r.zrange(this.keys.replicaIndex, '0', '-1'), this.keys.replicaIndex)
+    } catch (err) {
+      // A corrupt index is one corrupt key: nobody counts as alive, and the listing goes on.
+      if (err instanceof CorruptStateError)
+        return { items: [], corrupt: [{ rawKey: this.keys.replicaIndex, error: corruptReason(err) }], scanned: 1, truncated: false }
+      throw err
+    }
     const out: Listing<ReplicaSnapshot> = { items: [], corrupt: [], scanned: ids.length, truncated: false }
     if (ids.length === 0) return out
     const pipe = r.pipeline()
@@ -328,28 +355,51 @@ export class StateReader {
     return Object.keys(h).length ? decodeLock(key, rawKey, h) : null
   }
 
-  /** Recent entries of the event stream, oldest first. */
-  async events(options: { count?: number; after?: string } = {}): Promise<Array<{ id: string; event: Record<string, unknown> }>> {
+  /**
+   * Entries of the event stream, oldest first: the most recent `count` — of those from `sinceMs` to
+   * `untilMs` (Redis ms, inclusive) and before the entry id `before` (exclusive, for paging back) —
+   * or with `after` the next `count` after that entry id.
+   */
+  async events(
+    options: { count?: number; after?: string; sinceMs?: number; untilMs?: number; before?: string } = {},
+  ): Promise<Array<{ id: string; event: Record<string, unknown> }>> {
     const count = options.count ?? 50
+    const r = this.redis as Redis
     this.commands++
     const entries = options.after
-      ? await this.call(
-          'XRANGE',
-          () => (this.redis as Redis).xrange(this.keys.events, `(${options.after}`, '+', 'COUNT', count),
-          this.keys.events,
-        )
+      ? await this.call('XRANGE', () => r.xrange(this.keys.events, `(${options.after}`, '+', 'COUNT', count), this.keys.events)
       : (
-          await this.call('XREVRANGE', () => (this.redis as Redis).xrevrange(this.keys.events, '+', '-', 'COUNT', count), this.keys.events)
+          await this.call(
+            'XREVRANGE',
+            () =>
+              r.xrevrange(
+                this.keys.events,
+                options.before !== undefined
+                  ? `(${options.before}`
+                  : options.untilMs !== undefined
+                    ? String(Math.floor(options.untilMs))
+                    : '+',
+                options.sinceMs === undefined ? '-' : String(Math.max(0, Math.floor(options.sinceMs))),
+                'COUNT',
+                count,
+              ),
+            this.keys.events,
+          )
         ).reverse()
     return entries.map(([id, fields]) => {
       const i = fields.indexOf('e')
-      let event: Record<string, unknown>
+      const raw = i >= 0 && i % 2 === 0 ? fields[i + 1] : undefined
+      let event: unknown
       try {
-        event = JSON.parse(fields[i + 1] ?? '{}') as Record<string, unknown>
+        event = raw === undefined ? undefined : JSON.parse(raw)
       } catch {
-        event = { type: 'corrupt', raw: String(fields[i + 1]).slice(0, 200) }
+        event = undefined
       }
-      return { id, event }
+      // An entry is a JSON object in field `e`; anything else is reported as a corrupt entry.
+      if (typeof event !== 'object' || event === null || Array.isArray(event)) {
+        return { id, event: { type: 'corrupt', raw: String(raw ?? fields.join(' ')).slice(0, 200) } }
+      }
+      return { id, event: event as Record<string, unknown> }
     })
   }
 }

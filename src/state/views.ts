@@ -11,6 +11,24 @@ import type { ChatSnapshot, FlowCheckpoint, HandoverMarker, LeadSnapshot, LockSn
 import { leadKind, type ChatDetail, type LeaseKindLabel } from './decode.js'
 import { DEFAULTS } from '../defaults.js'
 
+/**
+ * Types of the entries of the event stream `P:events` (docs/redis-layout.md): what replicas log,
+ * the operators' audit records, and `corrupt` for an entry the reader could not decode.
+ */
+export const EVENT_TYPES = [
+  'replica-start',
+  'replica-stop',
+  'leader',
+  'follower',
+  'lead-released',
+  'lease-lost',
+  'handover',
+  'server-changed',
+  'intervention',
+  'corrupt',
+] as const
+export type EventType = (typeof EVENT_TYPES)[number]
+
 // ---------------------------------------------------------------- liveness
 
 /** Who is alive, from the heartbeat records (present = alive until its `exp`). */
@@ -47,6 +65,142 @@ export function liveness(replicas: ReplicaSnapshot[], nowMs: number): Liveness {
     byOwner: (owner) => byOwner.get(owner) ?? null,
     replica: (id) => byId.get(id) ?? null,
   }
+}
+
+// ---------------------------------------------------------------- replicas
+
+/**
+ * How a replica is doing. From its heartbeat record: `ok` (beating), `late` (its last beat is older
+ * than half a lease: a renewal was missed), `expired` (the record outlived its expiry), `evicted`
+ * (an operator's tombstone). From what still names it without a live record: `dead` (no heartbeat
+ * at all) and `stale` (the replicaId beats with another incarnation: an earlier process of a
+ * restarted replica).
+ */
+export type ReplicaState = 'ok' | 'late' | 'expired' | 'evicted' | 'dead' | 'stale'
+
+/** The state of a heartbeat record at Redis's now. */
+export function replicaState(r: ReplicaSnapshot, nowMs: number): ReplicaState {
+  if (r.evictedIncarnation && r.evictedIncarnation === r.incarnation) return 'evicted'
+  if (r.expiresAtMs <= nowMs) return 'expired'
+  const leaseMs = r.info.leaseMs || r.expiresAtMs - r.beatAtMs
+  return nowMs - r.beatAtMs > leaseMs / 2 ? 'late' : 'ok'
+}
+
+export interface ReplicaRow {
+  kind: 'replica'
+  replicaId: string
+  incarnation: string
+  state: ReplicaState
+  /** null for a replica known only by what still names it (dead, stale) or by its tombstone. */
+  heartbeatAgeMs: number | null
+  expiresInMs: number | null
+  host: string | null
+  pid: number | null
+  version: string | null
+  startedAt: number | null
+  leaseMs: number | null
+  leasesHeld: number
+  turnsHeld: number
+  leadsHeld: number
+  turnsGranted: number | null
+  waitingNow: number | null
+  waitP99Ms: number | null
+  leasesLost: number | null
+  clockSkewMs: number | null
+}
+
+export function replicaRow(r: ReplicaSnapshot, nowMs: number): ReplicaRow {
+  return {
+    kind: 'replica',
+    replicaId: r.replicaId,
+    incarnation: r.incarnation,
+    state: replicaState(r, nowMs),
+    heartbeatAgeMs: nowMs - r.beatAtMs,
+    expiresInMs: r.expiresAtMs - nowMs,
+    host: r.info.host,
+    pid: r.info.pid,
+    version: r.info.version,
+    startedAt: r.info.startedAt,
+    leaseMs: r.info.leaseMs,
+    leasesHeld: r.stats.turnsHeld + r.stats.leadsHeld,
+    turnsHeld: r.stats.turnsHeld,
+    leadsHeld: r.stats.leadsHeld,
+    turnsGranted: r.stats.turnsGranted,
+    waitingNow: r.stats.waitingNow,
+    waitP99Ms: r.stats.waitP99Ms,
+    leasesLost: r.stats.leasesLost,
+    clockSkewMs: r.clockSkewMs,
+  }
+}
+
+/** What the store still attributes to a replica incarnation: a turn or lead it holds, a ticket it queued. */
+export interface ReplicaReference extends Holder {
+  what: 'turn' | 'lead' | 'ticket'
+}
+
+/** Everything in these chats and leads that names a replica incarnation. */
+export function replicaReferences(chats: ChatSnapshot[], leads: LeadSnapshot[]): ReplicaReference[] {
+  const out: ReplicaReference[] = []
+  for (const c of chats) {
+    if (c.holder) out.push({ replicaId: c.holder.replicaId, incarnation: c.holder.incarnation, what: 'turn' })
+    for (const t of c.tickets) out.push({ replicaId: t.replicaId, incarnation: t.incarnation, what: 'ticket' })
+  }
+  for (const l of leads) if (l.holder) out.push({ replicaId: l.holder.replicaId, incarnation: l.holder.incarnation, what: 'lead' })
+  return out
+}
+
+/**
+ * Every replica: the heartbeat records (live, late, expired), and with `all` also the evicted ones
+ * (their tombstones) and the incarnations the store still names that have no live record (dead,
+ * stale) — with what they hold, so a zombie's leftovers are visible.
+ */
+export function replicaRows(
+  records: ReplicaSnapshot[],
+  nowMs: number,
+  extra: { tombstones?: Array<{ replicaId: string; incarnation: string }>; references?: ReplicaReference[] } = {},
+): ReplicaRow[] {
+  const rows = records.map((r) => replicaRow(r, nowMs))
+  const known = new Set(rows.map((r) => `${r.replicaId}\u0000${r.incarnation}`))
+  const blank = (replicaId: string, incarnation: string, state: ReplicaState): ReplicaRow => ({
+    kind: 'replica',
+    replicaId,
+    incarnation,
+    state,
+    heartbeatAgeMs: null,
+    expiresInMs: null,
+    host: null,
+    pid: null,
+    version: null,
+    startedAt: null,
+    leaseMs: null,
+    leasesHeld: 0,
+    turnsHeld: 0,
+    leadsHeld: 0,
+    turnsGranted: null,
+    waitingNow: null,
+    waitP99Ms: null,
+    leasesLost: null,
+    clockSkewMs: null,
+  })
+  const byKey = new Map<string, ReplicaRow>()
+  for (const t of extra.tombstones ?? []) {
+    const k = `${t.replicaId}\u0000${t.incarnation}`
+    if (!known.has(k) && !byKey.has(k)) byKey.set(k, blank(t.replicaId, t.incarnation, 'evicted'))
+  }
+  const live = liveness(records, nowMs)
+  for (const ref of extra.references ?? []) {
+    const k = `${ref.replicaId}\u0000${ref.incarnation}`
+    if (known.has(k)) continue
+    let row = byKey.get(k)
+    if (!row) {
+      row = blank(ref.replicaId, ref.incarnation, live.status(ref) === 'stale' ? 'stale' : 'dead')
+      byKey.set(k, row)
+    }
+    if (ref.what === 'turn') row.turnsHeld++
+    else if (ref.what === 'lead') row.leadsHeld++
+    if (ref.what !== 'ticket') row.leasesHeld++
+  }
+  return [...rows, ...byKey.values()].sort((a, b) => byText(a.replicaId, b.replicaId) || byText(a.incarnation, b.incarnation))
 }
 
 // ---------------------------------------------------------------- leases
@@ -147,18 +301,21 @@ export function filterLeases(rows: LeaseRow[], f: LeaseFilter): LeaseRow[] {
 const byText = (a: string | null, b: string | null) => (a ?? '').localeCompare(b ?? '')
 const byNum = (a: number | null, b: number | null) => (a ?? -Infinity) - (b ?? -Infinity)
 
+const kindOrder = (k: LeaseKindLabel) => LEASE_KINDS.indexOf(k)
+
+/** The orders of a lease listing: `--sort` of `leases ls`, and the dashboard's. */
+export const LEASE_ORDER: Record<LeaseSort, (a: LeaseRow, b: LeaseRow) => number> = {
+  kind: (a, b) => kindOrder(a.kind) - kindOrder(b.kind) || byText(a.key, b.key),
+  key: (a, b) => byText(a.key, b.key),
+  replica: (a, b) => byText(a.replicaId, b.replicaId) || byText(a.key, b.key),
+  fence: (a, b) => byNum(a.fence, b.fence),
+  expires: (a, b) => a.expiresInMs - b.expiresInMs,
+  renewal: (a, b) => byNum(b.lastRenewalAgoMs, a.lastRenewalAgoMs),
+  held: (a, b) => byNum(b.heldForMs, a.heldForMs),
+}
+
 export function sortLeases(rows: LeaseRow[], by: LeaseSort): LeaseRow[] {
-  const kindOrder = (k: LeaseKindLabel) => LEASE_KINDS.indexOf(k)
-  const cmp: Record<LeaseSort, (a: LeaseRow, b: LeaseRow) => number> = {
-    kind: (a, b) => kindOrder(a.kind) - kindOrder(b.kind) || byText(a.key, b.key),
-    key: (a, b) => byText(a.key, b.key),
-    replica: (a, b) => byText(a.replicaId, b.replicaId) || byText(a.key, b.key),
-    fence: (a, b) => byNum(a.fence, b.fence),
-    expires: (a, b) => a.expiresInMs - b.expiresInMs,
-    renewal: (a, b) => byNum(b.lastRenewalAgoMs, a.lastRenewalAgoMs),
-    held: (a, b) => byNum(b.heldForMs, a.heldForMs),
-  }
-  return [...rows].sort(cmp[by])
+  return [...rows].sort(LEASE_ORDER[by])
 }
 
 // ---------------------------------------------------------------- chats
@@ -180,27 +337,31 @@ export interface ChatRow {
   staleTickets: number
 }
 
-export function chatRows(chats: ChatSnapshot[], replicas: ReplicaSnapshot[], nowMs: number): ChatRow[] {
-  const live = liveness(replicas, nowMs)
-  const rows: ChatRow[] = []
-  for (const c of chats) {
-    if (!c.holder && c.tickets.length === 0) continue // idle: only remembers its last holder and fence
-    const oldest = c.tickets.reduce<number | null>((m, t) => (m === null || t.enqueuedAtMs < m ? t.enqueuedAtMs : m), null)
-    rows.push({
-      kind: 'chat',
-      key: c.key,
-      replicaId: c.holder?.replicaId ?? null,
-      incarnation: c.holder?.incarnation ?? null,
-      fence: c.fence,
-      expiresInMs: c.holder ? c.holder.expiresAtMs - nowMs : null,
-      holderAlive: c.holder ? live.isAlive(c.holder) : null,
-      heldForMs: c.holder?.grantedAtMs ? nowMs - c.holder.grantedAtMs : null,
-      queueLength: c.tickets.length,
-      oldestWaitMs: oldest === null ? null : nowMs - oldest,
-      staleTickets: c.tickets.filter((t) => ticketState(t, live, nowMs) !== 'alive').length,
-    })
+/** A chat as every listing shows it (`chat ls`, the first fields of `chat inspect`, the dashboard's JSON). */
+export function chatRow(c: ChatSnapshot, live: Liveness, nowMs: number): ChatRow {
+  const oldest = c.tickets.reduce<number | null>((m, t) => (m === null || t.enqueuedAtMs < m ? t.enqueuedAtMs : m), null)
+  return {
+    kind: 'chat',
+    key: c.key,
+    replicaId: c.holder?.replicaId ?? null,
+    incarnation: c.holder?.incarnation ?? null,
+    fence: c.fence,
+    expiresInMs: c.holder ? c.holder.expiresAtMs - nowMs : null,
+    holderAlive: c.holder ? live.isAlive(c.holder) : null,
+    heldForMs: c.holder?.grantedAtMs ? nowMs - c.holder.grantedAtMs : null,
+    queueLength: c.tickets.length,
+    oldestWaitMs: oldest === null ? null : nowMs - oldest,
+    staleTickets: c.tickets.filter((t) => ticketState(t, live, nowMs) !== 'alive').length,
   }
-  return rows.sort((a, b) => byNum(b.oldestWaitMs, a.oldestWaitMs) || byText(a.key, b.key))
+}
+
+/** Chats with a holder or a queue (with `all`, idle ones too: they only remember their last holder and fence). */
+export function chatRows(chats: ChatSnapshot[], replicas: ReplicaSnapshot[], nowMs: number, options: { all?: boolean } = {}): ChatRow[] {
+  const live = liveness(replicas, nowMs)
+  return chats
+    .filter((c) => options.all || c.holder || c.tickets.length > 0)
+    .map((c) => chatRow(c, live, nowMs))
+    .sort((a, b) => byNum(b.oldestWaitMs, a.oldestWaitMs) || byText(a.key, b.key))
 }
 
 export type TicketState = 'alive' | 'dead' | 'stale' | 'expired'
@@ -223,14 +384,9 @@ export interface TicketRow {
   deadlineInMs: number
 }
 
-export interface ChatView {
-  kind: 'chat'
-  key: string
+/** One chat whole (`chat inspect`): the fields of its row in `chat ls`, and the detail. */
+export interface ChatView extends ChatRow {
   exists: boolean
-  replicaId: string | null
-  incarnation: string | null
-  fence: number | null
-  expiresInMs: number | null
   holder: null | {
     replicaId: string
     incarnation: string
@@ -255,14 +411,25 @@ export function chatView(d: ChatDetail, replicas: ReplicaSnapshot[], key: string
   const live = liveness(replicas, now)
   const c = d.chat
   const h = c?.holder ?? null
+  const row: ChatRow = c
+    ? chatRow(c, live, now)
+    : {
+        kind: 'chat',
+        key,
+        replicaId: null,
+        incarnation: null,
+        fence: null,
+        expiresInMs: null,
+        holderAlive: null,
+        heldForMs: null,
+        queueLength: 0,
+        oldestWaitMs: null,
+        staleTickets: 0,
+      }
   return {
-    kind: 'chat',
+    ...row,
     key,
     exists: Boolean(c || d.checkpoint || d.handover),
-    replicaId: h?.replicaId ?? null,
-    incarnation: h?.incarnation ?? null,
-    fence: c?.fence ?? null,
-    expiresInMs: h ? h.expiresAtMs - now : null,
     holder: h
       ? {
           replicaId: h.replicaId,
@@ -468,6 +635,15 @@ export function shellWord(s: string): string {
 /** `whatsapp` → `provider:whatsapp`; a name that already starts with `provider:` is kept. */
 export function providerLeadName(name: string): string {
   return name.startsWith('provider:') ? name : `provider:${name}`
+}
+
+/**
+ * The lead names an operator may mean, most likely first: a name with a colon is exact
+ * (`scheduler:report`, `provider:whatsapp`); a bare `whatsapp` means `provider:whatsapp`, or a lead
+ * called exactly `whatsapp` (a tryLead name without a colon) — so every lead name is reachable.
+ */
+export function leadNameCandidates(name: string): string[] {
+  return name.includes(':') ? [name] : [providerLeadName(name), name]
 }
 
 export interface StandbyRow {

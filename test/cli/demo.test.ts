@@ -98,7 +98,7 @@ describe('demo', () => {
       '--rate',
       '20',
       '--lease-ms',
-      '1500',
+      '1500ms',
       '--provider-down-ms',
       '3s',
     ])

@@ -37,7 +37,8 @@ for (const layout of ['standalone', 'cluster'] as Layout[]) {
       const [j, t] = await both('replicas', 'ls')
       expect(j.replicas.map((r: J) => r.replicaId)).toEqual(['pod-a', 'pod-b', 'pod-c'])
       expect(j.replicas[0]).toMatchObject({ incarnation: s.a.incarnation, leasesHeld: 2, pid: process.pid })
-      expect(t.stdout).toMatch(/^REPLICA\s+INCARNATION\s+HEARTBEAT/)
+      expect(t.stdout).toMatch(/^REPLICA\s+INCARNATION\s+STATE\s+HEARTBEAT/)
+      expect(j.replicas.map((r: J) => r.state)).toEqual(['ok', 'ok', 'ok'])
       expect(t.stdout).toContain(s.a.incarnation.slice(0, 8))
     })
 

@@ -78,7 +78,11 @@ describe.skipIf(!hasTmux)('botmesh-coord watch in a terminal (tmux)', () => {
       const fenceAfter = Number(/provider:wa\s+pod-b\s+(\d+)/.exec(after)![1])
       expect(fenceAfter).toBeGreaterThan(fenceBefore)
       expect(eb.isLeader).toBe(true)
-      await waitForScreen(s, (t) => /provider yield provider:wa --if-fence \d+ → requested/.test(t), 'the intervention in the events')
+      await waitForScreen(
+        s,
+        (t) => /"provider yield provider:wa --if-fence \d+" by \S+: requested/.test(t),
+        'the intervention in the events',
+      )
 
       tmux('send-keys', '-t', s, 'q')
       await waitForScreen(s, (t) => !t.includes('PROVIDER'), 'the terminal restored after q').catch(() => undefined)

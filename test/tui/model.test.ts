@@ -134,8 +134,8 @@ describe('dashboard model', () => {
         by: 'ops@h',
         reason: 'stuck since deploy',
       }),
-    ).toMatchObject({ text: 'chat release chat:1 → released by ops@h — stuck since deploy', tone: 'operator' })
-    expect(eventRow('1-0', { type: 'something-new', key: 'k', by: 'x' }).text).toBe('something-new k by x')
+    ).toMatchObject({ text: '"chat release chat:1" by ops@h: released; reason "stuck since deploy"', tone: 'operator' })
+    expect(eventRow('1-0', { type: 'something-new', key: 'k', by: 'x' }).text).toBe('something-new key=k by=x')
     const m = advance(
       null,
       snapshot({

@@ -1,0 +1,91 @@
+/**
+ * The one connection of a command. With `--layout auto` the first connection asks the server
+ * whether it is a Cluster node (INFO cluster) and, for a standalone server, is the command's
+ * connection from then on; a Cluster gets its cluster client (one connection per master). Failures
+ * keep their real cause (the client reports a refused connection, a TLS failure or a server that
+ * does not speak RESP on its 'error' event, and rejects the command with "Connection is closed"), and
+ * a failed SELECT of the URL's database is an error, not a silent fall-back to database 0.
+ */
+import { loadIo, maskUrl, type Io, type Layout, type RedisClient } from './lib.js'
+import { ConnectionFailed, isReplyError, isSelectError, mostTelling, unreachable, usage } from './output/errors.js'
+import type { Target } from './target.js'
+
+export interface Connection {
+  io: Io
+  redis: RedisClient
+  layout: Layout
+  /** Run a first command: the real cause of a failure, and a failed SELECT, surface here. */
+  check<T>(first: Promise<T>): Promise<T>
+  /** What the client reported about a failed connection, if anything. */
+  cause(): Error | null
+  close(): Promise<void>
+}
+
+/** Bound a promise by the command timeout. */
+function bounded<T>(p: Promise<T>, ms: number, url: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined
+  return Promise.race([
+    p.finally(() => clearTimeout(timer)),
+    new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(unreachable(`Redis unreachable at ${maskUrl(url)}: timed out after ${ms}ms`)), ms)
+    }),
+  ])
+}
+
+function attach(io: Io, t: Target, layout: Layout, connectionName: string | undefined) {
+  const redis = io.connect({ url: t.url, layout, tlsCaFile: t.tlsCa, failFast: true, connectionName })
+  const errors: Error[] = []
+  let selectError: Error | null = null
+  const onError = (e: Error) => {
+    if (isSelectError(e)) selectError ??= e
+    else if (errors.length < 20) errors.push(e)
+  }
+  redis.on('error', onError)
+  redis.on('node error', onError)
+  const check = async <T>(first: Promise<T>): Promise<T> => {
+    let value: T
+    try {
+      value = await bounded(first, t.timeoutMs, t.url)
+    } catch (err) {
+      // A refused command is Redis's answer; anything else is the connection's failure, whose
+      // cause the client reported on its 'error' event.
+      const cause = mostTelling(errors)
+      if (isReplyError(err) || !cause) throw err
+      throw new ConnectionFailed(cause)
+    }
+    if (selectError) {
+      throw usage(`--url: database ${t.db} is not available at ${maskUrl(t.url)}: ${selectError.message}`)
+    }
+    return value
+  }
+  const close = async () => {
+    if (redis.status === 'end') return
+    // ioredis' disconnect() of a stream that failed to connect arms an un-referenced 2 s timer that
+    // would keep the CLI alive after its answer: quit when connected, disconnect otherwise.
+    await redis.quit().catch(() => (redis.status !== 'end' ? redis.disconnect() : undefined))
+  }
+  return { redis, check, close, cause: () => mostTelling(errors) }
+}
+
+/**
+ * Open the command's connection; the layout is detected on it when `auto`. Its first command goes
+ * alone, so that a server that does not speak RESP answers it (and is named as such) before any
+ * second write meets a closed socket. No connection name: a CLI connection lives for one command.
+ */
+export async function openConnection(t: Target, connectionName?: string): Promise<Connection> {
+  const io = await loadIo()
+  if (t.layout === 'cluster' && t.db !== 0) throw usage(`--url: a Redis Cluster has only database 0; drop /${t.db} from the URL`)
+  const first = attach(io, t, t.layout === 'cluster' ? 'cluster' : 'standalone', connectionName)
+  if (t.layout !== 'auto') return { io, layout: t.layout, ...first }
+  let info: string
+  try {
+    info = await first.check((first.redis as import('ioredis').Redis).info('cluster'))
+  } catch (err) {
+    await first.close()
+    throw err
+  }
+  if (!/cluster_enabled:1/.test(info)) return { io, layout: 'standalone', ...first }
+  await first.close()
+  if (t.db !== 0) throw usage(`--url: ${maskUrl(t.url)} is a Redis Cluster node, which has only database 0; drop /${t.db} from the URL`)
+  return { io, layout: 'cluster', ...attach(io, t, 'cluster', connectionName) }
+}

@@ -1,0 +1,7 @@
+/**
+ * The library's read side for the CLI (ioredis and the reader). Imported only through `loadIo()` in
+ * ./lib.ts, so commands that do not connect never load a Redis client.
+ */
+export { connect, masters, isCluster } from '../src/connection.js'
+export { StateReader, LISTING_DECODERS } from '../src/state/reader.js'
+export { readDashboard } from '../src/state/dashboard.js'

@@ -1,0 +1,117 @@
+/**
+ * The output formats of every command (kubectl's): `-o table` (default), `-o wide` (more columns),
+ * `-o json` (one document: `{schemaVersion, kind, …}`), `-o jsonl` (one JSON object per line: the
+ * same objects as the json document's array), `-o name` (`<kind>/<key>` per line); `--json` is
+ * `-o json`; `--no-headers` drops table headers. A listing declares its columns once (KindView) and
+ * `printList` prints it in any format, so every listing behaves the same.
+ *
+ * Untrusted strings (keys, ids, event text) reach a terminal through `cell()`: the one place where
+ * table text is made safe to print.
+ */
+import type { Command } from 'commander'
+import type { ChalkInstance } from 'chalk'
+import { SCHEMA_VERSION } from '../lib.js'
+import { table } from './table.js'
+
+export const OUTPUT_FORMATS = ['table', 'wide', 'json', 'jsonl', 'name'] as const
+export type OutputFormat = (typeof OUTPUT_FORMATS)[number]
+
+/** The format a command was asked for: `-o`, or `--json` (an alias of `-o json`). */
+export function outputFormat(cmd: Command): OutputFormat {
+  const o = cmd.optsWithGlobals() as { output?: OutputFormat; json?: boolean }
+  if (o.json) return 'json'
+  return o.output ?? 'table'
+}
+
+/** JSON on stdout: errors go to stderr as JSON too. */
+export function machineFormat(cmd: Command): boolean {
+  const f = outputFormat(cmd)
+  return f === 'json' || f === 'jsonl'
+}
+
+/** Table headers wanted? (`--no-headers` drops them.) */
+export function headersWanted(cmd: Command): boolean {
+  return (cmd.optsWithGlobals() as { headers?: boolean }).headers !== false
+}
+
+/** The --json envelope: stable field names and a top-level schemaVersion. */
+export function jsonOut(kind: string, body: Record<string, unknown>): string {
+  return JSON.stringify({ schemaVersion: SCHEMA_VERSION, kind, ...body }, null, 2)
+}
+
+/** Make a string from outside (a Redis key, an id, event text) safe for a terminal: control characters escaped. */
+export function cell(v: string | number | null | undefined): string {
+  if (v === null || v === undefined) return '-'
+  // eslint-disable-next-line no-control-regex
+  return String(v).replace(/[\u0000-\u001f\u007f-\u009f]/g, (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`)
+}
+
+export interface Column<R> {
+  header: string
+  /** The cell text (coloured with `c` where it helps). Strings from outside go through cell(). */
+  value(row: R, c: ChalkInstance): string | number
+  /** Only with `-o wide`. */
+  wide?: boolean
+}
+
+/** How rows of one kind print. */
+export interface KindView<R> {
+  /** The JSON `kind` of the document (plural: `leases`) and the array field holding the rows. */
+  list: string
+  /** `-o name` prints `<name(row)>` per line, e.g. `lease/chat:42`. */
+  name(row: R): string
+  columns: Array<Column<R>>
+  /** Said (dimmed, on stderr) when there are no rows. */
+  empty: string
+  /** The rows' part of the JSON document, when not `{ [list]: rows }` (a listing of two kinds). */
+  document?(rows: R[]): Record<string, unknown>
+}
+
+export interface Printer {
+  format: OutputFormat
+  headers: boolean
+  c: ChalkInstance
+  out(text: string): void
+  err(text: string): void
+}
+
+/** A printer for a table inside a human view (a block of `inspect`): always a table, with headers. */
+export function tableOf(p: Printer): Printer {
+  return { format: p.format === 'wide' ? 'wide' : 'table', headers: true, c: p.c, out: p.out, err: p.err }
+}
+
+/** The table of a listing (table or wide). */
+export function renderTable<R>(p: Printer, view: KindView<R>, rows: R[]): string {
+  const cols = view.columns.filter((col) => p.format === 'wide' || !col.wide)
+  const text = table(
+    cols.map((col) => p.c.dim(col.header)),
+    rows.map((r) => cols.map((col) => col.value(r, p.c))),
+  )
+  return p.headers ? text : text.split('\n').slice(1).join('\n')
+}
+
+/** Print a listing in the chosen format. `envelope` is the rest of the JSON document (nowMs, scan notes…). */
+export function printList<R>(p: Printer, view: KindView<R>, rows: R[], envelope: Record<string, unknown> = {}): void {
+  switch (p.format) {
+    case 'json':
+      p.out(jsonOut(view.list, { ...envelope, ...(view.document ? view.document(rows) : { [view.list]: rows }) }))
+      return
+    case 'jsonl':
+      for (const r of rows) p.out(JSON.stringify(r))
+      return
+    case 'name':
+      for (const r of rows) p.out(cell(view.name(r)))
+      return
+    default:
+      if (rows.length === 0) p.err(p.c.dim(view.empty))
+      else p.out(renderTable(p, view, rows))
+  }
+}
+
+/** Print one object (inspect, status): JSON formats print it; `name` prints its name; people get `human()`. */
+export function printOne(p: Printer, kind: string, body: Record<string, unknown>, name: string, human: () => void): void {
+  if (p.format === 'json') p.out(jsonOut(kind, body))
+  else if (p.format === 'jsonl') p.out(JSON.stringify(body))
+  else if (p.format === 'name') p.out(cell(name))
+  else human()
+}
