@@ -15,11 +15,56 @@ interface YieldFlags {
   /** ms */
   waitTimeout?: number
   force?: boolean
+  cancel?: boolean
   ifFence?: string
   reason?: string
 }
 
+/** `provider yield --cancel`: withdraw the pending request (or reservation) shown, conditioned on it. */
+async function planYieldCancel(ctx: Context, rawName: string, flags: YieldFlags): Promise<Plan> {
+  for (const other of ['to', 'wait', 'waitTimeout', 'force'] as const) {
+    if (flags[other] !== undefined)
+      throw usage(`--cancel withdraws a request: it does not go with --${other.replace(/[A-Z]/g, (ch) => `-${ch.toLowerCase()}`)}`)
+  }
+  const ifFence = parseFence(flags.ifFence)
+  const [nowMs, lead] = await Promise.all([ctx.reader.now(), findLead(ctx, rawName)])
+  const name = lead.key
+  const y = lead.yieldRequest
+  if (!y || y.expiresAtMs <= nowMs) throw notFound(`no yield request is pending for ${name}: nothing to cancel`)
+  if (ifFence !== null && lead.fence !== ifFence) {
+    throw conflict(`the state changed since you looked: ${name} is at fence ${lead.fence}, not ${ifFence}; nothing done`)
+  }
+  const { c } = ctx
+  const command = `provider yield ${name} --cancel`
+  return {
+    title: `cancel the yield request for ${name}`,
+    command,
+    lines: [
+      `request  by ${c.bold(y.by)} ${ago(y.requestedAtMs, nowMs)}${y.target ? `, reserving the lead for ${c.bold(y.target)}` : ''}, ${left(y.expiresAtMs, nowMs)} left`,
+      `leader   ${lead.holder ? `${lead.holder.replicaId} (fence ${lead.fence})` : c.yellow(`nobody (fence ${lead.fence ?? '-'})`)}`,
+      `then     the request is withdrawn${y.target ? ' and the reservation lifted' : ''}; the standbys are woken: ${lead.holder ? 'the leader keeps leading unless it stepped down already' : 'any of them may take the lead now'}`,
+    ],
+    warnings: [],
+    json: { action: 'yield-cancel', name, expected: { requestedAtMs: y.requestedAtMs, fence: lead.fence }, by: y.by, target: y.target },
+    execute: async () => {
+      const r = await ctx.admin.cancelYield(name, { ifRequestedAt: y.requestedAtMs, ifFence, reason: flags.reason, command })
+      const json = { action: 'yield-cancel', ...stripAudit(r) }
+      if (r.status === 'cancelled') {
+        return {
+          code: EXIT.ok,
+          audit: r.audit,
+          json,
+          lines: [`cancelled the yield request of ${r.by} for ${name}${r.target ? ` (the reservation for ${r.target} is lifted)` : ''}`],
+        }
+      }
+      if (r.status === 'none') return changed(`no yield request is pending for ${name} any more`, json, r.audit)
+      return changed(`${name} has another yield request now (by ${r.by}) or another fence (${r.fence ?? '-'})`, json, r.audit)
+    },
+  }
+}
+
 export async function planProviderYield(ctx: Context, rawName: string, flags: YieldFlags): Promise<Plan> {
+  if (flags.cancel) return planYieldCancel(ctx, rawName, flags)
   const ifFence = parseFence(flags.ifFence)
   const waitMs = flags.waitTimeout ?? 60_000
   if (flags.waitTimeout !== undefined && !flags.wait) throw usage('--wait-timeout goes with --wait')
@@ -215,11 +260,12 @@ export function providerYield(): Command {
       .addOption(new Option('--wait', 'wait until another replica leads with a higher fence; print the takeover time'))
       .addOption(durationOption('--wait-timeout <duration>', 'how long --wait waits (default 60s)', { min: 1 }))
       .addOption(new Option('--force', 'revoke the lead in Redis now (a leader that does not answer); fence bumped'))
+      .addOption(new Option('--cancel', 'withdraw the pending yield request (or the reservation for a standby) instead'))
       .addOption(new Option('--if-fence <fence>', 'only if the lead is still at this fence (what you saw)')),
   )
     .addHelpText(
       'after',
-      '\nExamples:\n  botmesh-coord --prefix shop provider yield whatsapp --wait\n  botmesh-coord --prefix shop provider yield whatsapp --to pod-b --yes\n  botmesh-coord --prefix shop provider yield whatsapp --force --reason "leader frozen" --yes',
+      '\nExamples:\n  botmesh-coord --prefix shop provider yield whatsapp --wait\n  botmesh-coord --prefix shop provider yield whatsapp --to pod-b --yes\n  botmesh-coord --prefix shop provider yield whatsapp --force --reason "leader frozen" --yes\n  botmesh-coord --prefix shop provider yield whatsapp --cancel --yes',
     )
     .action(writeAction('provider yield', (ctx, flags, name: string) => planProviderYield(ctx, name, flags as YieldFlags)))
 }

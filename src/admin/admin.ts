@@ -12,6 +12,7 @@ import {
   ADMIN_CHECKPOINT_RM,
   ADMIN_LEAD_EVICT,
   ADMIN_LEAD_REVOKE,
+  ADMIN_YIELD_CANCEL,
   ADMIN_LOCK_RELEASE,
   ADMIN_REPLICA_EVICT,
 } from '../scripts/registry.js'
@@ -32,6 +33,7 @@ import type {
   LeadRevokeResult,
   LockReleaseResult,
   ReplicaEvictResult,
+  YieldCancelResult,
 } from './interventions.js'
 
 export type * from './interventions.js'
@@ -93,6 +95,19 @@ export function operatorName(): string {
 }
 
 /** A script's reply with the names the operator used, right after its status (the order --json prints). */
+/** The results of interventions that changed the state (every other result did nothing). */
+const CHANGED_STATE = new Set([
+  'requested',
+  'released',
+  'skipped',
+  'revoked',
+  'removed',
+  'evicted',
+  'tombstoned',
+  'cleaning again',
+  'cancelled',
+])
+
 function named<R extends { status: string }, N extends object>(reply: R, names: N): R & N {
   const { status, ...rest } = reply
   return { status, ...names, ...rest } as R & N
@@ -263,6 +278,36 @@ export class CoordinationAdmin {
         result: result.status,
       },
     )
+    return { ...result, audit }
+  }
+
+  /**
+   * Withdraw a pending yield request of a lead, or the reservation a targeted request or revocation
+   * left (`provider yield --cancel`), conditioned on the request the operator saw (`ifRequestedAt`,
+   * its Redis ms) and optionally the lead's fence. The standbys are woken: any of them may take a
+   * free lead at once.
+   */
+  async cancelYield(
+    name: string,
+    opts: ConditionOptions & { ifRequestedAt?: number | null } = {},
+  ): Promise<YieldCancelResult & { audit: AuditOutcome }> {
+    validateId(name, 'lead name')
+    const reply = await this.scripts.call(
+      ADMIN_YIELD_CANCEL,
+      { lead: this.keys.lead(name) },
+      { ifRequestedAt: opts.ifRequestedAt ?? null, ifFence: opts.ifFence ?? null, wakeChannelPrefix: this.keys.wakeChannelPrefix },
+    )
+    const result: YieldCancelResult = named(reply, { name })
+    const audit = await this.audit(opts, {
+      command: opts.command ?? `provider yield ${name} --cancel`,
+      kind: 'lead',
+      key: name,
+      fenceBefore: result.fence,
+      fenceAfter: result.fence,
+      requestedBy: result.status === 'none' ? null : result.by,
+      target: result.status === 'cancelled' ? result.target : null,
+      result: result.status,
+    })
     return { ...result, audit }
   }
 
@@ -456,13 +501,15 @@ export class CoordinationAdmin {
    * field `e`). Best effort: a refused or failed write is reported in the result, never thrown, so it
    * cannot hide what the intervention did.
    */
-  private async audit(opts: AuditOptions, record: Record<string, unknown>): Promise<AuditOutcome> {
+  private async audit(opts: AuditOptions, record: Record<string, unknown> & { result: string }): Promise<AuditOutcome> {
     const event = {
       type: 'intervention',
       at: Date.now(),
       by: opts.by ?? operatorName(),
       reason: opts.reason ?? null,
       ...record,
+      // An intervention that found the state changed (or nothing to act on) did nothing: recorded, as a no-op.
+      changed: CHANGED_STATE.has(record.result),
     }
     try {
       const id = await withTimeout(

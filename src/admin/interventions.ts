@@ -12,6 +12,7 @@ import type {
   LeadEvictReply,
   LeadRevokeReply,
   LockReleaseReply,
+  YieldCancelReply,
 } from '../wire/interventions.js'
 
 /** What every intervention records about itself in the audit trail. */
@@ -33,6 +34,7 @@ export type ChatReleaseResult = ChatReleaseReply & { key: string }
 export type ChatSkipResult = ChatSkipReply & { key: string; ticket: number }
 export type LeadRevokeResult = LeadRevokeReply & { name: string }
 export type LockReleaseResult = LockReleaseReply & { key: string }
+export type YieldCancelResult = YieldCancelReply & { name: string }
 export type CheckpointRemoveResult = CheckpointRemoveReply & { key: string }
 
 export interface EvictedChat extends ChatEvictReply {

@@ -15,6 +15,7 @@ import type {
   LeadRevokeReply,
   LockReleaseReply,
   ReplicaEvictReply,
+  YieldCancelReply,
 } from '../wire/interventions.js'
 import type { BeatReply, Holder, LeadReply, RenewReply, TurnReleaseReply, TurnReply, YieldResult } from '../wire/types.js'
 import { defineScript, type Reply } from './define.js'
@@ -365,6 +366,25 @@ export const ADMIN_LEAD_REVOKE = defineScript({
   },
 })
 
+export const ADMIN_YIELD_CANCEL = defineScript({
+  name: 'admin-yield-cancel-1',
+  keys: ['lead'],
+  argv: { ifRequestedAt: 'num?', ifFence: 'num?', wakeChannelPrefix: 'str' },
+  decode: (r, key): YieldCancelReply => {
+    const a = row(r, key)
+    switch (a[0]) {
+      case 1:
+        return { status: 'cancelled', by: String(a[1]), target: strOrNull(a[2]), requestedAtMs: numOrNull(a[3]), fence: numOrNull(a[4]) }
+      case 0:
+        return { status: 'none', fence: numOrNull(a[1]) }
+      case -1:
+        return { status: 'changed', requestedAtMs: numOrNull(a[1]), by: String(a[2]), fence: numOrNull(a[3]) }
+      default:
+        throw unexpected(key, a)
+    }
+  },
+})
+
 export const ADMIN_LEAD_EVICT = defineScript({
   name: 'admin-lead-evict-1',
   keys: ['lead'],
@@ -462,6 +482,7 @@ export const ALL_SCRIPTS = [
   ADMIN_CHAT_SKIP,
   ADMIN_CHAT_EVICT,
   ADMIN_LEAD_REVOKE,
+  ADMIN_YIELD_CANCEL,
   ADMIN_LEAD_EVICT,
   ADMIN_LOCK_RELEASE,
   ADMIN_CHECKPOINT_RM,

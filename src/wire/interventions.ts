@@ -35,6 +35,11 @@ export type LeadRevokeReply =
   | { status: 'changed'; fence: number | null; holder: Holder | null }
   | { status: 'target-not-standing' }
 
+export type YieldCancelReply =
+  | { status: 'cancelled'; by: string; target: string | null; requestedAtMs: number | null; fence: number | null }
+  | { status: 'none'; fence: number | null }
+  | { status: 'changed'; requestedAtMs: number | null; by: string; fence: number | null }
+
 export type LockReleaseReply =
   | { status: 'released'; owner: string | null; fenceBefore: number | null; fenceAfter: number }
   | { status: 'not-held'; fence: number | null }
