@@ -32,3 +32,10 @@ export function snippets(page: string): Snippet[] {
   }
   return out
 }
+
+/** Split a command line into words: single- or double-quoted words keep their spaces. */
+export function words(line: string): string[] {
+  const out: string[] = []
+  for (const m of line.matchAll(/'([^']*)'|"([^"]*)"|(\S+)/g)) out.push(m[1] ?? m[2] ?? m[3]!)
+  return out
+}

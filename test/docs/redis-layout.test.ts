@@ -8,17 +8,10 @@ import { join } from 'node:path'
 import { Redis } from 'ioredis'
 import { startRedis, type RedisProc } from '../helpers/redis.js'
 import { parseJson, runCli } from '../helpers/cli.js'
-import { snippets } from './markdown.js'
+import { snippets, words } from './markdown.js'
 import { DEFAULTS } from '../../src/index.js'
 
 type J = Record<string, any> // eslint-disable-line @typescript-eslint/no-explicit-any
-
-/** Split a command line into words: single-quoted words keep their spaces and double quotes. */
-export function words(line: string): string[] {
-  const out: string[] = []
-  for (const m of line.matchAll(/'([^']*)'|(\S+)/g)) out.push(m[1] ?? m[2]!)
-  return out
-}
 
 describe('docs/redis-layout.md example, written by hand', () => {
   let redis: RedisProc

@@ -1,0 +1,138 @@
+/**
+ * Every `botmesh-coord …` command line shown in README.md and docs/ (in sh and console blocks) is one
+ * the CLI accepts: run as written against the state of docs/redis-layout.md's example (prefix shop),
+ * none ends in a usage error (exit 2) or an internal error (exit 70). Lines that run until
+ * interrupted (watch, demo, -f, -w, --wait) are only parsed: their --help must work.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { Redis } from 'ioredis'
+import { startRedis, type RedisProc } from '../helpers/redis.js'
+import { runCli } from '../helpers/cli.js'
+import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { PAGES, snippets, words } from './markdown.js'
+
+interface Line {
+  where: string
+  env: Record<string, string>
+  args: string[]
+  /** The docs show this line failing on purpose (its output is a `botmesh-coord: …` error line). */
+  showsError: boolean
+}
+
+/** The botmesh-coord command lines of the docs: `$ ` lines of console blocks, every line of sh blocks. */
+function commandLines(): Line[] {
+  const out: Line[] = []
+  for (const s of PAGES.flatMap(snippets).filter((x) => x.lang === 'sh' || x.lang === 'console')) {
+    const lines = s.code.split('\n')
+    // Continuation lines (a trailing backslash) belong to the line before.
+    const joined: string[] = []
+    for (const l of lines) {
+      if (joined.length && joined.at(-1)!.endsWith('\\')) joined[joined.length - 1] = `${joined.at(-1)!.slice(0, -1)} ${l.trim()}`
+      else joined.push(l)
+    }
+    joined.forEach((raw, i) => {
+      let l = raw
+      if (s.lang === 'console') {
+        if (!l.startsWith('$ ')) return
+        l = l.slice(2)
+      }
+      l = l
+        .replace(/\s+#.*$/, '')
+        .split(/\s[|>]\s|\s2>/)[0]!
+        .trim()
+      if (!/(^|\s)botmesh-coord\s/.test(l) || /[<…$`]|\*\*\*/.test(l.replace(/<\(.*\)/, ''))) return
+      if (/^(source|npx|npm|node|export)\b/.test(l)) return
+      const ws = words(l)
+      const env: Record<string, string> = {}
+      while (ws.length && /^[A-Z_]+=/.test(ws[0]!)) {
+        const [k, ...v] = ws.shift()!.split('=')
+        env[k!] = v.join('=')
+      }
+      if (ws.shift() !== 'botmesh-coord') return
+      const next = joined.slice(i + 1)
+      const output = next.slice(
+        0,
+        Math.max(
+          0,
+          next.findIndex((x) => x.startsWith('$ ')),
+        ) || next.length,
+      )
+      const showsError = output.some((x) => x.startsWith('botmesh-coord: ') && !x.startsWith('botmesh-coord: warning'))
+      out.push({ where: `${s.page}:${s.line + i}`, env, args: ws, showsError })
+    })
+  }
+  return out
+}
+
+const REHEARSALS = ['kill', 'freeze', 'start', 'close-transport', 'open-transport', 'yield', 'status']
+/** The demo itself (not its rehearsal commands, which ask a running demo and end), the dashboard, followers. */
+const LONG_RUNNING = (args: string[]) =>
+  args.some((a) => ['watch', '-f', '--follow', '-w', '--watch', '--wait'].includes(a)) ||
+  (args.includes('demo') && !REHEARSALS.includes(args[args.indexOf('demo') + 1] ?? '')) ||
+  args.at(-1) === 'completion'
+
+describe('documented command lines', () => {
+  let redis: RedisProc
+  let dir: string
+  const lines = commandLines()
+  beforeAll(async () => {
+    redis = await startRedis()
+    // The contexts the docs use, on this Redis.
+    dir = mkdtempSync(join(tmpdir(), 'botmesh-doc-lines-'))
+    writeFileSync(join(dir, 'ca.pem'), '-----BEGIN CERTIFICATE-----\nnot a real certificate\n-----END CERTIFICATE-----\n')
+    writeFileSync(join(dir, 'password'), 'not-the-password\n')
+    writeFileSync(
+      join(dir, 'config.json'),
+      JSON.stringify({
+        'current-context': null,
+        contexts: { prod: { url: redis.url, prefix: 'shop' }, staging: { url: redis.url, prefix: 'shop' } },
+      }),
+    )
+    const block = snippets('docs/redis-layout.md').find((s) => s.lang === 'redis')!
+    const client = new Redis(redis.url)
+    const [s, us] = await client.time()
+    const now = Number(s) * 1000 + Math.floor(Number(us) / 1000)
+    for (const line of block.code.split('\n').filter((l) => l.trim())) {
+      const [cmd, ...args] = words(line.replace(/<now([+-]\d+)?>/g, (_, d: string | undefined) => String(now + Number(d ?? 0))))
+      await client.call(cmd!, ...args)
+    }
+    await client.quit()
+  })
+  afterAll(async () => {
+    await redis?.stop()
+    if (dir) rmSync(dir, { recursive: true, force: true })
+  })
+
+  it('are found in the docs', () => {
+    expect(lines.length).toBeGreaterThan(40)
+  })
+
+  it('are accepted by the CLI (no usage or internal error)', async () => {
+    const bad: string[] = []
+    const queue = [...lines]
+    let n = 0
+    const worker = async () => {
+      for (let l = queue.shift(); l; l = queue.shift()) {
+        const explicitTarget = l.args.includes('--url') || 'REDIS_URL' in l.env
+        // The user's own files the docs name (a CA, a password file) stand in as files of this test.
+        const own = (a: string) => (/^(\/etc\/ssl\/|~\/)/.test(a) ? join(dir, a.endsWith('.pem') ? 'ca.pem' : 'password') : a)
+        const given = l.args.map(own)
+        const env = Object.fromEntries(Object.entries(l.env).map(([k, v]) => [k, own(v)]))
+        const args = LONG_RUNNING(given) ? [...given, '--help'] : given
+        // Each line its own copy of the config file: a documented set-context does not change the others.
+        const config = join(dir, `config-${n++}.json`)
+        copyFileSync(join(dir, 'config.json'), config)
+        const r = await runCli(args, {
+          env: { ...env, ...(explicitTarget ? {} : { REDIS_URL: redis.url }), BOTMESH_CONFIG: config },
+          timeoutMs: 30_000,
+        })
+        if (r.code === 70 || (r.code === 2 && !l.showsError))
+          bad.push(`${l.where}: botmesh-coord ${l.args.join(' ')} → exit ${r.code}: ${r.stderr.trim()}`)
+      }
+    }
+    await Promise.all([worker(), worker(), worker()])
+    expect(bad).toEqual([])
+  }, 240_000)
+})
