@@ -4,6 +4,7 @@
  * Ctrl-C leaves no child process running.
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process'
+import { readFileSync } from 'node:fs'
 import { afterAll, describe, expect, it } from 'vitest'
 import { BIN, runCli } from '../helpers/cli.js'
 import { redisUrl, uniquePrefix } from '../helpers/redis.js'
@@ -110,6 +111,10 @@ describe('demo', () => {
         started.push(pid)
       }
       expect((start.replicas as unknown[]).length).toBe(3)
+      // The URL (a password in it) reaches the replicas through their environment, never their command line.
+      for (const r of start.replicas as Array<{ pid: number }>) {
+        expect(readFileSync(`/proc/${r.pid}/cmdline`, 'utf8').split('\0')).not.toContain('--url')
+      }
 
       // Every replica serves, and one leads the provider.
       const first = await demo.waitFor('all replicas serving and a provider leader', () => {
