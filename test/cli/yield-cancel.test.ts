@@ -73,6 +73,15 @@ describe('provider yield --cancel and the audit of no-ops', () => {
     expect(table.stdout).toMatch(/"chat release chat:1 --if-fence 1" by \S+: nothing done \(changed\); reason "test"/)
     expect(table.stdout).toMatch(/"provider yield provider:whatsapp --cancel" by \S+: cancelled/)
     expect(table.stdout).not.toMatch(/[{}]/) // no raw JSON in the table
+    const [recent, old, stamped] = await Promise.all([
+      runCli([...base(), 'events', '--type', 'intervention', '--since', '10m', '-o', 'jsonl']),
+      runCli([...base(), 'events', '--until', '1h', '-o', 'json']),
+      runCli([...base(), 'events', '--type', 'intervention', '--timestamps']),
+    ])
+    expect(recent.stdout.trim().split('\n').length).toBeGreaterThanOrEqual(2)
+    expect(parseJson<J>(old).events).toEqual([])
+    expect(stamped.stdout).toMatch(/^TIME\s+TYPE/)
+    expect(stamped.stdout).toMatch(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z\s+intervention/)
   })
 
   it('names what the columns measure: who led before this leader, the last takeover', async () => {
