@@ -155,6 +155,25 @@ async function main() {
   }
   result.durationS = Math.round((Date.now() - started) / 1000)
   result.machine.loadAvgAtEnd = loadavg().map((x) => Math.round(x * 10) / 10)
+  if (o.merge) {
+    // Keep the saved run, and replace only the sections run now (noted per section).
+    const outDirSaved = o.out ? resolve(o.out) : join(here, 'results')
+    const saved = JSON.parse(readFileSync(join(outDirSaved, 'latest.json'), 'utf8'))
+    const key = { limit: 'limit', turns: 'turns', failover: 'failover', startup: 'startup', scale: 'scale' }
+    saved.merged = { ...(saved.merged ?? {}) }
+    for (const s of o.sections) {
+      if (result[key[s]] === undefined) continue
+      saved[key[s]] = result[key[s]]
+      if (s === 'scale') saved.memory = result.memory
+      saved.merged[s] = { startedAt: result.startedAt, machine: result.machine }
+    }
+    saved.errors = { ...(saved.errors ?? {}), ...result.errors }
+    saved.config = {
+      ...saved.config,
+      ...Object.fromEntries(Object.entries(result.config).filter(([k]) => saved.config?.[k] === undefined)),
+    }
+    Object.assign(result, saved)
+  }
   result.targets = evaluateTargets(result, o)
   const md = markdown(result)
   const outDir = o.out ? resolve(o.out) : join(here, 'results')

@@ -28,6 +28,8 @@ export const HELP = `botmesh-coord benchmark: node bench/run.js [flags]
   --no-cluster            skip the 3-master cluster in the scale section
   --out DIR               where latest.json / latest.md go (default bench/results; --smoke: a temp dir)
   --no-docs               do not rewrite docs/performance.md
+  --merge                 run only --sections and merge them into the saved latest.json (the page says which
+                          sections come from which run)
   --render FILE           only re-render latest.md (beside FILE) and docs/performance.md from a saved latest.json
 `
 
@@ -146,6 +148,7 @@ export function parseArgs(argv) {
     else if (a === '--smoke') o.preset = 'smoke'
     else if (a === '--no-cluster') given.cluster = false
     else if (a === '--no-docs') given.docs = false
+    else if (a === '--merge') given.merge = true
     else if (a === '--help' || a === '-h') o.help = true
     else if (map[a]) {
       const [key, conv] = map[a]

@@ -46,6 +46,12 @@ export function performancePage(r, md) {
     "How it measures: every replica is its own process. Grant and release times are taken on the machine-wide monotonic clock (`process.hrtime`, CLOCK_MONOTONIC, the same in every process), so the critical sections of one chat can be compared across processes: an **overlap** is a grant observed before another holder of that chat started its release (observed sections lie inside the real holding intervals, so an overlap is never a false alarm); **out of order** counts a replica's messages for one chat served after a message that arrived later at that replica (and the inverted pairs); the **handoff gap** is one holder's release to the next grant when that message was already waiting. **Round trips** are the commands the replica processes sent (counted in ioredis, renewals and heartbeats included); **Redis commands** come from `INFO commandstats` and include those run inside Lua scripts. The operator-side state (live leases, tickets, checkpoints) is written directly with pipelined HSET/ZADD in the layout of [redis-layout.md](redis-layout.md) (names from `KeyLayout`), held by real replicas; memory per key is measured with real acquisitions. The CLI runs as a subprocess; its times include Node start-up (shown separately).",
     '',
   )
+  for (const [section, run] of Object.entries(r.merged ?? {})) {
+    L.push(
+      `(The ${section} section comes from \`npm run bench -- --sections ${section} --merge\`, ${run.startedAt.slice(0, 10)}, load average ${run.machine.loadAvgAtStart?.[0] ?? '?'} at its start: it was re-run on the final code, the other sections are from the run above.)`,
+      '',
+    )
+  }
   if (r.failoverRunSeparately)
     L.push(
       `(The failover rows come from \`--sections failover\` run right after the full run, ${r.failoverRunSeparately}: the full run's failover section hit a harness race, since fixed.)`,
