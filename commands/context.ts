@@ -6,7 +6,7 @@
  */
 import type { Command } from 'commander'
 import type { ChalkInstance } from 'chalk'
-import { KeyLayout, loadWriteSide, maskUrl, type CoordinationAdmin, type Io, type RedisClient, type StateReader } from './lib.js'
+import { KeyLayout, loadWriteSide, type CoordinationAdmin, type Io, type RedisClient, type StateReader } from './lib.js'
 import { makeColour } from './output/colour.js'
 import { headersWanted, outputFormat, type OutputFormat, type Printer } from './output/format.js'
 import { ConnectionFailed, corrupt, isReplyError } from './output/errors.js'
@@ -103,12 +103,4 @@ export async function openContext(cmd: Command, o: OpenOptions = {}): Promise<Co
     throw err
   }
   return ctx
-}
-
-export async function closeContext(ctx: Context | null): Promise<void> {
-  await ctx?.close()
-}
-
-export function describeTarget(ctx: Context): string {
-  return `${maskUrl(ctx.url)} prefix=${ctx.keys.prefix} layout=${ctx.keys.layout}`
 }

@@ -12,7 +12,7 @@ import { reportError } from '../output/report.js'
 import { notFound, usage } from '../output/errors.js'
 import { EXIT } from '../output/exit-codes.js'
 import { globalOptions } from '../target.js'
-import { CONTEXT_FIELDS, configPath, readConfig, writeConfig, type ContextEntry } from './contexts.js'
+import { configPath, readConfig, writeConfig, type ContextEntry } from './contexts.js'
 
 interface ContextRow {
   kind: 'context'
@@ -217,5 +217,3 @@ Examples:
   )
   return config
 }
-
-export { CONTEXT_FIELDS }

@@ -55,7 +55,7 @@ export function isReplyError(err: unknown): boolean {
 }
 
 /** The Redis error code of a reply: its first word (`WRONGPASS`, `NOPERM`, `ERR`, …). */
-export function replyCode(err: Error): string {
+function replyCode(err: Error): string {
   return /^[A-Z]+/.exec(err.message)?.[0] ?? 'ERR'
 }
 
