@@ -1,12 +1,13 @@
-import { performance } from 'node:perf_hooks'
-
 /**
  * The local monotonic clock (ms). Lease deadlines are measured on it, never on the wall clock, so a
  * wall-clock jump changes nothing; it keeps running while the process is frozen (SIGSTOP, GC pause),
  * which is what lets a frozen replica see on waking that its leases are gone.
+ *
+ * It reads the global `performance` at each call (the same object as node:perf_hooks'), like the
+ * coordinator's global timers, so a test can drive both with fake timers.
  */
 export function monotonicNow(): number {
-  return performance.now()
+  return globalThis.performance.now()
 }
 
 export function sleep(ms: number, signal?: AbortSignal): Promise<void> {

@@ -1,4 +1,3 @@
-import { performance } from 'node:perf_hooks'
 import type { CoordinationBackend, WakeHandler, Warning } from '../coordinator/backend.js'
 import type {
   BeatRecord,
@@ -18,6 +17,12 @@ import { DEFAULTS } from '../defaults.js'
 export interface MemoryCoordinationHubOptions {
   /** Idle keys kept (last holder, fence) before the least recently used is evicted. Default 10,000. */
   maxIdleKeys?: number
+  /**
+   * The hub's clock in ms — what Redis's TIME is to replicas: lease expiries and ticket deadlines are
+   * measured on it. Default: the process's monotonic clock (read through the global `performance`,
+   * so fake timers drive it); pass your own to move the shared clock apart from the replicas' clocks.
+   */
+  now?: () => number
 }
 
 interface Ticket {
@@ -66,6 +71,7 @@ interface ReplicaRecord {
  */
 export class MemoryCoordinationHub {
   readonly maxIdleKeys: number
+  private readonly clock: () => number
   private fenceSeq = 0
   private readonly chats = new Map<string, ChatRecord>()
   /** Idle chats (no holder, no tickets), least recently used first. */
@@ -81,16 +87,45 @@ export class MemoryCoordinationHub {
 
   constructor(options: MemoryCoordinationHubOptions = {}) {
     this.maxIdleKeys = options.maxIdleKeys ?? DEFAULTS.maxIdleKeys
+    this.clock = options.now ?? (() => globalThis.performance.timeOrigin + globalThis.performance.now())
   }
 
-  /** The hub's clock: monotonic, shared by every coordinator on it (Redis's clock in the real thing). */
+  /** The hub's clock: shared by every coordinator on it (Redis's clock in the real thing). */
   now(): number {
-    return performance.timeOrigin + performance.now()
+    return this.clock()
   }
 
   /** Chats with state (held, queued or idle-but-remembered). */
   get size(): number {
     return this.chats.size
+  }
+
+  /** A chat's turn queue as a reader of Redis sees it: holder, queued tickets in grant order, dead tickets skipped. */
+  chatState(
+    key: string,
+  ): { holder: (Holder & { ticket: number }) | null; tickets: Array<Holder & { ticket: number }>; skipped: number } | null {
+    const c = this.chats.get(key)
+    if (!c) return null
+    const h = c.holder
+    return {
+      holder: h ? { replicaId: h.replicaId, incarnation: h.incarnation, ticket: h.ticket } : null,
+      tickets: [...c.queue].map(([ticket, t]) => ({ replicaId: t.replicaId, incarnation: t.incarnation, ticket })),
+      skipped: c.skipped,
+    }
+  }
+
+  /** A lead as a reader of Redis sees it: holder, fence, pending yield request, standing replicas. */
+  leadState(
+    name: string,
+  ): { holder: Holder | null; fence: number; yieldRequest: { by: string; target: string | null } | null; candidates: string[] } | null {
+    const l = this.leads.get(name)
+    if (!l) return null
+    return {
+      holder: l.holder ? { replicaId: l.holder.replicaId, incarnation: l.holder.incarnation } : null,
+      fence: l.fence,
+      yieldRequest: l.yieldRequest ? { by: l.yieldRequest.by, target: l.yieldRequest.target } : null,
+      candidates: [...this.liveCandidates(l).values()].map((c) => c.replicaId),
+    }
   }
 
   private chat(key: string, create: boolean): ChatRecord | undefined {

@@ -10,11 +10,12 @@ import {
   InvalidCheckpointError,
   LeaseLostError,
   RedisStore,
+  StateReader,
   type Layout,
   type RedisStoreOptions,
 } from '../../src/index.js'
 import { hostPort, uniquePrefix } from '../helpers/redis.js'
-import { sleep } from '../helpers/wait.js'
+import { until } from '../helpers/wait.js'
 
 export interface StoreHarness {
   name: string
@@ -62,9 +63,9 @@ export function defineStoreContract(h: StoreHarness): void {
       it('an expired lock goes to the next caller with a higher fence; the old token can no longer renew', async () => {
         const s = store()
         const a = await s.acquireLockFenced('job:ttl', 150)
-        await sleep(200)
-        const b = await s.acquireLockFenced('job:ttl', 5000)
-        expect(b!.fence).toBeGreaterThan(a!.fence)
+        expect(await s.acquireLockFenced('job:ttl', 5000)).toBeNull()
+        const b = await until(() => s.acquireLockFenced('job:ttl', 5000), 5000, 'the expired lock going to the next caller')
+        expect(b.fence).toBeGreaterThan(a!.fence)
         expect(await s.renewLock('job:ttl', a!.token, 5000)).toBe(false)
         expect(await s.releaseLock('job:ttl', a!.token)).toBe(false)
       })
@@ -72,8 +73,7 @@ export function defineStoreContract(h: StoreHarness): void {
       it('fences keep growing after the lock key was cleaned up', async () => {
         const s = store({ idleKeyTtlMs: 1 })
         const a = await s.acquireLockFenced('job:gone', 50)
-        await sleep(150) // ttl + idle TTL: the key is gone
-        expect(await s.redis.exists(s.keys.lock('job:gone'))).toBe(0)
+        await until(async () => (await s.redis.exists(s.keys.lock('job:gone'))) === 0, 5000, 'the lock key gone (ttl + idle TTL)')
         const b = await s.acquireLockFenced('job:gone', 50)
         expect(b!.fence).toBeGreaterThan(a!.fence)
       })
@@ -154,18 +154,25 @@ export function defineStoreContract(h: StoreHarness): void {
 
       it('ephemeral (forward) checkpoints carry a fingerprint and expire ttl after their last write', async () => {
         const s = store()
-        const r1 = await s.setCheckpointIf('chat:eph', { ...cp, ephemeral: { ttlMs: 400, fingerprint: 'sha1:abc' } }, null)
+        const eph = { ttlMs: 60_000, fingerprint: 'sha1:abc' }
+        const r1 = await s.setCheckpointIf('chat:eph', { ...cp, ephemeral: eph }, null)
         const got = await s.getCheckpoint('chat:eph')
-        expect(got!.ephemeral).toEqual({ ttlMs: 400, fingerprint: 'sha1:abc' })
+        expect(got!.ephemeral).toEqual(eph)
         const ttl = await s.checkpointTtl('chat:eph')
         expect(ttl).toBeGreaterThan(0)
-        expect(ttl).toBeLessThanOrEqual(400)
-        await sleep(250)
-        await s.setCheckpointIf('chat:eph', { ...cp, step: 2, ephemeral: { ttlMs: 400, fingerprint: 'sha1:abc' } }, r1) // renews the TTL
-        await sleep(250)
+        expect(ttl).toBeLessThanOrEqual(60_000)
+        // Its TTL runs down (set here rather than waited for); the next write renews it.
+        await raw().pexpire(s.keys.chat('chat:eph').checkpoint, 1000)
+        await s.setCheckpointIf('chat:eph', { ...cp, step: 2, ephemeral: eph }, r1)
+        expect(await s.checkpointTtl('chat:eph')).toBeGreaterThan(1000)
         expect(await s.getCheckpoint('chat:eph')).toMatchObject({ step: '2' })
-        await sleep(300)
-        expect(await s.getCheckpoint('chat:eph')).toBeNull()
+        // Not written again within its TTL: it is gone.
+        await s.setCheckpointIf(
+          'chat:eph',
+          { ...cp, step: 3, ephemeral: { ttlMs: 100, fingerprint: 'sha1:abc' } },
+          (await s.getCheckpoint('chat:eph'))!.revision,
+        )
+        await until(async () => (await s.getCheckpoint('chat:eph')) === null, 5000, 'the ephemeral checkpoint expiring')
         // A persistent write over an ephemeral one drops the TTL.
         await s.setCheckpointIf('chat:eph2', { ...cp, ephemeral: { ttlMs: 300, fingerprint: 'f' } }, null)
         const rev = (await s.getCheckpoint('chat:eph2'))!.revision
@@ -214,7 +221,8 @@ export function defineStoreContract(h: StoreHarness): void {
         await s.setHandoverMarker('chat:h', { name: 'survey', replicaId: 'a', incarnation: 'i1', ttlMs: 60_000 })
         const m1 = await s.getHandoverMarker('chat:h')
         expect(m1).toMatchObject({ key: 'chat:h', name: 'survey', replicaId: 'a', incarnation: 'i1', data: null })
-        await sleep(20)
+        const reader = new StateReader(s.redis, s.keys)
+        await until(async () => (await reader.now()) > m1!.since, 5000, "Redis's clock past the marker's since") // a rewrite would show
         await s.setHandoverMarker('chat:h', { name: 'survey', replicaId: 'a', incarnation: 'i1', data: { askedAt: 3 } })
         const m2 = await s.getHandoverMarker('chat:h')
         expect(m2!.since).toBe(m1!.since)

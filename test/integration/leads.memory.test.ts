@@ -1,5 +1,9 @@
 import { defineLeadContract } from '../contract/leads.contract.js'
 import { MemoryCoordinationHub, MemoryCoordinator } from '../../src/testing/index.js'
+import { useFakeClock } from '../helpers/fake-clock.js'
+
+// On a fake clock: deterministic and fast (the Redis runs of the same contract use real time).
+useFakeClock()
 
 let hub = new MemoryCoordinationHub()
 
@@ -16,4 +20,8 @@ defineLeadContract({
       ttlMs: opts.ttlMs ?? 30_000,
       ifFence: opts.ifFence ?? null,
     }),
+  lead: async (name) => {
+    const l = hub.leadState(name)
+    return { holder: l?.holder?.replicaId ?? null, fence: l?.fence ?? null, yieldRequested: l?.yieldRequest != null }
+  },
 })

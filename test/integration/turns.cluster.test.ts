@@ -1,16 +1,20 @@
 import { afterAll, beforeAll } from 'vitest'
 import { defineTurnContract } from '../contract/turns.contract.js'
-import { RedisCoordinator } from '../../src/index.js'
+import { KeyLayout, RedisCoordinator, connect } from '../../src/index.js'
 import { startCluster, uniquePrefix, type ClusterProc } from '../helpers/redis.js'
+import { queueView } from '../helpers/shared-state.js'
 
 // A private 3-master cluster for this file: the outage test freezes all of its nodes.
 let cluster: ClusterProc
+let reader: ReturnType<typeof connect>
 let prefix = uniquePrefix('turns')
 
 beforeAll(async () => {
   cluster = await startCluster()
+  reader = connect({ url: cluster.url, layout: 'cluster' })
 })
 afterAll(async () => {
+  reader?.disconnect()
   await cluster?.stop()
 })
 
@@ -29,4 +33,5 @@ defineTurnContract({
     }
   },
   childTarget: () => ({ url: cluster.url, prefix, layout: 'cluster' }),
+  queue: (key) => queueView({ redis: reader, keys: new KeyLayout(prefix, 'cluster') }, key),
 })

@@ -1,5 +1,9 @@
 import { defineTurnContract } from '../contract/turns.contract.js'
 import { MemoryCoordinationHub, MemoryCoordinator } from '../../src/testing/index.js'
+import { useFakeClock } from '../helpers/fake-clock.js'
+
+// On a fake clock: deterministic and fast (the Redis runs of the same contract use real time).
+useFakeClock()
 
 let hub = new MemoryCoordinationHub()
 
@@ -19,4 +23,8 @@ defineTurnContract({
     }
   },
   childTarget: () => null,
+  queue: async (key) => {
+    const c = hub.chatState(key)
+    return { holder: c?.holder?.replicaId ?? null, queued: c?.tickets.map((t) => t.replicaId) ?? [], skipped: c?.skipped ?? 0 }
+  },
 })

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import { MemoryCoordinationHub, MemoryCoordinator } from '../../src/testing/index.js'
+import { until } from '../helpers/wait.js'
 
 describe('MemoryCoordinationHub', () => {
   const started: MemoryCoordinator[] = []
@@ -45,5 +46,26 @@ describe('MemoryCoordinationHub', () => {
     await a.renewNow()
     expect(t.held).toBe(false)
     expect(reasons).toEqual(['reset'])
+  })
+
+  it("leases run on the hub's clock (Redis's TIME), not the replicas': an injected clock moved past a lease ends it", async () => {
+    let redisTime = 1_000_000
+    const hub = new MemoryCoordinationHub({ now: () => redisTime })
+    const a = new MemoryCoordinator({ hub, replicaId: 'a', leaseMs: 60_000 })
+    const b = new MemoryCoordinator({ hub, replicaId: 'b', leaseMs: 60_000, maxPollMs: 10 })
+    started.push(a, b)
+    const lost: string[] = []
+    a.on('coordination:lease-lost', (e: { reason: string }) => lost.push(e.reason))
+    const held = await a.acquireTurn('chat:1')
+    const waiting = b.acquireTurn('chat:1')
+    await until(() => hub.chatState('chat:1')?.tickets.length === 1, 5000, "b's ticket queued")
+    redisTime += 60_000 // the shared clock passes a's lease; the replicas' own clocks moved a few ms
+    const turn = await waiting // b's next poll finds a's lease over
+    expect(turn.previousHolder?.replicaId).toBe('a')
+    expect(hub.chatState('chat:1')).toMatchObject({ holder: { replicaId: 'b' }, tickets: [] })
+    await a.renewNow() // a learns at its next renewal that the chat is b's now
+    expect(held.held).toBe(false)
+    expect(lost).toEqual(['revoked'])
+    await turn.release()
   })
 })
