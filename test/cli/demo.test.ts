@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs'
 import { afterAll, describe, expect, it } from 'vitest'
 import { BIN, runCli } from '../helpers/cli.js'
 import { redisUrl, uniquePrefix } from '../helpers/redis.js'
+import { until } from '../helpers/wait.js'
 
 interface Summary {
   kind: 'demo-summary'
@@ -53,21 +54,18 @@ function startDemo(args: string[]) {
     }
   })
   child.stderr.on('data', (d: Buffer) => (stderr += d.toString()))
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)))
 
+  /** What `pick` finds in the demo's output, once it finds it (a failure shows the output). */
   async function waitFor<T>(what: string, pick: () => T | undefined | null | false, timeoutMs = 20_000): Promise<T> {
-    const deadline = Date.now() + timeoutMs
-    for (;;) {
-      const v = pick()
-      if (v) return v
-      if (Date.now() > deadline)
-        throw new Error(`timed out waiting for ${what}\nstdout:\n${stdout.slice(-3000)}\nstderr:\n${stderr.slice(-2000)}`)
-      await new Promise((r) => setTimeout(r, 100))
+    try {
+      return (await until(pick, timeoutMs, what, 100)) as T
+    } catch (err) {
+      throw new Error(`${(err as Error).message}\nstdout:\n${stdout.slice(-3000)}\nstderr:\n${stderr.slice(-2000)}`)
     }
   }
   const summaries = () => lines.filter((l) => l.kind === 'demo-summary') as unknown as Summary[]
   const latest = () => summaries().at(-1)
-  return { child, lines, exited, waitFor, latest, output: () => ({ stdout, stderr }) }
+  return { child, lines, waitFor, latest, output: () => ({ stdout, stderr }) }
 }
 
 const started: number[] = []
@@ -161,8 +159,8 @@ describe('demo', () => {
       for (const l of demo.lines)
         if (l.kind === 'demo-summary') for (const r of (l as unknown as Summary).replicas) if (r.pid) allPids.add(r.pid)
       demo.child.kill('SIGINT')
-      const code = await Promise.race([demo.exited, new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), 20_000))])
-      expect(code, JSON.stringify(demo.output())).toBe(0)
+      const code = await demo.waitFor('the demo to exit after Ctrl-C', () => demo.child.exitCode !== null && { code: demo.child.exitCode })
+      expect(code.code, JSON.stringify(demo.output())).toBe(0)
       const stop = demo.lines.find((l) => l.kind === 'demo-stop')
       expect(stop, demo.output().stdout).toBeTruthy()
       for (const pid of stop!.stoppedPids as number[]) allPids.add(pid)

@@ -7,6 +7,7 @@ import { Redis } from 'ioredis'
 import { KeyLayout, RedisCoordinator } from '../../src/index.js'
 import { freePort, redisUrl, startRedis, uniquePrefix, type RedisProc } from '../helpers/redis.js'
 import { BIN, parseJson, runCli } from '../helpers/cli.js'
+import { until } from '../helpers/wait.js'
 import { spawn } from 'node:child_process'
 import { liveState, type LiveState } from './read-fixture.js'
 
@@ -142,10 +143,10 @@ describe('corrupt values under the prefix', () => {
     child.stdout.on('data', (d: Buffer) => (out += d.toString()))
     const exited = new Promise<number | null>((r) => child.on('close', (code) => r(code)))
     const seen = (n: number) => out.split('\n').filter(Boolean).length >= n
-    for (let i = 0; i < 200 && !seen(1); i++) await new Promise((r) => setTimeout(r, 50)) // pod-ok's start
+    await until(() => seen(1), 10_000, "pod-ok's start printed", 50)
     const late = new RedisCoordinator({ url: redisUrl(), prefix, replicaId: 'pod-late', leaseMs: 30_000 })
     await late.start()
-    for (let i = 0; i < 200 && !seen(2); i++) await new Promise((r) => setTimeout(r, 50))
+    await until(() => seen(2), 10_000, "pod-late's start printed", 50)
     child.kill('SIGINT')
     expect(await exited).toBe(0)
     await late.stop()

@@ -8,7 +8,8 @@
  *   the old turn is held by a stale incarnation whose lease has not expired (chat:7 is stuck).
  */
 import { RedisCoordinator, RedisStore, type Layout } from '../../src/index.js'
-import { sleep } from '../helpers/wait.js'
+import { until } from '../helpers/wait.js'
+import { untilBeatListsWaiting, untilQueued, untilStanding } from '../helpers/shared-state.js'
 
 export interface LiveState {
   prefix: string
@@ -33,7 +34,7 @@ export async function liveState(url: string, prefix: string, layout: Layout): Pr
   waits.push(b.acquireTurn('chat:7', { waitMs: 120_000 }).catch(() => null))
   await (await a.acquireTurn('chat:9')).release()
   const ea = a.campaign('provider:whatsapp', {})
-  while (!ea.isLeader) await sleep(10)
+  await until(() => ea.isLeader, 5000, 'pod-a leading provider:whatsapp')
   const eb = b.campaign('provider:whatsapp', {})
   await b.tryLead('scheduler:report')
   await store.acquireLockFenced('invoice:run', 60_000)
@@ -51,11 +52,15 @@ export async function liveState(url: string, prefix: string, layout: Layout): Pr
   )
   await store.setCheckpointIf('chat:9', { flow: 'signup', step: 'email', state: { name: 'Ana' } }, null)
   await store.setHandoverMarker('chat:7', { name: 'survey', replicaId: 'pod-c', incarnation: oldC.incarnation, ttlMs: 600_000 })
-  await sleep(150) // b's tickets are queued and its candidacy recorded
+  // b's tickets are queued and its candidacy recorded, and its heartbeat says it waits
+  await untilQueued(a, 'chat:42', ['pod-b'])
+  await untilQueued(a, 'chat:7', ['pod-b'])
+  await untilStanding(a, 'provider:whatsapp', ['pod-b'])
   oldC.crash()
   const newC = mk('pod-c')
   await newC.start()
-  await Promise.all([a.renewNow(), b.renewNow()]) // heartbeats carry the leases held
+  // heartbeats carry the leases held and waited for
+  await Promise.all([a.renewNow(), untilBeatListsWaiting(b, ['chat:42', 'chat:7'])])
   return {
     prefix,
     a,

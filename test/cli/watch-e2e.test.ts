@@ -8,7 +8,8 @@ import { afterAll, describe, expect, it } from 'vitest'
 import { RedisCoordinator } from '../../src/index.js'
 import { redisUrl, startRedis, uniquePrefix } from '../helpers/redis.js'
 import { BIN, runCli } from '../helpers/cli.js'
-import { sleep } from '../helpers/wait.js'
+import { until } from '../helpers/wait.js'
+import { untilBeatListsWaiting, untilStanding } from '../helpers/shared-state.js'
 
 const hasTmux = spawnSync('tmux', ['-V']).status === 0
 const sessions: string[] = []
@@ -27,15 +28,18 @@ function startWatch(url: string, prefix: string, size = { x: 120, y: 40 }): stri
 
 const screen = (s: string) => tmux('capture-pane', '-p', '-t', s)
 
-async function waitForScreen(s: string, ok: (text: string) => boolean, what: string, timeoutMs = 10_000): Promise<string> {
-  const deadline = Date.now() + timeoutMs
-  let text = ''
-  while (Date.now() < deadline) {
-    text = screen(s)
-    if (ok(text)) return text
-    await sleep(150)
-  }
-  throw new Error(`the dashboard never showed ${what}; last screen:\n${text}`)
+/** The screen once it shows `what` (a capture is a subprocess: look every 150 ms). */
+function waitForScreen(s: string, ok: (text: string) => boolean, what: string, timeoutMs = 10_000): Promise<string> {
+  return until(
+    () => {
+      const text = screen(s)
+      if (!ok(text)) throw new Error(`last screen:\n${text}`)
+      return text
+    },
+    timeoutMs,
+    `the dashboard to show ${what}`,
+    150,
+  )
 }
 
 afterAll(() => {
@@ -51,13 +55,13 @@ describe.skipIf(!hasTmux)('botmesh-coord watch in a terminal (tmux)', () => {
     await b.start()
     try {
       const ea = a.campaign('provider:wa', { sitOutMs: 1500 })
-      while (!ea.isLeader) await sleep(10)
+      await until(() => ea.isLeader, 5000, 'pod-a leading provider:wa')
       const eb = b.campaign('provider:wa', { sitOutMs: 1500 })
       const held = await a.acquireTurn('chat:42')
       const waiting = b.acquireTurn('chat:42', { waitMs: 60_000 }).catch(() => null)
-      await sleep(50)
+      await untilStanding(a, 'provider:wa', ['pod-b'])
       await a.renewNow()
-      await b.renewNow()
+      await untilBeatListsWaiting(b, ['chat:42'])
       const fenceBefore = ea.fence!
 
       const s = startWatch(redisUrl(), prefix)

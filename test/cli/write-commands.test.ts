@@ -15,7 +15,8 @@ import {
 } from '../../src/index.js'
 import { parseJson, runCli } from '../helpers/cli.js'
 import { clusterUrl, redisUrl, uniquePrefix } from '../helpers/redis.js'
-import { sleep, until } from '../helpers/wait.js'
+import { until } from '../helpers/wait.js'
+import { untilBeatListsWaiting, untilQueued, untilStanding } from '../helpers/shared-state.js'
 
 const LEASE = 1500
 const closers: Array<() => Promise<unknown>> = []
@@ -69,7 +70,7 @@ describe('botmesh-coord write commands: safety', () => {
     const b = await w.replica('b')
     const turnA = await a.acquireTurn('chat:42')
     const waiting = b.acquireTurn('chat:42', { waitMs: 20_000 })
-    await sleep(100)
+    await untilQueued(a, 'chat:42', ['b'])
 
     const dry = await w.cli('chat', 'release', 'chat:42', '--dry-run')
     expect(dry.code).toBe(0)
@@ -148,7 +149,7 @@ describe('botmesh-coord write commands: each intervention', () => {
     const b = await w.replica('b')
     const turnA = await a.acquireTurn('chat:7')
     const dropped = b.acquireTurn('chat:7', { waitMs: 20_000 }).catch((e: unknown) => e)
-    await sleep(100)
+    await untilQueued(a, 'chat:7', ['b'])
     const ticket = String(turnA.ticket + 1)
     const dry = await w.cli('chat', 'skip', 'chat:7', ticket, '--dry-run')
     expect(dry.code).toBe(0)
@@ -198,8 +199,8 @@ describe('botmesh-coord write commands: each intervention', () => {
     const turnB = await b.acquireTurn('chat:2')
     const bWaits = b.acquireTurn('chat:1', { waitMs: 20_000 })
     const aWaits = a.acquireTurn('chat:2', { waitMs: 20_000 }).catch((e: unknown) => e)
-    await sleep(100)
-    await a.renewNow()
+    await untilQueued(a, 'chat:1', ['b'])
+    await untilBeatListsWaiting(a, ['chat:2']) // the heartbeat lists what the zombie holds and waits for
     expect((await w.cli('replica', 'evict', 'zombie', '--if-incarnation', 'deadbeef', '--yes')).code).toBe(6)
     const r = await w.cli('replica', 'evict', 'zombie', '--if-incarnation', a.incarnation, '--reason', 'event loop stuck', '--yes')
     expect(r.code, r.stderr).toBe(0)
@@ -228,7 +229,7 @@ for (const layout of ['standalone', 'cluster'] as Layout[]) {
       const c = await w.replica('c')
       const eb = b.campaign('provider:whatsapp', { sitOutMs: 4000 })
       const ec = c.campaign('provider:whatsapp', { sitOutMs: 4000 })
-      await sleep(300)
+      await untilStanding(a, 'provider:whatsapp', ['b', 'c'])
       const f0 = ea.fence!
 
       const stale = await w.cli('provider', 'yield', 'whatsapp', '--if-fence', String(f0 - 1), '--yes')

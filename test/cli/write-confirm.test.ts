@@ -6,8 +6,13 @@ const io = (answer: string | null) => {
   const input = Object.assign(new PassThrough(), { isTTY: true })
   const output = new PassThrough()
   let asked = ''
-  output.on('data', (d: Buffer) => (asked += d.toString()))
-  setTimeout(() => (answer === null ? input.end() : input.write(answer)), 5)
+  // Answered once the question is out, as a person would.
+  output.on('data', (d: Buffer) => {
+    const first = asked === ''
+    asked += d.toString()
+    if (first && answer === null) input.end()
+    else if (first) input.write(answer!)
+  })
   return { input, output, asked: () => asked }
 }
 

@@ -15,7 +15,8 @@ import {
   type Layout,
 } from '../../src/index.js'
 import { clusterUrl, redisUrl, uniquePrefix } from '../helpers/redis.js'
-import { sleep, until } from '../helpers/wait.js'
+import { until } from '../helpers/wait.js'
+import { untilBeatListsWaiting, untilQueued, untilStanding } from '../helpers/shared-state.js'
 
 const LEASE = 1500
 
@@ -54,7 +55,7 @@ for (const layout of ['standalone', 'cluster'] as Layout[]) {
       const b = await replica('b')
       const turnA = await a.acquireTurn('chat:1')
       const waiting = b.acquireTurn('chat:1', { waitMs: 10_000 })
-      await sleep(100)
+      await untilQueued(admin, 'chat:1', ['b'])
 
       const stale = await admin.releaseChat('chat:1', { ifFence: turnA.fence - 1, ifIncarnation: a.incarnation, reason: 'test' })
       expect(stale.status).toBe('changed')
@@ -106,7 +107,7 @@ for (const layout of ['standalone', 'cluster'] as Layout[]) {
       const b = await replica('b')
       const turnA = await a.acquireTurn('chat:2')
       const dropped = b.acquireTurn('chat:2', { waitMs: 10_000 }).catch((e: unknown) => e)
-      await sleep(100)
+      await untilQueued(admin, 'chat:2', ['b'])
       const ticket = turnA.ticket + 1
       const wrong = await admin.skipTicket('chat:2', ticket, { ifIncarnation: 'someone-else' })
       expect(wrong.status).toBe('changed')
@@ -129,7 +130,7 @@ for (const layout of ['standalone', 'cluster'] as Layout[]) {
       await until(() => ea.isLeader, 5000, 'a leads')
       const eb = b.campaign('provider:wa', { sitOutMs: 5000 })
       const fenceA = ea.fence!
-      await sleep(200) // b stands
+      await untilStanding(admin, 'provider:wa', ['b'])
       const stale = await admin.revokeLead('provider:wa', { ifFence: fenceA + 1 })
       expect(stale.status).toBe('changed')
       const r = await admin.revokeLead('provider:wa', { ifFence: fenceA, ifIncarnation: a.incarnation, reason: 'frozen' })
@@ -175,8 +176,8 @@ for (const layout of ['standalone', 'cluster'] as Layout[]) {
       const turnB = await b.acquireTurn('chat:11')
       const bWaits = b.acquireTurn('chat:10', { waitMs: 10_000 })
       const aWaits = a.acquireTurn('chat:11', { waitMs: 10_000 }).catch((e: unknown) => e)
-      await sleep(100)
-      await a.renewNow() // the heartbeat lists what a holds and waits for
+      await untilQueued(admin, 'chat:10', ['b'])
+      await untilBeatListsWaiting(a, ['chat:11']) // the heartbeat lists what a holds and waits for
 
       expect((await admin.evictReplica('a', { ifIncarnation: 'not-it' })).status).toBe('changed')
       const r = await admin.evictReplica('a', { ifIncarnation: a.incarnation, reason: 'zombie' })

@@ -15,6 +15,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { createServer, connect, type Socket } from 'node:net'
 import { RedisStore, CheckpointConflictError } from '../../src/index.js'
 import { redisUrl, uniquePrefix } from '../helpers/redis.js'
+import { until } from '../helpers/wait.js'
 
 const cleanup: Array<() => Promise<unknown>> = []
 afterEach(async () => {
@@ -73,11 +74,14 @@ describe('a checkpoint write whose reply was lost (found by the fault campaign)'
     const first = await store.setCheckpointIf('chat:1', { flow: 'f', step: 1, state: { n: 1 } }, null)
     proxy.eatReplies(true) // Redis runs the next write, its reply never arrives…
     const write = store.setCheckpointIf('chat:1', { flow: 'f', step: 2, state: { n: 2 } }, first)
-    let stored = await observer.getCheckpoint('chat:1')
-    for (let i = 0; i < 50 && stored?.revision === first; i++) {
-      await new Promise((r) => setTimeout(r, 10))
-      stored = await observer.getCheckpoint('chat:1')
-    }
+    const stored = await until(
+      async () => {
+        const cp = await observer.getCheckpoint('chat:1')
+        return cp?.revision !== first && cp
+      },
+      5000,
+      'the write taking effect in Redis',
+    )
     expect(stored?.step).toBe('2') // the write took effect
     proxy.eatReplies(false)
     proxy.dropAll() // …and the connection drops: the client reconnects and sends the write again

@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import { RedisStore, StateReader, readDashboard, type Layout } from '../../src/index.js'
 import { clusterUrl, redisUrl, uniquePrefix } from '../helpers/redis.js'
-import { sleep } from '../helpers/wait.js'
+import { sleep, until } from '../helpers/wait.js'
+import { untilBeatListsWaiting, untilQueued, untilStanding } from '../helpers/shared-state.js'
 
 describe.each([
   ['standalone', redisUrl],
@@ -23,13 +24,14 @@ describe.each([
       const held = await a.acquireTurn('chat:busy')
       const waiting = b.acquireTurn('chat:busy')
       const e = a.campaign('provider:wa')
+      await until(() => e.isLeader, 5000, 'a leading provider:wa')
       b.campaign('provider:wa')
-      while (!e.isLeader) await sleep(5)
-      await sleep(30)
+      await untilStanding(store, 'provider:wa', ['b'])
+      await untilQueued(store, 'chat:busy', ['b'])
       // Many idle chats must not change the cost of a refresh.
       for (let i = 0; i < 200; i++) await (await b.acquireTurn(`chat:idle:${i}`)).release()
       await a.renewNow()
-      await b.renewNow()
+      await untilBeatListsWaiting(b, ['chat:busy'])
       const reader = new StateReader(store.redis, store.keys)
       const snap = await readDashboard(reader)
       expect(snap.replicas.map((r) => r.replicaId)).toEqual(['a', 'b'])
@@ -63,9 +65,9 @@ describe.each([
       const long = await a.acquireTurn('chat:long')
       const w1 = b.acquireTurn('chat:long')
       const w2 = b.acquireTurn('chat:quick')
-      await sleep(300)
+      await untilBeatListsWaiting(b, ['chat:long', 'chat:quick'])
+      await sleep(300) // time is the subject: both chats held longer than stuckHeldMs (250)
       await a.renewNow()
-      await b.renewNow()
       const snap = await readDashboard(new StateReader(store.redis, store.keys), { stuckHeldMs: 250 })
       expect(snap.chats.map((c) => c.chat.key).sort()).toEqual(['chat:long', 'chat:quick'])
       expect(snap.chats[0]!.stuck[0]).toMatch(/^held .* with 1 waiting$/)

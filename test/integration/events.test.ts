@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { Redis } from 'ioredis'
 import { CoordinationAdmin, RedisStore, decodeReplica } from '../../src/index.js'
 import { redisUrl, uniquePrefix } from '../helpers/redis.js'
-import { sleep } from '../helpers/wait.js'
+import { blockEventLoop, until } from '../helpers/wait.js'
 
 const open: Array<{ close?: () => Promise<unknown>; quit?: () => Promise<unknown> }> = []
 afterEach(async () => {
@@ -24,23 +24,28 @@ describe('event stream and heartbeat record', () => {
     await a.start()
     for (let i = 0; i < 20; i++) await (await a.acquireTurn(`chat:${i % 3}`)).release()
     const election = a.campaign('provider:wa', { sitOutMs: 100 })
-    while (!election.isLeader) await sleep(5)
+    await until(() => election.isLeader, 5000, 'a leading provider:wa')
     const admin = new CoordinationAdmin({ url: redisUrl(), prefix })
     open.push(admin)
     expect((await admin.requestYield('provider:wa', { by: 'ops@host' })).status).toBe('requested')
-    while (election.isLeader) await sleep(5)
-    while (!election.isLeader) await sleep(5) // alone: it stands again after sitting out
+    await until(() => !election.isLeader, 5000, 'a yielding provider:wa')
+    await until(() => election.isLeader, 5000, 'a leading again') // alone: it stands again after sitting out
     a.reportHandover({ key: 'chat:1', name: 'order', outcome: 'resumed', from: 'b' })
     const lead = await a.tryLead('job:x')
-    const end = performance.now() + 1000
-    while (performance.now() < end) {
-      // freeze past the lease: job:x and provider:wa are lost
-    }
-    await sleep(50)
+    const lost: string[] = []
+    a.on('coordination:lease-lost', (e: { key: string }) => lost.push(e.key))
+    blockEventLoop(1000) // freeze past the lease: job:x and provider:wa are lost
     expect(lead!.held).toBe(false)
+    await until(() => lost.includes('job:x'), 5000, 'the loss of job:x noticed (and recorded)')
     await a.stop()
-    await sleep(50)
-    const events = await readEvents(client, `${prefix}:events`)
+    const events = await until(
+      async () => {
+        const all = await readEvents(client, `${prefix}:events`)
+        return all.at(-1)?.type === 'replica-stop' && all
+      },
+      5000,
+      'the replica-stop event in the stream',
+    )
     const types = events.map((e) => e.type)
     expect(types[0]).toBe('replica-start')
     expect(types.at(-1)).toBe('replica-stop')

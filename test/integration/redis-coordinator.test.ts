@@ -1,11 +1,13 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import { Redis } from 'ioredis'
-import { CoordinationAdmin, RedisCoordinator, ConfigurationError, CoordinationUnavailableError } from '../../src/index.js'
+import { CoordinationAdmin, RedisCoordinator, ConfigurationError, CoordinationUnavailableError, StateReader } from '../../src/index.js'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { freePort, redisUrl, startRedis, uniquePrefix } from '../helpers/redis.js'
 import { loadScript } from '../../src/scripts/load.js'
+import { blockEventLoop, until } from '../helpers/wait.js'
+import { queueView, untilBeatListsWaiting, untilQueued } from '../helpers/shared-state.js'
 
 const cleanup: Array<() => Promise<unknown>> = []
 afterEach(async () => {
@@ -117,29 +119,28 @@ describe('RedisCoordinator on a real Redis', () => {
     const turn = await a.acquireTurn('chat:restart')
     await first.stop()
     second = await startRedis({ port: first.port, args })
-    const end = performance.now() + 3000
-    while (turn.held && performance.now() < end) await new Promise((r) => setTimeout(r, 20))
-    expect(turn.held).toBe(false)
+    await until(() => !turn.held, 3000, 'the holder dropping its turn')
     expect(lost).toHaveLength(1)
     expect(['reset', 'revoked', 'expired']).toContain(lost[0]!.reason)
     if (aof) {
       expect(lost[0]!.reason).toBe('reset')
       expect(warnings.map((w) => w.code)).toContain('server-changed')
     }
-    // The chat is usable at once by another replica: the dropped turn was given back.
+    // The chat is usable at once by another replica: the dropped turn was given back, not left to
+    // expire (an expired holder stays in the hash until the next grant; a released one is gone).
     const b = new RedisCoordinator({ url: second.url, prefix, replicaId: 'b', leaseMs: 1200 })
     cleanup.push(() => b.stop())
-    const t0 = performance.now()
+    await until(async () => (await queueView(b, 'chat:restart')).holder === null, 5000, 'the dropped turn given back')
     const tb = await b.acquireTurn('chat:restart')
-    expect(performance.now() - t0).toBeLessThan(1000)
     expect(tb.fence).toBeGreaterThan(turn.fence)
     await tb.release()
   })
 
   it('a handoff is pushed: the waiter gets the turn without waiting for a poll', async () => {
     const prefix = uniquePrefix()
-    const a = new RedisCoordinator({ url: redisUrl(), prefix, replicaId: 'a', maxPollMs: 5000 })
-    const b = new RedisCoordinator({ url: redisUrl(), prefix, replicaId: 'b', maxPollMs: 5000 })
+    const maxPollMs = 20_000 // a waiter polls every 20 s: a handoff within 10 s was pushed
+    const a = new RedisCoordinator({ url: redisUrl(), prefix, replicaId: 'a', maxPollMs })
+    const b = new RedisCoordinator({ url: redisUrl(), prefix, replicaId: 'b', maxPollMs })
     cleanup.push(
       () => a.stop(),
       () => b.stop(),
@@ -149,11 +150,11 @@ describe('RedisCoordinator on a real Redis', () => {
     for (let i = 0; i < 5; i++) {
       const held = await a.acquireTurn('chat:push')
       const next = b.acquireTurn('chat:push')
-      await new Promise((r) => setTimeout(r, 30))
+      await untilBeatListsWaiting(b, ['chat:push']) // b sleeps until its next poll
       const t0 = performance.now()
       await held.release()
       const t = await next
-      expect(performance.now() - t0).toBeLessThan(1000) // polls are 5 s apart here
+      expect(performance.now() - t0).toBeLessThan(maxPollMs / 2) // generous: half the time to b's next poll
       expect(t.fence).toBeGreaterThan(held.fence)
       expect(t.previousHolder).toEqual({ replicaId: 'a', incarnation: a.incarnation })
       await t.release()
@@ -173,19 +174,16 @@ describe('RedisCoordinator on a real Redis', () => {
     await Promise.all([a.start(), b.start(), c.start()])
     const held = await a.acquireTurn('chat:frozen-waiter')
     const bWait = b.acquireTurn('chat:frozen-waiter', { waitMs: 10_000 }).catch((e: unknown) => e)
-    await new Promise((r) => setTimeout(r, 30))
+    await untilBeatListsWaiting(b, ['chat:frozen-waiter']) // b sleeps until its next poll
     await held.release() // grants b's ticket and pushes it
-    const end = performance.now() + 700
-    while (performance.now() < end) {
-      // the whole process freezes before b could take the pushed grant
-    }
+    blockEventLoop(700) // the whole process freezes before b could take the pushed grant
     const err = await bWait
     expect(err).toBeInstanceOf(CoordinationUnavailableError)
     expect((err as CoordinationUnavailableError).reason).toBe('stale-grant')
-    // b gave the stale grant back: another replica gets the chat at once.
-    const t0 = performance.now()
+    // b gave the stale grant back (released, not left to expire): another replica gets the chat at once.
+    expect(await queueView(c, 'chat:frozen-waiter')).toEqual({ holder: null, queued: [], skipped: 0 })
     const tc = await c.acquireTurn('chat:frozen-waiter')
-    expect(performance.now() - t0).toBeLessThan(300)
+    expect(tc.previousHolder?.replicaId).toBe('b')
     await tc.release()
   })
 
@@ -193,7 +191,8 @@ describe('RedisCoordinator on a real Redis', () => {
     const prefix = uniquePrefix()
     const client = new Redis(redisUrl())
     cleanup.push(() => client.quit())
-    const a = new RedisCoordinator({ url: redisUrl(), prefix, replicaId: 'a' })
+    // a polls once a minute: it learns of grants by push, in the order they were published
+    const a = new RedisCoordinator({ url: redisUrl(), prefix, replicaId: 'a', maxPollMs: 60_000 })
     const b = new RedisCoordinator({ url: redisUrl(), prefix, replicaId: 'b' })
     cleanup.push(
       () => a.stop(),
@@ -202,16 +201,22 @@ describe('RedisCoordinator on a real Redis', () => {
     await a.start()
     await b.start()
     const stateKey = a.keys.chat('chat:stale').state
-    // A late copy of an old grant of ticket 2 (as if the chat's key had expired since).
+    const marker = await b.acquireTurn('chat:marker')
+    const aMarker = a.acquireTurn('chat:marker')
+    await untilBeatListsWaiting(a, ['chat:marker'])
+    // A late copy of an old grant of ticket 2 (as if the chat's key had expired since)…
     await client.publish(a.keys.wakeChannel(a.incarnation), JSON.stringify({ t: '2', f: '1000', l: 15000, k: stateKey, p: '', pi: '' }))
-    await new Promise((r) => setTimeout(r, 50))
+    // …then a grant pushed on the same channel: once a has that turn, it has read the late copy.
+    await marker.release()
+    await (await aMarker).release()
     const tb = await b.acquireTurn('chat:stale') // ticket 1
     let aGot = false
     const ta = a.acquireTurn('chat:stale').then((t) => {
       aGot = true
       return t
     }) // ticket 2
-    await new Promise((r) => setTimeout(r, 300))
+    // a has its ticket and sleeps: had it taken the late copy for its grant, it would hold the chat now.
+    await untilBeatListsWaiting(a, ['chat:stale'])
     expect(aGot).toBe(false) // b holds the chat: a must wait
     await tb.release()
     const turn = await ta
@@ -232,13 +237,16 @@ describe('RedisCoordinator on a real Redis', () => {
     await a.start()
     await b.start()
     await a.acquireTurn('chat:unlisted') // taken after the start beat: not in the heartbeat record yet
+    const reader = new StateReader(admin.redis, admin.keys)
+    const leaseEnd = (await reader.chat('chat:unlisted')).chat!.holder!.expiresAtMs
     const evicted = new Promise((r) => a.once('coordination:evicted', r))
     const res = await admin.evictReplica('a', { ifIncarnation: a.incarnation, by: 'test@ops' })
     expect(res.status).toBe('evicted')
-    const t0 = performance.now()
     const tb = await b.acquireTurn('chat:unlisted')
     await evicted
-    expect(performance.now() - t0).toBeLessThan(2500) // a gave it back at its refused beat (every 1 s), not after the 3 s lease
+    // Ordering on Redis's clock: b was granted before a's lease would have run out — a gave the turn
+    // back at its refused beat (every 1 s), it did not expire (3 s).
+    expect((await reader.chat('chat:unlisted')).chat!.holder!.grantedAtMs).toBeLessThan(leaseEnd)
     await tb.release()
   })
 
@@ -260,9 +268,9 @@ describe('RedisCoordinator on a real Redis', () => {
       (t) => t,
       (e: unknown) => e,
     )
-    await new Promise((r) => setTimeout(r, 30))
+    await untilBeatListsWaiting(b, ['chat:revoked-push'])
     const cWait = c.acquireTurn('chat:revoked-push')
-    await new Promise((r) => setTimeout(r, 30))
+    await untilQueued(a, 'chat:revoked-push', ['b', 'c'])
     // In one step: a releases (b's ticket is granted and the grant pushed to b), then an operator
     // revokes b's fresh turn (c is granted, b is told): b receives both pushes together.
     const k = a.keys.chat('chat:revoked-push')

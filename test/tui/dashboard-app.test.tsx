@@ -4,7 +4,8 @@ import { render, cleanup } from 'ink-testing-library'
 import { DashboardApp, type DashboardData } from '../../commands/tui/dashboard-app.js'
 import type { ActionOutcome } from '../../commands/tui/interventions.js'
 import type { DashboardSnapshot } from '../../src/index.js'
-import { chat, chatDetail, snapshot, strip, tick, until } from './fixtures.js'
+import { chat, chatDetail, snapshot, strip } from './fixtures.js'
+import { sleep, until } from '../helpers/wait.js'
 
 const KEY = { tab: '\t', down: '\u001b[B', up: '\u001b[A', enter: '\r', esc: '\u001b' }
 
@@ -44,10 +45,12 @@ function mount(src: DashboardData, o: { readOnly?: boolean; intervalMs?: number;
   )
 }
 
-async function keys(stdin: { write(s: string): void }, ...ks: string[]) {
+/** Type keys one by one, each once the frame shows the last one took effect (every key here changes the screen). */
+async function keys(app: { stdin: { write(s: string): void }; lastFrame(): string | undefined }, ...ks: string[]) {
   for (const k of ks) {
-    stdin.write(k)
-    await tick(60)
+    const before = app.lastFrame()
+    app.stdin.write(k)
+    await until(() => app.lastFrame() !== before, 5000, `the screen to change after key ${JSON.stringify(k)}`)
   }
 }
 
@@ -70,13 +73,13 @@ describe('DashboardApp', () => {
     const { source, calls, state } = fakeSource()
     const app = mount(source)
     await until(() => expect(strip(app.lastFrame())).toContain('provider:wa'))
-    await keys(app.stdin, 'y')
+    await keys(app, 'y')
     const f = strip(app.lastFrame())
     expect(f).toContain('yield provider:wa: leader pod-a (pod-a-in) fence 1700000000000001, standbys pod-b')
     expect(f).toContain('confirm? [y/N]  = provider yield provider:wa --if-fence 1700000000000001')
     expect(calls).toEqual([])
     const readsBefore = state.reads
-    await keys(app.stdin, 'y')
+    await keys(app, 'y')
     await until(() => expect(calls).toHaveLength(1))
     expect(calls).toEqual([
       ['yield', 'provider:wa', { ifFence: 1700000000000001, command: 'provider yield provider:wa --if-fence 1700000000000001' }],
@@ -89,7 +92,7 @@ describe('DashboardApp', () => {
     const { source, calls } = fakeSource()
     const app = mount(source)
     await until(() => expect(strip(app.lastFrame())).toContain('provider:wa'))
-    await keys(app.stdin, 'y', 'n')
+    await keys(app, 'y', 'n')
     expect(calls).toEqual([])
     expect(strip(app.lastFrame())).toContain('cancelled: nothing done')
   })
@@ -98,9 +101,9 @@ describe('DashboardApp', () => {
     const { source, calls } = fakeSource()
     const app = mount(source)
     await until(() => expect(strip(app.lastFrame())).toContain('provider:wa'))
-    await keys(app.stdin, 'r')
+    await keys(app, 'r')
     expect(strip(app.lastFrame())).toContain('release chat:42: holder pod-a (pod-a-in) fence 1700000000000042')
-    await keys(app.stdin, 'y')
+    await keys(app, 'y')
     await until(() => expect(calls).toHaveLength(1))
     expect(calls).toEqual([
       [
@@ -115,17 +118,17 @@ describe('DashboardApp', () => {
     const { source, calls } = fakeSource(snapshot({ chats: [chat('chat:42', 'pod-a', ['pod-b', 'pod-c'])] }))
     const app = mount(source)
     await until(() => expect(strip(app.lastFrame())).toContain('provider:wa'))
-    await keys(app.stdin, KEY.enter)
+    await keys(app, KEY.enter)
     await until(() => expect(strip(app.lastFrame())).toMatch(/› #2 {2}pod-b/))
     let f = strip(app.lastFrame())
     expect(f).toContain('CHAT chat:42   fence 1700000000000042')
     expect(f).toMatch(/› #2 {2}pod-b/)
     expect(f).toContain('VERDICT')
-    await keys(app.stdin, KEY.down, 's')
+    await keys(app, KEY.down, 's')
     f = strip(app.lastFrame())
     expect(f).toContain('skip ticket 3 of chat:42: pod-c (pod-c-in, dead); holder pod-a fence 1700000000000042')
     expect(f).toContain('= chat skip chat:42 3 --if-fence 1700000000000042')
-    await keys(app.stdin, 'y')
+    await keys(app, 'y')
     await until(() => expect(calls).toHaveLength(1))
     expect(calls).toEqual([
       [
@@ -135,7 +138,7 @@ describe('DashboardApp', () => {
         { ifFence: 1700000000000042, ifIncarnation: 'pod-c-inc-0123456789', command: 'chat skip chat:42 3 --if-fence 1700000000000042' },
       ],
     ])
-    await keys(app.stdin, KEY.esc)
+    await keys(app, KEY.esc)
     expect(strip(app.lastFrame())).toMatch(/▸ CHAT/)
   })
 
@@ -143,11 +146,11 @@ describe('DashboardApp', () => {
     const { source, calls } = fakeSource()
     const app = mount(source, { readOnly: true })
     await until(() => expect(strip(app.lastFrame())).toContain('provider:wa'))
-    await keys(app.stdin, 'y')
+    await keys(app, 'y')
     expect(strip(app.lastFrame())).toContain('read-only mode (--read-only / BOTMESH_READ_ONLY): yield is disabled')
-    await keys(app.stdin, 'r')
+    await keys(app, 'r')
     expect(strip(app.lastFrame())).toContain('release is disabled')
-    await keys(app.stdin, 'y')
+    await keys(app, 'y')
     expect(calls).toEqual([])
     expect(strip(app.lastFrame())).toContain('READ-ONLY')
   })
@@ -158,15 +161,15 @@ describe('DashboardApp', () => {
     )
     const app = mount(source)
     await until(() => expect(strip(app.lastFrame())).toContain('provider:wa'))
-    await keys(app.stdin, '/', 'p', 'o', 'd', '-', 'b')
+    await keys(app, '/', 'p', 'o', 'd', '-', 'b')
     expect(strip(app.lastFrame())).toContain('filter chats by key or replica: /pod-b')
-    await keys(app.stdin, KEY.enter)
+    await keys(app, KEY.enter)
     let f = strip(app.lastFrame())
     expect(f).toMatch(/CHAT \(2\/3 \/pod-b\)/)
     expect(f).toContain('chat:7')
     expect(f).toContain('chat:9')
     expect(f).not.toMatch(/chat:42\s+pod-a/)
-    await keys(app.stdin, KEY.esc)
+    await keys(app, KEY.esc)
     f = strip(app.lastFrame())
     expect(f).toMatch(/CHAT \(3\)/)
   })
@@ -175,12 +178,13 @@ describe('DashboardApp', () => {
     const { source, state } = fakeSource(snapshot({ chats: [chat('chat:a', 'pod-a'), chat('chat:b', 'pod-a')] }))
     const app = mount(source, { intervalMs: 100 })
     await until(() => expect(strip(app.lastFrame())).toContain('provider:wa'))
-    await keys(app.stdin, KEY.down)
-    expect(strip(app.lastFrame())).toMatch(/› chat:b/)
+    // Refreshes redraw the screen too (every 100 ms here): wait for what each key shows.
+    await keys(app, KEY.down)
+    await until(() => expect(strip(app.lastFrame())).toMatch(/› chat:b/))
     state.snap = snapshot({ chats: [chat('chat:b', 'pod-a', ['pod-b']), chat('chat:a', 'pod-a')] })
     await until(() => expect(strip(app.lastFrame())).toMatch(/› chat:b\s+pod-a\s+\S+\s+1/))
-    await keys(app.stdin, KEY.tab)
-    expect(strip(app.lastFrame())).toMatch(/▸ EXPIRING/)
+    await keys(app, KEY.tab)
+    await until(() => expect(strip(app.lastFrame())).toMatch(/▸ EXPIRING/))
   })
 
   it('Redis going away shows a banner and keeps the last data; it recovers by itself', async () => {
@@ -201,14 +205,15 @@ describe('DashboardApp', () => {
     const { source, state } = fakeSource()
     const app = mount(source, { intervalMs: 100 })
     await until(() => expect(strip(app.lastFrame())).toContain('provider:wa'))
-    await keys(app.stdin, 'p')
-    const reads = state.reads
-    await tick(300)
-    expect(state.reads).toBe(reads)
+    await keys(app, 'p')
     expect(strip(app.lastFrame())).toContain('PAUSED')
-    await keys(app.stdin, '?')
+    // React runs the pause's effect (it clears the interval) after that render, and before the next one.
+    await keys(app, '?')
     expect(strip(app.lastFrame())).toContain('KEYS')
-    await keys(app.stdin, 'x')
+    const reads = state.reads
+    await sleep(300) // time is the subject: three refresh intervals pass without a read
+    expect(state.reads).toBe(reads)
+    await keys(app, 'x')
     expect(strip(app.lastFrame())).toContain('PROVIDER')
   })
 

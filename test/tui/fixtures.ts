@@ -111,19 +111,3 @@ export function strip(frame: string | undefined): string {
   // eslint-disable-next-line no-control-regex
   return (frame ?? '').replace(/\u001b\[[0-9;?]*[A-Za-z]/g, '')
 }
-
-export const tick = (ms = 30) => new Promise((r) => setTimeout(r, ms))
-
-/** Retry an assertion until it passes (renders are asynchronous; the machine may be busy). */
-export async function until(assertion: () => void, timeoutMs = 3000): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    try {
-      assertion()
-      return
-    } catch (err) {
-      if (Date.now() > deadline) throw err
-      await tick(20)
-    }
-  }
-}
