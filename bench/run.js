@@ -7,7 +7,7 @@ import { cpus, totalmem, release, platform, loadavg } from 'node:os'
 import { fileURLToPath } from 'node:url'
 import { dirname, join, resolve } from 'node:path'
 import { parseArgs, HELP } from './lib/args.js'
-import { startRedis, startCluster, redisServerVersion } from './lib/redis-procs.js'
+import { assertRedisServerAvailable, startRedis, startCluster, redisServerVersion } from '../scripts/redis-procs.mjs'
 import { runLimit } from './sections/limit.js'
 import { runTurns } from './sections/turns.js'
 import { runFailover } from './sections/failover.js'
@@ -54,6 +54,7 @@ async function main() {
     process.stdout.write(`${md}\n`)
     return 0
   }
+  assertRedisServerAvailable() // one line and exit 1, before anything starts
   const started = Date.now()
   const servers = []
   const stopAll = () => Promise.all(servers.map((s) => s.stop().catch(() => {})))

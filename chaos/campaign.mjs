@@ -9,7 +9,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url'
 import { Cluster } from 'ioredis'
 import { rng, runSeed } from './rng.mjs'
 import { now, sleep } from './clock.mjs'
-import { RedisServer, startCluster, clusterOk, withClient, client, forget, killAllSync as killRedisSync } from './redis.mjs'
+import { startRedis, startCluster, clusterReady, withClient, client, killAllSync as killRedisSync } from '../scripts/redis-procs.mjs'
 import { ChaosProxy } from './proxy.mjs'
 import { checkRun, INVARIANTS } from './checkers.mjs'
 
@@ -282,15 +282,15 @@ export async function runOne(seed, opts = {}) {
     // ---------------------------------------------------------------- servers
     const evicting = plan.faults.includes('eviction')
     if (plan.cluster) {
-      run.cluster = await startCluster()
+      run.cluster = await startCluster({ nodeTimeoutMs: 3000 })
       servers.push(...run.cluster.nodes)
     } else {
       const persist = plan.faults.includes('redis-restart-aof') ? 'aof' : 'none'
       const args = evicting ? ['--maxmemory', '3mb', '--maxmemory-policy', plan.evictPolicy] : []
-      run.primary = await new RedisServer({ persist, args }).start()
+      run.primary = await startRedis({ persist, args })
       servers.push(run.primary)
       if (plan.faults.includes('failover-lossy')) {
-        run.standby = await new RedisServer({ args: ['--replicaof', '127.0.0.1', String(run.primary.port)] }).start()
+        run.standby = await startRedis({ args: ['--replicaof', '127.0.0.1', String(run.primary.port)] })
         servers.push(run.standby)
         const end = Date.now() + 10_000
         while (!(await withClient(run.standby.port, (c) => c.info('replication'))).includes('master_link_status:up')) {
@@ -466,11 +466,9 @@ export async function runOne(seed, opts = {}) {
         f.lossAt = now()
         await sleep(L / 2)
         await run.primary.kill()
-        const old = run.primary
         run.primary = run.standby
         for (const p of proxies) p.switchUpstream(run.primary.port)
         f.restoredAt = f.end = now()
-        forget(old.pid)
       },
       eviction: async (f) => {
         Object.assign(f, { target: 'redis', scope: 'global', dataLoss: true, lossAt: now(), policy: plan.evictPolicy })
@@ -578,7 +576,7 @@ export async function runOne(seed, opts = {}) {
         const node = r.pick(run.cluster.nodes)
         f.lossAt = now()
         await node.restart({ downMs: L / 2 })
-        await clusterOk(run.cluster.nodes, 15_000)
+        await clusterReady(run.cluster.nodes, 15_000)
         f.restoredAt = f.end = now()
       },
     }

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { execFileSync } from 'node:child_process'
+import { assertRedisServerAvailable } from '../scripts/redis-procs.mjs'
 
 const args = process.argv.slice(2)
 const opt = (name, dflt) => {
@@ -26,6 +27,14 @@ const plans = opt('plans', null)
   .map((p) => p.split(',').filter(Boolean))
 const maxMinutes = Number(opt('max-minutes', 0))
 const json = args.includes('--json')
+
+// No redis-server, no campaign: one line, exit 1.
+try {
+  assertRedisServerAvailable()
+} catch (e) {
+  console.error(e.message)
+  process.exit(1)
+}
 
 // Run against a frozen copy of the build (dist/ and lua/): a rebuild or an edit of lua/ while the
 // campaign runs cannot mix two versions of the library into one table. --no-snapshot: this checkout.

@@ -1,11 +1,15 @@
 /**
  * Smoke test for the test rig itself: the shared Redis and Redis Cluster from
- * global setup are reachable, and startRedis()/stop() work on their own.
+ * global setup are reachable, and the launcher (scripts/redis-procs.mjs, also the benchmark's, the
+ * fault campaign's and the demo's) starts, restarts and stops servers — or says in one line that
+ * redis-server is missing.
  */
+import { spawnSync } from 'node:child_process'
 import { connect } from 'node:net'
 import { Cluster, Redis } from 'ioredis'
 import { afterEach, describe, expect, it } from 'vitest'
 import { clusterUrl, freePort, hostPort, redisUrl, startRedis, uniquePrefix, type RedisProc } from './helpers/redis.js'
+import { REDIS_SERVER_MISSING } from '../scripts/redis-procs.mjs'
 
 function pidGone(pid: number): boolean {
   try {
@@ -112,5 +116,31 @@ describe('test rig', () => {
       sock.once('error', reject)
     })
     expect(reply).toMatch(/^-NOAUTH/)
+  })
+
+  it('restart() comes back on the same port: empty, or with its data under persist aof', async () => {
+    for (const persist of ['none', 'aof'] as const) {
+      const proc = await startRedis({ persist })
+      cleanups.push(() => proc.stop())
+      const c = new Redis(proc.url, { maxRetriesPerRequest: 1, lazyConnect: true })
+      cleanups.push(() => c.disconnect())
+      await c.connect()
+      await c.set('k', 'v')
+      const { pid, port } = proc
+      await proc.restart()
+      expect({ port: proc.port, samePid: proc.pid === pid, gone: pidGone(pid) }).toEqual({ port, samePid: false, gone: true })
+      expect(await c.get('k')).toBe(persist === 'aof' ? 'v' : null) // the client reconnects by itself
+    }
+  })
+
+  it('without redis-server on PATH the benchmark and the fault campaign stop with one line, exit 1', () => {
+    const env = { ...process.env, PATH: '/nonexistent' }
+    for (const args of [
+      ['bench/run.js', '--smoke'],
+      ['chaos/run.mjs', '--runs', '1'],
+    ]) {
+      const r = spawnSync(process.execPath, args, { env, encoding: 'utf8', timeout: 30_000 })
+      expect({ code: r.status, stderr: r.stderr.trim() }, args[0]).toEqual({ code: 1, stderr: REDIS_SERVER_MISSING })
+    }
   })
 })

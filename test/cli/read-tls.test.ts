@@ -3,12 +3,12 @@
  * `rediss://` and `--tls-ca`; without the CA the certificate is refused (one line, exit 4).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
+import { execFileSync } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { RedisCoordinator } from '../../src/index.js'
-import { freePort, uniquePrefix } from '../helpers/redis.js'
+import { startRedis, uniquePrefix, type RedisProc } from '../helpers/redis.js'
 import { parseJson, runCli } from '../helpers/cli.js'
 
 type J = Record<string, any> // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -39,7 +39,7 @@ function makeCerts(dir: string): void {
 
 describe('over TLS', () => {
   let dir: string
-  let server: ChildProcess
+  let server: RedisProc
   let url: string
   let c: RedisCoordinator
   const prefix = uniquePrefix('tls')
@@ -47,49 +47,15 @@ describe('over TLS', () => {
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'botmesh-tls-'))
     makeCerts(dir)
-    const port = await freePort()
-    server = spawn(
-      'redis-server',
-      [
-        '--port',
-        '0',
-        '--tls-port',
-        String(port),
-        '--bind',
-        '127.0.0.1',
-        '--tls-cert-file',
-        'server.crt',
-        '--tls-key-file',
-        'server.key',
-        '--tls-ca-cert-file',
-        'ca.crt',
-        '--tls-auth-clients',
-        'no',
-        '--save',
-        '',
-        '--appendonly',
-        'no',
-        '--dir',
-        dir,
-      ],
-      { cwd: dir, stdio: 'ignore' },
-    )
-    url = `rediss://127.0.0.1:${port}`
+    server = await startRedis({ dir, tls: { certFile: 'server.crt', keyFile: 'server.key', caFile: 'ca.crt' } })
+    url = server.url
     c = new RedisCoordinator({ url, tlsCaFile: join(dir, 'ca.crt'), prefix, replicaId: 'pod-tls', leaseMs: 30_000 })
-    for (let i = 0; ; i++) {
-      try {
-        await c.start()
-        break
-      } catch (err) {
-        if (i > 100) throw err
-        await new Promise((r) => setTimeout(r, 100))
-      }
-    }
+    await c.start()
     await c.acquireTurn('chat:tls')
   })
   afterAll(async () => {
     await c?.stop().catch(() => {})
-    server?.kill('SIGTERM')
+    await server?.stop()
     if (dir) rmSync(dir, { recursive: true, force: true })
   })
 

@@ -1,15 +1,20 @@
 /**
  * Helpers for tests: the shared Redis / Redis Cluster started by
- * test/setup/global-setup.ts, plus unique key prefixes so test files can run
- * in parallel against the same servers.
+ * test/setup/global-setup.ts, private servers from the one launcher (scripts/redis-procs.mjs, shared
+ * with the benchmark, the fault campaign and the demo), and unique key prefixes so test files can
+ * run in parallel against the same servers.
  */
 import { randomBytes } from 'node:crypto'
 import { inject } from 'vitest'
+import { killAllOnSignals } from '../../scripts/redis-procs.mjs'
 // Type-only: pulls in the `ProvidedContext` augmentation (redisUrl, redisClusterUrl).
 import type {} from '../setup/global-setup.js'
 
-export { freePort, freePorts, startCluster, startRedis } from '../setup/redis-procs.js'
-export type { ClusterProc, RedisProc, StartRedisOptions } from '../setup/redis-procs.js'
+export { freePort, freePorts, startCluster, startRedis } from '../../scripts/redis-procs.mjs'
+export type { ClusterProc, RedisProc, StartRedisOptions } from '../../scripts/redis-procs.mjs'
+
+// A test worker interrupted (Ctrl-C, its runner gone) leaves no server behind.
+killAllOnSignals()
 
 /** URL of the shared standalone Redis (redis://127.0.0.1:<port>). */
 export function redisUrl(): string {

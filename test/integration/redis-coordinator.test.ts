@@ -1,9 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import { Redis } from 'ioredis'
 import { CoordinationAdmin, RedisCoordinator, ConfigurationError, CoordinationUnavailableError, StateReader } from '../../src/index.js'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { freePort, redisUrl, startRedis, uniquePrefix } from '../helpers/redis.js'
 import { loadScript } from '../../src/scripts/load.js'
 import { blockEventLoop, until } from '../helpers/wait.js'
@@ -100,25 +97,17 @@ describe('RedisCoordinator on a real Redis', () => {
     ['with its data kept (AOF)', true],
     ['with its data gone', false],
   ])('a Redis restarted %s: the holder drops its turn (fail closed) and the chat moves on', async (_name, aof) => {
-    const dir = mkdtempSync(join(tmpdir(), 'bmc-aof-'))
-    cleanup.push(async () => rmSync(dir, { recursive: true, force: true }))
-    const args = aof ? ['--appendonly', 'yes', '--appendfsync', 'always', '--dir', dir] : []
-    const first = await startRedis({ args })
-    let second: Awaited<ReturnType<typeof startRedis>> | null = null
-    cleanup.push(async () => {
-      await first.stop()
-      await second?.stop()
-    })
+    const server = await startRedis({ persist: aof ? 'aof' : 'none' })
+    cleanup.push(() => server.stop())
     const prefix = uniquePrefix()
-    const a = new RedisCoordinator({ url: first.url, prefix, replicaId: 'a', leaseMs: 1200 })
+    const a = new RedisCoordinator({ url: server.url, prefix, replicaId: 'a', leaseMs: 1200 })
     cleanup.push(() => a.stop())
     const lost: Array<{ reason: string }> = []
     const warnings: Array<{ code: string }> = []
     a.on('coordination:lease-lost', (e) => lost.push(e))
     a.on('coordination:warning', (w) => warnings.push(w))
     const turn = await a.acquireTurn('chat:restart')
-    await first.stop()
-    second = await startRedis({ port: first.port, args })
+    await server.restart() // killed, back on the same port: with its AOF, or empty
     await until(() => !turn.held, 3000, 'the holder dropping its turn')
     expect(lost).toHaveLength(1)
     expect(['reset', 'revoked', 'expired']).toContain(lost[0]!.reason)
@@ -128,7 +117,7 @@ describe('RedisCoordinator on a real Redis', () => {
     }
     // The chat is usable at once by another replica: the dropped turn was given back, not left to
     // expire (an expired holder stays in the hash until the next grant; a released one is gone).
-    const b = new RedisCoordinator({ url: second.url, prefix, replicaId: 'b', leaseMs: 1200 })
+    const b = new RedisCoordinator({ url: server.url, prefix, replicaId: 'b', leaseMs: 1200 })
     cleanup.push(() => b.stop())
     await until(async () => (await queueView(b, 'chat:restart')).holder === null, 5000, 'the dropped turn given back')
     const tb = await b.acquireTurn('chat:restart')

@@ -5,7 +5,14 @@
  * instead of spawning them.
  */
 import type { TestProject } from 'vitest/node'
-import { assertRedisServerAvailable, startCluster, startRedis, type ClusterProc, type RedisProc } from './redis-procs.js'
+import {
+  assertRedisServerAvailable,
+  killAllOnSignals,
+  startCluster,
+  startRedis,
+  type ClusterProc,
+  type RedisProc,
+} from '../../scripts/redis-procs.mjs'
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -20,6 +27,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
     await Promise.all(started.map((p) => p.stop()))
   }
 
+  killAllOnSignals()
   const envRedis = process.env.REDIS_URL
   const envCluster = process.env.REDIS_CLUSTER_URL
   // Fail fast, with one line, before spawning anything.

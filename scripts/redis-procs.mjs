@@ -1,0 +1,414 @@
+// Throwaway redis-server processes: the one launcher of the tests, the benchmark, the fault campaign
+// and the demo. A standalone server or a 3-master Cluster on free loopback ports, each in a fresh temp
+// dir, no persistence unless asked; stopped and signalled by pid only. Every pid is tracked per
+// process and SIGKILLed at exit (killAllOnSignals() adds SIGINT/SIGTERM), so nothing is left behind.
+// Plain ESM JavaScript so that bench/ and chaos/ import it as is; types: redis-procs.d.mts.
+import { execFileSync, spawn } from 'node:child_process'
+import { accessSync, constants, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import { delimiter, join, resolve } from 'node:path'
+import { createRequire } from 'node:module'
+import { setTimeout as sleep } from 'node:timers/promises'
+
+// ioredis is loaded on first use: importing this module costs nothing (the CLI bundles it for the
+// demo and starts in a blink).
+const require = createRequire(import.meta.url)
+
+export const REDIS_SERVER_MISSING = "redis-server not found on PATH: install it with 'apt-get install -y redis-server'"
+
+// ---------------------------------------------------------------------------- pids of this process
+// One registry per process, even when this module is evaluated twice (vite's module runner and a
+// plain import in the same vitest worker).
+
+const REGISTRY_KEY = Symbol.for('botmesh-coord.redis-procs')
+/** @type {{ live: Map<number, { dir: string | null }>, exitHooked: boolean, signalsHooked: boolean }} */
+const registry = (globalThis[REGISTRY_KEY] ??= { live: new Map(), exitHooked: false, signalsHooked: false })
+
+/** SIGKILL every server this process started and still runs (SIGCONT first: a frozen one too); remove their temp dirs. */
+export function killAllSync() {
+  for (const [pid, { dir }] of registry.live) {
+    for (const sig of ['SIGCONT', 'SIGKILL']) {
+      try {
+        process.kill(pid, sig)
+      } catch {
+        // already gone
+      }
+    }
+    if (dir) rmSync(dir, { recursive: true, force: true })
+  }
+  registry.live.clear()
+}
+
+/** Pids of the servers this process started and has not stopped. */
+export function trackedPids() {
+  return [...registry.live.keys()]
+}
+
+function track(pid, dir) {
+  if (!registry.exitHooked) {
+    registry.exitHooked = true
+    process.on('exit', killAllSync)
+  }
+  registry.live.set(pid, { dir })
+}
+
+/**
+ * Also kill them on SIGINT/SIGTERM and when a parent's IPC channel closes (a vitest worker whose
+ * runner died). Opt-in: the demo stops its server itself, after its replicas let go of their leases.
+ */
+export function killAllOnSignals() {
+  if (registry.signalsHooked) return
+  registry.signalsHooked = true
+  if (typeof process.send === 'function') process.once('disconnect', killAllSync)
+  for (const sig of ['SIGINT', 'SIGTERM']) {
+    const onSignal = () => {
+      killAllSync()
+      // Alone, this listener replaced Node's default action: restore it and re-raise.
+      if (process.listenerCount(sig) === 1) {
+        process.removeListener(sig, onSignal)
+        process.kill(process.pid, sig)
+      }
+    }
+    process.on(sig, onSignal)
+  }
+}
+
+// ---------------------------------------------------------------------------- the binary, ports
+
+/** The executable `bin` on PATH, or null. */
+export function findOnPath(bin) {
+  for (const dir of (process.env.PATH ?? '').split(delimiter)) {
+    if (!dir) continue
+    try {
+      accessSync(join(dir, bin), constants.X_OK)
+      return join(dir, bin)
+    } catch {
+      // keep looking
+    }
+  }
+  return null
+}
+
+/** The redis-server on PATH, or null. */
+export function findRedisServer() {
+  return findOnPath('redis-server')
+}
+
+/** The redis-server on PATH; else throws REDIS_SERVER_MISSING — one line, wherever it is printed. */
+export function assertRedisServerAvailable() {
+  const bin = findRedisServer()
+  if (bin) return bin
+  const err = new Error(REDIS_SERVER_MISSING)
+  err.stack = REDIS_SERVER_MISSING
+  throw err
+}
+
+/** `redis-server --version`'s v=… (e.g. 7.0.15), or null. */
+export function redisServerVersion() {
+  const bin = findRedisServer()
+  if (!bin) return null
+  try {
+    const out = execFileSync(bin, ['--version'], { encoding: 'utf8' })
+    return /v=(\S+)/.exec(out)?.[1] ?? out.trim()
+  } catch {
+    return null
+  }
+}
+
+/** `n` distinct free TCP ports on 127.0.0.1 (bound all at once, so they differ), then released. */
+export async function freePorts(n) {
+  const servers = await Promise.all(
+    Array.from(
+      { length: n },
+      () =>
+        new Promise((resolve, reject) => {
+          const s = createServer()
+          s.unref()
+          s.once('error', reject)
+          s.listen({ port: 0, host: '127.0.0.1', exclusive: true }, () => resolve(s))
+        }),
+    ),
+  )
+  const ports = servers.map((s) => s.address().port)
+  await Promise.all(servers.map((s) => new Promise((r) => s.close(() => r()))))
+  return ports
+}
+
+export async function freePort() {
+  return (await freePorts(1))[0]
+}
+
+// ---------------------------------------------------------------------------- clients
+
+/** A client of one server that never retries (a probe); `extra` overrides its options. */
+export function client(port, extra = {}) {
+  const { Redis } = require('ioredis')
+  const c = new Redis({
+    host: '127.0.0.1',
+    port,
+    lazyConnect: true,
+    connectTimeout: 1000,
+    maxRetriesPerRequest: 0,
+    enableOfflineQueue: false,
+    retryStrategy: () => null,
+    reconnectOnError: () => false,
+    ...extra,
+  })
+  c.on('error', () => {})
+  return c
+}
+
+/** Run `fn` with a fresh probe client of `port`, then disconnect it. */
+export async function withClient(port, fn, extra = {}) {
+  const c = client(port, extra)
+  try {
+    await c.connect()
+    return await fn(c)
+  } finally {
+    c.disconnect()
+  }
+}
+
+// ---------------------------------------------------------------------------- one server
+
+const exited = (child) => child.exitCode !== null || child.signalCode !== null
+
+async function waitExit(child, ms) {
+  const end = performance.now() + ms
+  while (!exited(child) && performance.now() < end) await sleep(20)
+  return exited(child)
+}
+
+function logTail(dir, lines = 15) {
+  try {
+    return readFileSync(join(dir, 'redis.log'), 'utf8').trimEnd().split('\n').slice(-lines).join('\n')
+  } catch {
+    return '(no redis.log)'
+  }
+}
+
+/**
+ * Start one redis-server and resolve once it answers PING.
+ * Options: bin (the redis-server to run; default: the one on PATH), port (default: a free one), args (extra command-line arguments), password (requirepass,
+ * also in `url`), persist ('aof': appendonly with fsync always, kept across restart()), dir (use this
+ * folder instead of a fresh temp dir; not removed), tls ({ certFile, keyFile, caFile } relative to
+ * dir or absolute: the port speaks TLS only, `url` is rediss://), detached (own process group: a
+ * Ctrl-C in the terminal does not reach it), readyTimeoutMs (default 10 s).
+ */
+export async function startRedis(opts = {}) {
+  const bin = opts.bin ?? assertRedisServerAvailable()
+  const port = opts.port ?? (await freePort())
+  const ownsDir = !opts.dir
+  const dir = opts.dir ?? mkdtempSync(join(tmpdir(), `botmesh-redis-${port}-`))
+  const args = opts.args ?? []
+  const persist = opts.persist ?? 'none'
+  const tls = opts.tls ?? null
+  const auth = opts.password !== undefined ? `:${encodeURIComponent(opts.password)}@` : ''
+  let child = null
+  let stopping = null
+
+  const argv = () => [
+    ...(tls
+      ? ['--port', '0', '--tls-port', String(port), '--tls-cert-file', tls.certFile, '--tls-key-file', tls.keyFile]
+      : ['--port', String(port)]),
+    ...(tls?.caFile ? ['--tls-ca-cert-file', tls.caFile, '--tls-auth-clients', 'no'] : []),
+    '--bind',
+    '127.0.0.1',
+    '--save',
+    '',
+    ...(persist === 'aof' ? ['--appendonly', 'yes', '--appendfsync', 'always'] : ['--appendonly', 'no']),
+    '--dir',
+    dir,
+    '--daemonize',
+    'no',
+    '--logfile',
+    join(dir, 'redis.log'),
+    ...(opts.password !== undefined ? ['--requirepass', opts.password] : []),
+    ...args,
+  ]
+  const ping = () =>
+    withClient(port, (c) => c.ping(), {
+      password: opts.password,
+      ...(tls ? { tls: { ca: tls.caFile ? readFileSync(resolve(dir, tls.caFile)) : undefined } } : {}),
+    })
+
+  const proc = {
+    port,
+    url: `${tls ? 'rediss' : 'redis'}://${auth}127.0.0.1:${port}`,
+    dir,
+    get pid() {
+      return child?.pid
+    },
+    /** The last lines of its redis.log. */
+    logTail: (lines) => logTail(dir, lines),
+    /** Send a signal ('SIGSTOP' freezes it, 'SIGCONT' thaws it); a fatal one resolves once it exited. */
+    async kill(signal = 'SIGKILL') {
+      if (!child || exited(child)) return
+      try {
+        if (signal === 'SIGKILL' || signal === 'SIGTERM') process.kill(child.pid, 'SIGCONT')
+        process.kill(child.pid, signal)
+      } catch {
+        return // already gone
+      }
+      if (signal === 'SIGKILL' || signal === 'SIGTERM') await waitExit(child, signal === 'SIGTERM' ? 3000 : 5000)
+    },
+    /** SIGKILL it and start it again on the same port and dir (empty unless persist 'aof' or a Cluster node). */
+    async restart({ downMs = 0 } = {}) {
+      await proc.kill('SIGKILL')
+      if (downMs) await sleep(downMs)
+      if (persist !== 'aof' && !args.includes('--cluster-enabled')) {
+        for (const f of ['appendonlydir', 'dump.rdb']) rmSync(join(dir, f), { recursive: true, force: true })
+      }
+      stopping = null
+      await launch()
+      return proc
+    },
+    /** SIGTERM (SIGKILL after 3 s), then remove its temp dir. Idempotent. */
+    stop() {
+      return (stopping ??= (async () => {
+        if (child && !exited(child)) {
+          await proc.kill('SIGTERM')
+          if (!exited(child)) await proc.kill('SIGKILL')
+        }
+        if (child) registry.live.delete(child.pid)
+        if (ownsDir) rmSync(dir, { recursive: true, force: true })
+      })())
+    },
+  }
+
+  async function launch() {
+    const c = spawn(bin, argv(), { cwd: dir, stdio: 'ignore', detached: opts.detached === true })
+    c.unref() // a forgotten server must not keep the process alive: the exit hook kills it
+    await new Promise((resolve, reject) => {
+      c.once('spawn', resolve)
+      c.once('error', reject)
+    })
+    child = c
+    track(c.pid, ownsDir ? dir : null)
+    c.once('exit', () => registry.live.delete(c.pid))
+    const end = performance.now() + (opts.readyTimeoutMs ?? 10_000)
+    let lastErr = null
+    for (;;) {
+      if (exited(c)) {
+        const tail = logTail(dir)
+        await proc.stop()
+        throw new Error(`redis-server on port ${port} exited during startup (code ${c.exitCode}, signal ${c.signalCode}):\n${tail}`)
+      }
+      try {
+        // A server loading its AOF answers -LOADING: PING succeeds only once it serves.
+        if ((await ping()) === 'PONG') return
+      } catch (e) {
+        lastErr = e
+      }
+      if (performance.now() > end) {
+        const tail = logTail(dir)
+        await proc.stop()
+        throw new Error(`redis-server on port ${port} did not answer PING in time (${String(lastErr)}):\n${tail}`)
+      }
+      await sleep(30)
+    }
+  }
+
+  try {
+    await launch()
+  } catch (e) {
+    if (ownsDir) rmSync(dir, { recursive: true, force: true })
+    throw e
+  }
+  return proc
+}
+
+// ---------------------------------------------------------------------------- a 3-master Cluster
+
+const SLOT_RANGES = [
+  [0, 5460],
+  [5461, 10922],
+  [10923, 16383],
+]
+
+/** Every node sees `cluster_state:ok`, all nodes known, and all 16384 slots served by masters on our ports. */
+export async function clusterReady(nodes, timeoutMs = 20_000) {
+  const ports = nodes.map((n) => n.port)
+  const ready = (port) =>
+    withClient(port, async (c) => {
+      const info = String(await c.call('CLUSTER', 'INFO'))
+      if (!info.includes('cluster_state:ok') || !info.includes(`cluster_known_nodes:${ports.length}`)) return false
+      let covered = 0
+      for (const [from, to, master] of await c.call('CLUSTER', 'SLOTS')) {
+        if (!master || !ports.includes(Number(master[1]))) return false
+        covered += to - from + 1
+      }
+      return covered === 16384
+    }).catch(() => false)
+  const end = performance.now() + timeoutMs
+  for (;;) {
+    if ((await Promise.all(ports.map(ready))).every(Boolean)) return
+    if (performance.now() > end) {
+      const tails = nodes.map((n) => `--- node ${n.port} ---\n${n.logTail(8)}`).join('\n')
+      throw new Error(`redis cluster on ports ${ports.join(',')} did not reach cluster_state:ok in time:\n${tails}`)
+    }
+    await sleep(100)
+  }
+}
+
+/**
+ * A 3-master Redis Cluster (no replicas). Each node gets an explicit free bus port (the default,
+ * port + 10000, overflows for high ephemeral ports). Options: nodeTimeoutMs (cluster-node-timeout,
+ * default 2000), readyTimeoutMs (default 20 s).
+ */
+export async function startCluster(opts = {}) {
+  assertRedisServerAvailable()
+  const count = SLOT_RANGES.length
+  const reserved = await freePorts(2 * count)
+  const busPorts = reserved.slice(count)
+  const nodes = []
+  const stop = () => Promise.all(nodes.map((n) => n.stop())).then(() => undefined)
+  try {
+    const started = await Promise.allSettled(
+      reserved.slice(0, count).map((port, i) =>
+        startRedis({
+          port,
+          args: [
+            '--cluster-enabled',
+            'yes',
+            '--cluster-config-file',
+            'nodes.conf',
+            '--cluster-node-timeout',
+            String(opts.nodeTimeoutMs ?? 2000),
+            '--cluster-port',
+            String(busPorts[i]),
+          ],
+        }),
+      ),
+    )
+    for (const r of started) if (r.status === 'fulfilled') nodes.push(r.value)
+    const failed = started.find((r) => r.status === 'rejected')
+    if (failed) throw failed.reason
+    // Distinct config epochs up front (what redis-cli --cluster create does), then the slots.
+    await Promise.all(
+      nodes.map((n, i) =>
+        withClient(n.port, async (c) => {
+          await c.call('CLUSTER', 'SET-CONFIG-EPOCH', String(i + 1))
+          await c.call('CLUSTER', 'ADDSLOTSRANGE', String(SLOT_RANGES[i][0]), String(SLOT_RANGES[i][1]))
+        }),
+      ),
+    )
+    await withClient(nodes[0].port, async (c) => {
+      for (let i = 1; i < nodes.length; i++) await c.call('CLUSTER', 'MEET', '127.0.0.1', String(nodes[i].port), String(busPorts[i]))
+    })
+    await clusterReady(nodes, opts.readyTimeoutMs ?? 20_000)
+    return {
+      nodes,
+      ports: nodes.map((n) => n.port),
+      get pids() {
+        return nodes.map((n) => n.pid)
+      },
+      url: nodes[0].url,
+      stop,
+    }
+  } catch (e) {
+    await stop()
+    throw e
+  }
+}
