@@ -6,12 +6,10 @@ const io = (answer: string | null) => {
   const input = Object.assign(new PassThrough(), { isTTY: true })
   const output = new PassThrough()
   let asked = ''
-  // Answered once the question is out, as a person would.
+  // Answered once the question is out, as a person would (after the writer's turn of the event loop).
   output.on('data', (d: Buffer) => {
-    const first = asked === ''
+    if (asked === '') setImmediate(() => (answer === null ? input.end() : input.write(answer)))
     asked += d.toString()
-    if (first && answer === null) input.end()
-    else if (first) input.write(answer!)
   })
   return { input, output, asked: () => asked }
 }
