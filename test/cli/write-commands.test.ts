@@ -14,7 +14,7 @@ import {
   type Layout,
 } from '../../src/index.js'
 import { parseJson, runCli } from '../helpers/cli.js'
-import { clusterUrl, redisUrl, uniquePrefix } from '../helpers/redis.js'
+import { clusterUrl, redisUrl, startCoordinator, uniquePrefix } from '../helpers/redis.js'
 import { until } from '../helpers/wait.js'
 import { untilBeatListsWaiting, untilQueued, untilStanding } from '../helpers/shared-state.js'
 
@@ -30,9 +30,8 @@ function world(layout: Layout = 'standalone') {
   const base = ['--url', url, '--prefix', prefix]
   const cli = (...args: string[]) => runCli([...base, ...args], { timeoutMs: 30_000 })
   const replica = async (replicaId: string) => {
-    const c = new RedisCoordinator({ url, prefix, layout, replicaId, leaseMs: LEASE, maxPollMs: 50 })
+    const c = await startCoordinator(() => new RedisCoordinator({ url, prefix, layout, replicaId, leaseMs: LEASE, maxPollMs: 50 }))
     closers.push(() => c.stop())
-    await c.start()
     return c
   }
   const admin = new CoordinationAdmin({ url, prefix, layout })

@@ -12,6 +12,7 @@ import {
   type YieldResult,
 } from '../../src/index.js'
 import { blockEventLoop, sleep, until } from '../helpers/wait.js'
+import { startCoordinator } from '../helpers/redis.js'
 import type { LeadView } from '../helpers/shared-state.js'
 
 export interface LeadHarness {
@@ -34,9 +35,8 @@ export function defineLeadContract(h: LeadHarness): void {
   describe(`leadership contract: ${h.name}`, () => {
     const started: Coordinator[] = []
     const replica = async (replicaId: string, options: CoordinatorOptions = {}) => {
-      const c = h.make({ replicaId, leaseMs: 1200, maxPollMs: 50, ...options })
+      const c = await startCoordinator(() => h.make({ replicaId, leaseMs: 1200, maxPollMs: 50, ...options }))
       started.push(c)
-      await c.start()
       return c
     }
     afterEach(async () => {

@@ -8,6 +8,7 @@ import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
 import { CoordinationUnavailableError, LeaseLostError, type Coordinator, type CoordinatorOptions, type Turn } from '../../src/index.js'
 import { blockEventLoop, sleep, until } from '../helpers/wait.js'
+import { startCoordinator } from '../helpers/redis.js'
 import type { QueueView } from '../helpers/shared-state.js'
 
 export interface TurnHarness {
@@ -28,9 +29,8 @@ export function defineTurnContract(h: TurnHarness): void {
   describe(`chat turns contract: ${h.name}`, () => {
     const started: Coordinator[] = []
     const replica = async (options: CoordinatorOptions = {}) => {
-      const c = h.make({ leaseMs: 1500, maxPollMs: 50, ...options })
+      const c = await startCoordinator(() => h.make({ leaseMs: 1500, maxPollMs: 50, ...options }))
       started.push(c)
-      await c.start()
       return c
     }
 

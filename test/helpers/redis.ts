@@ -6,6 +6,8 @@
  */
 import { randomBytes } from 'node:crypto'
 import { inject } from 'vitest'
+import { CoordinationUnavailableError } from '../../src/index.js'
+import { until } from './wait.js'
 import { killAllOnSignals } from '../../scripts/redis-procs.mjs'
 // Type-only: pulls in the `ProvidedContext` augmentation (redisUrl, redisClusterUrl).
 import type {} from '../setup/global-setup.js'
@@ -39,4 +41,32 @@ export function uniquePrefix(name = 't'): string {
 export function hostPort(url: string): { host: string; port: number } {
   const u = new URL(url)
   return { host: u.hostname || '127.0.0.1', port: Number(u.port || 6379) }
+}
+
+/**
+ * A started coordinator. A cold start (connect, load the scripts, and on a Cluster the slot map)
+ * on a loaded machine can outlast commandTimeoutMs (leaseMs / 3 by default): a start that timed out
+ * is tried again with a fresh coordinator, until Redis answers in time. Any other failure throws.
+ */
+export async function startCoordinator<C extends { start(): Promise<void>; stop(): Promise<void> }>(
+  make: () => C,
+  ms = 20_000,
+): Promise<C> {
+  const r = await until(
+    async () => {
+      const c = make()
+      try {
+        await c.start()
+        return { c }
+      } catch (err) {
+        await c.stop().catch(() => {})
+        if (err instanceof CoordinationUnavailableError && err.reason === 'unreachable') throw err // not yet: the last one is reported
+        return { err }
+      }
+    },
+    ms,
+    'a coordinator to start (Redis answering within commandTimeoutMs)',
+  )
+  if ('err' in r) throw r.err
+  return r.c
 }

@@ -14,7 +14,7 @@ import {
   RedisStore,
   type Layout,
 } from '../../src/index.js'
-import { clusterUrl, redisUrl, uniquePrefix } from '../helpers/redis.js'
+import { clusterUrl, redisUrl, startCoordinator, uniquePrefix } from '../helpers/redis.js'
 import { until } from '../helpers/wait.js'
 import { untilBeatListsWaiting, untilQueued, untilStanding } from '../helpers/shared-state.js'
 
@@ -32,9 +32,10 @@ for (const layout of ['standalone', 'cluster'] as Layout[]) {
       const admin = new CoordinationAdmin({ url: url(), prefix, layout })
       closers.push(() => admin.close())
       const replica = async (replicaId: string) => {
-        const c = new RedisCoordinator({ url: url(), prefix, layout, replicaId, leaseMs: LEASE, maxPollMs: 50 })
+        const c = await startCoordinator(
+          () => new RedisCoordinator({ url: url(), prefix, layout, replicaId, leaseMs: LEASE, maxPollMs: 50 }),
+        )
         closers.push(() => c.stop())
-        await c.start()
         return c
       }
       const store = () => {

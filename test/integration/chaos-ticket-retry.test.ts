@@ -17,7 +17,7 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import { Redis } from 'ioredis'
 import { RedisCoordinator, StateReader } from '../../src/index.js'
-import { startCluster, startRedis, uniquePrefix } from '../helpers/redis.js'
+import { startCluster, startCoordinator, startRedis, uniquePrefix } from '../helpers/redis.js'
 import { sleep } from '../helpers/wait.js'
 
 const cleanup: Array<() => Promise<unknown>> = []
@@ -30,9 +30,8 @@ describe('acquireTurn across a Redis outage (found by the fault campaign)', () =
     const cluster = await startCluster()
     cleanup.push(() => cluster.stop())
     const prefix = uniquePrefix('fifo')
-    const c = new RedisCoordinator({ url: cluster.url, prefix, layout: 'cluster', leaseMs: 1500 })
+    const c = await startCoordinator(() => new RedisCoordinator({ url: cluster.url, prefix, layout: 'cluster', leaseMs: 1500 }))
     cleanup.push(() => c.stop())
-    await c.start()
     const chat = 'chat:1'
     const stateKey = c.keys.chat(chat).state
     // the master that owns the chat's slot
