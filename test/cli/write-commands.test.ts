@@ -19,6 +19,8 @@ import { until } from '../helpers/wait.js'
 import { untilBeatListsWaiting, untilQueued, untilStanding } from '../helpers/shared-state.js'
 
 const LEASE = 1500
+/** The zombie's lease: it must still hold what the operator sees while the CLI starts, plans and evicts, on a loaded machine. */
+const ZOMBIE_LEASE = 6000
 const closers: Array<() => Promise<unknown>> = []
 afterEach(async () => {
   for (const c of closers.splice(0).reverse()) await c().catch(() => {})
@@ -29,8 +31,8 @@ function world(layout: Layout = 'standalone') {
   const prefix = uniquePrefix('wcli')
   const base = ['--url', url, '--prefix', prefix]
   const cli = (...args: string[]) => runCli([...base, ...args], { timeoutMs: 30_000 })
-  const replica = async (replicaId: string) => {
-    const c = await startCoordinator(() => new RedisCoordinator({ url, prefix, layout, replicaId, leaseMs: LEASE, maxPollMs: 50 }))
+  const replica = async (replicaId: string, leaseMs = LEASE) => {
+    const c = await startCoordinator(() => new RedisCoordinator({ url, prefix, layout, replicaId, leaseMs, maxPollMs: 50 }))
     closers.push(() => c.stop())
     return c
   }
@@ -190,8 +192,8 @@ describe('botmesh-coord write commands: each intervention', () => {
 
   it('replica evict: the zombie emits coordination:evicted, its turn is lost, its tickets go, the waiters get the chats', async () => {
     const w = world()
-    const a = await w.replica('zombie')
-    const b = await w.replica('b')
+    const a = await w.replica('zombie', ZOMBIE_LEASE)
+    const b = await w.replica('b', ZOMBIE_LEASE)
     let evicted = false
     a.on('coordination:evicted', () => (evicted = true))
     const turnA = await a.acquireTurn('chat:1')
@@ -208,7 +210,7 @@ describe('botmesh-coord write commands: each intervention', () => {
     const got = await bWaits
     expect(got.fence).toBeGreaterThan(turnA.fence)
     expect(await aWaits).toBeInstanceOf(CoordinationUnavailableError)
-    await until(() => evicted, LEASE * 2, 'coordination:evicted')
+    await until(() => evicted, ZOMBIE_LEASE, 'coordination:evicted (at its next beat)')
     expect(() => turnA.assertHeld()).toThrow(LeaseLostError)
     const replicas = await w.cli('--json', 'replicas', 'ls')
     expect(parseJson<{ replicas: Array<{ replicaId: string }> }>(replicas).replicas.map((x) => x.replicaId)).toEqual(['b'])
