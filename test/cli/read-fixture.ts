@@ -1,5 +1,5 @@
 /**
- * Live coordination state for the read-side CLI tests, made by real replicas (RedisCoordinator,
+ * Live coordination state for the CLI's read side and the dashboard in a terminal, made by real replicas (RedisCoordinator,
  * RedisStore) — never by writing hashes by hand:
  * - pod-a holds chat:42 (pod-b queued behind), leads provider:whatsapp (pod-b standing by);
  * - pod-b holds scheduler:report; a fenced lock invoice:run; checkpoints on chat:42 (ephemeral,
@@ -7,7 +7,7 @@
  * - pod-c held chat:7 and crashed; a new pod-c process (same replicaId, new incarnation) started:
  *   the old turn is held by a stale incarnation whose lease has not expired (chat:7 is stuck).
  */
-import { RedisCoordinator, RedisStore, type Layout } from '../../src/index.js'
+import { RedisCoordinator, RedisStore, type Election, type Layout } from '../../src/index.js'
 import { until } from '../helpers/wait.js'
 import { untilBeatListsWaiting, untilQueued, untilStanding } from '../helpers/shared-state.js'
 
@@ -15,6 +15,9 @@ export interface LiveState {
   prefix: string
   a: RedisCoordinator
   b: RedisCoordinator
+  /** pod-a's and pod-b's campaigns for provider:whatsapp */
+  ea: Election
+  eb: Election
   oldC: RedisCoordinator
   newC: RedisCoordinator
   fence42: number
@@ -65,6 +68,8 @@ export async function liveState(url: string, prefix: string, layout: Layout): Pr
     prefix,
     a,
     b,
+    ea,
+    eb,
     oldC,
     newC,
     fence42: t42.fence,

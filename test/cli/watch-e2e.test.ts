@@ -5,11 +5,10 @@
  */
 import { execFileSync, spawnSync } from 'node:child_process'
 import { afterAll, describe, expect, it } from 'vitest'
-import { RedisCoordinator } from '../../src/index.js'
 import { redisUrl, startRedis, uniquePrefix } from '../helpers/redis.js'
 import { BIN, runCli } from '../helpers/cli.js'
 import { until } from '../helpers/wait.js'
-import { untilBeatListsWaiting, untilStanding } from '../helpers/shared-state.js'
+import { liveState } from './read-fixture.js'
 
 const hasTmux = spawnSync('tmux', ['-V']).status === 0
 const sessions: string[] = []
@@ -48,53 +47,45 @@ afterAll(() => {
 
 describe.skipIf(!hasTmux)('botmesh-coord watch in a terminal (tmux)', () => {
   it('shows live replicas, the held chat and the provider leader; y + confirmation hands the lead over', async () => {
-    const prefix = uniquePrefix('watch')
-    const a = new RedisCoordinator({ url: redisUrl(), prefix, replicaId: 'pod-a', leaseMs: 3000 })
-    const b = new RedisCoordinator({ url: redisUrl(), prefix, replicaId: 'pod-b', leaseMs: 3000 })
-    await a.start()
-    await b.start()
+    // The read tests' live state: pod-a holds chat:42 (pod-b waiting) and leads provider:whatsapp (pod-b standing).
+    const live = await liveState(redisUrl(), uniquePrefix('watch'), 'standalone')
     try {
-      const ea = a.campaign('provider:wa', { sitOutMs: 1500 })
-      await until(() => ea.isLeader, 5000, 'pod-a leading provider:wa')
-      const eb = b.campaign('provider:wa', { sitOutMs: 1500 })
-      const held = await a.acquireTurn('chat:42')
-      const waiting = b.acquireTurn('chat:42', { waitMs: 60_000 }).catch(() => null)
-      await untilStanding(a, 'provider:wa', ['pod-b'])
-      await a.renewNow()
-      await untilBeatListsWaiting(b, ['chat:42'])
-      const fenceBefore = ea.fence!
-
-      const s = startWatch(redisUrl(), prefix)
+      const fenceBefore = live.ea.fence!
+      const s = startWatch(redisUrl(), live.prefix)
       const text = await waitForScreen(
         s,
-        (t) => /pod-a/.test(t) && /pod-b/.test(t) && /chat:42\s+pod-a\s+\d+\s+1\b/.test(t) && /provider:wa\s+pod-a\s+\d+/.test(t),
-        'the replicas, chat:42 held by pod-a with one waiting, and pod-a leading provider:wa',
+        (t) => /pod-a/.test(t) && /pod-b/.test(t) && /chat:42\s+pod-a\s+\d+\s+1\b/.test(t) && /provider:whatsapp\s+pod-a\s+\d+/.test(t),
+        'the replicas, chat:42 held by pod-a with one waiting, and pod-a leading provider:whatsapp',
       )
-      expect(text).toContain(`prefix ${prefix}`)
-      expect(text).toMatch(new RegExp(`provider:wa\\s+pod-a\\s+${fenceBefore}`))
+      expect(text).toContain(`prefix ${live.prefix}`)
+      expect(text).toMatch(new RegExp(`provider:whatsapp\\s+pod-a\\s+${fenceBefore}`))
 
+      // Two leads are shown (provider:whatsapp, scheduler:report): focus the PROVIDER panel (its first row is selected).
+      tmux('send-keys', '-t', s, 'BTab')
+      await waitForScreen(s, (t) => /▸ PROVIDER/.test(t), 'the PROVIDER panel focused')
       tmux('send-keys', '-t', s, 'y')
       const ask = await waitForScreen(s, (t) => t.includes('confirm? [y/N]'), 'the confirmation')
-      expect(ask).toContain(`yield provider:wa: leader pod-a`)
-      expect(ask).toContain(`provider yield provider:wa --if-fence ${fenceBefore}`)
+      expect(ask).toContain(`yield provider:whatsapp: leader pod-a`)
+      expect(ask).toContain(`provider yield provider:whatsapp --if-fence ${fenceBefore}`)
       tmux('send-keys', '-t', s, 'y')
-      const after = await waitForScreen(s, (t) => /provider:wa\s+pod-b\s+\d+/.test(t), 'pod-b leading provider:wa after the yield')
-      const fenceAfter = Number(/provider:wa\s+pod-b\s+(\d+)/.exec(after)![1])
+      const after = await waitForScreen(
+        s,
+        (t) => /provider:whatsapp\s+pod-b\s+\d+/.test(t),
+        'pod-b leading provider:whatsapp after the yield',
+      )
+      const fenceAfter = Number(/provider:whatsapp\s+pod-b\s+(\d+)/.exec(after)![1])
       expect(fenceAfter).toBeGreaterThan(fenceBefore)
-      expect(eb.isLeader).toBe(true)
+      expect(live.eb.isLeader).toBe(true)
       await waitForScreen(
         s,
-        (t) => /"provider yield provider:wa --if-fence \d+" by \S+: requested/.test(t),
+        (t) => /"provider yield provider:whatsapp --if-fence \d+" by \S+: requested/.test(t),
         'the intervention in the events',
       )
 
       tmux('send-keys', '-t', s, 'q')
       await waitForScreen(s, (t) => !t.includes('PROVIDER'), 'the terminal restored after q').catch(() => undefined)
-      await held.release()
-      await (await waiting)?.release()
     } finally {
-      await a.stop()
-      await b.stop()
+      await live.stop()
     }
   })
 

@@ -4,12 +4,13 @@ import { render, cleanup } from 'ink-testing-library'
 import { DashboardApp, type DashboardData } from '../../commands/tui/dashboard-app.js'
 import type { ActionOutcome } from '../../commands/tui/interventions.js'
 import type { DashboardSnapshot } from '../../src/index.js'
-import { chat, chatDetail, snapshot, strip } from './fixtures.js'
+import { chatDetailOf, dashboard, dashboardChat } from '../helpers/snapshots.js'
+import { strip } from './frame.js'
 import { sleep, until } from '../helpers/wait.js'
 
 const KEY = { tab: '\t', down: '\u001b[B', up: '\u001b[A', enter: '\r', esc: '\u001b' }
 
-function fakeSource(initial: DashboardSnapshot = snapshot()) {
+function fakeSource(initial: DashboardSnapshot = dashboard()) {
   const calls: Array<[string, ...unknown[]]> = []
   const state = { snap: initial, fail: null as Error | null, reads: 0 }
   const ok = (text: string): Promise<ActionOutcome> => Promise.resolve({ ok: true, text })
@@ -22,7 +23,7 @@ function fakeSource(initial: DashboardSnapshot = snapshot()) {
       if (state.fail) throw state.fail
       return state.snap
     },
-    chat: async (key) => chatDetail(state.snap, key),
+    chat: async (key) => chatDetailOf(state.snap, key),
     commandsTotal: () => state.reads * 9,
     interventions: {
       yieldProvider: (name, o) => (calls.push(['yield', name, o]), ok(`asked pod-a to yield ${name}`)),
@@ -115,7 +116,7 @@ describe('DashboardApp', () => {
   })
 
   it('Enter opens the chat; ↓ selects a ticket and s skips it with the same conditions as the CLI', async () => {
-    const { source, calls } = fakeSource(snapshot({ chats: [chat('chat:42', 'pod-a', ['pod-b', 'pod-c'])] }))
+    const { source, calls } = fakeSource(dashboard({ chats: [dashboardChat('chat:42', 'pod-a', ['pod-b', 'pod-c'])] }))
     const app = mount(source)
     await until(() => expect(strip(app.lastFrame())).toContain('provider:wa'))
     await keys(app, KEY.enter)
@@ -157,7 +158,9 @@ describe('DashboardApp', () => {
 
   it('/ filters chats by key or replica; Esc clears it', async () => {
     const { source } = fakeSource(
-      snapshot({ chats: [chat('chat:42', 'pod-a'), chat('chat:7', 'pod-b'), chat('chat:9', 'pod-c', ['pod-b'])] }),
+      dashboard({
+        chats: [dashboardChat('chat:42', 'pod-a'), dashboardChat('chat:7', 'pod-b'), dashboardChat('chat:9', 'pod-c', ['pod-b'])],
+      }),
     )
     const app = mount(source)
     await until(() => expect(strip(app.lastFrame())).toContain('provider:wa'))
@@ -175,13 +178,13 @@ describe('DashboardApp', () => {
   })
 
   it('tab moves between panels and arrows between rows; the selection follows its row across refreshes', async () => {
-    const { source, state } = fakeSource(snapshot({ chats: [chat('chat:a', 'pod-a'), chat('chat:b', 'pod-a')] }))
+    const { source, state } = fakeSource(dashboard({ chats: [dashboardChat('chat:a', 'pod-a'), dashboardChat('chat:b', 'pod-a')] }))
     const app = mount(source, { intervalMs: 100 })
     await until(() => expect(strip(app.lastFrame())).toContain('provider:wa'))
     // Refreshes redraw the screen too (every 100 ms here): wait for what each key shows.
     await keys(app, KEY.down)
     await until(() => expect(strip(app.lastFrame())).toMatch(/› chat:b/))
-    state.snap = snapshot({ chats: [chat('chat:b', 'pod-a', ['pod-b']), chat('chat:a', 'pod-a')] })
+    state.snap = dashboard({ chats: [dashboardChat('chat:b', 'pod-a', ['pod-b']), dashboardChat('chat:a', 'pod-a')] })
     await until(() => expect(strip(app.lastFrame())).toMatch(/› chat:b\s+pod-a\s+\S+\s+1/))
     await keys(app, KEY.tab)
     await until(() => expect(strip(app.lastFrame())).toMatch(/▸ EXPIRING/))
@@ -218,8 +221,10 @@ describe('DashboardApp', () => {
   })
 
   it('stays inside 80x24: no line wider than 80, at most 23 lines', async () => {
-    const many = snapshot({
-      chats: Array.from({ length: 40 }, (_, i) => chat(`chat:${i}`, 'pod-a', ['pod-b'], { stuck: i < 3 ? ['holder is dead'] : [] })),
+    const many = dashboard({
+      chats: Array.from({ length: 40 }, (_, i) =>
+        dashboardChat(`chat:${i}`, 'pod-a', ['pod-b'], { stuck: i < 3 ? ['holder is dead'] : [] }),
+      ),
     })
     const { source } = fakeSource(many)
     const app = mount(source, { columns: 80, rows: 24 })

@@ -1,21 +1,21 @@
 import { describe, expect, it } from 'vitest'
 import { GONE_KEEP_MS, advance, eventRow, filterChats, streamIdMs } from '../../commands/tui/model.js'
 import { allocate, fitColumns, windowStart } from '../../commands/tui/layout.js'
-import { NOW, chat, lead, replica, snapshot } from './fixtures.js'
+import { NOW, dashboard, dashboardChat, lead, replica } from '../helpers/snapshots.js'
 
 describe('dashboard model', () => {
   it('computes turns per second between heartbeats and keeps it until the next beat', () => {
-    const m1 = advance(null, snapshot({ replicas: [replica('a', { turnsGranted: 100, beatAtMs: NOW - 5000 })] }), {
+    const m1 = advance(null, dashboard({ replicas: [replica('a', { turnsGranted: 100, beatAtMs: NOW - 5000 })] }), {
       sampledAtMs: 0,
       commandsTotal: 9,
     })
     expect(m1.replicas[0]!.turnsPerSec).toBeNull()
-    const m2 = advance(m1, snapshot({ nowMs: NOW + 1000, replicas: [replica('a', { turnsGranted: 150, beatAtMs: NOW })] }), {
+    const m2 = advance(m1, dashboard({ nowMs: NOW + 1000, replicas: [replica('a', { turnsGranted: 150, beatAtMs: NOW })] }), {
       sampledAtMs: 1000,
       commandsTotal: 18,
     })
     expect(m2.replicas[0]!.turnsPerSec).toBe(10) // 50 turns in 5 s of heartbeats
-    const m3 = advance(m2, snapshot({ nowMs: NOW + 2000, replicas: [replica('a', { turnsGranted: 150, beatAtMs: NOW })] }), {
+    const m3 = advance(m2, dashboard({ nowMs: NOW + 2000, replicas: [replica('a', { turnsGranted: 150, beatAtMs: NOW })] }), {
       sampledAtMs: 2000,
       commandsTotal: 27,
     })
@@ -24,36 +24,39 @@ describe('dashboard model', () => {
     // A restarted replica (new incarnation) starts a new series.
     const m4 = advance(
       m3,
-      snapshot({ nowMs: NOW + 3000, replicas: [replica('a', { incarnation: 'new', turnsGranted: 1, beatAtMs: NOW + 3000 })] }),
+      dashboard({ nowMs: NOW + 3000, replicas: [replica('a', { incarnation: 'new', turnsGranted: 1, beatAtMs: NOW + 3000 })] }),
       { sampledAtMs: 3000, commandsTotal: 36 },
     )
     expect(m4.replicas[0]!.turnsPerSec).toBeNull()
   })
 
   it('marks a late heartbeat and keeps a vanished replica on screen as gone for a while', () => {
-    const m1 = advance(null, snapshot({ replicas: [replica('a'), replica('b', { beatAgo: 9000 })] }), { sampledAtMs: 0, commandsTotal: 0 })
+    const m1 = advance(null, dashboard({ replicas: [replica('a'), replica('b', { beatAgo: 9000 })] }), { sampledAtMs: 0, commandsTotal: 0 })
     expect(m1.replicas.map((r) => [r.replicaId, r.status])).toEqual([
       ['a', 'ok'],
       ['b', 'late'],
     ])
-    const m2 = advance(m1, snapshot({ nowMs: NOW + 1000, replicas: [replica('a')] }), { sampledAtMs: 1000, commandsTotal: 0 })
+    const m2 = advance(m1, dashboard({ nowMs: NOW + 1000, replicas: [replica('a')] }), { sampledAtMs: 1000, commandsTotal: 0 })
     expect(m2.replicas.map((r) => [r.replicaId, r.status])).toEqual([
       ['a', 'ok'],
       ['b', 'gone'],
     ])
     expect(m2.replicas[1]!.goneForMs).toBe(0)
-    const m3 = advance(m2, snapshot({ nowMs: NOW + 1000 + GONE_KEEP_MS - 1, replicas: [replica('a')] }), {
+    const m3 = advance(m2, dashboard({ nowMs: NOW + 1000 + GONE_KEEP_MS - 1, replicas: [replica('a')] }), {
       sampledAtMs: 2000,
       commandsTotal: 0,
     })
     expect(m3.replicas.find((r) => r.replicaId === 'b')).toMatchObject({ status: 'gone', goneForMs: GONE_KEEP_MS - 1 })
-    const m4 = advance(m3, snapshot({ nowMs: NOW + 1000 + GONE_KEEP_MS, replicas: [replica('a')] }), {
+    const m4 = advance(m3, dashboard({ nowMs: NOW + 1000 + GONE_KEEP_MS, replicas: [replica('a')] }), {
       sampledAtMs: 3000,
       commandsTotal: 0,
     })
     expect(m4.replicas.map((r) => r.replicaId)).toEqual(['a'])
     // It comes back: live again, not listed twice.
-    const m5 = advance(m2, snapshot({ nowMs: NOW + 2000, replicas: [replica('a'), replica('b')] }), { sampledAtMs: 3000, commandsTotal: 0 })
+    const m5 = advance(m2, dashboard({ nowMs: NOW + 2000, replicas: [replica('a'), replica('b')] }), {
+      sampledAtMs: 3000,
+      commandsTotal: 0,
+    })
     expect(m5.replicas.map((r) => [r.replicaId, r.status])).toEqual([
       ['a', 'ok'],
       ['b', 'ok'],
@@ -63,7 +66,7 @@ describe('dashboard model', () => {
   it('builds provider rows: leader, standbys, pending yield, last handover and its duration', () => {
     const m = advance(
       null,
-      snapshot({
+      dashboard({
         providers: [
           lead('provider:wa', 'b', {
             previousHolder: { replicaId: 'a', incarnation: 'x' },
@@ -92,13 +95,13 @@ describe('dashboard model', () => {
   it('turns chats into rows and filters them by key or replica', () => {
     const m = advance(
       null,
-      snapshot({
+      dashboard({
         chats: [
-          chat('chat:1', 'a', ['b', 'c'], {
+          dashboardChat('chat:1', 'a', ['b', 'c'], {
             stuck: ['dead ticket at the head'],
             checkpoint: { flow: 'order', step: 'address', ephemeral: true },
           }),
-          chat('chat:2', 'b'),
+          dashboardChat('chat:2', 'b'),
         ],
       }),
       { sampledAtMs: 0, commandsTotal: 0 },
@@ -138,7 +141,7 @@ describe('dashboard model', () => {
     expect(eventRow('1-0', { type: 'something-new', key: 'k', by: 'x' }).text).toBe('something-new key=k by=x')
     const m = advance(
       null,
-      snapshot({
+      dashboard({
         events: [
           { id: '1-0', event: { type: 'replica-start', replicaId: 'a' } },
           { id: '2-0', event: { type: 'replica-stop', replicaId: 'a' } },

@@ -11,22 +11,23 @@ import { Header } from '../../commands/tui/components/header.js'
 import { Footer } from '../../commands/tui/components/footer.js'
 import { ChatDetailView } from '../../commands/tui/components/chat-detail.js'
 import { HelpView } from '../../commands/tui/components/help-view.js'
-import { NOW, chat, chatDetail, lead, replica, snapshot, strip } from './fixtures.js'
+import { NOW, chatDetailOf, dashboard, dashboardChat, lead, replica } from '../helpers/snapshots.js'
+import { strip } from './frame.js'
 
-const model = (s = snapshot()) => advance(null, s, { sampledAtMs: 0, commandsTotal: 0 })
+const model = (s = dashboard()) => advance(null, s, { sampledAtMs: 0, commandsTotal: 0 })
 const base = { selected: null, focused: false, colour: false }
 
 describe('dashboard panels', () => {
   it('replicas: id, short incarnation, heartbeat bar, counters; a gone replica stands out', () => {
     const m1 = model(
-      snapshot({
+      dashboard({
         replicas: [
           replica('pod-a', { stats: { turnsGranted: 5, waitingNow: 2, waitP99Ms: 1500, leasesLost: 3, leadsHeld: 1, turnsHeld: 2 } }),
           replica('pod-b'),
         ],
       }),
     )
-    const m2 = advance(m1, snapshot({ nowMs: NOW + 2000, replicas: [replica('pod-a')] }), { sampledAtMs: 1, commandsTotal: 0 })
+    const m2 = advance(m1, dashboard({ nowMs: NOW + 2000, replicas: [replica('pod-a')] }), { sampledAtMs: 1, commandsTotal: 0 })
     const { lastFrame } = render(<ReplicasPanel rows={[m1.replicas[0]!, m2.replicas[1]!]} width={100} height={5} {...base} />)
     const f = strip(lastFrame())
     expect(f).toMatch(/REPLICA \(1\)\s+INC\s+HEARTBEAT\s+LEASES\s+TURNS\/S\s+WAITING\s+WAIT P99\s+LOST/)
@@ -43,7 +44,7 @@ describe('dashboard panels', () => {
   })
 
   it('providers: leader, fence, standbys, last handover; a leaderless provider says since when', () => {
-    const s = snapshot({
+    const s = dashboard({
       providers: [
         lead('provider:wa', 'pod-b', {
           previousHolder: { replicaId: 'pod-a', incarnation: 'x' },
@@ -61,10 +62,13 @@ describe('dashboard panels', () => {
   })
 
   it('chats: stuck first with the reason, holder, queue, oldest wait, lease left, checkpoint; the filter shows in the header', () => {
-    const s = snapshot({
+    const s = dashboard({
       chats: [
-        chat('chat:stuck', 'pod-x', ['pod-b'], { stuck: ['holder is dead'], checkpoint: { flow: 'order', step: 'pay', ephemeral: false } }),
-        chat('chat:42', 'pod-a'),
+        dashboardChat('chat:stuck', 'pod-x', ['pod-b'], {
+          stuck: ['holder is dead'],
+          checkpoint: { flow: 'order', step: 'pay', ephemeral: false },
+        }),
+        dashboardChat('chat:42', 'pod-a'),
       ],
     })
     const rows = model(s).chats
@@ -82,7 +86,7 @@ describe('dashboard panels', () => {
 
   it('expiring: a countdown per lease, soonest first; events newest first with their age', () => {
     const m = model(
-      snapshot({
+      dashboard({
         expiring: [
           { kind: 'chat', key: 'chat:1', replicaId: 'pod-a', fence: 5, expiresInMs: -1200 },
           { kind: 'lead', key: 'provider:wa', replicaId: 'pod-a', fence: 6, expiresInMs: 9000 },
@@ -97,7 +101,7 @@ describe('dashboard panels', () => {
   })
 
   it('a panel with fewer lines than rows says how many are hidden', () => {
-    const s = snapshot({ chats: Array.from({ length: 6 }, (_, i) => chat(`chat:${i}`, 'pod-a')) })
+    const s = dashboard({ chats: Array.from({ length: 6 }, (_, i) => dashboardChat(`chat:${i}`, 'pod-a')) })
     const { lastFrame } = render(<ChatsPanel rows={model(s).chats} total={6} filter="" width={80} height={3} {...base} />)
     const lines = strip(lastFrame()).split('\n')
     expect(lines).toHaveLength(3)
@@ -146,8 +150,8 @@ describe('dashboard panels', () => {
   })
 
   it('chat detail: holder, queue tickets with liveness (selected one marked), and the explain verdict', () => {
-    const s = snapshot({ replicas: [replica('pod-a')], chats: [chat('chat:42', 'pod-a', ['pod-b', 'pod-a'])] })
-    const d = detailOf('chat:42', chatDetail(s, 'chat:42'), s.replicas)
+    const s = dashboard({ replicas: [replica('pod-a')], chats: [dashboardChat('chat:42', 'pod-a', ['pod-b', 'pod-a'])] })
+    const d = detailOf('chat:42', chatDetailOf(s, 'chat:42'), s.replicas)
     const { lastFrame } = render(
       <ChatDetailView
         key_="chat:42"

@@ -3,7 +3,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { render } from 'ink-testing-library'
 import { Text } from 'ink'
 import { usePolling } from '../../commands/tui/use-polling.js'
-import { strip } from './fixtures.js'
+import { strip } from './frame.js'
 
 /** Renders the hook's state; `seen` records every render's state (ink throttles its frames). */
 function Probe(props: { read: () => Promise<number>; paused?: boolean; intervalMs?: number; seen?: string[] }) {

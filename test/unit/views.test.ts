@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import type { ChatDetail, ChatSnapshot, LeadSnapshot, LockSnapshot, ReplicaSnapshot } from '../../src/index.js'
+import { FENCE, NOW, chatDetail, chatState, holder, lead as leadState, replica, ticket } from '../helpers/snapshots.js'
 import {
   chatRows,
   chatView,
@@ -16,65 +17,12 @@ import {
   zombieLeases,
 } from '../../src/state/views.js'
 
-const NOW = 1_800_000_000_000
-const F = 1_795_000_000_000_000
-
-function replica(replicaId: string, incarnation: string, extra: Partial<ReplicaSnapshot> = {}): ReplicaSnapshot {
-  return {
-    replicaId,
-    incarnation,
-    info: { host: `h-${replicaId}`, pid: 10, version: '0.1.0', startedAt: NOW - 60_000, leaseMs: 15_000 },
-    stats: { turnsGranted: 0, waitingNow: 0, waitP99Ms: null, leasesLost: 0, leadsHeld: 0, turnsHeld: 0 },
-    leases: { held: [], waiting: [], more: 0 },
-    beatAtMs: NOW - 1000,
-    expiresAtMs: NOW + 14_000,
-    clockSkewMs: 3,
-    evictedIncarnation: null,
-    ...extra,
-  }
-}
-
-function chat(key: string, o: Partial<ChatSnapshot> & { holder?: ChatSnapshot['holder'] } = {}): ChatSnapshot {
-  return { key, fence: F, holder: null, previousHolder: null, lastHolder: null, lastTicket: 0, skippedTickets: 0, tickets: [], ...o }
-}
-
-const held = (replicaId: string, incarnation: string, expiresInMs = 10_000) => ({
-  replicaId,
-  incarnation,
-  ticket: 1,
-  expiresAtMs: NOW + expiresInMs,
-  grantedAtMs: NOW - 5000,
-  lastRenewalMs: NOW - 1000,
-  waitedMs: 12,
-})
-
-const ticket = (t: number, replicaId: string, incarnation: string, deadlineInMs = 10_000, waitedMs = 2000) => ({
-  ticket: t,
-  replicaId,
-  incarnation,
-  deadlineMs: NOW + deadlineInMs,
-  enqueuedAtMs: NOW - waitedMs,
-})
-
-const A = replica('pod-a', 'inc-a')
-const B = replica('pod-b', 'inc-b')
-
-function detail(c: ChatSnapshot | null, extra: Partial<ChatDetail> = {}): ChatDetail {
-  return { chat: c, checkpoint: null, checkpointTtlMs: null, handover: null, nowMs: NOW, ...extra }
-}
+const F = FENCE
+const A = replica('pod-a', { incarnation: 'inc-a' })
+const B = replica('pod-b', { incarnation: 'inc-b' })
 
 describe('lease rows', () => {
-  const lead = (key: string, h: LeadSnapshot['holder']): LeadSnapshot => ({
-    key,
-    fence: F + 1,
-    holder: h,
-    previousHolder: null,
-    lastHolder: null,
-    releasedAtMs: null,
-    lastHandoverMs: null,
-    yieldRequest: null,
-    candidates: [],
-  })
+  const lead = (key: string, h: LeadSnapshot['holder']) => leadState(key, h, { fence: F + 1 })
   const lock: LockSnapshot = {
     key: 'invoice:run',
     fence: F + 2,
@@ -84,9 +32,9 @@ describe('lease rows', () => {
   const rows = leaseRows(
     {
       chats: [
-        chat('chat:1', { holder: held('pod-a', 'inc-a') }),
-        chat('chat:idle'),
-        chat('chat:z', { holder: held('pod-gone', 'x', 3000) }),
+        chatState('chat:1', { holder: holder('pod-a', { incarnation: 'inc-a' }) }),
+        chatState('chat:idle'),
+        chatState('chat:z', { holder: holder('pod-gone', { incarnation: 'x', expiresInMs: 3000 }) }),
       ],
       leads: [
         lead('provider:wa', {
@@ -161,12 +109,15 @@ describe('chat rows', () => {
   it('lists chats with a holder or a queue, with queue length, oldest wait and stale tickets', () => {
     const rows = chatRows(
       [
-        chat('idle'),
-        chat('busy', {
-          holder: held('pod-a', 'inc-a'),
-          tickets: [ticket(2, 'pod-b', 'inc-b', 9000, 3000), ticket(3, 'pod-x', 'gone', 9000, 1000)],
+        chatState('idle'),
+        chatState('busy', {
+          holder: holder('pod-a', { incarnation: 'inc-a' }),
+          tickets: [
+            ticket(2, 'pod-b', { incarnation: 'inc-b', deadlineInMs: 9000, waitedMs: 3000 }),
+            ticket(3, 'pod-x', { incarnation: 'gone', deadlineInMs: 9000, waitedMs: 1000 }),
+          ],
         }),
-        chat('orphan-queue', { tickets: [ticket(5, 'pod-b', 'inc-b', 9000, 500)] }),
+        chatState('orphan-queue', { tickets: [ticket(5, 'pod-b', { incarnation: 'inc-b', deadlineInMs: 9000, waitedMs: 500 })] }),
       ],
       [A, B],
       NOW,
@@ -191,7 +142,7 @@ describe('chat rows', () => {
       oldestWaitMs: 500,
       staleTickets: 0,
     })
-    expect(staleTickets([chat('busy', { tickets: [ticket(3, 'pod-x', 'gone')] })], [A], NOW)).toEqual([
+    expect(staleTickets([chatState('busy', { tickets: [ticket(3, 'pod-x', { incarnation: 'gone' })] })], [A], NOW)).toEqual([
       { key: 'busy', ticket: 3, replicaId: 'pod-x', incarnation: 'gone', state: 'dead', waitedMs: 2000 },
     ])
   })
@@ -199,39 +150,59 @@ describe('chat rows', () => {
 
 describe('chat inspect --explain', () => {
   const explain = (c: ChatSnapshot | null, replicas: ReplicaSnapshot[], extra: Partial<ChatDetail> = {}, fingerprint?: string) =>
-    explainChat(chatView(detail(c, extra), replicas, c?.key ?? 'chat:none'), { fingerprint })
+    explainChat(chatView(chatDetail(c, extra), replicas, c?.key ?? 'chat:none'), { fingerprint })
 
   it('ok when a live holder has the turn', () => {
-    const e = explain(chat('chat:1', { holder: held('pod-a', 'inc-a'), tickets: [ticket(2, 'pod-b', 'inc-b')] }), [A, B])
+    const e = explain(
+      chatState('chat:1', { holder: holder('pod-a', { incarnation: 'inc-a' }), tickets: [ticket(2, 'pod-b', { incarnation: 'inc-b' })] }),
+      [A, B],
+    )
     expect(e.verdict).toBe('ok')
     expect(e.findings).toEqual([])
   })
 
   it('stuck: holder dead but its lease has not expired — names the wait and the fix', () => {
-    const e = explain(chat('chat:1', { holder: held('pod-gone', 'x', 8000), tickets: [ticket(2, 'pod-b', 'inc-b')] }), [B])
+    const e = explain(
+      chatState('chat:1', {
+        holder: holder('pod-gone', { incarnation: 'x', expiresInMs: 8000 }),
+        tickets: [ticket(2, 'pod-b', { incarnation: 'inc-b' })],
+      }),
+      [B],
+    )
     expect(e.verdict).toBe('stuck')
     expect(e.findings[0]).toMatchObject({ code: 'holder-dead', severity: 'problem', fix: expect.stringContaining('chat release chat:1') })
     expect(e.findings[0]!.message).toMatch(/8\.0s more/)
   })
 
   it('stuck: the holder restarted (same replicaId, new incarnation)', () => {
-    const e = explain(chat('chat:1', { holder: held('pod-a', 'old') }), [A])
+    const e = explain(chatState('chat:1', { holder: holder('pod-a', { incarnation: 'old' }) }), [A])
     expect(e.findings.map((f) => f.code)).toEqual(['holder-stale-incarnation'])
   })
 
   it('a dead or stale ticket at the head: blocks until its deadline, then skipped', () => {
-    const blocking = explain(chat('chat:1', { tickets: [ticket(4, 'pod-a', 'old', 5000), ticket(5, 'pod-b', 'inc-b')] }), [A, B])
+    const blocking = explain(
+      chatState('chat:1', {
+        tickets: [ticket(4, 'pod-a', { incarnation: 'old', deadlineInMs: 5000 }), ticket(5, 'pod-b', { incarnation: 'inc-b' })],
+      }),
+      [A, B],
+    )
     expect(blocking.verdict).toBe('stuck')
     expect(blocking.findings[0]).toMatchObject({ code: 'head-ticket-stale', severity: 'problem', fix: 'botmesh-coord chat skip chat:1 4' })
-    const passed = explain(chat('chat:1', { tickets: [ticket(4, 'pod-x', 'gone', -100)] }), [A])
+    const passed = explain(chatState('chat:1', { tickets: [ticket(4, 'pod-x', { incarnation: 'gone', deadlineInMs: -100 })] }), [A])
     expect(passed.findings[0]).toMatchObject({ code: 'head-ticket-dead', severity: 'warning' })
     expect(passed.verdict).toBe('attention')
   })
 
   it('a queue without holder whose live head does not take the turn', () => {
-    const e = explain(chat('chat:1', { tickets: [ticket(4, 'pod-b', 'inc-b', 9000, 30_000)] }), [B])
+    const e = explain(
+      chatState('chat:1', { tickets: [ticket(4, 'pod-b', { incarnation: 'inc-b', deadlineInMs: 9000, waitedMs: 30_000 })] }),
+      [B],
+    )
     expect(e.findings[0]).toMatchObject({ code: 'queue-without-holder', severity: 'problem' })
-    expect(explain(chat('chat:1', { tickets: [ticket(4, 'pod-b', 'inc-b', 9000, 20)] }), [B]).verdict).toBe('ok')
+    expect(
+      explain(chatState('chat:1', { tickets: [ticket(4, 'pod-b', { incarnation: 'inc-b', deadlineInMs: 9000, waitedMs: 20 })] }), [B])
+        .verdict,
+    ).toBe('ok')
   })
 
   it('checkpoint fences: older than the holder (info), newer than the chat (problem); fingerprint mismatch only with --fingerprint', () => {
@@ -247,7 +218,7 @@ describe('chat inspect --explain', () => {
       answer: null,
       answerBytes: 0,
     })
-    const c = chat('chat:1', { holder: held('pod-a', 'inc-a') })
+    const c = chatState('chat:1', { holder: holder('pod-a', { incarnation: 'inc-a' }) })
     expect(explain(c, [A, B], { checkpoint: cp(F - 5) }).findings.map((f) => [f.code, f.severity])).toEqual([
       ['checkpoint-older-fence', 'info'],
     ])
@@ -262,7 +233,7 @@ describe('chat inspect --explain', () => {
   })
 
   it('idle and unknown chats', () => {
-    expect(explain(chat('chat:1', { lastHolder: { replicaId: 'pod-a', incarnation: 'i' } }), [A]).verdict).toBe('idle')
+    expect(explain(chatState('chat:1', { lastHolder: { replicaId: 'pod-a', incarnation: 'i' } }), [A]).verdict).toBe('idle')
     expect(explain(null, [A]).verdict).toBe('unknown')
   })
 })
