@@ -185,8 +185,9 @@ export function defineTurnContract(h: TurnHarness): void {
       const t2 = await b.acquireTurn('chat:failover')
       const took = performance.now() - grantedAt
       expect(took).toBeGreaterThanOrEqual(leaseMs - 100) // Redis's clock and ours differ by the round trip
-      // Within the lease and a poll; the bound is generous (a loaded machine): a second lease would break it.
-      expect(took).toBeLessThan(2 * leaseMs)
+      // Within the lease and a poll: the bound is generous (a loaded machine), but a waiter that stopped
+      // polling would wait its whole waitMs (2 min) and break it.
+      expect(took).toBeLessThan(3 * leaseMs)
       expect(t2.fence).toBeGreaterThan(t1.fence)
       await t2.release()
     })
