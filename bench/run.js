@@ -166,7 +166,7 @@ async function main() {
       if (result[key[s]] === undefined) continue
       saved[key[s]] = result[key[s]]
       if (s === 'scale') saved.memory = result.memory
-      saved.merged[s] = { startedAt: result.startedAt, machine: result.machine }
+      saved.merged[s] = { startedAt: result.startedAt, machine: result.machine, sections: o.sections }
     }
     saved.errors = { ...(saved.errors ?? {}), ...result.errors }
     saved.config = {

@@ -21,9 +21,9 @@ function why(t, r) {
   if (t.target.startsWith('longest wait'))
     return `Tickets are strictly FIFO, so a wait is the queue ahead times (hold + handoff); the tail comes from slow handoffs (gap p99 ${b2?.handoffGapMs.p99} ms, max ${b2?.handoffGapMs.max} ms) when the woken replica is descheduled on the ${r.machine.cpus} shared cores. The peers' longest waits are many times longer (no queue: unlucky pollers starve).`
   if (t.target.startsWith('chat inspect'))
-    return "The commands are few but not one pipeline: Redis TIME, then in parallel the chat's own keys (state, checkpoint, its TTL, handover marker and TIME: one pipeline, one slot) and the replica index (ZRANGE) followed by the live replicas' heartbeat records (one pipeline; one slot on a cluster, where the first command also loads the slot map): three round trips after connection set-up (the layout probe), not one or two. One read-only script over the chat's slot cannot also read the replica records, which live in the prefix's slot."
+    return "The commands are few but not one pipeline: on the connection that detected the layout (INFO), Redis TIME, the key schema (HGETALL: a schema newer than the CLI is refused before anything is shown), then in parallel the chat's own keys (state, checkpoint, its TTL, handover marker and TIME: one pipeline, one slot) and the replica index (ZRANGE) followed by the live replicas' heartbeat records (one pipeline; one slot on a cluster, where the first command also loads the slot map): four round trips after the layout probe, not one or two. One read-only script over the chat's slot cannot also read the replica records, which live in the prefix's slot."
   if (t.target.startsWith('leases ls'))
-    return "leases ls walks the keyspace once (SCAN COUNT 2000, chats, leads and locks together) and reads each chat's holder fields with one HMGET, pipelined per batch; Redis answers all of it in about a second. The rest is client-side: ioredis 6 decoding 100,000 replies, building and sorting the rows and printing the JSON in one Node process, plus Node start-up (shown). It grows linearly with the number of leases; an index of held leases would need a key outside each chat's slot and a second write per grant."
+    return "leases ls walks the keyspace once (SCAN COUNT 2000, chats, leads and locks together) and reads each key whole with one HGETALL, pipelined per batch — whole, so that a chat whose ticket fields are malformed is reported as corrupt, as chat ls reports it, at the cost of more bytes per key than the holder fields alone. Redis answers all of it in about a second. The rest is client-side: ioredis 6 decoding 100,000 replies, building and sorting the rows and printing the JSON in one Node process, plus Node start-up (shown). It grows linearly with the number of leases; an index of held leases would need a key outside each chat's slot and a second write per grant."
   if (t.target.startsWith('SIGKILL') || t.area === 'failover') return 'See the failover table.'
   return ''
 }
@@ -46,9 +46,14 @@ export function performancePage(r, md) {
     "How it measures: every replica is its own process. Grant and release times are taken on the machine-wide monotonic clock (`process.hrtime`, CLOCK_MONOTONIC, the same in every process), so the critical sections of one chat can be compared across processes: an **overlap** is a grant observed before another holder of that chat started its release (observed sections lie inside the real holding intervals, so an overlap is never a false alarm); **out of order** counts a replica's messages for one chat served after a message that arrived later at that replica (and the inverted pairs); the **handoff gap** is one holder's release to the next grant when that message was already waiting. **Round trips** are the commands the replica processes sent (counted in ioredis, renewals and heartbeats included); **Redis commands** come from `INFO commandstats` and include those run inside Lua scripts. The operator-side state (live leases, tickets, checkpoints) is written directly with pipelined HSET/ZADD in the layout of [redis-layout.md](redis-layout.md) (names from `KeyLayout`), held by real replicas; memory per key is measured with real acquisitions. The CLI runs as a subprocess; its times include Node start-up (shown separately).",
     '',
   )
+  const merges = new Map()
   for (const [section, run] of Object.entries(r.merged ?? {})) {
+    const key = `${run.startedAt}`
+    merges.set(key, { run, sections: [...(merges.get(key)?.sections ?? []), section] })
+  }
+  for (const { run, sections } of merges.values()) {
     L.push(
-      `(The ${section} section comes from \`npm run bench -- --sections ${section} --merge\`, ${run.startedAt.slice(0, 10)}, load average ${run.machine.loadAvgAtStart?.[0] ?? '?'} at its start: it was re-run on the final code, the other sections are from the run above.)`,
+      `(The ${sections.join(' and ')} section${sections.length > 1 ? 's come' : ' comes'} from \`npm run bench -- --sections ${(run.sections ?? sections).join(',')} --merge\`, ${run.startedAt.slice(0, 10)}, load average ${run.machine.loadAvgAtStart?.[0] ?? '?'} at its start, re-run on the final code; the other sections are from the run above.)`,
       '',
     )
   }
