@@ -41,6 +41,8 @@ export const DEFAULTS = {
   yieldTtlMs: 30_000,
   /** How long an eviction tombstone refuses the evicted incarnation's beats. */
   tombstoneTtlMs: 24 * 3_600_000,
+  /** A bulk clean-up runs this many entries' scripts at once (a bound on one batch's load on Redis). */
+  bulkBatchSize: 100,
 
   // ---- reads (CLI, dashboard)
   /** One read of the CLI's state reader may take this long. */

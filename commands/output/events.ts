@@ -77,7 +77,19 @@ function interventionText(e: Record<string, unknown>): string {
       ? `fence ${s(e.fenceBefore)} → ${s(e.fenceAfter)}`
       : ''
   const granted = e.granted && typeof e.granted === 'object' ? s((e.granted as Record<string, unknown>).replicaId) : ''
-  const outcome = [noop ? `nothing done (${result || 'no change'})` : result, fences, granted && `granted to ${granted}`]
+  const k = e.counts && typeof e.counts === 'object' ? (e.counts as Record<string, unknown>) : null
+  // A bulk clean-up's record carries its counts: what was removed of what was listed, what was skipped.
+  const counts = k
+    ? [
+        `${s(k.removed) || 0} of ${s(k.listed) || 0} removed`,
+        Number(k.changed) ? `${s(k.changed)} skipped (changed meanwhile)` : '',
+        Number(k.absent) ? `${s(k.absent)} gone already` : '',
+        Number(k.failed) ? `${s(k.failed)} failed` : '',
+      ]
+        .filter(Boolean)
+        .join(', ')
+    : ''
+  const outcome = [noop ? `nothing done (${result || 'no change'})` : k ? '' : result, counts, fences, granted && `granted to ${granted}`]
     .filter(Boolean)
     .join(', ')
   return `${parts[0]}: ${outcome || 'done'}${e.reason ? `; reason ${q(s(e.reason))}` : ''}`

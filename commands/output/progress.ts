@@ -15,3 +15,22 @@ export function progress(ctx: Context, what: string): (seen: number) => void {
     if (shown) process.once('beforeExit', () => process.stderr.write('\r\u001b[K'))
   }
 }
+
+/**
+ * Progress of a bulk intervention, on stderr, only on a terminal: "removing checkpoints… 400/2000".
+ * Cleared when done.
+ */
+export function countProgress(ctx: Context, what: string): { update(done: number, total: number): void; done(): void } {
+  const tty = process.stderr.isTTY && !ctx.json
+  let shown = false
+  return {
+    update(done, total) {
+      if (!tty) return
+      shown = true
+      process.stderr.write(`\r${ctx.c.dim(`${what}… ${done.toLocaleString('en-US')}/${total.toLocaleString('en-US')}`)}\u001b[K`)
+    },
+    done() {
+      if (shown) process.stderr.write('\r\u001b[K')
+    },
+  }
+}

@@ -6,6 +6,7 @@ import { chatInspect } from './chat-inspect.js'
 import { providerLs, providerStatus } from './providers.js'
 import { checkpointInspect, checkpointsLs } from './checkpoints.js'
 import { handoverLs } from './handover-ls.js'
+import { handoverInspect } from './handover-inspect.js'
 import { locksLs } from './locks-ls.js'
 import { eventsCommand } from './events.js'
 import { doctorCommand } from './doctor.js'
@@ -21,6 +22,7 @@ export function registerReadCommands(groups: Groups): void {
   groups.checkpoints.addCommand(checkpointsLs())
   groups.checkpoints.addCommand(checkpointInspect())
   groups.handover.addCommand(handoverLs())
+  groups.handover.addCommand(handoverInspect())
   groups.locks.addCommand(locksLs())
   groups.program.addCommand(eventsCommand())
   groups.program.addCommand(doctorCommand())

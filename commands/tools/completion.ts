@@ -12,7 +12,7 @@ import { usage } from '../output/errors.js'
 import { listContexts } from '../config/contexts.js'
 
 /** What a value is, for completion. */
-export type CompletionKind = 'replica' | 'lead' | 'lock' | 'chat' | 'checkpoint' | 'context' | 'file'
+export type CompletionKind = 'replica' | 'lead' | 'lock' | 'chat' | 'checkpoint' | 'handover' | 'context' | 'file'
 
 /** The arguments of commands, by canonical path: what each positional argument names. */
 export const ARGUMENT_KINDS: Record<string, CompletionKind[]> = {
@@ -21,6 +21,9 @@ export const ARGUMENT_KINDS: Record<string, CompletionKind[]> = {
   'chat skip': ['chat'],
   'checkpoints inspect': ['checkpoint'],
   'checkpoints rm': ['checkpoint'],
+  'checkpoints extend': ['checkpoint'],
+  'handover inspect': ['handover'],
+  'handover rm': ['handover'],
   'provider status': ['lead'],
   'provider yield': ['lead'],
   'locks release': ['lock'],
@@ -262,7 +265,7 @@ export async function completionValues(ctx: Context, kind: CompletionKind): Prom
     if (kind === 'chat') for (const w of r.leases.waiting) fromBeats.add(w.key)
   }
   if (kind === 'lead') return [...fromBeats].slice(0, MAX)
-  const segment = kind === 'lock' ? 'lock' : kind === 'checkpoint' ? 'checkpoint' : 'chat'
+  const segment = kind === 'lock' || kind === 'checkpoint' || kind === 'handover' ? kind : 'chat'
   const scanned = await ctx.reader.listMany({ [segment]: (id: string) => id } as Record<'chat', (id: string) => string>, {
     count: MAX,
     limit: MAX,

@@ -27,6 +27,8 @@ export interface Plan {
   title: string
   /** Facts the decision rests on, and what happens next. */
   lines: string[]
+  /** Shown instead of `lines` with --dry-run (a bulk clean-up lists every entry there). */
+  dryRunLines?: string[]
   /** Said in yellow before the question. */
   warnings?: string[]
   /** The same for --json (with --dry-run). */
@@ -82,6 +84,8 @@ export function changed(what: string, json: Record<string, unknown>, audit?: Aud
 export function writeAction<Args extends unknown[]>(
   name: string,
   plan: (ctx: Context, flags: WriteFlags & Record<string, unknown>, ...args: Args) => Promise<Plan>,
+  /** Checks of the command line that need no Redis (a usage error before connecting). */
+  check?: (flags: WriteFlags & Record<string, unknown>, ...args: Args) => void,
 ): (...raw: unknown[]) => Promise<void> {
   return async (...raw: unknown[]) => {
     const cmd = raw[raw.length - 1] as Command
@@ -92,6 +96,7 @@ export function writeAction<Args extends unknown[]>(
       if (globalOptions(cmd).readOnly) {
         throw refused(`read-only mode (--read-only / BOTMESH_READ_ONLY): ${name} changes state; nothing done`)
       }
+      check?.(flags, ...args)
       ctx = await openContext(cmd, { admin: true })
       const p = await plan(ctx, flags, ...args)
       process.exitCode = await carryOut(ctx, p, flags, name)
@@ -112,7 +117,8 @@ async function carryOut(ctx: Context, p: Plan, flags: WriteFlags, name: string):
   const { c } = ctx
   // The plan is for people: on stdout normally, on stderr when stdout carries JSON.
   const show = ctx.json ? ctx.err : ctx.out
-  show(`${c.bold(p.title)}\n${p.lines.map((l) => `  ${l}`).join('\n')}`)
+  const lines = flags.dryRun && p.dryRunLines ? p.dryRunLines : p.lines
+  show(`${c.bold(p.title)}\n${lines.map((l) => `  ${l}`).join('\n')}`)
   for (const w of p.warnings ?? []) show(c.yellow(`  ! ${w}`))
   if (flags.dryRun) {
     if (ctx.json) ctx.out(jsonOut('intervention', { command: p.command, dryRun: true, plan: p.json }))

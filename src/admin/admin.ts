@@ -9,7 +9,9 @@ import {
   ADMIN_CHAT_EVICT,
   ADMIN_CHAT_RELEASE,
   ADMIN_CHAT_SKIP,
+  ADMIN_CHECKPOINT_EXTEND,
   ADMIN_CHECKPOINT_RM,
+  ADMIN_HANDOVER_RM,
   ADMIN_LEAD_EVICT,
   ADMIN_LEAD_REVOKE,
   ADMIN_YIELD_CANCEL,
@@ -25,11 +27,17 @@ import { CorruptStateError } from '../errors/corrupt-state-error.js'
 import type {
   AuditOptions,
   AuditOutcome,
+  BulkCounts,
+  BulkEntryResult,
+  BulkOptions,
+  BulkResult,
+  CheckpointExtendResult,
   ChatReleaseResult,
   ChatSkipResult,
   CheckpointRemoveResult,
   EvictedChat,
   EvictedLead,
+  HandoverRemoveResult,
   LeadRevokeResult,
   LockReleaseResult,
   ReplicaEvictResult,
@@ -106,6 +114,7 @@ const CHANGED_STATE = new Set([
   'tombstoned',
   'cleaning again',
   'cancelled',
+  'extended',
 ])
 
 function named<R extends { status: string }, N extends object>(reply: R, names: N): R & N {
@@ -336,10 +345,7 @@ export class CoordinationAdmin {
     revision: number,
     opts: AuditOptions = {},
   ): Promise<CheckpointRemoveResult & { audit: AuditOutcome }> {
-    validateId(key, 'checkpoint key')
-    const raw = this.keys.chat(key).checkpoint
-    const reply = await this.scripts.call(ADMIN_CHECKPOINT_RM, { checkpoint: raw }, { revision })
-    const result: CheckpointRemoveResult = named(reply, { key })
+    const result = await this.checkpointRm(key, revision)
     const audit = await this.audit(opts, {
       command: opts.command ?? `checkpoint rm ${key}`,
       kind: 'checkpoint',
@@ -351,6 +357,135 @@ export class CoordinationAdmin {
       result: result.status,
     })
     return { ...result, audit }
+  }
+
+  private async checkpointRm(key: string, revision: number): Promise<CheckpointRemoveResult> {
+    validateId(key, 'checkpoint key')
+    const reply = await this.scripts.call(ADMIN_CHECKPOINT_RM, { checkpoint: this.keys.chat(key).checkpoint }, { revision })
+    return named(reply, { key })
+  }
+
+  /**
+   * Keep an ephemeral checkpoint alive longer (`checkpoint extend`): it expires `ttlMs` from Redis's
+   * now, if still at the revision the operator saw. A persistent one is left alone, one that expires
+   * later already is not shortened, and the revision does not change.
+   */
+  async extendCheckpoint(
+    key: string,
+    revision: number,
+    ttlMs: number,
+    opts: AuditOptions = {},
+  ): Promise<CheckpointExtendResult & { audit: AuditOutcome }> {
+    validateId(key, 'checkpoint key')
+    if (!Number.isSafeInteger(ttlMs) || ttlMs < 1) throw new RangeError('ttlMs must be a positive whole number of ms')
+    const reply = await this.scripts.call(ADMIN_CHECKPOINT_EXTEND, { checkpoint: this.keys.chat(key).checkpoint }, { revision, ttlMs })
+    const result: CheckpointExtendResult = named(reply, { key, ttlMs })
+    const audit = await this.audit(opts, {
+      command: opts.command ?? `checkpoint extend ${key}`,
+      kind: 'checkpoint',
+      key,
+      revisionExpected: revision,
+      revision: result.status === 'absent' ? null : result.revision,
+      ttlMs,
+      expiresInMsBefore: result.status === 'extended' || result.status === 'unchanged' ? result.expiresInMsBefore : null,
+      result: result.status,
+    })
+    return { ...result, audit }
+  }
+
+  /**
+   * Remove a handover marker (`handover rm`), only if the incarnation that left it (and, given, the
+   * wait it marks: its `since`) is still the one the operator saw. The next replica to take the chat
+   * applies no fallback.
+   */
+  async removeHandover(
+    key: string,
+    opts: AuditOptions & { ifIncarnation: string; ifSince?: number | null },
+  ): Promise<HandoverRemoveResult & { audit: AuditOutcome }> {
+    const result = await this.handoverRm(key, opts.ifIncarnation, opts.ifSince ?? null)
+    const audit = await this.audit(opts, {
+      command: opts.command ?? `handover rm ${key}`,
+      kind: 'handover',
+      key,
+      holder: { replicaId: result.status === 'absent' ? null : result.replicaId, incarnation: opts.ifIncarnation },
+      name: result.status === 'absent' ? null : result.name,
+      result: result.status,
+    })
+    return { ...result, audit }
+  }
+
+  private async handoverRm(key: string, ifIncarnation: string, ifSince: number | null): Promise<HandoverRemoveResult> {
+    validateId(key, 'chat key')
+    if (!ifIncarnation) throw new RangeError('removeHandover needs the incarnation the operator saw (ifIncarnation)')
+    const reply = await this.scripts.call(ADMIN_HANDOVER_RM, { marker: this.keys.chat(key).handover }, { ifIncarnation, ifSince })
+    return named(reply, { key })
+  }
+
+  /**
+   * Bulk clean-up of checkpoints (`checkpoints rm --flow …`): each entry is removed by its own
+   * compare-and-set script on the revision listed, so an entry that changed since it was listed is
+   * skipped and counted, never removed. One audit record with the counts.
+   */
+  removeCheckpoints(
+    entries: Array<{ key: string; revision: number }>,
+    opts: BulkOptions = {},
+  ): Promise<BulkResult & { audit: AuditOutcome }> {
+    return this.bulk('checkpoint', entries, (e) => this.checkpointRm(e.key, e.revision), opts, 'checkpoints rm')
+  }
+
+  /**
+   * Bulk clean-up of handover markers (`handover rm --owner-dead`): each marker is removed by its own
+   * script conditioned on the incarnation and wait listed; one audit record with the counts.
+   */
+  removeHandovers(
+    entries: Array<{ key: string; incarnation: string; since: number | null }>,
+    opts: BulkOptions = {},
+  ): Promise<BulkResult & { audit: AuditOutcome }> {
+    return this.bulk('handover', entries, (e) => this.handoverRm(e.key, e.incarnation, e.since), opts, 'handover rm')
+  }
+
+  /** Run one conditioned script per entry in bounded batches, count the outcomes, write one audit record. */
+  private async bulk<E extends { key: string }>(
+    kind: 'checkpoint' | 'handover',
+    entries: E[],
+    one: (e: E) => Promise<{ status: 'removed' | 'changed' | 'absent' }>,
+    opts: BulkOptions,
+    command: string,
+  ): Promise<BulkResult & { audit: AuditOutcome }> {
+    const size = Math.max(1, Math.floor(opts.batchSize ?? DEFAULTS.bulkBatchSize))
+    const results: BulkEntryResult[] = []
+    for (let i = 0; i < entries.length; i += size) {
+      const batch = entries.slice(i, i + size)
+      const done = await Promise.all(
+        batch.map((e) =>
+          one(e).then(
+            (r): BulkEntryResult => ({ key: e.key, status: r.status }),
+            (err: unknown): BulkEntryResult => ({ key: e.key, status: 'failed', error: err instanceof Error ? err.message : String(err) }),
+          ),
+        ),
+      )
+      results.push(...done)
+      opts.onProgress?.(results.length, entries.length)
+    }
+    const counts: BulkCounts = { listed: entries.length, removed: 0, changed: 0, absent: 0, failed: 0 }
+    for (const r of results) counts[r.status]++
+    const keysOf = (status: BulkEntryResult['status']) =>
+      results
+        .filter((r) => r.status === status)
+        .slice(0, BULK_KEYS_RECORDED)
+        .map((r) => r.key)
+    const audit = await this.audit(opts, {
+      command: opts.command ?? command,
+      kind,
+      key: null,
+      filter: opts.filter ?? null,
+      counts,
+      removedKeys: keysOf('removed'),
+      changedKeys: keysOf('changed'),
+      // Nothing removed is a no-op (recorded as one): the result says what happened instead.
+      result: counts.removed > 0 ? 'removed' : counts.changed > 0 ? 'changed' : counts.failed > 0 ? 'failed' : 'absent',
+    })
+    return { status: 'done', counts, entries: results, audit }
   }
 
   /**
@@ -527,6 +662,9 @@ export class CoordinationAdmin {
     await this.backend.close()
   }
 }
+
+/** Keys of each outcome a bulk clean-up's audit record names (the counts are always whole). */
+const BULK_KEYS_RECORDED = 100
 
 function parseJson<T>(v: unknown): T | null {
   if (typeof v !== 'string' || v === '') return null

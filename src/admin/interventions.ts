@@ -7,8 +7,10 @@ import type {
   ChatEvictReply,
   ChatReleaseReply,
   ChatSkipReply,
+  CheckpointExtendReply,
   CheckpointRemoveReply,
   Granted,
+  HandoverRemoveReply,
   LeadEvictReply,
   LeadRevokeReply,
   LockReleaseReply,
@@ -36,6 +38,43 @@ export type LeadRevokeResult = LeadRevokeReply & { name: string }
 export type LockReleaseResult = LockReleaseReply & { key: string }
 export type YieldCancelResult = YieldCancelReply & { name: string }
 export type CheckpointRemoveResult = CheckpointRemoveReply & { key: string }
+export type CheckpointExtendResult = CheckpointExtendReply & { key: string; ttlMs: number }
+export type HandoverRemoveResult = HandoverRemoveReply & { key: string }
+
+/** How a bulk clean-up runs: one conditioned script per entry, in bounded batches, one audit record. */
+export interface BulkOptions extends AuditOptions {
+  /** Entries whose scripts run at once (a bound on the load one batch puts on Redis). Default 100. */
+  batchSize?: number
+  /** Called after each batch: entries done so far, of how many. */
+  onProgress?: (done: number, total: number) => void
+  /** What selected the entries (recorded in the audit record as given). */
+  filter?: Record<string, unknown>
+}
+
+/** One entry of a bulk clean-up: removed, changed since it was listed (skipped), gone already, or failed. */
+export interface BulkEntryResult {
+  key: string
+  status: 'removed' | 'changed' | 'absent' | 'failed'
+  error?: string
+}
+
+export interface BulkCounts {
+  /** Entries listed (what the operator confirmed). */
+  listed: number
+  removed: number
+  /** Changed since they were listed: skipped, never removed. */
+  changed: number
+  /** Gone already (expired, or taken by a replica). */
+  absent: number
+  /** The script could not run (Redis unreachable, a timeout): nothing known to be done. */
+  failed: number
+}
+
+export interface BulkResult {
+  status: 'done'
+  counts: BulkCounts
+  entries: BulkEntryResult[]
+}
 
 export interface EvictedChat extends ChatEvictReply {
   key: string

@@ -9,8 +9,10 @@ import type {
   ChatEvictReply,
   ChatReleaseReply,
   ChatSkipReply,
+  CheckpointExtendReply,
   CheckpointRemoveReply,
   Granted,
+  HandoverRemoveReply,
   LeadEvictReply,
   LeadRevokeReply,
   LockReleaseReply,
@@ -45,6 +47,9 @@ function grantedAt(r: Row, at: number): Granted | null {
   if (!r[at]) return null
   return { ticket: Number(r[at]), fence: Number(r[at + 1]), replicaId: String(r[at + 2] ?? ''), incarnation: String(r[at + 3] ?? '') }
 }
+
+/** The checkpoint an operator script found: revision, flow, step, writer's replicaId from position 1. */
+const checkpointFound = (a: Row) => ({ revision: Number(a[1]), flow: strOrNull(a[2]), step: strOrNull(a[3]), owner: strOrNull(a[4]) })
 
 /** A 0/1 answer. */
 const yes = (r: Reply): boolean => r === 1
@@ -420,7 +425,50 @@ export const ADMIN_CHECKPOINT_RM = defineScript({
   argv: { revision: 'num' },
   decode: (r, key): CheckpointRemoveReply => {
     const a = row(r, key)
-    const found = () => ({ revision: Number(a[1]), flow: strOrNull(a[2]), step: strOrNull(a[3]), owner: strOrNull(a[4]) })
+    switch (a[0]) {
+      case 1:
+        return { status: 'removed', ...checkpointFound(a) }
+      case 0:
+        return { status: 'absent' }
+      case -1:
+        return { status: 'changed', ...checkpointFound(a) }
+      default:
+        throw unexpected(key, a)
+    }
+  },
+})
+
+export const ADMIN_CHECKPOINT_EXTEND = defineScript({
+  name: 'admin-checkpoint-extend-1',
+  keys: ['checkpoint'],
+  argv: { revision: 'num', ttlMs: 'int' },
+  decode: (r, key): CheckpointExtendReply => {
+    const a = row(r, key)
+    const found = () => ({ revision: Number(a[1]), expiresInMsBefore: Number(a[2]), flow: strOrNull(a[3]), step: strOrNull(a[4]) })
+    switch (a[0]) {
+      case 1:
+        return { status: 'extended', ...found() }
+      case 2:
+        return { status: 'unchanged', ...found() }
+      case 0:
+        return { status: 'absent' }
+      case -1:
+        return { status: 'changed', ...checkpointFound(a) }
+      case -2:
+        return { status: 'persistent', revision: Number(a[1]) }
+      default:
+        throw unexpected(key, a)
+    }
+  },
+})
+
+export const ADMIN_HANDOVER_RM = defineScript({
+  name: 'admin-handover-rm-1',
+  keys: ['marker'],
+  argv: { ifIncarnation: 'str', ifSince: 'num?' },
+  decode: (r, key): HandoverRemoveReply => {
+    const a = row(r, key)
+    const found = () => ({ name: strOrNull(a[1]), replicaId: strOrNull(a[2]), incarnation: strOrNull(a[3]), since: numOrNull(a[4]) })
     switch (a[0]) {
       case 1:
         return { status: 'removed', ...found() }
@@ -486,5 +534,7 @@ export const ALL_SCRIPTS = [
   ADMIN_LEAD_EVICT,
   ADMIN_LOCK_RELEASE,
   ADMIN_CHECKPOINT_RM,
+  ADMIN_CHECKPOINT_EXTEND,
+  ADMIN_HANDOVER_RM,
   ADMIN_REPLICA_EVICT,
 ] as const

@@ -244,6 +244,8 @@ export interface ChatDetail {
   /** ms until an ephemeral checkpoint expires. */
   checkpointTtlMs: number | null
   handover: HandoverMarker | null
+  /** ms until the handover marker expires (null: no TTL, or no marker). */
+  handoverTtlMs: number | null
   /** Redis's clock when read. */
   nowMs: number
 }

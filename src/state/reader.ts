@@ -313,7 +313,8 @@ export class StateReader {
     pipe.pttl(k.checkpoint)
     pipe.hgetall(k.handover)
     pipe.time()
-    this.commands += 5
+    pipe.pttl(k.handover)
+    this.commands += 6
     const r = (await this.call('chat', () => pipe.exec(), k.state)) ?? []
     const val = <T>(i: number, rawKey: string): T => {
       const [err, v] = r[i] ?? [null, null]
@@ -325,11 +326,13 @@ export class StateReader {
     const ttl = val<number>(2, k.checkpoint)
     const ho = val<Hash>(3, k.handover)
     const [s, us] = val<[string, string]>(4, k.state)
+    const hoTtl = val<number>(5, k.handover)
     return {
       chat: Object.keys(state).length ? decodeChat(key, k.state, state) : null,
       checkpoint: Object.keys(cp).length ? decodeCheckpoint(key, k.checkpoint, cp) : null,
       checkpointTtlMs: ttl >= 0 ? ttl : null,
       handover: Object.keys(ho).length ? decodeHandover(key, k.handover, ho) : null,
+      handoverTtlMs: hoTtl >= 0 ? hoTtl : null,
       nowMs: Number(s) * 1000 + Math.floor(Number(us) / 1000),
     }
   }

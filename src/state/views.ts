@@ -7,7 +7,16 @@
  * `incarnation`, `fence` and `expiresInMs` (from Redis's clock; negative once expired).
  */
 import type { Holder } from '../wire/types.js'
-import type { ChatSnapshot, FlowCheckpoint, HandoverMarker, LeadSnapshot, LockSnapshot, ReplicaSnapshot, TicketSnapshot } from './decode.js'
+import type {
+  ChatSnapshot,
+  FlowCheckpoint,
+  HandoverMarker,
+  Json,
+  LeadSnapshot,
+  LockSnapshot,
+  ReplicaSnapshot,
+  TicketSnapshot,
+} from './decode.js'
 import { leadKind, type ChatDetail, type LeaseKindLabel } from './decode.js'
 import { DEFAULTS } from '../defaults.js'
 
@@ -403,7 +412,7 @@ export interface ChatView extends ChatRow {
   skippedTickets: number
   tickets: TicketRow[]
   checkpoint: CheckpointRow | null
-  handover: HandoverRow | null
+  handover: HandoverView | null
 }
 
 export function chatView(d: ChatDetail, replicas: ReplicaSnapshot[], key: string): ChatView {
@@ -459,7 +468,7 @@ export function chatView(d: ChatDetail, replicas: ReplicaSnapshot[], key: string
       }
     }),
     checkpoint: d.checkpoint ? checkpointRow(d.checkpoint, now, replicas, d.checkpointTtlMs) : null,
-    handover: d.handover ? handoverRow(d.handover, now, replicas) : null,
+    handover: d.handover ? handoverView(d.handover, now, replicas, d.handoverTtlMs) : null,
   }
 }
 
@@ -797,20 +806,36 @@ export function checkpointRow(cp: FlowCheckpoint, nowMs: number, replicas: Repli
   }
 }
 
+/** Which checkpoints a listing or a bulk clean-up takes. */
+export interface CheckpointFilter {
+  ephemeral?: boolean
+  persistent?: boolean
+  flow?: string
+  /** Only ephemeral checkpoints whose flow fingerprint is not this one (written by another flow version). */
+  fingerprintNot?: string
+  /** Only those whose last write is at least this old. */
+  olderThanMs?: number
+  /** Only those whose writer (that incarnation) has no live heartbeat. */
+  ownerDead?: boolean
+}
+
 export function checkpointRows(
   cps: FlowCheckpoint[],
   replicas: ReplicaSnapshot[],
   nowMs: number,
-  filter: { ephemeral?: boolean; persistent?: boolean; flow?: string } = {},
+  filter: CheckpointFilter = {},
 ): CheckpointRow[] {
   return cps
     .filter(
       (c) =>
         (!filter.ephemeral || c.ephemeral !== null) &&
         (!filter.persistent || c.ephemeral === null) &&
-        (filter.flow === undefined || c.flow === filter.flow),
+        (filter.flow === undefined || c.flow === filter.flow) &&
+        (filter.fingerprintNot === undefined || (c.ephemeral !== null && c.ephemeral.fingerprint !== filter.fingerprintNot)) &&
+        (filter.olderThanMs === undefined || (c.updatedAt > 0 && nowMs - c.updatedAt >= filter.olderThanMs)),
     )
     .map((c) => checkpointRow(c, nowMs, replicas))
+    .filter((r) => !filter.ownerDead || (r.replicaId !== null && !r.ownerAlive))
     .sort((a, b) => byText(a.key, b.key))
 }
 
@@ -842,6 +867,39 @@ export function handoverRow(m: HandoverMarker, nowMs: number, replicas: ReplicaS
 
 export function handoverRows(markers: HandoverMarker[], replicas: ReplicaSnapshot[], nowMs: number): HandoverRow[] {
   return markers.map((m) => handoverRow(m, nowMs, replicas)).sort((a, b) => byText(a.key, b.key))
+}
+
+/** One handover marker whole (`handover inspect`, the dashboard's chat detail). */
+export interface HandoverView extends HandoverRow {
+  /** 'alive' | 'dead' (no heartbeat) | 'stale' (its replica restarted: a new incarnation). */
+  ownerStatus: 'alive' | 'dead' | 'stale'
+  /** Redis ms since its conversation waits (what `handover rm` is conditioned on, with the incarnation). */
+  since: number
+  /** Until Redis drops it by itself (null: no TTL). */
+  expiresInMs: number | null
+  /** Bytes of its data as stored (JSON). */
+  dataBytes: number
+  data: Json
+  /** What the replica that takes the chat next will do with it, in words. */
+  next: string
+}
+
+export function handoverView(m: HandoverMarker, nowMs: number, replicas: ReplicaSnapshot[], pttlMs: number | null): HandoverView {
+  const status = liveness(replicas, nowMs).status(m)
+  const row = handoverRow(m, nowMs, replicas)
+  const fallback = `takes this marker and applies the handover fallback the bot configures for ${JSON.stringify(m.name)} (notify, restart, custom or drop)`
+  return {
+    ...row,
+    ownerStatus: status,
+    since: m.since,
+    expiresInMs: pttlMs,
+    dataBytes: m.data === null ? 0 : new TextEncoder().encode(JSON.stringify(m.data)).length,
+    data: m.data,
+    next:
+      status === 'alive'
+        ? `${m.replicaId} holds the conversation in memory and goes on with it when it gets the chat's next message; a replica that gets it instead ${fallback}`
+        : `the conversation is gone with ${status === 'stale' ? `the earlier process of ${m.replicaId}` : m.replicaId}: the next replica to take the chat ${fallback}`,
+  }
 }
 
 // ---------------------------------------------------------------- doctor helpers

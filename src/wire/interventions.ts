@@ -50,6 +50,25 @@ export type CheckpointRemoveReply =
   | { status: 'absent' }
   | { status: 'changed'; revision: number; flow: string | null; step: string | null; owner: string | null }
 
+export type CheckpointExtendReply =
+  | { status: 'extended'; revision: number; expiresInMsBefore: number; flow: string | null; step: string | null }
+  /** It expires later than asked already: left as it is. */
+  | { status: 'unchanged'; revision: number; expiresInMsBefore: number; flow: string | null; step: string | null }
+  | { status: 'absent' }
+  | { status: 'changed'; revision: number; flow: string | null; step: string | null; owner: string | null }
+  | { status: 'persistent'; revision: number }
+
+/** The marker as the script found it (what was removed, or what is there instead). */
+export interface HandoverFound {
+  name: string | null
+  replicaId: string | null
+  incarnation: string | null
+  /** Redis ms since its conversation waits. */
+  since: number | null
+}
+
+export type HandoverRemoveReply = ({ status: 'removed' } & HandoverFound) | { status: 'absent' } | ({ status: 'changed' } & HandoverFound)
+
 /** One chat's part of a replica eviction. */
 export interface ChatEvictReply {
   /** Its turn was revoked (it held the chat). */

@@ -80,6 +80,16 @@ describe('docs/redis-layout.md example, written by hand', () => {
     expect(provider.standbys.map((s: J) => s.replicaId)).toEqual(['pod-b'])
     expect(locks.locks).toEqual([expect.objectContaining({ key: 'invoice:run', held: true, owner: 'vm:12015' })])
     expect(handovers.handovers).toEqual([expect.objectContaining({ key: 'chat:7', name: 'survey', replicaId: 'pod-c', ownerAlive: false })])
+    const { handover } = await cli('handover', 'inspect', 'chat:7')
+    expect(handover).toMatchObject({
+      incarnation: 'e34fe49a3eaeeab9',
+      ownerStatus: 'dead',
+      expiresInMs: null,
+      dataBytes: 0,
+      data: null,
+    })
+    // `since` is <now-20000>: it has waited 20 s (and the test's own time since).
+    expect(handover.waitingForMs).toBeGreaterThanOrEqual(20_000)
     expect(events.events).toEqual([expect.objectContaining({ type: 'leader', replicaId: 'pod-a' })])
     expect(events.events[0].event.name).toBe('provider:whatsapp')
   })

@@ -117,7 +117,7 @@ export function lead(key: string, by: string | LeadSnapshot['holder'], o: Partia
 
 /** One chat read whole (`chat inspect`): its state and nothing else unless given. */
 export function chatDetail(chat: ChatSnapshot | null, o: Partial<ChatDetail> = {}): ChatDetail {
-  return { chat, checkpoint: null, checkpointTtlMs: null, handover: null, nowMs: NOW, ...o }
+  return { chat, checkpoint: null, checkpointTtlMs: null, handover: null, handoverTtlMs: null, nowMs: NOW, ...o }
 }
 
 /** A dashboard row: the chat held by `by` (renewed 1 s ago, 8 s left, held 3 s) with `waiting` queued behind. */

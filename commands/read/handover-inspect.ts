@@ -1,0 +1,52 @@
+import { Command } from 'commander'
+import { run } from '../run.js'
+import type { Context } from '../context.js'
+import { handoverView, shellWord, type HandoverView } from '../lib.js'
+import { cell, printOne } from '../output/format.js'
+import { agoMs, dur } from '../output/time.js'
+import { notFound } from '../output/errors.js'
+import { examples, printCorrupt } from './common.js'
+
+/** Collect: the marker (with its TTL, one round trip in the chat's slot) and the live replicas. */
+export async function collectHandover(ctx: Context, key: string) {
+  const [detail, replicas] = await Promise.all([ctx.reader.chat(key), ctx.reader.liveReplicas()])
+  if (!detail.handover) throw notFound(`no handover marker for ${JSON.stringify(key)} under prefix ${ctx.keys.prefix}`)
+  const handover = handoverView(detail.handover, detail.nowMs, replicas.items, detail.handoverTtlMs)
+  return { nowMs: detail.nowMs, handover, chatFence: detail.chat?.fence ?? null, corrupt: replicas.corrupt }
+}
+
+const STATUS_TEXT = { alive: 'alive', dead: 'no heartbeat', stale: 'restarted (stale incarnation)' } as const
+
+export function printHandover(ctx: Context, m: HandoverView): void {
+  const { c } = ctx
+  const kv = (k: string, val: string | number) => ctx.out(`${c.dim(k.padEnd(16))}${val}`)
+  kv('chat', c.bold(cell(m.key)))
+  kv('conversation', c.bold(cell(m.name)))
+  kv('owner', `${cell(m.replicaId)} ${c.dim(cell(m.incarnation))} ${m.ownerAlive ? c.green('alive') : c.red(STATUS_TEXT[m.ownerStatus])}`)
+  kv('waiting since', agoMs(m.waitingForMs))
+  kv('updated', agoMs(m.updatedAgoMs))
+  kv('expires in', m.expiresInMs === null ? c.dim('no TTL: stays until taken or removed') : dur(m.expiresInMs))
+  kv('data', m.dataBytes ? `${m.dataBytes} bytes ${cell(JSON.stringify(m.data))}` : c.dim('(none)'))
+  kv('next owner', m.next)
+  kv('remove', c.dim(`botmesh-coord handover rm ${shellWord(m.key)} --if-incarnation ${m.incarnation}`))
+}
+
+export function handoverInspect(): Command {
+  return new Command('inspect')
+    .alias('show')
+    .description(
+      'one handover marker whole: conversation, owner and whether it is alive, waiting since, TTL, data size, what the next owner will do',
+    )
+    .argument('<key>', 'the chat key the marker belongs to (as the runtime passed it)')
+    .addHelpText(
+      'after',
+      examples('botmesh-coord --prefix shop handover inspect chat:7', 'botmesh-coord --prefix shop handover inspect chat:7 -o json'),
+    )
+    .action(
+      run(async (ctx, key: string) => {
+        const data = await collectHandover(ctx, key)
+        printOne(ctx, 'handover', data, `handover/${key}`, () => printHandover(ctx, data.handover))
+        printCorrupt(ctx, data.corrupt)
+      }),
+    )
+}
