@@ -10,8 +10,8 @@ import { describeError } from '../output/errors.js'
 import { usePolling } from './use-polling.js'
 import { advance, chatDetail, filterChats, filterExpiring, type DashboardModel, type Tone } from './model.js'
 import { PANELS, allocate, priorityFor, type PanelId } from './layout.js'
-import { cliEquivalent, type ActionOutcome, type Interventions } from './interventions.js'
-import { shortInc } from './text.js'
+import { EXTEND_TTL_MS, cliEquivalent, type ActionOutcome, type Interventions } from './interventions.js'
+import { dur, shortInc } from './text.js'
 import { Header, type Connection } from './components/header.js'
 import { Footer, footerLines, type FooterMode } from './components/footer.js'
 import { ReplicasPanel } from './components/replicas-panel.js'
@@ -262,6 +262,36 @@ export function DashboardApp(props: DashboardAppProps): React.ReactElement {
       }
     })
 
+  // h and e act on the open chat's handover marker and checkpoint, as `handover rm` and `checkpoint extend` do.
+  const askRemoveMarker = () =>
+    act('handover rm', () => {
+      if (view !== 'detail' || !detail) return 'open a chat (⏎) to remove its handover marker'
+      const v = detail.view
+      const m = v.handover
+      if (!m) return `${v.key} has no handover marker`
+      const command = cliEquivalent.handoverRm(v.key, m.incarnation)
+      return {
+        text: `remove the handover marker of ${v.key}: ${m.name} by ${m.replicaId} (${shortInc(m.incarnation)}, ${m.ownerAlive ? 'alive' : 'gone'}), waiting ${dur(m.waitingForMs)}; the next owner applies no fallback`,
+        command,
+        run: () => source.interventions.removeHandover(v.key, { ifIncarnation: m.incarnation, ifSince: m.since, command }),
+      }
+    })
+
+  const askExtend = () =>
+    act('checkpoint extend', () => {
+      if (view !== 'detail' || !detail) return 'open a chat (⏎) to extend its checkpoint'
+      const v = detail.view
+      const cp = v.checkpoint
+      if (!cp) return `${v.key} has no checkpoint`
+      if (!cp.ephemeral) return `the checkpoint of ${v.key} is persistent: it has no TTL to extend`
+      const command = cliEquivalent.extend(v.key, cp.revision)
+      return {
+        text: `extend the checkpoint of ${v.key}: ${cp.flow}/${cp.step} rev ${cp.revision}, expires in ${dur(cp.expiresInMs)} → ${dur(EXTEND_TTL_MS)}`,
+        command,
+        run: () => source.interventions.extendCheckpoint(v.key, { ifRevision: cp.revision, ttlMs: EXTEND_TTL_MS, command }),
+      }
+    })
+
   const runConfirmed = (c: Confirm) => {
     setConfirm(null)
     setBusy(c.command)
@@ -321,6 +351,8 @@ export function DashboardApp(props: DashboardAppProps): React.ReactElement {
     if (input === 'y') return askYield()
     if (input === 'r') return askRelease()
     if (input === 's') return askSkip()
+    if (input === 'h') return askRemoveMarker()
+    if (input === 'e') return askExtend()
     if (view === 'detail') {
       if (key.escape || key.backspace || key.delete || key.leftArrow) setView('main')
       else if (key.upArrow || input === 'k') setTicketIndex((t) => Math.max(0, Math.min(t, tickets.length - 1) - 1))

@@ -1,11 +1,12 @@
 /**
- * The dashboard's `y` / `r` / `s` keys call the same operator interventions as the CLI's
- * `provider yield`, `chat release` and `chat skip` (CoordinationAdmin), with the same conditions:
- * `--if-fence` set to the fence the operator saw (and the holder's / ticket's incarnation, as the CLI
- * passes them), so nothing is done when the state changed since. Each writes the same audit record.
- * This adapter only turns their typed results into one line for the status bar.
+ * The dashboard's `y` / `r` / `s` / `h` / `e` keys call the same operator interventions as the CLI's
+ * `provider yield`, `chat release`, `chat skip`, `handover rm` and `checkpoint extend`
+ * (CoordinationAdmin), with the same conditions: `--if-fence` set to the fence the operator saw (and
+ * the holder's / ticket's incarnation, as the CLI passes them), the marker's incarnation and wait, the
+ * checkpoint's revision — so nothing is done when the state changed since. Each writes the same audit
+ * record. This adapter only turns their typed results into one line for the status bar.
  */
-import type { CoordinationAdmin } from '../lib.js'
+import { formatDuration, type CoordinationAdmin } from '../lib.js'
 import { fenceText } from './text.js'
 
 export interface ActionOutcome {
@@ -17,19 +18,26 @@ export interface Interventions {
   yieldProvider(name: string, o: { ifFence: number | null; command: string }): Promise<ActionOutcome>
   releaseChat(key: string, o: { ifFence: number | null; ifIncarnation: string | null; command: string }): Promise<ActionOutcome>
   skipTicket(key: string, ticket: number, o: { ifFence: number | null; ifIncarnation: string; command: string }): Promise<ActionOutcome>
+  removeHandover(key: string, o: { ifIncarnation: string; ifSince: number; command: string }): Promise<ActionOutcome>
+  extendCheckpoint(key: string, o: { ifRevision: number; ttlMs: number; command: string }): Promise<ActionOutcome>
 }
+
+/** How long `e` makes a checkpoint last (from Redis's now). */
+export const EXTEND_TTL_MS = 3_600_000
 
 /** What the CLI would run for the same action (shown in the confirmation line, recorded in the audit). */
 export const cliEquivalent = {
   yield: (name: string, fence: number | null) => `provider yield ${name}${fence !== null ? ` --if-fence ${fence}` : ''}`,
   release: (key: string, fence: number | null) => `chat release ${key}${fence !== null ? ` --if-fence ${fence}` : ''}`,
   skip: (key: string, ticket: number, fence: number | null) => `chat skip ${key} ${ticket}${fence !== null ? ` --if-fence ${fence}` : ''}`,
+  handoverRm: (key: string, incarnation: string) => `handover rm ${key} --if-incarnation ${incarnation}`,
+  extend: (key: string, revision: number) => `checkpoint extend ${key} --ttl ${formatDuration(EXTEND_TTL_MS)} --if-revision ${revision}`,
 }
 
 /** Recorded as the audit record's reason. */
 export const REASON = 'from botmesh-coord watch'
 
-type Admin = Pick<CoordinationAdmin, 'requestYield' | 'releaseChat' | 'skipTicket'>
+type Admin = Pick<CoordinationAdmin, 'requestYield' | 'releaseChat' | 'skipTicket' | 'removeHandover' | 'extendCheckpoint'>
 
 const nothing = (why: string): ActionOutcome => ({ ok: false, text: `nothing done: ${why}` })
 
@@ -88,6 +96,35 @@ export function adminInterventions(admin: Admin): Interventions {
           return nothing(`${key} is at fence ${r.fence ?? '-'} now, not ${fenceText(o.ifFence)}`)
         default:
           return nothing(`ticket ${ticket} belongs to another incarnation now`)
+      }
+    },
+    async removeHandover(key, o) {
+      const r = await admin.removeHandover(key, { ifIncarnation: o.ifIncarnation, ifSince: o.ifSince, command: o.command, reason: REASON })
+      switch (r.status) {
+        case 'removed':
+          return { ok: true, text: `removed the handover marker of ${key} (${r.name ?? '?'} by ${r.replicaId ?? '?'}): no fallback` }
+        case 'absent':
+          return nothing(`${key} has no handover marker any more`)
+        default:
+          return nothing(`the marker of ${key} was left again by ${r.replicaId ?? '?'} (${(r.incarnation ?? '?').slice(0, 8)}) meanwhile`)
+      }
+    },
+    async extendCheckpoint(key, o) {
+      const r = await admin.extendCheckpoint(key, o.ifRevision, o.ttlMs, { command: o.command, reason: REASON })
+      switch (r.status) {
+        case 'extended':
+          return {
+            ok: true,
+            text: `the checkpoint of ${key} expires in ${formatDuration(o.ttlMs)} now (was ${formatDuration(r.expiresInMsBefore)})`,
+          }
+        case 'unchanged':
+          return { ok: true, text: `the checkpoint of ${key} expires in ${formatDuration(r.expiresInMsBefore)} already: left as it is` }
+        case 'absent':
+          return nothing(`${key} has no checkpoint any more`)
+        case 'persistent':
+          return nothing(`the checkpoint of ${key} is persistent: no TTL to extend`)
+        default:
+          return nothing(`the checkpoint of ${key} is at revision ${r.revision} now, not ${o.ifRevision}`)
       }
     },
   }

@@ -80,6 +80,8 @@ export function openSource(o: SourceOptions): DashboardSource {
     yieldProvider: (...a) => base.yieldProvider(...a).then(counted(1)),
     releaseChat: (...a) => base.releaseChat(...a).then(counted(1)),
     skipTicket: (...a) => base.skipTicket(...a).then(counted(1)),
+    removeHandover: (...a) => base.removeHandover(...a).then(counted(1)),
+    extendCheckpoint: (...a) => base.extendCheckpoint(...a).then(counted(1)),
   }
   return {
     url: maskUrl(o.url),

@@ -389,3 +389,57 @@ describe.skipIf(!hasTmux)('changed while the operator confirms (standalone)', ()
     expect(await w.pttl('chat:42')).toBeLessThanOrEqual(TEN_MIN)
   })
 })
+
+describe.skipIf(!hasTmux)('the dashboard in a terminal (tmux): h and e in the chat detail', () => {
+  it('removes the marker and extends the checkpoint of the open chat, with the conditions shown, audited', async () => {
+    const w = world('standalone')
+    const a = await w.live('pod-a')
+    const turn = await a.acquireTurn('chat:42')
+    closers.push(() => turn.release())
+    await w.store.setHandoverMarker('chat:42', { name: 'survey', ...DEAD })
+    const rev = await w.forward('chat:42', 'order', 'v1')
+    const name = `hops-watch-${uniquePrefix('t')}`
+    sessions.push(name)
+    const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`
+    execFileSync('tmux', [
+      'new-session',
+      '-d',
+      '-s',
+      name,
+      '-x',
+      '200',
+      '-y',
+      '40',
+      `env -u REDIS_URL NO_COLOR=1 ${q(process.execPath)} ${q(BIN)} ${w.base.map(q).join(' ')} watch --interval 300ms`,
+    ])
+    const screen = () => execFileSync('tmux', ['capture-pane', '-p', '-t', name], { encoding: 'utf8' })
+    const waitFor = (re: RegExp, what: string) => until(() => re.test(screen()) && screen(), 15_000, what, 150)
+    const press = (k: string) => execFileSync('tmux', ['send-keys', '-t', name, k])
+
+    await waitFor(/chat:42\s+pod-a/, 'chat:42 held by pod-a in CHAT')
+    press('Enter')
+    await waitFor(/handover +survey by pod-dead .*\(h remove\)/, 'the chat detail with the marker')
+    press('h')
+    const ask = await waitFor(/confirm\? \[y\/N\]/, 'the confirmation of h')
+    expect(ask).toContain(`= handover rm chat:42 --if-incarnation ${DEAD.incarnation}`)
+    press('y')
+    await waitFor(/removed the handover marker of chat:42/, 'the marker removed')
+    expect(await w.store.getHandoverMarker('chat:42')).toBeNull()
+
+    press('e')
+    const askE = await waitFor(/confirm\? \[y\/N\]/, 'the confirmation of e')
+    expect(askE).toContain(`= checkpoint extend chat:42 --ttl 1h --if-revision ${rev}`)
+    press('y')
+    await waitFor(/the checkpoint of chat:42 expires in 1h now/, 'the checkpoint extended')
+    expect(await w.pttl('chat:42')).toBeGreaterThan(TEN_MIN)
+    expect(await w.audit()).toEqual([
+      expect.objectContaining({
+        command: `handover rm chat:42 --if-incarnation ${DEAD.incarnation}`,
+        reason: 'from botmesh-coord watch',
+        result: 'removed',
+      }),
+      expect.objectContaining({ command: `checkpoint extend chat:42 --ttl 1h --if-revision ${rev}`, result: 'extended' }),
+    ])
+    press('q')
+  })
+})

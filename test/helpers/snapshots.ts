@@ -1,6 +1,6 @@
 /**
  * One builder of decoded state for the view, model and dashboard tests: the snapshots src/state/
- * decodes from Redis (ReplicaSnapshot, ChatSnapshot, LeadSnapshot, ChatDetail) and readDashboard
+ * decodes from Redis (ReplicaSnapshot, ChatSnapshot, LeadSnapshot, FlowCheckpoint, HandoverMarker, ChatDetail) and readDashboard
  * assembles from them (DashboardChat, DashboardSnapshot). Times are on a fixed Redis clock (NOW);
  * every builder takes overrides of any field. Live state made by real replicas is
  * test/cli/read-fixture.ts.
@@ -10,6 +10,8 @@ import type {
   ChatSnapshot,
   DashboardChat,
   DashboardSnapshot,
+  FlowCheckpoint,
+  HandoverMarker,
   LeadSnapshot,
   ReplicaSnapshot,
   TicketSnapshot,
@@ -157,6 +159,37 @@ export function dashboard(o: Partial<DashboardSnapshot> = {}): DashboardSnapshot
     ],
     commands: 9,
     corrupt: [],
+    ...o,
+  }
+}
+
+/** An ephemeral (forward) checkpoint of flow `order`, written 5 s ago by `by`'s turn (fingerprint f1a2b3, 10 m TTL). */
+export function checkpoint(key: string, by = 'pod-a', o: Partial<FlowCheckpoint> = {}): FlowCheckpoint {
+  return {
+    key,
+    flow: 'order',
+    step: 'address',
+    state: {},
+    revision: 1_700_000_000_000_777,
+    owner: { replicaId: by, incarnation: incarnationOf(by), fence: FENCE },
+    updatedAt: NOW - 5000,
+    ephemeral: { ttlMs: 600_000, fingerprint: 'f1a2b3' },
+    answer: null,
+    answerBytes: 0,
+    ...o,
+  }
+}
+
+/** A handover marker of the async conversation `survey`, left by `by` 20 s ago. */
+export function handoverMarker(key: string, by = 'pod-c', o: Partial<HandoverMarker> = {}): HandoverMarker {
+  return {
+    key,
+    name: 'survey',
+    replicaId: by,
+    incarnation: incarnationOf(by),
+    since: NOW - 20_000,
+    updatedAt: NOW - 20_000,
+    data: null,
     ...o,
   }
 }

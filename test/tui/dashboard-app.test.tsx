@@ -4,7 +4,7 @@ import { render, cleanup } from 'ink-testing-library'
 import { DashboardApp, type DashboardData } from '../../commands/tui/dashboard-app.js'
 import type { ActionOutcome } from '../../commands/tui/interventions.js'
 import type { DashboardSnapshot } from '../../src/index.js'
-import { chatDetailOf, dashboard, dashboardChat } from '../helpers/snapshots.js'
+import { NOW, checkpoint, chatDetailOf, dashboard, dashboardChat, handoverMarker, incarnationOf } from '../helpers/snapshots.js'
 import { strip } from './frame.js'
 import { sleep, until } from '../helpers/wait.js'
 
@@ -29,6 +29,8 @@ function fakeSource(initial: DashboardSnapshot = dashboard()) {
       yieldProvider: (name, o) => (calls.push(['yield', name, o]), ok(`asked pod-a to yield ${name}`)),
       releaseChat: (key, o) => (calls.push(['release', key, o]), ok(`released ${key}`)),
       skipTicket: (key, ticket, o) => (calls.push(['skip', key, ticket, o]), ok(`skipped ticket ${ticket} of ${key}`)),
+      removeHandover: (key, o) => (calls.push(['handover-rm', key, o]), ok(`removed the handover marker of ${key}`)),
+      extendCheckpoint: (key, o) => (calls.push(['extend', key, o]), ok(`the checkpoint of ${key} expires in 1h now`)),
     },
   }
   return { source, calls, state }
@@ -141,6 +143,70 @@ describe('DashboardApp', () => {
     ])
     await keys(app, KEY.esc)
     expect(strip(app.lastFrame())).toMatch(/▸ CHAT/)
+  })
+
+  it('in the open chat, h removes the handover marker and e extends the checkpoint, with the conditions the CLI uses', async () => {
+    const { source, calls } = fakeSource()
+    const cp = checkpoint('chat:42')
+    const withBoth = async (key: string) => ({
+      ...chatDetailOf(dashboard(), key),
+      checkpoint: cp,
+      checkpointTtlMs: 300_000,
+      handover: handoverMarker(key),
+      handoverTtlMs: null,
+    })
+    source.chat = withBoth
+    const app = mount(source, { columns: 200 })
+    await until(() => expect(strip(app.lastFrame())).toContain('provider:wa'))
+    await keys(app, 'h')
+    expect(strip(app.lastFrame())).toContain('open a chat (⏎) to remove its handover marker')
+    await keys(app, KEY.enter)
+    await until(() => expect(strip(app.lastFrame())).toContain('(h remove)'))
+    let f = strip(app.lastFrame())
+    expect(f).toMatch(/handover {3}survey by pod-c \(pod-c-in\) \(gone\), waiting 20s \(h remove\)/)
+    expect(f).toMatch(/expires in 5m, fingerprint f1a2b3 \(e extend\)/)
+    expect(f).toMatch(/r release s skip h marker e extend/)
+    await keys(app, 'h')
+    f = strip(app.lastFrame())
+    expect(f).toContain('remove the handover marker of chat:42: survey by pod-c (pod-c-in, gone), waiting 20s')
+    expect(f).toContain(`= handover rm chat:42 --if-incarnation ${incarnationOf('pod-c')}`)
+    await keys(app, 'y')
+    await until(() => expect(calls).toHaveLength(1))
+    await until(() => expect(strip(app.lastFrame())).toContain('removed the handover marker of chat:42'))
+    await keys(app, 'e')
+    f = strip(app.lastFrame())
+    expect(f).toContain(`extend the checkpoint of chat:42: order/address rev ${cp.revision}, expires in 5m → 1h`)
+    expect(f).toContain(`= checkpoint extend chat:42 --ttl 1h --if-revision ${cp.revision}`)
+    await keys(app, 'y')
+    await until(() => expect(calls).toHaveLength(2))
+    expect(calls).toEqual([
+      [
+        'handover-rm',
+        'chat:42',
+        {
+          ifIncarnation: incarnationOf('pod-c'),
+          ifSince: NOW - 20_000,
+          command: `handover rm chat:42 --if-incarnation ${incarnationOf('pod-c')}`,
+        },
+      ],
+      [
+        'extend',
+        'chat:42',
+        { ifRevision: cp.revision, ttlMs: 3_600_000, command: `checkpoint extend chat:42 --ttl 1h --if-revision ${cp.revision}` },
+      ],
+    ])
+  })
+
+  it('e refuses a persistent checkpoint without asking', async () => {
+    const { source, calls } = fakeSource()
+    source.chat = async (key) => ({ ...chatDetailOf(dashboard(), key), checkpoint: checkpoint(key, 'pod-a', { ephemeral: null }) })
+    const app = mount(source)
+    await until(() => expect(strip(app.lastFrame())).toContain('provider:wa'))
+    await keys(app, KEY.enter)
+    await until(() => expect(strip(app.lastFrame())).toContain('checkpoint rev'))
+    await keys(app, 'e')
+    expect(strip(app.lastFrame())).toContain('the checkpoint of chat:42 is persistent: it has no TTL to extend')
+    expect(calls).toEqual([])
   })
 
   it('read-only mode refuses y, r and s without asking', async () => {

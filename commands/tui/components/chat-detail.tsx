@@ -63,14 +63,14 @@ export function ChatDetailView(p: ChatDetailProps): React.ReactElement {
     bottom.push(
       cp
         ? {
-            text: `checkpoint rev ${cp.revision}  ${cp.flow}/${cp.step}  by ${cp.replicaId ?? '-'}${cp.ownerAlive ? '' : ' (gone)'} fence ${cp.fence ?? '-'}  written ${dur(cp.updatedAgoMs)} ago${cp.ephemeral ? `  ephemeral, expires in ${dur(cp.expiresInMs)}, fingerprint ${cp.fingerprint ?? '-'}` : ''}`,
+            text: `checkpoint rev ${cp.revision}  ${cp.flow}/${cp.step}  by ${cp.replicaId ?? '-'}${cp.ownerAlive ? '' : ' (gone)'} fence ${cp.fence ?? '-'}  written ${dur(cp.updatedAgoMs)} ago${cp.ephemeral ? `  ephemeral, expires in ${dur(cp.expiresInMs)}, fingerprint ${cp.fingerprint ?? '-'} (e extend)` : ''}`,
           }
         : { text: 'checkpoint none', tone: 'dim' },
     )
     bottom.push(
       v.handover
         ? {
-            text: `handover   ${v.handover.name} by ${v.handover.replicaId}${v.handover.ownerAlive ? '' : ' (gone)'}, waiting ${dur(v.handover.waitingForMs)}`,
+            text: `handover   ${v.handover.name} by ${v.handover.replicaId} (${shortInc(v.handover.incarnation)})${v.handover.ownerAlive ? '' : ' (gone)'}, waiting ${dur(v.handover.waitingForMs)}${v.handover.expiresInMs === null ? '' : `, expires in ${dur(v.handover.expiresInMs)}`} (h remove)`,
           }
         : { text: 'handover   none', tone: 'dim' },
     )

@@ -23,7 +23,7 @@ export interface FooterProps {
 }
 
 export function keyHints(detail: boolean, readOnly: boolean): string {
-  const acts = readOnly ? '' : detail ? ' r release s skip' : ' y yield r release'
+  const acts = readOnly ? '' : detail ? ' r release s skip h marker e extend' : ' y yield r release'
   return detail ? `esc back ↑↓ ticket${acts} p pause ? help q quit` : `tab/←→ panel ↑↓ row ⏎ chat / filter${acts} p pause ? help q quit`
 }
 

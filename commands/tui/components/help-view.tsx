@@ -1,6 +1,7 @@
 import React from 'react'
 import { Box, Text } from 'ink'
-import { truncate } from '../text.js'
+import { dur, truncate } from '../text.js'
+import { EXTEND_TTL_MS } from '../interventions.js'
 
 export interface HelpViewProps {
   readOnly: boolean
@@ -17,6 +18,11 @@ const KEY_BINDINGS: Array<[string, string]> = [
   ['y', 'yield the provider: `provider yield <name> --if-fence`'],
   ['r', 'release the chat: `chat release <key> --if-fence`'],
   ['s', 'in a chat, skip the ticket: `chat skip <key> <t> --if-fence`'],
+  ['h', 'in a chat, remove its handover marker: `handover rm <key> --if-incarnation`'],
+  [
+    'e',
+    `in a chat, extend its ephemeral checkpoint to ${dur(EXTEND_TTL_MS)}: \`checkpoint extend <key> --ttl ${dur(EXTEND_TTL_MS)} --if-revision\``,
+  ],
   ['p', 'pause / resume refreshing'],
   ['?', 'this help (any key closes it)'],
   ['q ctrl-c', 'quit'],
@@ -27,8 +33,8 @@ export function HelpView({ readOnly, width, height, logFiles }: HelpViewProps): 
   lines.push(
     '',
     readOnly
-      ? 'Read-only mode (--read-only / BOTMESH_READ_ONLY): y, r and s are disabled.'
-      : 'y, r, s ask first, show holder and fence; nothing is done if it moved.',
+      ? 'Read-only mode (--read-only / BOTMESH_READ_ONLY): y, r, s, h and e are disabled.'
+      : 'y, r, s, h, e ask first and show what they act on; nothing is done if it moved.',
     "Times are Redis's clock. A replica that vanishes stays listed as GONE 30s.",
   )
   for (const [id, file] of Object.entries(logFiles ?? {})) lines.push(`log of ${id}: ${file}`)
