@@ -29,6 +29,8 @@ export interface ControlRequest {
   replica?: string
   seconds?: number
   to?: string
+  /** `start`: the flow version the replica runs (a changed flow has another fingerprint: a rolling deploy). */
+  flowVersion?: string
 }
 
 export interface ControlReply {

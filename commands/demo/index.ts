@@ -314,10 +314,18 @@ stops it on exit. The prefix is "demo" unless --prefix is given. Rehearse from a
       .argument('<duration>', 'how long, e.g. 8s'),
   )
   demo.addCommand(
-    rehearsal('start', 'start a stopped or killed replica again (new incarnation)', 'start r2', ([replica]) => ({
+    rehearsal('start', 'start a stopped or killed replica again (new incarnation)', 'start r2 --flow-version 2', ([replica], o) => ({
       cmd: 'start',
       replica,
-    })).argument('<replica>', 'r1, r2, …'),
+      ...(o.flowVersion ? { flowVersion: o.flowVersion } : {}),
+    }))
+      .argument('<replica>', 'r1, r2, …')
+      .addOption(
+        new Option(
+          '--flow-version <v>',
+          "run another version of the demo's flows (a rolling deploy of a changed flow: other fingerprints)",
+        ),
+      ),
   )
   demo.addCommand(
     rehearsal('close-transport', `close the transport of ${PROVIDER} on its leader`, 'close-transport', () => ({ cmd: 'close-transport' })),

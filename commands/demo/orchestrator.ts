@@ -171,7 +171,7 @@ export class Demo {
 
   // ---------------------------------------------------------------- replicas
 
-  private spawnReplica(r: Replica): Promise<void> {
+  private spawnReplica(r: Replica, flowVersion?: string): Promise<void> {
     const fd = openSync(r.log, 'a')
     const o = this.opts
     // Detached (its own process group): Ctrl-C reaches the demo only, which stops replicas in order.
@@ -191,6 +191,7 @@ export class Demo {
         String(o.leaseMs),
         '--provider-down-ms',
         String(o.providerDownMs),
+        ...(flowVersion ? ['--flow-version', flowVersion] : []),
       ],
       { stdio: ['ignore', fd, fd, 'ipc'], detached: true, env: { ...process.env, NO_COLOR: '1', REDIS_URL: o.url } },
     )
@@ -327,11 +328,11 @@ export class Demo {
       case 'start': {
         const r = this.replica(req.replica)
         if (r.child) return { ok: false, message: `${r.id} is already running (pid ${r.pid})` }
-        await this.spawnReplica(r)
+        await this.spawnReplica(r, req.flowVersion)
         this.writeState()
         return {
           ok: true,
-          message: `started ${r.id} again (pid ${r.pid}, incarnation ${r.incarnation ?? '?'}): a new incarnation inherits nothing`,
+          message: `started ${r.id} again (pid ${r.pid}, incarnation ${r.incarnation ?? '?'}${req.flowVersion ? `, flow version ${req.flowVersion}` : ''}): a new incarnation inherits nothing`,
         }
       }
       case 'close-transport': {

@@ -155,6 +155,14 @@ describe('demo', () => {
       const handled = moved.messages.handled
       await demo.waitFor('messages still being handled', () => (demo.latest()!.messages.handled > handled + 5 ? true : null))
 
+      // A rolling deploy of a changed flow: the killed replica comes back running flow version 2.
+      const again = await runCli(['--prefix', prefix, 'demo', 'start', victim, '--flow-version', '2'])
+      expect(again.code, again.stderr).toBe(0)
+      const pid = Number(new RegExp(`started ${victim} again \\(pid (\\d+), .*flow version 2\\)`).exec(again.stdout)?.[1])
+      expect(pid, again.stdout).toBeGreaterThan(0)
+      allPids.add(pid)
+      expect(readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ')).toContain('--flow-version 2')
+
       // Ctrl-C: every child stops, by pid.
       for (const l of demo.lines)
         if (l.kind === 'demo-summary') for (const r of (l as unknown as Summary).replicas) if (r.pid) allPids.add(r.pid)
