@@ -8,6 +8,7 @@ import { PACKAGE_VERSION, SCHEMA_VERSION, maskUrl } from '../lib.js'
 import { openContext } from '../context.js'
 import { jsonOut, outputFormat } from '../output/format.js'
 import { reportError } from '../output/report.js'
+import { describeError } from '../output/errors.js'
 import { urlContext } from '../target.js'
 import { EXIT } from '../output/exit-codes.js'
 
@@ -31,24 +32,39 @@ export function versionCommand(): Command {
               .catch(() => null),
           ),
         )
-        const schema = await ctx.reader.schema().catch(() => null)
+        // A schema key that cannot be read (corrupt, wrong type, refused) is reported as such, not as
+        // "none": the replicas refuse to start on it.
+        const read = await ctx.reader.schema().then(
+          (s) => ({ schema: s, problem: null }),
+          (err: unknown) => ({ schema: null, problem: describeError(ctx!.explain(err), urlContext(cmd)) }),
+        )
         const server = {
           url: maskUrl(ctx.url),
           layout: ctx.keys.layout,
           redisVersions: [...new Set(infos.filter((v): v is string => v !== null))],
           prefix: ctx.keys.prefix,
-          keySchema: schema?.version ?? null,
+          keySchema: read.schema?.version ?? null,
+          ...(read.problem ? { keySchemaError: read.problem.line } : {}),
         }
+        const schemaText = read.problem
+          ? `unreadable under prefix ${server.prefix}: ${read.problem.line}`
+          : server.keySchema === null
+            ? `none under prefix ${server.prefix} (no replica has started with it)`
+            : `${server.keySchema} under prefix ${server.prefix}${server.keySchema > SCHEMA_VERSION ? ': newer than this release, upgrade botmesh-coord' : ''}`
         if (json) process.stdout.write(`${jsonOut('version', { client, server })}\n`)
         else {
           const lines = [
             `client      botmesh-coord ${client.version} (key schema ${client.keySchema}, Node ${client.node})`,
             `server      Redis ${server.redisVersions.join(', ') || '? (INFO refused)'} at ${server.url} (${server.layout}, ${nodes.length} master${nodes.length === 1 ? '' : 's'})`,
-            `key schema  ${server.keySchema === null ? `none under prefix ${server.prefix} (no replica has started with it)` : `${server.keySchema} under prefix ${server.prefix}${server.keySchema > SCHEMA_VERSION ? ': newer than this release, upgrade botmesh-coord' : ''}`}`,
+            `key schema  ${schemaText}`,
           ]
           process.stdout.write(`${lines.join('\n')}\n`)
         }
-        process.exitCode = server.keySchema !== null && server.keySchema > SCHEMA_VERSION ? EXIT.corrupt : EXIT.ok
+        process.exitCode = read.problem
+          ? read.problem.code
+          : server.keySchema !== null && server.keySchema > SCHEMA_VERSION
+            ? EXIT.corrupt
+            : EXIT.ok
       } catch (err) {
         if (!json)
           process.stdout.write(`client      botmesh-coord ${client.version} (key schema ${client.keySchema}, Node ${client.node})\n`)
