@@ -164,6 +164,22 @@ describe('contexts and passwords', () => {
     expect(list.stdout).toMatch(/^\*\s+prod\s/m)
     const file = readFileSync(join(dir, 'config.json'), 'utf8')
     expect(file).not.toContain(password)
+    const [view, viewJson, current] = await Promise.all([
+      runCli(['config', 'view'], { env }),
+      runCli(['config', 'view', '-o', 'json'], { env }),
+      runCli(['config', 'current-context'], { env }),
+    ])
+    expect(view.code, view.stderr).toBe(0)
+    expect(current.stdout.trim()).toBe('prod')
+    expect(parseJson<J>(viewJson)).toMatchObject({
+      kind: 'config',
+      'current-context': 'prod',
+      contexts: {
+        prod: { url: `redis://${host}`, prefix, passwordFile: join(dir, 'pw') },
+        staging: { url: `redis://${host}`, prefix: 'elsewhere', passwordEnv: 'STAGING_PW' },
+      },
+    })
+    expect(view.stdout + viewJson.stdout).not.toContain(password)
 
     // The current context: its URL, prefix and password file.
     const ls = await runCli(['replicas', 'ls', '-o', 'json'], { env })
@@ -197,5 +213,20 @@ describe('contexts and passwords', () => {
     const refusesPw = await runCli(['--url', `redis://:${password}@${host}`, 'config', 'set-context', 'bad'], { env })
     expect(refusesPw.code).toBe(2)
     expect(refusesPw.stderr).not.toContain(password)
+    // A password written into a context's URL by hand is masked by view and get-contexts.
+    const handEdited = { BOTMESH_CONFIG: join(dir, 'hand.json') }
+    writeFileSync(
+      handEdited.BOTMESH_CONFIG,
+      JSON.stringify({ 'current-context': 'x', contexts: { x: { url: `redis://:${password}@${host}` } } }),
+    )
+    const shown = await Promise.all([
+      runCli(['config', 'view'], { env: handEdited }),
+      runCli(['config', 'get-contexts'], { env: handEdited }),
+    ])
+    for (const r of shown) {
+      expect(r.code, r.stderr).toBe(0)
+      expect(r.stdout).toContain(`redis://:***@${host}`)
+      expect(r.stdout).not.toContain(password)
+    }
   })
 })
