@@ -23,12 +23,15 @@ const oneLine = (r: CliResult) => {
   expect(r.stderr).not.toMatch(/\n\s+at |Error: /)
 }
 
-/** Run a shell pipeline; the CLI's own stderr is captured apart from the pipeline's consumer. */
+/**
+ * Run a shell pipeline; the CLI's own stderr is captured apart from the pipeline's consumer. With
+ * pipefail, the code is the CLI's own when it fails (a trace's exit 1, a SIGPIPE death's 141).
+ */
 function pipeline(cliArgs: string, consumer: string): Promise<{ code: number | null; stderr: string }> {
   return new Promise((resolve) => {
     const child = spawn(
-      'sh',
-      ['-c', `${JSON.stringify(process.execPath)} ${JSON.stringify(BIN)} ${cliArgs} 2>&3 | ${consumer} >/dev/null`],
+      'bash',
+      ['-o', 'pipefail', '-c', `${JSON.stringify(process.execPath)} ${JSON.stringify(BIN)} ${cliArgs} 2>&3 | ${consumer} >/dev/null`],
       {
         env: { ...process.env, NO_COLOR: '1', REDIS_URL: undefined },
         stdio: ['ignore', 'ignore', 'ignore', 'pipe'],
@@ -97,6 +100,25 @@ describe('the target is checked, errors are classified', () => {
     expect(r.stderr + r.stdout).not.toContain('unneeded-pw')
   })
 
+  it('with -o json / -o jsonl / --json, every error is one JSON object on stderr', async () => {
+    const prefix = uniquePrefix('jsonerr')
+    const rs = await Promise.all([
+      runCli(['--url', `redis://127.0.0.1:${await freePort()}`, '-o', 'json', 'leases', 'ls']),
+      runCli(['--url', `${redisUrl()}/99`, 'leases', 'ls', '--json']),
+      runCli(['--url', redisUrl(), '--prefix', prefix, 'chat', 'inspect', 'chat:none', '-o', 'json']),
+      runCli(['--url', redisUrl(), '--prefix', prefix, 'leases', 'ls', '--expiring', '5', '-o', 'jsonl']),
+      runCli(['--url', redisUrl(), '--prefix', prefix, 'chat', 'release', 'chat:none', '--yes', '-o', 'json']),
+    ])
+    expect(rs.map((r) => r.code)).toEqual([4, 2, 3, 2, 3])
+    for (const r of rs) {
+      expect(r.stdout).toBe('')
+      expect(r.stderr.trimEnd().split('\n'), r.stderr).toHaveLength(1)
+      expect(JSON.parse(r.stderr)).toMatchObject({ kind: 'error', error: { code: r.code, message: expect.any(String) } })
+    }
+    expect(JSON.parse(rs[0]!.stderr).error.message).toMatch(/connection refused/)
+    expect(JSON.parse(rs[1]!.stderr).error.message).toMatch(/database 99 is not available/)
+  })
+
   it('a refused connection says why (exit 4)', async () => {
     const r = await runCli(['--url', `redis://127.0.0.1:${await freePort()}`, 'chat', 'ls'])
     expect(r.code).toBe(4)
@@ -118,6 +140,29 @@ describe('a closed stdout ends any command quietly', () => {
     }
   })
 
+  it('a reader that is gone before the first write (| true): no trace, exit 0, every time', async () => {
+    // `head -1` may read everything before it exits, and a short help then meets no closed pipe;
+    // `true` exits before the CLI has started, so its first write always meets one.
+    const prefix = uniquePrefix('epipe')
+    const c = new RedisCoordinator({ url: redisUrl(), prefix, replicaId: 'pod-a', leaseMs: 30_000 })
+    await c.start()
+    try {
+      await c.acquireTurn('chat:1') // something to list
+      const rs = await Promise.all([
+        pipeline('--help', 'true'),
+        pipeline('chat help inspect', 'true'),
+        pipeline('--version', 'true'),
+        pipeline(`--url ${redisUrl()} --prefix ${prefix} leases ls`, 'true'),
+      ])
+      rs.forEach((r, i) => {
+        expect(r.stderr, String(i)).toBe('')
+        expect(r.code, String(i)).toBe(0)
+      })
+    } finally {
+      await c.stop()
+    }
+  })
+
   it('events -f | head -2 ends (also when no new event comes), without a trace', async () => {
     const prefix = uniquePrefix('epipe')
     const c = new RedisCoordinator({ url: redisUrl(), prefix, replicaId: 'pod-a', leaseMs: 30_000 })
@@ -125,6 +170,26 @@ describe('a closed stdout ends any command quietly', () => {
     await c.stop() // two events: replica-start, replica-stop
     // The interval is long: the command must notice the closed pipe without writing.
     const r = await pipeline(`--url ${redisUrl()} --prefix ${prefix} events -f --interval 10m`, 'head -1')
+    expect(r.stderr).toBe('')
+    expect(r.code).toBe(0)
+  })
+
+  it('events -f | head -2 while new events come: the follower meets the closed pipe quietly', async () => {
+    const prefix = uniquePrefix('epipe')
+    const make = (id: string) => new RedisCoordinator({ url: redisUrl(), prefix, replicaId: id, leaseMs: 30_000 })
+    const first = make('pod-a')
+    await first.start()
+    await first.stop() // header and two lines: more than head -2 reads
+    let done = false
+    const ended = pipeline(`--url ${redisUrl()} --prefix ${prefix} events -f --interval 100ms`, 'head -2').finally(() => (done = true))
+    // New events until the follower has ended (at most 15 s): each is a write to the pipe head closed.
+    const deadline = Date.now() + 15_000
+    for (let i = 0; !done && Date.now() < deadline; i++) {
+      const c = make(`pod-${i}`)
+      await c.start()
+      await c.stop()
+    }
+    const r = await ended
     expect(r.stderr).toBe('')
     expect(r.code).toBe(0)
   })
@@ -190,10 +255,15 @@ describe('one duration rule', () => {
     expect(rs[0]!.stderr).toMatch(/5 has no unit: write 5ms or 5s/)
     expect(rs[2]!.stderr).toMatch(/at least 100ms/)
     expect(rs[3]!.stderr).toMatch(/bogus/)
-    // demo --duration takes a duration: 40s is read, and the next bad value is the one reported.
-    const demo = await runCli(['demo', '--duration', '40s', '--replicas', '0'])
-    expect(demo.code).toBe(2)
-    expect(demo.stderr).toMatch(/--replicas/)
+    // demo --duration takes a duration: 40s and 1m30s are read, and the demo goes on to look for its
+    // Redis (none answers at this --url: exit 4, not a usage error about --duration).
+    const nobody = `redis://127.0.0.1:${await freePort()}`
+    for (const d of ['40s', '1m30s']) {
+      const demo = await runCli(['--url', nobody, 'demo', '--duration', d])
+      expect(demo.code, demo.stderr).toBe(4)
+      oneLine(demo)
+      expect(demo.stderr).toMatch(/no Redis answers at/)
+    }
   })
 
   it('Ctrl-C during a long follow interval ends the command at once', async () => {
@@ -231,6 +301,23 @@ describe('state that is not what the reader expects', () => {
   afterAll(async () => {
     await c?.stop()
     await raw?.quit()
+  })
+
+  it('version prints the client, server and key schema versions', async () => {
+    const [text, json] = await Promise.all([runCli([...base(), 'version']), runCli([...base(), 'version', '-o', 'json'])])
+    expect(text.code, text.stderr).toBe(0)
+    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }
+    const redisVersion = /^redis_version:(.*)$/m.exec(await raw.info('server'))![1]!.trim()
+    expect(text.stdout.split('\n').filter(Boolean)).toEqual([
+      `client      botmesh-coord ${pkg.version} (key schema 1, Node ${process.version})`,
+      `server      Redis ${redisVersion} at ${redisUrl()} (standalone, 1 master)`,
+      `key schema  1 under prefix ${prefix}`,
+    ])
+    expect(parseJson<J>(json)).toMatchObject({
+      kind: 'version',
+      client: { version: pkg.version, keySchema: 1 },
+      server: { redisVersions: [redisVersion], layout: 'standalone', prefix, keySchema: 1 },
+    })
   })
 
   it('every lead name is reachable in provider status', async () => {
@@ -295,7 +382,17 @@ describe('state that is not what the reader expects', () => {
         oneLine(r)
         expect(r.stderr).toMatch(/schema 99 is newer than this release understands/)
       }
+      const newer = await runCli([...base(), 'version'])
+      expect(newer.code).toBe(8)
+      expect(newer.stdout).toMatch(/^key schema {2}99 under prefix \S+: newer than this release/m)
       await raw.hset(schema, 'version', 'x')
+      const [version, versionJson] = await Promise.all([runCli([...base(), 'version']), runCli([...base(), 'version', '-o', 'json'])])
+      expect(version.code).toBe(8)
+      expect(version.stdout).toMatch(/^key schema {2}unreadable under prefix \S+: .*field version is not a whole number/m)
+      expect(parseJson<J>(versionJson).server).toMatchObject({
+        keySchema: null,
+        keySchemaError: expect.stringContaining('not a whole number'),
+      })
       const doc = await runCli([...base(), 'doctor', '--json'])
       expect(parseJson<J>(doc).checks.find((x: J) => x.id === 'schema')).toMatchObject({
         status: 'fail',
@@ -304,10 +401,12 @@ describe('state that is not what the reader expects', () => {
       expect(JSON.stringify(parseJson<J>(doc))).not.toContain('NaN')
       await raw.del(schema)
       await raw.set(schema, 'not a hash')
-      const wrongType = await runCli([...base(), 'doctor', '--json'])
+      const [wrongType, versionWrongType] = await Promise.all([runCli([...base(), 'doctor', '--json']), runCli([...base(), 'version'])])
       const checks = parseJson<J>(wrongType).checks as J[]
       expect(checks.find((x) => x.id === 'schema')).toMatchObject({ status: 'fail', detail: expect.stringContaining('wrong Redis type') })
       expect(checks.length).toBeGreaterThan(5)
+      expect(versionWrongType.code).toBe(8)
+      expect(versionWrongType.stdout).toMatch(/^key schema {2}unreadable under prefix \S+: .*wrong Redis type/m)
     } finally {
       await raw.del(schema)
       if (Object.keys(saved).length) await raw.hset(schema, saved)
