@@ -129,7 +129,7 @@ export function bashScript(program: Command): string {
   return `# botmesh-coord completion for bash. Install: botmesh-coord completion bash > /etc/bash_completion.d/botmesh-coord
 _botmesh_coord_dynamic() {
   local IFS=$'\\n'
-  COMPREPLY=($(compgen -W "$(botmesh-coord __complete "$1" -- "\${COMP_WORDS[@]:1:COMP_CWORD-1}" 2>/dev/null)" -- "$cur"))
+  COMPREPLY=($(compgen -W "$(botmesh-coord __complete "$1" -- "\${COMP_WORDS[@]:1:$((COMP_CWORD - 1))}" 2>/dev/null)" -- "$cur"))
   type __ltrim_colon_completions >/dev/null 2>&1 && __ltrim_colon_completions "$cur"
 }
 _botmesh_coord() {
@@ -168,7 +168,11 @@ export function zshScript(program: Command): string {
   return `#compdef botmesh-coord
 # botmesh-coord completion for zsh. Install: botmesh-coord completion zsh > "\${fpath[1]}/_botmesh-coord"
 autoload -U +X bashcompinit && bashcompinit
-${bashScript(program).split('\n').slice(1).join('\n')}`
+${bashScript(program).split('\n').slice(1).join('\n')}
+# Autoloaded from $fpath, this file is the body of _botmesh-coord, run at the first Tab: complete that
+# Tab too (the next ones go straight to _bash_complete through the line above).
+if [[ "\${funcstack[1]}" == _botmesh-coord ]]; then _bash_complete -F _botmesh_coord "$@"; fi
+`
 }
 
 export function fishScript(program: Command): string {
@@ -200,8 +204,11 @@ export function fishScript(program: Command): string {
     for (const p of n.paths) {
       const parts = p.split(' ')
       const cond = parts.map((w) => `__fish_seen_subcommand_from ${w}`).join('; and ')
-      if (depth === 1 && n.subcommands.length)
-        lines.push(`complete -c botmesh-coord -n ${JSON.stringify(cond)} -a ${JSON.stringify(n.subcommands.join(' '))}`)
+      // A group's subcommands until one of them is typed (then its arguments are completed instead).
+      if (depth === 1 && n.subcommands.length) {
+        const open = `${cond}; and not __fish_seen_subcommand_from ${n.subcommands.join(' ')}`
+        lines.push(`complete -c botmesh-coord -n ${JSON.stringify(open)} -a ${JSON.stringify(n.subcommands.join(' '))}`)
+      }
       for (const o of n.options) lines.push(optionLine(cond, o))
       const kinds = ARGUMENT_KINDS[n.canonical]
       if (kinds?.[0] && kinds[0] !== 'file') lines.push(`complete -c botmesh-coord -n ${JSON.stringify(cond)} ${dynamic(kinds[0])}`)

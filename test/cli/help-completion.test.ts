@@ -5,9 +5,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { execFileSync, spawnSync } from 'node:child_process'
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { RedisCoordinator, RedisStore } from '../../src/index.js'
 import { redisUrl, uniquePrefix } from '../helpers/redis.js'
 import { BIN, runCli } from '../helpers/cli.js'
@@ -129,6 +130,49 @@ _botmesh_coord; printf '%s\\n' "\${COMPREPLY[@]}"`
     expect(complete(['botmesh-coord', 'events', '--type', 'lease'])).toEqual(['lease-lost'])
     expect(complete(['botmesh-coord', '--layout', 'c'])).toEqual(['cluster'])
     expect(complete(['botmesh-coord', 'chat', ''])).toEqual(expect.arrayContaining(['ls', 'inspect', 'release', 'skip', '--url']))
+  })
+
+  // zsh and fish themselves (.ci/run installs them): what the shell offers, not only what the script says.
+  const has = (shell: string) => spawnSync(shell, ['-c', 'exit 0']).status === 0
+  const shellEnv = () => ({ ...process.env, PATH: `${dir}:${process.env.PATH}`, REDIS_URL: undefined })
+
+  it.skipIf(!has('zsh'))('zsh, installed on $fpath as documented, completes at the first Tab: values, names read from Redis', async () => {
+    const fpath = join(dir, 'zsh-functions')
+    mkdirSync(fpath, { recursive: true })
+    writeFileSync(join(fpath, '_botmesh-coord'), (await runCli(['completion', 'zsh'])).stdout)
+    const harness = fileURLToPath(new URL('../fixtures/zsh-complete.zsh', import.meta.url))
+    const complete = (line: string): string[] => {
+      const r = spawnSync('zsh', ['-f', harness, dir, fpath, line], { env: shellEnv(), encoding: 'utf8', timeout: 20_000 })
+      expect(r.status, `${line}\n${r.stderr}`).toBe(0)
+      return r.stdout.split('\n').filter(Boolean)
+    }
+    const t = `botmesh-coord --url ${redisUrl()} --prefix ${prefix}`
+    expect(complete(`${t} chat inspect `)).toEqual(['chat:42'])
+    expect(complete(`${t} leases ls --replica `)).toEqual(['pod-a'])
+    expect(complete(`${t} provider yield `)).toContain('provider:whatsapp')
+    expect(complete('botmesh-coord leases ls --sort ').sort()).toEqual(['expires', 'fence', 'held', 'key', 'kind', 'renewal', 'replica'])
+    expect(complete('botmesh-coord -o ').sort()).toEqual(['json', 'jsonl', 'name', 'table', 'wide'])
+  })
+
+  it.skipIf(!has('fish'))('fish completes values and names read from Redis; a typed subcommand is not offered again', () => {
+    const complete = (line: string): string[] => {
+      const r = spawnSync('fish', ['--no-config', '-c', `botmesh-coord completion fish | source; complete -C '${line}'`], {
+        env: shellEnv(),
+        encoding: 'utf8',
+        timeout: 20_000,
+      })
+      expect(r.status, r.stderr).toBe(0)
+      return r.stdout
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => l.split('\t')[0]!)
+    }
+    const t = `botmesh-coord --url ${redisUrl()} --prefix ${prefix}`
+    expect(complete(`${t} chat inspect `)).toEqual(['chat:42'])
+    expect(complete(`${t} locks release `)).toEqual(['invoice:run'])
+    expect(complete(`${t} leases ls --replica `)).toEqual(['pod-a'])
+    expect(complete('botmesh-coord leases ls --sort ').sort()).toEqual(['expires', 'fence', 'held', 'key', 'kind', 'renewal', 'replica'])
+    expect(complete('botmesh-coord chat ')).toEqual(expect.arrayContaining(['inspect', 'ls', 'release', 'skip']))
   })
 
   it('fish and zsh scripts carry the same choices and dynamic names', async () => {
