@@ -56,6 +56,8 @@ describe('dashboard panels', () => {
     })
     const { lastFrame } = render(<ProvidersPanel rows={model(s).providers} width={120} height={4} {...base} />)
     const f = strip(lastFrame())
+    // The column says what it measures: when the last takeover was, and how long nobody led.
+    expect(f).toMatch(/STANDBYS\s+LAST TAKEOVER/)
     expect(f).toMatch(/provider:wa\s+pod-b\s+1700000000000001\s+1m\s+pod-a\s+1m ago \(340ms\)/)
     expect(f).toMatch(/provider:tg\s+none 4s/)
     expect(f).not.toContain('YIELD') // no request pending: the column makes room
@@ -155,7 +157,11 @@ describe('dashboard panels', () => {
     const { lastFrame } = render(
       <ChatDetailView
         key_="chat:42"
-        view={d.view}
+        view={{
+          ...d.view,
+          previousHolder: { replicaId: 'pod-c', incarnation: 'pod-c-in' },
+          lastHolder: { replicaId: 'pod-a', incarnation: 'pod-a-in' },
+        }}
         explanation={d.explanation}
         error={null}
         selectedTicket={0}
@@ -167,6 +173,8 @@ describe('dashboard panels', () => {
     const f = strip(lastFrame())
     expect(f).toContain('CHAT chat:42   fence 1700000000000042')
     expect(f).toMatch(/holder\s+pod-a \(pod-a-in\) alive, ticket 1/)
+    // The holder before this grant and the last holder are named apart.
+    expect(f).toMatch(/previous\s+pod-c \(pod-c-in\) held it before this grant\s+last held by pod-a \(pod-a-in\)/)
     expect(f).toMatch(/› #2 {2}pod-b \(pod-b-in\) {2}DEAD/)
     expect(f).toMatch(/ {2}#3 {2}pod-a \(pod-a-in\) {2}alive/)
     expect(f).toMatch(/VERDICT\s+stuck: ticket 2 at the head of the queue is dead/)

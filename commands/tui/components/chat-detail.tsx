@@ -47,7 +47,7 @@ export function ChatDetailView(p: ChatDetailProps): React.ReactElement {
         : { text: 'holder     none', tone: 'dim' },
     )
     top.push({
-      text: `previous   ${holderText(v.previousHolder)}   last ${holderText(v.lastHolder)}   tickets issued ${v.lastTicket}, ${v.skippedTickets} dead skipped`,
+      text: `previous   ${v.previousHolder ? `${holderText(v.previousHolder)} held it before this grant` : 'nobody held it before this grant'}   last held by ${holderText(v.lastHolder)}   tickets issued ${v.lastTicket}, ${v.skippedTickets} dead skipped`,
     })
     top.push({
       text: `queue      ${v.tickets.length} ticket${v.tickets.length === 1 ? '' : 's'}${v.tickets.length ? ' in grant order (↑↓ select, s skip)' : ''}`,

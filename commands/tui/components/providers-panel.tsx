@@ -12,7 +12,7 @@ const COLUMNS: Array<Column<K>> = [
   { key: 'fence', header: 'FENCE', width: 16, align: 'right', priority: 85 },
   { key: 'since', header: 'SINCE', width: 7, align: 'right', priority: 60 },
   { key: 'standbys', header: 'STANDBYS', width: 12, priority: 70 },
-  { key: 'handover', header: 'HANDOVER', width: 16, priority: 50 },
+  { key: 'handover', header: 'LAST TAKEOVER', width: 16, priority: 50 },
   { key: 'yield', header: 'YIELD', width: 22, priority: 75 },
 ]
 
