@@ -74,7 +74,9 @@ export function checkUrl(url: string): { db: number } {
   try {
     u = new URL(url)
   } catch {
-    throw usage(`--url: not a Redis URL: ${maskUrl(url)} (expected redis://[user:password@]host:port[/db] or rediss://…)`)
+    throw usage(
+      `--url: not a Redis URL: ${maskUrl(url)} (expected redis://host:port[/db] or rediss://…; a password goes in --password-file or REDIS_PASSWORD)`,
+    )
   }
   if (u.protocol !== 'redis:' && u.protocol !== 'rediss:') {
     throw usage(`--url: unsupported scheme ${u.protocol} in ${maskUrl(url)} (use redis:// or rediss:// for TLS)`)

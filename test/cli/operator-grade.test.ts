@@ -87,6 +87,9 @@ describe('the target is checked, errors are classified', () => {
     }
     expect(rs[0]!.stderr).toMatch(/--tls-ca: cannot read \/nonexistent\/ca\.pem: no such file/)
     expect(rs[1]!.stderr).toMatch(/unsupported scheme http:/)
+    // The hint reads as written (no part of it taken for a password and masked).
+    expect(rs[3]!.stderr).toMatch(/not a Redis URL: not a url \(expected redis:\/\/host:port\[\/db\] or rediss:\/\/…/)
+    expect(rs[3]!.stderr).not.toContain('***')
   })
 
   it("the Redis client's warnings come through the tool's one-line output, once", async () => {
