@@ -103,10 +103,7 @@ async function runDemo(cmd: Command, flags: DemoFlags): Promise<number> {
   else {
     const bin = findOnPath('redis-server')
     if (explicit) {
-      throw new CliError(
-        `no Redis answers at ${maskUrl(url)} (${probe.error}); the demo starts its own redis-server only when --url / REDIS_URL is not set`,
-        EXIT.unreachable,
-      )
+      throw new CliError(`${probe.error}; the demo starts its own redis-server only when --url / REDIS_URL is not set`, probe.code)
     }
     if (!bin) {
       throw new CliError(
