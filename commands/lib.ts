@@ -16,6 +16,7 @@ export {
   InvalidIdError,
 } from '../src/errors/index.js'
 export { DEFAULT_URL, maskUrl } from '../src/url.js'
+export * from '../src/state/health.js'
 export * from '../src/state/views.js'
 export type { Listing, Corrupt, SchemaInfo, StateReader } from '../src/state/reader.js'
 export { decodeReplica } from '../src/state/decode.js'

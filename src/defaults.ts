@@ -55,8 +55,6 @@ export const DEFAULTS = {
   dashboardChats: 30,
   /** Recent events the dashboard shows. */
   dashboardEvents: 12,
-  /** A turn held this long while others wait counts as stuck on the dashboard. */
-  stuckHeldMs: 30_000,
 
   // ---- the in-memory reference
   /** Idle chats a MemoryCoordinationHub keeps before evicting the least recently used. */
@@ -89,4 +87,9 @@ export const CAMPAIGN_DEFAULTS = { providerDownMs: DEFAULTS.providerDownMs, sitO
 /** A coordinator's commandTimeoutMs: the default, but never above a third of its lease. */
 export function coordinatorCommandTimeoutMs(leaseMs: number): number {
   return Math.min(DEFAULTS.commandTimeoutMs, Math.floor(leaseMs / 3))
+}
+
+/** How often a coordinator renews its heartbeat and every lease it holds: a third of its lease. */
+export function renewIntervalMs(leaseMs: number): number {
+  return Math.max(10, Math.floor(leaseMs / 3))
 }

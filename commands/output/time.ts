@@ -1,4 +1,5 @@
 import { formatDuration } from '../lib.js'
+import type { ChalkInstance } from 'chalk'
 
 /** "12s ago" for a Redis-clock time in the past, relative to Redis's now. */
 export function ago(atMs: number | null | undefined, nowMs: number): string {
@@ -29,4 +30,13 @@ export function leftMs(ms: number | null | undefined): string {
 /** A plain duration, or "-". */
 export function dur(ms: number | null | undefined): string {
   return ms === null || ms === undefined ? '-' : formatDuration(ms)
+}
+
+/**
+ * The RENEWED cell of every listing: "2.1s ago", and "8.4s ago late (every 5s)" in yellow when the
+ * health model says the renewal is late (the holder is frozen or cut off).
+ */
+export function renewedText(c: ChalkInstance, state: string | null, ageMs: number | null | undefined, renewMs: number | null): string {
+  if (ageMs === null || ageMs === undefined) return '-'
+  return state === 'late' ? c.yellow(`${agoMs(ageMs)} late${renewMs ? ` (every ${formatDuration(renewMs)})` : ''}`) : agoMs(ageMs)
 }

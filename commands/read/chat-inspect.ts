@@ -4,7 +4,7 @@ import type { Context } from '../context.js'
 import { chatView, explainChat, type ChatView, type Explanation, type Finding } from '../lib.js'
 import { cell, printOne } from '../output/format.js'
 import { table } from '../output/table.js'
-import { agoMs, dur, leftMs } from '../output/time.js'
+import { dur, leftMs, renewedText } from '../output/time.js'
 import { notFound } from '../output/errors.js'
 import { examples, printCorrupt } from './common.js'
 import { durationOption } from '../duration.js'
@@ -20,11 +20,10 @@ interface InspectOptions {
 /** Collect: the chat whole (one round trip, one slot) and the live replicas; the verdict when asked. */
 export async function collectChat(ctx: Context, key: string, o: InspectOptions) {
   const [detail, replicas] = await Promise.all([ctx.reader.chat(key), ctx.reader.liveReplicas()])
-  const chat = chatView(detail, replicas.items, key)
+  const chat = chatView(detail, replicas.items, key, { turnWaitMs: o.turnWait })
   if (!chat.exists)
     throw notFound(`no chat ${JSON.stringify(key)} under prefix ${ctx.keys.prefix} (no turn, queue, checkpoint or handover marker)`)
-  const explain =
-    o.explain || o.fingerprint !== undefined ? explainChat(chat, { fingerprint: o.fingerprint, turnWaitMs: o.turnWait }) : undefined
+  const explain = o.explain || o.fingerprint !== undefined ? explainChat(chat, { fingerprint: o.fingerprint }) : undefined
   return { nowMs: detail.nowMs, chat, ...(explain ? { explain } : {}), corrupt: replicas.corrupt }
 }
 
@@ -36,8 +35,8 @@ export function printExplanation(ctx: Context, e: Explanation): void {
   const head =
     e.verdict === 'stuck'
       ? c.red.bold('STUCK')
-      : e.verdict === 'attention'
-        ? c.yellow.bold('ATTENTION')
+      : e.verdict === 'attention' || e.verdict === 'late'
+        ? c.yellow.bold(e.verdict.toUpperCase())
         : c.green.bold(e.verdict.toUpperCase())
   ctx.out(`\n${c.dim('verdict')}  ${head}  ${e.summary}`)
   for (const f of e.findings) {
@@ -60,7 +59,8 @@ export function printChat(ctx: Context, data: { chat: ChatView; explain?: Explan
     kv('ticket', h.ticket)
     kv('fence', v.fence ?? '-')
     kv('lease left', (v.expiresInMs ?? 0) <= 0 ? c.red(leftMs(v.expiresInMs)) : leftMs(v.expiresInMs))
-    kv('held for', `${dur(h.heldForMs)} (waited ${dur(h.waitedMs)} for it), renewed ${agoMs(h.lastRenewalAgoMs)}`)
+    kv('held for', `${dur(h.heldForMs)} (waited ${dur(h.waitedMs)} for it)`)
+    kv('renewed', renewedText(c, v.holderState, h.lastRenewalAgoMs, h.renewMs))
   } else {
     kv('holder', c.dim('(none)'))
     kv('fence', v.fence ?? '-')

@@ -2,7 +2,7 @@ import type { Command } from 'commander'
 import type { Context } from '../context.js'
 import { chatRows, type ChatRow } from '../lib.js'
 import { cell, type KindView } from '../output/format.js'
-import { dur, leftMs } from '../output/time.js'
+import { dur, leftMs, renewedText } from '../output/time.js'
 import { progress } from '../output/progress.js'
 import { byNumber, byNumberDesc, byText, limitOption, listingCommand, nowAndReplicas, scanInfo, type ListingFlags } from './common.js'
 
@@ -32,7 +32,13 @@ function chatsView(ctx: Context): KindView<ChatRow> {
       {
         header: 'HOLDER',
         value: (r) =>
-          r.replicaId === null ? c.yellow('(none)') : r.holderAlive ? cell(r.replicaId) : c.red(`${cell(r.replicaId)} (dead)`),
+          r.replicaId === null
+            ? c.yellow('(none)')
+            : r.holderState === 'late'
+              ? c.yellow(`${cell(r.replicaId)} (late)`)
+              : r.holderAlive
+                ? cell(r.replicaId)
+                : c.red(`${cell(r.replicaId)} (dead)`),
       },
       { header: 'INCARNATION', value: (r) => cell(r.incarnation?.slice(0, 8)) },
       { header: 'FENCE', value: (r) => r.fence ?? '-' },
@@ -40,6 +46,7 @@ function chatsView(ctx: Context): KindView<ChatRow> {
         header: 'EXPIRES IN',
         value: (r) => (r.expiresInMs !== null && r.expiresInMs <= 0 ? c.red(leftMs(r.expiresInMs)) : leftMs(r.expiresInMs)),
       },
+      { header: 'RENEWED', value: (r) => renewedText(c, r.holderState, r.lastRenewalAgoMs, null) },
       { header: 'HELD FOR', value: (r) => dur(r.heldForMs) },
       { header: 'QUEUE', value: (r) => r.queueLength },
       {
@@ -47,6 +54,10 @@ function chatsView(ctx: Context): KindView<ChatRow> {
         value: (r) => (r.oldestWaitMs !== null && r.oldestWaitMs > 10_000 ? c.yellow(dur(r.oldestWaitMs)) : dur(r.oldestWaitMs)),
       },
       { header: 'STALE', value: (r) => (r.staleTickets ? c.red(String(r.staleTickets)) : '0') },
+      {
+        header: 'STATE',
+        value: (r) => (r.state === 'stuck' ? c.red(r.state) : r.state === 'late' || r.state === 'attention' ? c.yellow(r.state) : r.state),
+      },
     ],
   }
 }

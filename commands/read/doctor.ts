@@ -8,6 +8,8 @@ import {
   leaseRows,
   staleTickets,
   zombieLeases,
+  lateLeases,
+  replicaHealth,
   type Layout,
   type Listing,
   type ReplicaSnapshot,
@@ -21,7 +23,7 @@ import { examples } from './common.js'
 export type CheckStatus = 'ok' | 'warn' | 'fail' | 'skip'
 
 export interface Check {
-  /** Stable id: redis-version, eviction-policy, persistence, failover, cluster, schema, layout, corrupt, replicas, clock-skew, stale-tickets, zombie-leases. */
+  /** Stable id: redis-version, eviction-policy, persistence, failover, cluster, schema, layout, corrupt, replicas, clock-skew, stale-tickets, late-renewals, zombie-leases. */
   id: string
   status: CheckStatus
   /** One line: what was found. */
@@ -306,7 +308,25 @@ export async function collectDoctor(
         }
       : { id: 'stale-tickets', status: 'ok', detail: 'no stale tickets' },
   )
-  const zombies = zombieLeases(leaseRows({ chats: chats.items, leads: leads.items, locks: locks.items, replicas: replicas.items }, nowMs))
+  const leaseList = leaseRows({ chats: chats.items, leads: leads.items, locks: locks.items, replicas: replicas.items }, nowMs)
+  const late = [
+    ...live.map((r) => replicaHealth(r, nowMs)).filter((h) => h.state === 'late'),
+    ...lateLeases(leaseList).map((l) => ({ ...l, reason: `${l.kind} ${l.key}: ${l.reason}` })),
+  ]
+  checks.push(
+    late.length
+      ? {
+          id: 'late-renewals',
+          status: 'warn',
+          detail: `${late.length} heartbeat(s) or lease(s) not renewed on time: ${late
+            .slice(0, 3)
+            .map((l) => l.reason)
+            .join('; ')}${late.length > 3 ? '; …' : ''}`,
+          fix: 'look at those replicas (event loop, GC pauses, network to Redis); botmesh-coord leases ls --sort renewal',
+        }
+      : { id: 'late-renewals', status: 'ok', detail: 'every heartbeat and lease renewed on time' },
+  )
+  const zombies = zombieLeases(leaseList)
   checks.push(
     zombies.length
       ? {
@@ -352,7 +372,7 @@ export function doctorCommand(): Command {
       `${examples('botmesh-coord --prefix shop doctor', 'botmesh-coord --prefix shop doctor --json | jq \'.checks[] | select(.status != "ok")\'')}
 
 Checks: redis-version, eviction-policy, persistence, failover, cluster, schema, layout, corrupt,
-replicas, clock-skew, stale-tickets, zombie-leases. A check the ACL user may not run is "skip".
+replicas, clock-skew, stale-tickets, late-renewals, zombie-leases. A check the ACL user may not run is "skip".
 Exit: 0 nothing unsafe (warnings allowed), 1 something unsafe (or a warning with --strict).`,
     )
     .action(

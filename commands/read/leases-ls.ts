@@ -3,7 +3,7 @@ import type { Context } from '../context.js'
 import { LEASE_KINDS, LEASE_ORDER, filterLeases, leaseRows, type LeaseFilter, type LeaseKindLabel, type LeaseRow } from '../lib.js'
 import { durationOption } from '../duration.js'
 import { cell, type KindView } from '../output/format.js'
-import { agoMs, dur, leftMs } from '../output/time.js'
+import { dur, leftMs, renewedText } from '../output/time.js'
 import { progress } from '../output/progress.js'
 import { limitOption, listingCommand, nowAndReplicas, scanInfo, type ListingFlags } from './common.js'
 
@@ -58,7 +58,7 @@ function leasesView(ctx: Context): KindView<LeaseRow> {
               ? c.yellow(leftMs(r.expiresInMs))
               : leftMs(r.expiresInMs),
       },
-      { header: 'RENEWED', value: (r) => agoMs(r.lastRenewalAgoMs) },
+      { header: 'RENEWED', value: (r) => renewedText(c, r.state, r.lastRenewalAgoMs, r.renewMs) },
       { header: 'HELD FOR', value: (r) => dur(r.heldForMs) },
       { header: 'ALIVE', value: (r) => (r.holderAlive === null ? c.dim('?') : r.holderAlive ? c.green('yes') : c.red('NO')) },
       { header: 'OWNER', value: (r) => cell(r.owner), wide: true },

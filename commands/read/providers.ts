@@ -3,7 +3,7 @@ import { run } from '../run.js'
 import type { Context } from '../context.js'
 import { leadNameCandidates, leadRow, leadRows, type LeadRow, type LeadSnapshot } from '../lib.js'
 import { cell, printOne, renderTable, tableOf, type KindView } from '../output/format.js'
-import { agoMs, dur, leftMs } from '../output/time.js'
+import { agoMs, dur, leftMs, renewedText } from '../output/time.js'
 import { progress } from '../output/progress.js'
 import { notFound } from '../output/errors.js'
 import { byNumber, byNumberDesc, byText, examples, limitOption, listingCommand, nowAndReplicas, printCorrupt, scanInfo } from './common.js'
@@ -17,7 +17,13 @@ export async function collectProviders(ctx: Context, o: { limit?: number } = {})
 }
 
 const leaderCell = (ctx: Context, r: LeadRow) =>
-  r.replicaId === null ? ctx.c.yellow('(none)') : r.holderAlive ? cell(r.replicaId) : ctx.c.red(`${cell(r.replicaId)} (dead)`)
+  r.replicaId === null
+    ? ctx.c.yellow('(none)')
+    : r.state === 'late'
+      ? ctx.c.yellow(`${cell(r.replicaId)} (late)`)
+      : r.holderAlive
+        ? cell(r.replicaId)
+        : ctx.c.red(`${cell(r.replicaId)} (${r.state})`)
 
 const yieldText = (r: LeadRow) =>
   r.pendingYield
@@ -41,6 +47,7 @@ function providersView(ctx: Context): KindView<LeadRow> {
       },
       { header: 'FENCE', value: (r) => r.fence ?? '-' },
       { header: 'EXPIRES IN', value: (r) => leftMs(r.expiresInMs) },
+      { header: 'RENEWED', value: (r) => renewedText(c, r.state, r.lastRenewalAgoMs, r.renewMs) },
       { header: 'STANDBYS', value: (r) => (r.standbys.length ? r.standbys.map((s) => cell(s.replicaId)).join(', ') : c.dim('none')) },
       { header: 'YIELD', value: (r) => (r.pendingYield ? c.yellow(yieldText(r)) : '-') },
       // How long the lead was vacant at the last change of leader (let go → next grant).
@@ -106,10 +113,12 @@ export function printProvider(ctx: Context, r: LeadRow): void {
       : `${leaderCell(ctx, r)} ${c.dim(cell(r.incarnation))}`,
   )
   kv('fence', r.fence ?? '-')
+  kv('state', r.state === 'ok' ? c.green('ok') : r.state === 'vacant' || r.state === 'late' ? c.yellow(r.state) : c.red(r.state))
+  if (r.state !== 'ok') kv('why', r.reason)
   if (r.replicaId !== null) {
     kv('leading for', dur(r.leadingForMs))
     kv('lease left', leftMs(r.expiresInMs))
-    kv('renewed', agoMs(r.lastRenewalAgoMs))
+    kv('renewed', renewedText(c, r.state, r.lastRenewalAgoMs, r.renewMs))
     kv('before this leader', r.previousHolder ? `${cell(r.previousHolder.replicaId)} ${c.dim(cell(r.previousHolder.incarnation))}` : '-')
   } else {
     kv('last leader', r.lastHolder ? `${cell(r.lastHolder.replicaId)} ${c.dim(cell(r.lastHolder.incarnation))}` : '-')

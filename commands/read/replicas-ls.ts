@@ -2,7 +2,7 @@ import type { Command } from 'commander'
 import type { Context } from '../context.js'
 import { decodeReplica, formatDuration, replicaReferences, replicaRows, type ReplicaRow } from '../lib.js'
 import { cell, type KindView } from '../output/format.js'
-import { agoMs } from '../output/time.js'
+import { renewedText } from '../output/time.js'
 import { progress } from '../output/progress.js'
 import { byNumber, byNumberDesc, byText, limitOption, listingCommand, scanInfo, type ListingFlags } from './common.js'
 
@@ -54,7 +54,7 @@ function replicasView(ctx: Context): KindView<ReplicaRow> {
         header: 'STATE',
         value: (r) => (r.state === 'ok' ? c.green('ok') : r.state === 'late' ? c.yellow('late') : c.red(r.state)),
       },
-      { header: 'HEARTBEAT', value: (r) => (r.state === 'late' ? c.yellow(agoMs(r.heartbeatAgeMs)) : agoMs(r.heartbeatAgeMs)) },
+      { header: 'HEARTBEAT', value: (r) => renewedText(c, r.state, r.heartbeatAgeMs, r.renewMs) },
       { header: 'LEASES', value: (r) => r.leasesHeld },
       { header: 'TURNS', value: (r) => r.turnsGranted ?? '-' },
       { header: 'WAITING', value: (r) => r.waitingNow ?? '-' },

@@ -6,8 +6,8 @@
  * dashboard's own Redis load (commands per second), and replicas that vanished between refreshes
  * (kept on screen as "gone" for a while, so a dead replica stands out instead of silently leaving).
  */
-import { chatView, explainChat, replicaState } from '../lib.js'
-import type { ChatDetail, ChatView, DashboardSnapshot, Explanation, LeadSnapshot, ReplicaSnapshot } from '../lib.js'
+import { chatView, explainChat, leadHealth, liveness, replicaHealth, type Liveness } from '../lib.js'
+import type { ChatDetail, ChatState, ChatView, DashboardSnapshot, Explanation, LeadSnapshot, LeadState, ReplicaSnapshot } from '../lib.js'
 import { dur, ratePerSec } from './text.js'
 import { eventLine, streamIdMs, type EventLine, type Tone } from '../output/events.js'
 
@@ -38,6 +38,8 @@ export interface ReplicaRow {
 
 export interface ProviderRow {
   key: string
+  /** The health model's state of the lead: a late leader stands out. */
+  state: LeadState
   leader: string | null
   leaderIncarnation: string | null
   fence: number | null
@@ -55,7 +57,11 @@ export interface ProviderRow {
 
 export interface ChatRow {
   key: string
+  /** The health model's state of the chat: a late holder stands out. */
+  state: ChatState
   holder: string | null
+  /** The holder is late to renew its turn: frozen or partitioned. */
+  holderLate: boolean
   holderIncarnation: string | null
   fence: number | null
   queueLength: number
@@ -122,6 +128,7 @@ export interface AdvanceInput {
 export function advance(prev: DashboardModel | null, snap: DashboardSnapshot, input: AdvanceInput): DashboardModel {
   const now = snap.nowMs
   const turnSamples = new Map<string, TurnSample>()
+  const beating = liveness(snap.replicas, now)
   const live: ReplicaRow[] = snap.replicas.map((r) => {
     const leaseMs = r.info.leaseMs || 15_000
     const age = Math.max(0, now - r.beatAtMs)
@@ -136,7 +143,7 @@ export function advance(prev: DashboardModel | null, snap: DashboardSnapshot, in
     return {
       replicaId: r.replicaId,
       incarnation: r.incarnation,
-      status: replicaState(r, now) === 'late' ? 'late' : 'ok',
+      status: replicaHealth(r, now).state === 'late' ? 'late' : 'ok',
       heartbeatAgeMs: age,
       leaseMs,
       beatFraction: age / leaseMs,
@@ -170,9 +177,11 @@ export function advance(prev: DashboardModel | null, snap: DashboardSnapshot, in
     nowMs: now,
     sampledAtMs: input.sampledAtMs,
     replicas,
-    providers: snap.providers.map((p) => providerRow(p, now)),
+    providers: snap.providers.map((p) => providerRow(p, beating, now)),
     chats: snap.chats.map((c) => ({
       key: c.chat.key,
+      state: c.health.state,
+      holderLate: c.health.holder?.state === 'late',
       holder: c.chat.holder?.replicaId ?? null,
       holderIncarnation: c.chat.holder?.incarnation ?? null,
       fence: c.chat.fence,
@@ -198,12 +207,13 @@ export function advance(prev: DashboardModel | null, snap: DashboardSnapshot, in
   }
 }
 
-function providerRow(p: LeadSnapshot, now: number): ProviderRow {
+function providerRow(p: LeadSnapshot, live: Liveness, now: number): ProviderRow {
   const leader = p.holder
   const y = p.yieldRequest
   const yLeft = y ? y.expiresAtMs - now : 0
   return {
     key: p.key,
+    state: leadHealth(p, live, now).state,
     leader: leader?.replicaId ?? null,
     leaderIncarnation: leader?.incarnation ?? null,
     fence: p.fence,

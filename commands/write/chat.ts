@@ -1,21 +1,10 @@
 import { Command, Option } from 'commander'
 import type { Context } from '../context.js'
-import { formatDuration, type ChatSnapshot } from '../lib.js'
+import { formatDuration, leaseHealth, nextGrant, ticketState } from '../lib.js'
 import { conflict, notFound } from '../output/errors.js'
 import { EXIT } from '../output/exit-codes.js'
 import { ago, left } from '../output/time.js'
-import { changed, parseFence, parsePositive, withWriteOptions, writeAction, type Plan } from './common.js'
-
-async function liveSet(ctx: Context, ids: string[]): Promise<Set<string>> {
-  const uniq = [...new Set(ids)]
-  const found = await Promise.all(uniq.map((id) => ctx.reader.replica(id).catch(() => null)))
-  return new Set(found.filter((r) => r !== null).map((r) => `${r!.replicaId}|${r!.incarnation}`))
-}
-
-/** The ticket that would be granted next: the oldest whose deadline has not passed. */
-function nextLive(chat: ChatSnapshot, nowMs: number, except?: number) {
-  return chat.tickets.find((t) => t.ticket !== except && t.deadlineMs > nowMs) ?? null
-}
+import { changed, holderWords, liveAt, parseFence, parsePositive, withWriteOptions, writeAction, type Plan } from './common.js'
 
 export async function planChatRelease(ctx: Context, key: string, flags: { ifFence?: string; reason?: string }): Promise<Plan> {
   const ifFence = parseFence(flags.ifFence)
@@ -25,11 +14,12 @@ export async function planChatRelease(ctx: Context, key: string, flags: { ifFenc
     throw conflict(`the state changed since you looked: chat ${key} is at fence ${chat.fence}, not ${ifFence}; nothing done`)
   }
   const h = chat.holder
-  const alive = await liveSet(ctx, [h.replicaId, ...chat.tickets.map((t) => t.replicaId)])
-  const next = nextLive(chat, nowMs)
+  const health = leaseHealth(h, await liveAt(ctx, nowMs), nowMs, { lease: "the turn's lease" })
+  const next = nextGrant(chat, nowMs, { revokeHolder: true })
   const { c } = ctx
   const lines = [
-    `holder   ${c.bold(h.replicaId)} (incarnation ${h.incarnation.slice(0, 8)}, ${alive.has(`${h.replicaId}|${h.incarnation}`) ? c.green('alive') : c.red('no heartbeat')}), ticket ${h.ticket}, granted ${ago(h.grantedAtMs, nowMs)}, lease ${h.expiresAtMs > nowMs ? `left ${left(h.expiresAtMs, nowMs)}` : c.red(left(h.expiresAtMs, nowMs))}`,
+    `holder   ${c.bold(h.replicaId)} (incarnation ${h.incarnation.slice(0, 8)}, ${holderWords(c, health)}), ticket ${h.ticket}, granted ${ago(h.grantedAtMs, nowMs)}, lease ${h.expiresAtMs > nowMs ? `left ${left(h.expiresAtMs, nowMs)}` : c.red(left(h.expiresAtMs, nowMs))}`,
+    ...(health.state === 'ok' ? [] : [`state    ${health.reason}`]),
     `fence    ${chat.fence} → bumped: the holder's next renewal (within its leaseMs / 3) answers 'revoked' and its assertHeld() throws; its fenced checkpoint writes are refused`,
     next
       ? `next     ticket ${next.ticket} of ${c.bold(next.replicaId)} (waiting ${formatDuration(nowMs - next.enqueuedAtMs)}) is granted at once, with a higher fence`
@@ -45,7 +35,7 @@ export async function planChatRelease(ctx: Context, key: string, flags: { ifFenc
     command: `chat release ${key}`,
     lines,
     warnings:
-      h.expiresAtMs > nowMs && alive.has(`${h.replicaId}|${h.incarnation}`)
+      health.state === 'ok' || health.state === 'late'
         ? [`${h.replicaId} is alive and its lease is current: it may be in the middle of a reply that will now be cut off`]
         : [],
     json: { action: 'chat-release', key, expected, next: next ? { ticket: next.ticket, replicaId: next.replicaId } : null },
@@ -100,10 +90,10 @@ export async function planChatSkip(
   }
   const t = chat.tickets.find((x) => x.ticket === ticket)
   if (!t) throw notFound(`ticket ${ticket} is not queued in ${key} (queued: ${chat.tickets.map((x) => x.ticket).join(', ') || 'none'})`)
-  const alive = await liveSet(ctx, [t.replicaId])
-  const isAlive = alive.has(`${t.replicaId}|${t.incarnation}`)
+  const state = ticketState(t, await liveAt(ctx, nowMs), nowMs)
+  const isAlive = state === 'alive' || state === 'expired'
   const head = chat.tickets[0]?.ticket === ticket
-  const after = nextLive(chat, nowMs, ticket)
+  const after = nextGrant(chat, nowMs, { except: ticket })
   const { c } = ctx
   const lines = [
     `ticket   ${ticket} of ${c.bold(t.replicaId)} (incarnation ${t.incarnation.slice(0, 8)}, ${isAlive ? c.green('alive') : c.red('no heartbeat')}), queued ${ago(t.enqueuedAtMs, nowMs)}, ${t.deadlineMs > nowMs ? `refreshed, deadline in ${left(t.deadlineMs, nowMs)}` : c.red('not refreshed: dead')}`,
@@ -112,9 +102,7 @@ export async function planChatSkip(
     isAlive
       ? `then     its replica's waiting acquireTurn rejects with CoordinationUnavailableError (reason 'dropped')`
       : `then     the ticket is gone`,
-    !chat.holder && after
-      ? `next     ticket ${after.ticket} of ${after.replicaId} is granted at once`
-      : `next     the queue goes on in order`,
+    after ? `next     ticket ${after.ticket} of ${after.replicaId} is granted at once` : `next     the queue goes on in order`,
   ]
   return {
     title: `drop ticket ${ticket} from ${key}`,

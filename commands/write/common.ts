@@ -8,7 +8,8 @@
 import { Option, type Command } from 'commander'
 import { openContext, type Context } from '../context.js'
 import { globalOptions, urlContext } from '../target.js'
-import type { AuditOutcome } from '../lib.js'
+import type { ChalkInstance } from 'chalk'
+import { formatDuration, liveness, type AuditOutcome, type LeaseHealth, type Liveness } from '../lib.js'
 import { canPrompt, confirm } from '../output/confirm.js'
 import { aclDenial, refused, usage } from '../output/errors.js'
 import { EXIT, type ExitCode } from '../output/exit-codes.js'
@@ -144,4 +145,16 @@ async function carryOut(ctx: Context, p: Plan, flags: WriteFlags, name: string):
     ctx.err(c.yellow(`warning: the audit record was not written (${denied ?? outcome.audit.error}); the intervention above stands`))
   }
   return outcome.code
+}
+
+/** Who beats now, for a plan (the health model, src/state/health.ts, decides what each state means). */
+export async function liveAt(ctx: Context, nowMs: number): Promise<Liveness> {
+  return liveness((await ctx.reader.liveReplicas()).items, nowMs)
+}
+
+/** A holder's or leader's state in a plan: alive, late (frozen or cut off), or why not. */
+export function holderWords(c: ChalkInstance, health: LeaseHealth): string {
+  if (health.state === 'ok') return c.green('alive')
+  if (health.state === 'late') return c.yellow(`late: not renewed for ${formatDuration(health.lastRenewalAgoMs ?? 0)}`)
+  return c.red(health.holderAlive === false ? (health.state === 'stale' ? 'restarted' : 'no heartbeat') : health.state)
 }

@@ -1,12 +1,12 @@
 import { Command, Option } from 'commander'
 import type { Context } from '../context.js'
-import { formatDuration, type LeadSnapshot } from '../lib.js'
+import { formatDuration, leaseHealth, type LeadSnapshot } from '../lib.js'
 import { durationOption } from '../duration.js'
 import { findLead } from '../read/providers.js'
 import { conflict, notFound, refused, usage } from '../output/errors.js'
 import { EXIT } from '../output/exit-codes.js'
 import { ago, left } from '../output/time.js'
-import { changed, parseFence, withWriteOptions, writeAction, type Outcome, type Plan } from './common.js'
+import { changed, holderWords, liveAt, parseFence, withWriteOptions, writeAction, type Outcome, type Plan } from './common.js'
 import { stripAudit } from './chat.js'
 
 interface YieldFlags {
@@ -89,9 +89,9 @@ export async function planProviderYield(ctx: Context, rawName: string, flags: Yi
     }
   }
   const { c } = ctx
-  const holderAlive = (await ctx.reader.replica(h.replicaId))?.incarnation === h.incarnation
+  const health = leaseHealth(h, await liveAt(ctx, nowMs), nowMs, { role: 'leader', lease: 'the lead' })
   const lines = [
-    `leader   ${c.bold(h.replicaId)} (incarnation ${h.incarnation.slice(0, 8)}, ${holderAlive ? c.green('alive') : c.red('no heartbeat')}), since ${ago(h.sinceMs, nowMs)}, renewed ${ago(h.lastRenewalMs, nowMs)}, lease left ${left(h.expiresAtMs, nowMs)}`,
+    `leader   ${c.bold(h.replicaId)} (incarnation ${h.incarnation.slice(0, 8)}, ${holderWords(c, health)}), since ${ago(h.sinceMs, nowMs)}, renewed ${ago(h.lastRenewalMs, nowMs)}, lease left ${left(h.expiresAtMs, nowMs)}`,
     `fence    ${lead.fence}${flags.force ? " → bumped now: the leader's next renewal answers 'revoked'" : ' (the next leader gets a higher one)'}`,
     `standbys ${standbys.length ? standbys.map((s) => s.replicaId).join(', ') : c.yellow('none')}`,
     flags.force

@@ -14,7 +14,7 @@ import { validateId } from '../keys.js'
 import { CoordinationUnavailableError } from '../errors/coordination-unavailable-error.js'
 import { ConfigurationError } from '../errors/configuration-error.js'
 import { PACKAGE_VERSION } from '../version.js'
-import { DEFAULTS } from '../defaults.js'
+import { DEFAULTS, renewIntervalMs } from '../defaults.js'
 import type { CoordinationBackend } from './backend.js'
 import type { BeatRecord, PushedGrant } from '../wire/types.js'
 import { heldSummary } from '../wire/heartbeat.js'
@@ -126,7 +126,7 @@ export abstract class Coordinator extends EventEmitter {
       throw err
     }
     this.#state = 'running'
-    this.#renewTimer = setInterval(() => void this.#renewer.cycle(), Math.max(10, Math.floor(this.leaseMs / 3)))
+    this.#renewTimer = setInterval(() => void this.#renewer.cycle(), renewIntervalMs(this.leaseMs))
     this.#watchdogTimer = setInterval(() => this.#watchdog(), Math.max(5, Math.floor(this.renewMarginMs / 2)))
     this.#renewTimer.unref?.()
     this.#watchdogTimer.unref?.()
@@ -259,7 +259,7 @@ export abstract class Coordinator extends EventEmitter {
   #beatRecord(): BeatRecord {
     const held = this.#leases.all()
     return {
-      info: { ...this.#meta, startedAt: this.#startedAtMs, leaseMs: this.leaseMs },
+      info: { ...this.#meta, startedAt: this.#startedAtMs, leaseMs: this.leaseMs, renewMs: renewIntervalMs(this.leaseMs) },
       stats: {
         turnsGranted: this.#stats.turnsGranted,
         waitingNow: this.#stats.waitingNow,

@@ -9,14 +9,16 @@ import { errorFromRedis } from '../errors/from-redis.js'
 import { DEFAULTS } from '../defaults.js'
 import { decodeChat, decodeLead, decodeReplica, type ChatSnapshot, type LeadSnapshot, type ReplicaSnapshot } from './decode.js'
 import type { KeyLayout } from '../keys.js'
-import { formatDuration } from '../duration.js'
+import { chatHealth, liveness, stuckReasons, type ChatHealth } from './health.js'
 import type { StateReader } from './reader.js'
 
 export interface DashboardChat {
   chat: ChatSnapshot
   /** Checkpoint flow and step, when the chat has one. */
   checkpoint: { flow: string; step: string; ephemeral: boolean } | null
-  /** Why it looks stuck (empty when it does not). */
+  /** The health model's verdict on its turn and queue (src/state/health.ts). */
+  health: ChatHealth
+  /** Why it looks stuck or late, in words (empty when it does not). */
   stuck: string[]
   queueLength: number
   /** Oldest queued ticket's wait (ms), or null. */
@@ -42,8 +44,8 @@ export interface DashboardOptions {
   topChats?: number
   events?: number
   timeoutMs?: number
-  /** A turn held this long while others wait counts as stuck. Default 30 s. */
-  stuckHeldMs?: number
+  /** The bot's turnWaitMs: a turn held longer than half of it while others wait needs attention. */
+  turnWaitMs?: number
 }
 
 type Hash = Record<string, string>
@@ -124,7 +126,7 @@ export async function readDashboard(reader: StateReader, options: DashboardOptio
     }),
   ])
 
-  const alive = new Map(replicas.map((x) => [x.replicaId, x.incarnation]))
+  const live = liveness(replicas, nowMs)
   const chats: DashboardChat[] = []
   chatList.forEach((key, i) => {
     const h = chatHashes[i]
@@ -138,23 +140,14 @@ export async function readDashboard(reader: StateReader, options: DashboardOptio
       return corrupt.push({ rawKey, error: (e as Error).message })
     }
     const cp = cpFields[i] ?? []
-    const stuck: string[] = []
-    const holder = chat.holder
-    if (holder && alive.get(holder.replicaId) !== holder.incarnation) stuck.push('holder is dead')
-    if (holder && holder.expiresAtMs <= nowMs && chat.tickets.length) stuck.push('lease expired, waiting for a poll')
-    const head = chat.tickets[0]
-    if (head && alive.get(head.replicaId) !== head.incarnation) stuck.push('dead ticket at the head')
-    if (!holder && chat.tickets.length) stuck.push('queue without a holder')
-    if (holder && chat.tickets.length && nowMs - holder.grantedAtMs >= (options.stuckHeldMs ?? DEFAULTS.stuckHeldMs)) {
-      stuck.push(`held ${formatDuration(nowMs - holder.grantedAtMs)} with ${chat.tickets.length} waiting`)
-    }
-    const oldest = chat.tickets.length ? Math.min(...chat.tickets.map((t) => t.enqueuedAtMs)) : null
+    const health = chatHealth(chat, live, nowMs, { turnWaitMs: options.turnWaitMs })
     chats.push({
       chat,
       checkpoint: cp[0] ? { flow: cp[0], step: cp[1] ?? '', ephemeral: cp[2] === '1' } : null,
-      stuck,
-      queueLength: chat.tickets.length,
-      oldestWaitMs: oldest === null ? null : nowMs - oldest,
+      health,
+      stuck: stuckReasons(health),
+      queueLength: health.queueLength,
+      oldestWaitMs: health.oldestWaitMs,
     })
   })
   // The stuck first, then the busiest (longest queue, oldest wait), then held ones.

@@ -7,18 +7,28 @@
  * `incarnation`, `fence` and `expiresInMs` (from Redis's clock; negative once expired).
  */
 import type { Holder } from '../wire/types.js'
-import type {
-  ChatSnapshot,
-  FlowCheckpoint,
-  HandoverMarker,
-  Json,
-  LeadSnapshot,
-  LockSnapshot,
-  ReplicaSnapshot,
-  TicketSnapshot,
-} from './decode.js'
+import type { ChatSnapshot, FlowCheckpoint, HandoverMarker, Json, LeadSnapshot, LockSnapshot, ReplicaSnapshot } from './decode.js'
 import { leadKind, type ChatDetail, type LeaseKindLabel } from './decode.js'
-import { DEFAULTS } from '../defaults.js'
+import {
+  absentReplicaState,
+  chatHealth,
+  leadHealth,
+  leaseHealth,
+  liveness,
+  lockHealth,
+  replicaHealth,
+  shellWord,
+  ticketState,
+  type ChatFinding,
+  type ChatHealth,
+  type ChatState,
+  type LeadState,
+  type LeaseState,
+  type Liveness,
+  type ReplicaState,
+  type Severity,
+  type TicketState,
+} from './health.js'
 
 /**
  * Types of the entries of the event stream `P:events` (docs/redis-layout.md): what replicas log,
@@ -38,70 +48,21 @@ export const EVENT_TYPES = [
 ] as const
 export type EventType = (typeof EVENT_TYPES)[number]
 
-// ---------------------------------------------------------------- liveness
-
-/** Who is alive, from the heartbeat records (present = alive until its `exp`). */
-export interface Liveness {
-  /** Is this exact incarnation of this replica beating? */
-  isAlive(h: Holder): boolean
-  /** 'alive' | 'dead' (no record) | 'stale' (the replicaId beats with another incarnation: a restart). */
-  status(h: Holder): 'alive' | 'dead' | 'stale'
-  /** A live replica whose heartbeat says it runs as `host:pid` (a lock's owner). */
-  byOwner(owner: string): ReplicaSnapshot | null
-  /** The live record of a replicaId. */
-  replica(replicaId: string): ReplicaSnapshot | null
-}
-
-export function liveness(replicas: ReplicaSnapshot[], nowMs: number): Liveness {
-  const byId = new Map<string, ReplicaSnapshot>()
-  // host:pid → replica; null when several live replicas share it (one process, several coordinators).
-  const byOwner = new Map<string, ReplicaSnapshot | null>()
-  for (const r of replicas) {
-    if (r.expiresAtMs <= nowMs) continue
-    byId.set(r.replicaId, r)
-    const owner = `${r.info.host}:${r.info.pid}`
-    if (r.info.host) byOwner.set(owner, byOwner.has(owner) ? null : r)
-  }
-  const status = (h: Holder): 'alive' | 'dead' | 'stale' => {
-    const r = byId.get(h.replicaId)
-    if (!r) return 'dead'
-    if (r.evictedIncarnation && r.evictedIncarnation === h.incarnation) return 'dead'
-    return r.incarnation === h.incarnation ? 'alive' : 'stale'
-  }
-  return {
-    isAlive: (h) => status(h) === 'alive',
-    status,
-    byOwner: (owner) => byOwner.get(owner) ?? null,
-    replica: (id) => byId.get(id) ?? null,
-  }
-}
-
 // ---------------------------------------------------------------- replicas
-
-/**
- * How a replica is doing. From its heartbeat record: `ok` (beating), `late` (its last beat is older
- * than half a lease: a renewal was missed), `expired` (the record outlived its expiry), `evicted`
- * (an operator's tombstone). From what still names it without a live record: `dead` (no heartbeat
- * at all) and `stale` (the replicaId beats with another incarnation: an earlier process of a
- * restarted replica).
- */
-export type ReplicaState = 'ok' | 'late' | 'expired' | 'evicted' | 'dead' | 'stale'
-
-/** The state of a heartbeat record at Redis's now. */
-export function replicaState(r: ReplicaSnapshot, nowMs: number): ReplicaState {
-  if (r.evictedIncarnation && r.evictedIncarnation === r.incarnation) return 'evicted'
-  if (r.expiresAtMs <= nowMs) return 'expired'
-  const leaseMs = r.info.leaseMs || r.expiresAtMs - r.beatAtMs
-  return nowMs - r.beatAtMs > leaseMs / 2 ? 'late' : 'ok'
-}
 
 export interface ReplicaRow {
   kind: 'replica'
   replicaId: string
   incarnation: string
   state: ReplicaState
+  /** Why, in words (health.ts decides). */
+  reason: string
   /** null for a replica known only by what still names it (dead, stale) or by its tombstone. */
   heartbeatAgeMs: number | null
+  /** How often it beats (and renews its leases). */
+  renewMs: number | null
+  /** How far its last beat is past that interval (0: on time). */
+  renewalOverdueMs: number | null
   expiresInMs: number | null
   host: string | null
   pid: number | null
@@ -119,13 +80,17 @@ export interface ReplicaRow {
 }
 
 export function replicaRow(r: ReplicaSnapshot, nowMs: number): ReplicaRow {
+  const health = replicaHealth(r, nowMs)
   return {
     kind: 'replica',
     replicaId: r.replicaId,
     incarnation: r.incarnation,
-    state: replicaState(r, nowMs),
-    heartbeatAgeMs: nowMs - r.beatAtMs,
-    expiresInMs: r.expiresAtMs - nowMs,
+    state: health.state,
+    reason: health.reason,
+    heartbeatAgeMs: health.heartbeatAgeMs,
+    renewMs: health.renewMs,
+    renewalOverdueMs: health.renewalOverdueMs,
+    expiresInMs: health.expiresInMs,
     host: r.info.host,
     pid: r.info.pid,
     version: r.info.version,
@@ -175,7 +140,15 @@ export function replicaRows(
     replicaId,
     incarnation,
     state,
+    reason:
+      state === 'evicted'
+        ? `${replicaId} was evicted by an operator: its beats are refused`
+        : state === 'stale'
+          ? `an earlier incarnation of ${replicaId}, which restarted: what it holds is not renewed`
+          : `${replicaId} has no heartbeat: what it holds is not renewed`,
     heartbeatAgeMs: null,
+    renewMs: null,
+    renewalOverdueMs: null,
     expiresInMs: null,
     host: null,
     pid: null,
@@ -202,7 +175,7 @@ export function replicaRows(
     if (known.has(k)) continue
     let row = byKey.get(k)
     if (!row) {
-      row = blank(ref.replicaId, ref.incarnation, live.status(ref) === 'stale' ? 'stale' : 'dead')
+      row = blank(ref.replicaId, ref.incarnation, absentReplicaState(ref, live))
       byKey.set(k, row)
     }
     if (ref.what === 'turn') row.turnsHeld++
@@ -226,8 +199,14 @@ export interface LeaseRow {
   fence: number | null
   /** Until Redis expires the lease (negative: expired, not yet taken over). */
   expiresInMs: number
+  /** ok, late (renewal overdue past the margin), expired, dead or stale holder (health.ts decides). */
+  state: LeaseState
+  reason: string
   /** Since the holder last renewed (null for locks: a renewal is not recorded). */
   lastRenewalAgoMs: number | null
+  /** The holder's renewal interval, and how far its last renewal is past it (null: unknown). */
+  renewMs: number | null
+  renewalOverdueMs: number | null
   /** Since the grant. */
   heldForMs: number | null
   /** Is the holder's incarnation beating? null: unknown (a lock whose owner is no replica). */
@@ -251,23 +230,31 @@ export function leaseRows(src: LeaseSources, nowMs: number): LeaseRow[] {
     fence: number | null,
     h: Holder & { expiresAtMs: number; lastRenewalMs: number },
     grantedAtMs: number,
-  ): LeaseRow => ({
-    kind,
-    key,
-    replicaId: h.replicaId,
-    incarnation: h.incarnation,
-    owner: null,
-    fence,
-    expiresInMs: h.expiresAtMs - nowMs,
-    lastRenewalAgoMs: h.lastRenewalMs ? nowMs - h.lastRenewalMs : null,
-    heldForMs: grantedAtMs ? nowMs - grantedAtMs : null,
-    holderAlive: live.isAlive(h),
-  })
+  ): LeaseRow => {
+    const health = leaseHealth(h, live, nowMs, kind === 'chat' ? { lease: "the turn's lease" } : { role: 'leader', lease: 'the lead' })
+    return {
+      kind,
+      key,
+      replicaId: h.replicaId,
+      incarnation: h.incarnation,
+      owner: null,
+      fence,
+      expiresInMs: health.expiresInMs,
+      state: health.state,
+      reason: health.reason,
+      lastRenewalAgoMs: health.lastRenewalAgoMs,
+      renewMs: health.renewMs,
+      renewalOverdueMs: health.renewalOverdueMs,
+      heldForMs: grantedAtMs ? nowMs - grantedAtMs : null,
+      holderAlive: health.holderAlive,
+    }
+  }
   for (const c of src.chats) if (c.holder) rows.push(replicaLease('chat', c.key, c.fence, c.holder, c.holder.grantedAtMs))
   for (const l of src.leads) if (l.holder) rows.push(replicaLease(leadKind(l.key), l.key, l.fence, l.holder, l.holder.sinceMs))
   for (const k of src.locks) {
     if (!k.holder) continue
     const r = live.byOwner(k.holder.owner)
+    const health = lockHealth(k.holder, live, nowMs)
     rows.push({
       kind: 'lock',
       key: k.key,
@@ -275,10 +262,14 @@ export function leaseRows(src: LeaseSources, nowMs: number): LeaseRow[] {
       incarnation: r?.incarnation ?? null,
       owner: k.holder.owner,
       fence: k.fence,
-      expiresInMs: k.holder.expiresAtMs - nowMs,
+      expiresInMs: health.expiresInMs,
+      state: health.state,
+      reason: health.reason,
       lastRenewalAgoMs: null,
+      renewMs: null,
+      renewalOverdueMs: null,
       heldForMs: k.holder.acquiredAtMs ? nowMs - k.holder.acquiredAtMs : null,
-      holderAlive: r ? true : null,
+      holderAlive: health.holderAlive,
     })
   }
   return sortLeases(rows, 'kind')
@@ -332,13 +323,21 @@ export function sortLeases(rows: LeaseRow[], by: LeaseSort): LeaseRow[] {
 export interface ChatRow {
   kind: 'chat'
   key: string
+  /** idle, ok, late (the holder is late to renew), attention, stuck (health.ts decides). */
+  state: ChatState
+  reason: string
   /** The holder (null: nobody holds the turn). */
   replicaId: string | null
   incarnation: string | null
   fence: number | null
   expiresInMs: number | null
   holderAlive: boolean | null
+  /** The holder's lease: ok, late, expired, dead, stale. */
+  holderState: LeaseState | null
   heldForMs: number | null
+  /** Since the holder last renewed, and how far that is past its renewal interval. */
+  lastRenewalAgoMs: number | null
+  renewalOverdueMs: number | null
   queueLength: number
   /** How long the oldest queued ticket has waited. */
   oldestWaitMs: number | null
@@ -347,20 +346,25 @@ export interface ChatRow {
 }
 
 /** A chat as every listing shows it (`chat ls`, the first fields of `chat inspect`, the dashboard's JSON). */
-export function chatRow(c: ChatSnapshot, live: Liveness, nowMs: number): ChatRow {
-  const oldest = c.tickets.reduce<number | null>((m, t) => (m === null || t.enqueuedAtMs < m ? t.enqueuedAtMs : m), null)
+export function chatRow(c: ChatSnapshot, live: Liveness, nowMs: number, health: ChatHealth = chatHealth(c, live, nowMs)): ChatRow {
+  const h = health.holder
   return {
     kind: 'chat',
     key: c.key,
+    state: health.state,
+    reason: health.reason,
     replicaId: c.holder?.replicaId ?? null,
     incarnation: c.holder?.incarnation ?? null,
     fence: c.fence,
-    expiresInMs: c.holder ? c.holder.expiresAtMs - nowMs : null,
-    holderAlive: c.holder ? live.isAlive(c.holder) : null,
-    heldForMs: c.holder?.grantedAtMs ? nowMs - c.holder.grantedAtMs : null,
-    queueLength: c.tickets.length,
-    oldestWaitMs: oldest === null ? null : nowMs - oldest,
-    staleTickets: c.tickets.filter((t) => ticketState(t, live, nowMs) !== 'alive').length,
+    expiresInMs: h ? h.expiresInMs : null,
+    holderAlive: h ? h.holderAlive : null,
+    holderState: h ? h.state : null,
+    heldForMs: health.heldForMs,
+    lastRenewalAgoMs: h ? h.lastRenewalAgoMs : null,
+    renewalOverdueMs: h ? h.renewalOverdueMs : null,
+    queueLength: health.queueLength,
+    oldestWaitMs: health.oldestWaitMs,
+    staleTickets: health.tickets.filter((t) => t !== 'alive').length,
   }
 }
 
@@ -371,15 +375,6 @@ export function chatRows(chats: ChatSnapshot[], replicas: ReplicaSnapshot[], now
     .filter((c) => options.all || c.holder || c.tickets.length > 0)
     .map((c) => chatRow(c, live, nowMs))
     .sort((a, b) => byNum(b.oldestWaitMs, a.oldestWaitMs) || byText(a.key, b.key))
-}
-
-export type TicketState = 'alive' | 'dead' | 'stale' | 'expired'
-
-/** A queued ticket: its replica beats (alive), is gone (dead), restarted (stale), or stopped polling (expired). */
-export function ticketState(t: TicketSnapshot, live: Liveness, nowMs: number): TicketState {
-  const s = live.status(t)
-  if (s !== 'alive') return s
-  return t.deadlineMs <= nowMs ? 'expired' : 'alive'
 }
 
 export interface TicketRow {
@@ -404,6 +399,8 @@ export interface ChatView extends ChatRow {
     status: 'alive' | 'dead' | 'stale'
     heldForMs: number | null
     lastRenewalAgoMs: number | null
+    renewMs: number | null
+    renewalOverdueMs: number | null
     waitedMs: number | null
   }
   previousHolder: Holder | null
@@ -411,30 +408,41 @@ export interface ChatView extends ChatRow {
   lastTicket: number
   skippedTickets: number
   tickets: TicketRow[]
+  /** The ticket Redis grants next (when the holder lets go or its lease runs out). */
+  nextTicket: number | null
+  /** What the health model found about the turn and the queue (explainChat adds the checkpoint's). */
+  findings: ChatFinding[]
   checkpoint: CheckpointRow | null
   handover: HandoverView | null
 }
 
-export function chatView(d: ChatDetail, replicas: ReplicaSnapshot[], key: string): ChatView {
+export function chatView(d: ChatDetail, replicas: ReplicaSnapshot[], key: string, opts: { turnWaitMs?: number } = {}): ChatView {
   const now = d.nowMs
   const live = liveness(replicas, now)
   const c = d.chat
   const h = c?.holder ?? null
-  const row: ChatRow = c
-    ? chatRow(c, live, now)
-    : {
-        kind: 'chat',
-        key,
-        replicaId: null,
-        incarnation: null,
-        fence: null,
-        expiresInMs: null,
-        holderAlive: null,
-        heldForMs: null,
-        queueLength: 0,
-        oldestWaitMs: null,
-        staleTickets: 0,
-      }
+  const health = c ? chatHealth(c, live, now, opts) : null
+  const row: ChatRow =
+    c && health
+      ? chatRow(c, live, now, health)
+      : {
+          kind: 'chat',
+          key,
+          state: 'idle',
+          reason: 'nobody holds the turn and nothing waits',
+          replicaId: null,
+          incarnation: null,
+          fence: null,
+          expiresInMs: null,
+          holderAlive: null,
+          holderState: null,
+          heldForMs: null,
+          lastRenewalAgoMs: null,
+          renewalOverdueMs: null,
+          queueLength: 0,
+          oldestWaitMs: null,
+          staleTickets: 0,
+        }
   return {
     ...row,
     key,
@@ -447,7 +455,9 @@ export function chatView(d: ChatDetail, replicas: ReplicaSnapshot[], key: string
           alive: live.isAlive(h),
           status: live.status(h),
           heldForMs: h.grantedAtMs ? now - h.grantedAtMs : null,
-          lastRenewalAgoMs: h.lastRenewalMs ? now - h.lastRenewalMs : null,
+          lastRenewalAgoMs: health!.holder!.lastRenewalAgoMs,
+          renewMs: health!.holder!.renewMs,
+          renewalOverdueMs: health!.holder!.renewalOverdueMs,
           waitedMs: h.waitedMs,
         }
       : null,
@@ -455,8 +465,8 @@ export function chatView(d: ChatDetail, replicas: ReplicaSnapshot[], key: string
     lastHolder: c?.lastHolder ?? null,
     lastTicket: c?.lastTicket ?? 0,
     skippedTickets: c?.skippedTickets ?? 0,
-    tickets: (c?.tickets ?? []).map((t) => {
-      const state = ticketState(t, live, now)
+    tickets: (c?.tickets ?? []).map((t, i) => {
+      const state = health!.tickets[i]!
       return {
         ticket: t.ticket,
         replicaId: t.replicaId,
@@ -467,14 +477,14 @@ export function chatView(d: ChatDetail, replicas: ReplicaSnapshot[], key: string
         deadlineInMs: t.deadlineMs - now,
       }
     }),
+    nextTicket: health?.next?.ticket ?? null,
+    findings: health?.findings ?? [],
     checkpoint: d.checkpoint ? checkpointRow(d.checkpoint, now, replicas, d.checkpointTtlMs) : null,
     handover: d.handover ? handoverView(d.handover, now, replicas, d.handoverTtlMs) : null,
   }
 }
 
 // ---------------------------------------------------------------- explain
-
-export type Severity = 'problem' | 'warning' | 'info'
 
 export interface Finding {
   /** Stable identifier, e.g. `holder-dead`. */
@@ -486,93 +496,25 @@ export interface Finding {
 }
 
 export interface Explanation {
-  /** stuck: something blocks the chat now; attention: it moves but something is off; ok; idle: no turn, no queue. */
-  verdict: 'stuck' | 'attention' | 'ok' | 'idle' | 'unknown'
+  /** stuck: something blocks the chat now; late: the holder is late to renew; attention: it moves but something is off; ok; idle: no turn, no queue. */
+  verdict: 'stuck' | 'late' | 'attention' | 'ok' | 'idle' | 'unknown'
   summary: string
   findings: Finding[]
 }
 
-const fmtMs = (ms: number): string => {
-  const s = Math.abs(ms) / 1000
-  return s < 1 ? `${Math.round(Math.abs(ms))}ms` : s < 120 ? `${s.toFixed(s < 10 ? 1 : 0)}s` : `${Math.round(s / 60)}m`
-}
-
 /**
- * Why a chat is (or is not) stuck, from one consistent read of it and the live replicas.
+ * Why a chat is (or is not) stuck: the health model's findings about its turn and queue (chatView
+ * carries them), and what its checkpoint and handover marker add.
  * `fingerprint`: the flow fingerprint the operator's code computes; a mismatch with an ephemeral
  * checkpoint is only knowable with it.
  */
-export function explainChat(v: ChatView, opts: { fingerprint?: string; turnWaitMs?: number } = {}): Explanation {
-  const findings: Finding[] = []
-  const turnWaitMs = opts.turnWaitMs ?? DEFAULTS.turnWaitMs
+export function explainChat(v: ChatView, opts: { fingerprint?: string } = {}): Explanation {
   const key = v.key
   if (!v.exists) {
-    return { verdict: 'unknown', summary: `no state for chat ${JSON.stringify(key)} under this prefix`, findings }
+    return { verdict: 'unknown', summary: `no state for chat ${JSON.stringify(key)} under this prefix`, findings: [] }
   }
+  const findings: Finding[] = [...v.findings]
   const h = v.holder
-  const head = v.tickets[0] ?? null
-  if (h) {
-    const expired = (v.expiresInMs ?? 0) <= 0
-    if (!h.alive && !expired) {
-      findings.push({
-        code: h.status === 'stale' ? 'holder-stale-incarnation' : 'holder-dead',
-        severity: 'problem',
-        message:
-          h.status === 'stale'
-            ? `the holder ${h.replicaId} restarted (its incarnation ${h.incarnation.slice(0, 8)} no longer beats) but the turn's lease runs ${fmtMs(v.expiresInMs!)} more`
-            : `the holder ${h.replicaId} has no heartbeat (dead or cut off) but the turn's lease runs ${fmtMs(v.expiresInMs!)} more`,
-        fix: `wait ${fmtMs(v.expiresInMs!)} for the lease to expire, or revoke it now: botmesh-coord chat release ${shellWord(key)}`,
-      })
-    } else if (expired) {
-      findings.push({
-        code: 'holder-expired',
-        severity: v.tickets.length ? 'warning' : 'info',
-        message: `the holder's lease expired ${fmtMs(-v.expiresInMs!)} ago; the next ticket is granted at the next poll of a waiting replica`,
-      })
-    }
-    if (h.alive && v.tickets.length && (h.heldForMs ?? 0) > turnWaitMs / 2) {
-      findings.push({
-        code: 'holder-slow',
-        severity: 'warning',
-        message: `${h.replicaId} has held the turn for ${fmtMs(h.heldForMs!)} while ${v.tickets.length} message(s) wait; waiting messages give up after turnWaitMs (${fmtMs(turnWaitMs)})`,
-        fix: 'look for a slow handler or a long settleMs on that replica',
-      })
-    }
-  }
-  if (head && head.state !== 'alive') {
-    const why =
-      head.state === 'dead'
-        ? `its replica ${head.replicaId} has no heartbeat`
-        : head.state === 'stale'
-          ? `it belongs to an earlier incarnation ${head.incarnation.slice(0, 8)} of ${head.replicaId} (restarted)`
-          : `its replica ${head.replicaId} stopped polling it ${fmtMs(-head.deadlineInMs)} ago`
-    const skipsNow = head.deadlineInMs <= 0
-    findings.push({
-      code: head.state === 'stale' ? 'head-ticket-stale' : head.state === 'dead' ? 'head-ticket-dead' : 'head-ticket-expired',
-      severity: skipsNow ? 'warning' : 'problem',
-      message: `ticket ${head.ticket} at the head of the queue is dead: ${why}; ${skipsNow ? 'it is skipped at the next acquire or release' : `it blocks the queue for ${fmtMs(head.deadlineInMs)} more`}`,
-      fix: `botmesh-coord chat skip ${shellWord(key)} ${head.ticket}`,
-    })
-  }
-  const deadBehind = v.tickets.slice(1).filter((t) => t.state !== 'alive')
-  if (deadBehind.length) {
-    findings.push({
-      code: 'stale-tickets',
-      severity: 'info',
-      message: `${deadBehind.length} queued ticket(s) behind the head are dead (${deadBehind.map((t) => t.ticket).join(', ')}); they are skipped when they reach the head`,
-    })
-  }
-  if (!h && v.tickets.length && head?.state === 'alive') {
-    findings.push({
-      code: 'queue-without-holder',
-      severity: head.waitedMs > 5_000 ? 'problem' : 'info',
-      message: `${v.tickets.length} ticket(s) wait and nobody holds the turn; the head ticket ${head.ticket} (${head.replicaId}) has waited ${fmtMs(head.waitedMs)}${head.waitedMs > 5_000 ? ': its replica beats but does not take the turn' : ' and is granted at its next poll'}`,
-      fix:
-        head.waitedMs > 5_000
-          ? `check ${head.replicaId}'s event loop and Redis latency; botmesh-coord chat skip ${shellWord(key)} ${head.ticket}`
-          : undefined,
-    })
-  }
   const cp = v.checkpoint
   if (cp) {
     if (cp.fence !== null && v.fence !== null && cp.fence < v.fence) {
@@ -619,24 +561,24 @@ export function explainChat(v: ChatView, opts: { fingerprint?: string; turnWaitM
   }
   const problems = findings.filter((f) => f.severity === 'problem')
   const warnings = findings.filter((f) => f.severity === 'warning')
-  const idle = !h && v.tickets.length === 0
-  const verdict: Explanation['verdict'] = problems.length ? 'stuck' : warnings.length ? 'attention' : idle ? 'idle' : 'ok'
+  const verdict: Explanation['verdict'] = problems.length
+    ? 'stuck'
+    : v.state === 'late'
+      ? 'late'
+      : warnings.length
+        ? 'attention'
+        : v.state === 'idle'
+          ? 'idle'
+          : 'ok'
   const summary =
     verdict === 'stuck'
       ? `stuck: ${problems[0]!.message}`
-      : verdict === 'attention'
-        ? `moving, but: ${warnings[0]!.message}`
-        : verdict === 'idle'
-          ? `idle: nobody holds the turn and nothing waits${v.lastHolder ? ` (last holder ${v.lastHolder.replicaId})` : ''}`
-          : h
-            ? `ok: ${h.replicaId} holds the turn${v.tickets.length ? `, ${v.tickets.length} waiting` : ''}`
-            : `ok: ${v.tickets.length} waiting, granted at the next poll`
+      : verdict === 'late'
+        ? `late: ${v.reason}`
+        : verdict === 'attention'
+          ? `moving, but: ${warnings[0]!.message}`
+          : `${verdict}: ${v.reason}`
   return { verdict, summary, findings }
-}
-
-/** Quote a key for a shell command line when it needs it. */
-export function shellWord(s: string): string {
-  return /^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`
 }
 
 // ---------------------------------------------------------------- providers and other leads
@@ -670,12 +612,18 @@ export interface LeadRow {
   replicaId: string | null
   incarnation: string | null
   fence: number | null
+  /** ok, late (the leader is late to renew), dead, stale, expired, vacant (health.ts decides). */
+  state: LeadState
+  reason: string
   expiresInMs: number | null
   holderAlive: boolean | null
   /** Redis ms since the leader leads. */
   sinceMs: number | null
   leadingForMs: number | null
   lastRenewalAgoMs: number | null
+  /** The leader's renewal interval, and how far its last renewal is past it. */
+  renewMs: number | null
+  renewalOverdueMs: number | null
   previousHolder: Holder | null
   lastHolder: Holder | null
   /** Since nobody leads (the last holder let go or expired). */
@@ -691,20 +639,26 @@ export function leadRow(l: LeadSnapshot, replicas: ReplicaSnapshot[], nowMs: num
   const live = liveness(replicas, nowMs)
   const h = l.holder
   const y = l.yieldRequest && l.yieldRequest.expiresAtMs > nowMs ? l.yieldRequest : null
+  const health = leadHealth(l, live, nowMs)
+  const leader = health.leader
   return {
     kind: leadKind(l.key),
     key: l.key,
     replicaId: h?.replicaId ?? null,
     incarnation: h?.incarnation ?? null,
     fence: l.fence,
-    expiresInMs: h ? h.expiresAtMs - nowMs : null,
-    holderAlive: h ? live.isAlive(h) : null,
+    state: health.state,
+    reason: health.reason,
+    expiresInMs: leader ? leader.expiresInMs : null,
+    holderAlive: leader ? leader.holderAlive : null,
     sinceMs: h?.sinceMs || null,
-    leadingForMs: h?.sinceMs ? nowMs - h.sinceMs : null,
-    lastRenewalAgoMs: h?.lastRenewalMs ? nowMs - h.lastRenewalMs : null,
+    leadingForMs: health.leadingForMs,
+    lastRenewalAgoMs: leader ? leader.lastRenewalAgoMs : null,
+    renewMs: leader ? leader.renewMs : null,
+    renewalOverdueMs: leader ? leader.renewalOverdueMs : null,
     previousHolder: l.previousHolder,
     lastHolder: l.lastHolder,
-    vacantForMs: !h && l.releasedAtMs ? nowMs - l.releasedAtMs : null,
+    vacantForMs: health.vacantForMs,
     lastHandoverMs: l.lastHandoverMs,
     pendingYield: y
       ? { by: y.by, target: y.target, expiresInMs: y.expiresAtMs - nowMs, requestedAgoMs: y.requestedAtMs ? nowMs - y.requestedAtMs : 0 }
@@ -936,5 +890,10 @@ export function staleTickets(chats: ChatSnapshot[], replicas: ReplicaSnapshot[],
 
 /** Leases of every kind whose holder no longer beats but Redis still honours (zombie holders). */
 export function zombieLeases(rows: LeaseRow[]): LeaseRow[] {
-  return rows.filter((r) => r.holderAlive === false && r.expiresInMs > 0)
+  return rows.filter((r) => r.state === 'dead' || r.state === 'stale')
+}
+
+/** Leases whose holder beats but is late to renew them: frozen or partitioned (doctor, exporter). */
+export function lateLeases(rows: LeaseRow[]): LeaseRow[] {
+  return rows.filter((r) => r.state === 'late')
 }

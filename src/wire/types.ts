@@ -48,6 +48,8 @@ export interface ReplicaInfo {
   version: string
   startedAt: number
   leaseMs: number
+  /** How often it renews its heartbeat and every lease it holds (leaseMs / 3); absent in older records. */
+  renewMs?: number
 }
 
 export interface ReplicaStats {

@@ -55,7 +55,11 @@ for (const layout of ['standalone', 'cluster'] as Layout[]) {
         owner: null,
         fence: s.fence42,
         expiresInMs: expect.any(Number),
+        state: 'ok',
+        reason: expect.stringMatching(/^holder pod-a renews/),
         lastRenewalAgoMs: expect.any(Number),
+        renewMs: expect.any(Number),
+        renewalOverdueMs: expect.any(Number),
         heldForMs: expect.any(Number),
         holderAlive: true,
       })
@@ -64,6 +68,7 @@ for (const layout of ['standalone', 'cluster'] as Layout[]) {
         replicaId: 'pod-c',
         incarnation: s.oldC.incarnation,
         holderAlive: false,
+        state: 'stale',
       })
       expect(t.stdout).toMatch(/^KIND\s+KEY\s+HOLDER/)
       expect(t.stdout).toMatch(/provider\s+provider:whatsapp\s+pod-a/)
@@ -149,7 +154,7 @@ for (const layout of ['standalone', 'cluster'] as Layout[]) {
           pendingYield: null,
         }),
       ])
-      expect(t.stdout).toMatch(/provider:whatsapp\s+pod-a\s+\w{8}\s+\S+ ago\s+\d+\s+\S+\s+pod-b/)
+      expect(t.stdout).toMatch(/provider:whatsapp\s+pod-a\s+\w{8}\s+\S+ ago\s+\d+\s+\S+\s+\S+ ago\s+pod-b/)
       const [js, ts] = await both('provider', 'status', 'whatsapp')
       expect(js.provider).toMatchObject({ key: 'provider:whatsapp', replicaId: 'pod-a', holderAlive: true })
       expect(ts.stdout).toMatch(/leader\s+pod-a/)

@@ -16,6 +16,7 @@ import type {
   ReplicaSnapshot,
   TicketSnapshot,
 } from '../../src/index.js'
+import { chatHealth, liveness, stuckReasons } from '../../src/index.js'
 
 /** Redis's clock in every snapshot built here. */
 export const NOW = 1_800_000_000_000
@@ -124,14 +125,23 @@ export function chatDetail(chat: ChatSnapshot | null, o: Partial<ChatDetail> = {
 
 /** A dashboard row: the chat held by `by` (renewed 1 s ago, 8 s left, held 3 s) with `waiting` queued behind. */
 export function dashboardChat(key: string, by: string | null, waiting: string[] = [], o: Partial<DashboardChat> = {}): DashboardChat {
-  return {
-    chat: chatState(key, {
+  const chat =
+    o.chat ??
+    chatState(key, {
       holder: by ? holder(by, { expiresInMs: 8000, heldForMs: 3000, waitedMs: 5 }) : null,
       lastTicket: 1 + waiting.length,
       tickets: waiting.map((id, i) => ticket(2 + i, id)),
-    }),
+    })
+  // Every replica the chat names beats (a test that wants a dead one passes its own `health`).
+  const live = [...new Set([...(chat.holder ? [chat.holder.replicaId] : []), ...chat.tickets.map((t) => t.replicaId)])].map((id) =>
+    replica(id),
+  )
+  const health = chatHealth(chat, liveness(live, NOW), NOW)
+  return {
+    chat,
     checkpoint: null,
-    stuck: [],
+    health,
+    stuck: stuckReasons(health),
     queueLength: waiting.length,
     oldestWaitMs: waiting.length ? 2000 : null,
     ...o,

@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest'
 import { GONE_KEEP_MS, advance, eventRow, filterChats, streamIdMs } from '../../commands/tui/model.js'
 import { allocate, fitColumns, windowStart } from '../../commands/tui/layout.js'
-import { NOW, dashboard, dashboardChat, lead, replica } from '../helpers/snapshots.js'
+import { NOW, chatState, dashboard, dashboardChat, holder, incarnationOf, lead, replica, ticket } from '../helpers/snapshots.js'
+import { providerCells } from '../../commands/tui/components/providers-panel.js'
+import { chatCells } from '../../commands/tui/components/chats-panel.js'
 
 describe('dashboard model', () => {
   it('computes turns per second between heartbeats and keeps it until the next beat', () => {
@@ -90,6 +92,35 @@ describe('dashboard model', () => {
     })
     expect(m.providers[0]!.pendingYield).toMatch(/any standby, by ops@h, 20s left/)
     expect(m.providers[1]).toMatchObject({ leader: null, leaderlessForMs: 4000, lastHandover: null })
+  })
+
+  it('a late leader and a late holder stand out (the health model decides)', () => {
+    const frozen = { lastRenewalMs: NOW - 9000 } // every 5 s: late past 7.5 s
+    const m = advance(
+      null,
+      dashboard({
+        providers: [
+          lead('provider:wa', {
+            replicaId: 'pod-a',
+            incarnation: incarnationOf('pod-a'),
+            expiresAtMs: NOW + 6000,
+            sinceMs: NOW - 60_000,
+            ...frozen,
+          }),
+        ],
+        chats: [
+          dashboardChat('chat:1', null, [], {
+            chat: chatState('chat:1', { holder: holder('pod-a', frozen), tickets: [ticket(2, 'pod-b')] }),
+          }),
+        ],
+      }),
+      { sampledAtMs: 0, commandsTotal: 0 },
+    )
+    expect(m.providers[0]!.state).toBe('late')
+    expect(providerCells(m.providers[0]!).leader).toMatchObject({ text: 'pod-a late', tone: 'warn' })
+    expect(m.chats[0]).toMatchObject({ state: 'stuck', holderLate: true })
+    expect(chatCells(m.chats[0]!).holder).toMatchObject({ text: 'pod-a late', tone: 'warn' })
+    expect(m.chats[0]!.stuck[0]).toMatch(/^holder pod-a has not renewed for 9\.0s \(every 5\.0s\)/)
   })
 
   it('turns chats into rows and filters them by key or replica', () => {

@@ -75,14 +75,14 @@ function cycles(graph: Map<string, { local: string[] }>): string[][] {
 const LAYERS: Array<[RegExp, number]> = [
   [/^(defaults|duration|clock|version|url)$|^errors\//, 0],
   [/^keys$|^wire\//, 1],
-  [/^connection$|^state\/(decode|views)$/, 2],
+  [/^connection$|^state\/(decode|health|views)$/, 2],
   [/^scripts\//, 3],
   [/^coordinator\/|^state\/(reader|dashboard)$/, 4],
   [/^(store|admin)\/|^testing\/(memory-hub|memory-coordinator)$/, 5],
   [/^index$|^testing\/index$/, 6],
 ]
 /** Decoders and views of snapshots: no I/O, no client, nothing above the wire types. */
-const PURE = /^state\/(decode|views)$/
+const PURE = /^state\/(decode|health|views)$/
 
 function layerOf(module: string): number {
   const hit = LAYERS.find(([re]) => re.test(module))

@@ -11,11 +11,11 @@ import {
   leaseRows,
   lockRows,
   providerLeadName,
-  shellWord,
   sortLeases,
   staleTickets,
   zombieLeases,
 } from '../../src/state/views.js'
+import { shellWord } from '../../src/state/health.js'
 
 const F = FENCE
 const A = replica('pod-a', { incarnation: 'inc-a' })
@@ -75,7 +75,11 @@ describe('lease rows', () => {
       owner: null,
       fence: F,
       expiresInMs: 10_000,
+      state: 'ok',
+      reason: "holder pod-a renews (last 1.0s ago); the turn's lease ends in 10s",
       lastRenewalAgoMs: 1000,
+      renewMs: 5000,
+      renewalOverdueMs: 0,
       heldForMs: 5000,
       holderAlive: true,
     })
@@ -83,8 +87,9 @@ describe('lease rows', () => {
 
   it('knows dead and restarted holders, and maps a lock owner host:pid to its replica', () => {
     const by = Object.fromEntries(rows.map((r) => [r.key, r]))
-    expect(by['chat:z']!.holderAlive).toBe(false)
-    expect(by['scheduler:report']!.holderAlive).toBe(false) // pod-a beats with another incarnation
+    expect(by['chat:z']).toMatchObject({ holderAlive: false, state: 'dead' })
+    // pod-a beats with another incarnation; the lease itself ran out already
+    expect(by['scheduler:report']).toMatchObject({ holderAlive: false, state: 'expired' })
     expect(by['invoice:run']).toMatchObject({
       replicaId: 'pod-b',
       incarnation: 'inc-b',

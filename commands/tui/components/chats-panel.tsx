@@ -21,7 +21,11 @@ export function chatCells(c: ChatRow): Row<K> {
   const stuck = c.stuck.length > 0
   return {
     key: { text: c.key, tone: stuck ? 'bad' : undefined, bold: true },
-    holder: { text: c.holder ?? '-', tone: c.holder ? undefined : 'dim' },
+    holder: c.holder
+      ? c.holderLate
+        ? { text: `${c.holder} late`, tone: 'warn', bold: true }
+        : { text: c.holder }
+      : { text: '-', tone: 'dim' },
     fence: { text: fenceText(c.fence) },
     queue: { text: String(c.queueLength), tone: c.queueLength > 0 ? 'warn' : undefined },
     oldest: { text: dur(c.oldestWaitMs) },

@@ -20,7 +20,9 @@ export function providerCells(p: ProviderRow): Row<K> {
   return {
     key: { text: p.key, bold: true },
     leader: p.leader
-      ? { text: p.leader, tone: 'good', bold: true }
+      ? p.state === 'ok'
+        ? { text: p.leader, tone: 'good', bold: true }
+        : { text: `${p.leader} ${p.state}`, tone: p.state === 'late' ? 'warn' : 'bad', bold: true }
       : { text: p.leaderlessForMs !== null ? `none ${dur(p.leaderlessForMs)}` : 'none', tone: 'bad' },
     fence: { text: fenceText(p.fence) },
     since: { text: dur(p.leadingForMs) },
