@@ -19,7 +19,7 @@ export { DEFAULT_URL, maskUrl } from '../src/url.js'
 export * from '../src/state/health.js'
 export * from '../src/state/views.js'
 export type { Listing, Corrupt, SchemaInfo, StateReader } from '../src/state/reader.js'
-export { decodeReplica } from '../src/state/decode.js'
+export { decodeReplica, leadKind } from '../src/state/decode.js'
 export type {
   ChatSnapshot,
   LeadSnapshot,

@@ -42,3 +42,4 @@ export { readDashboard, type DashboardSnapshot, type DashboardChat, type Dashboa
 export type * from './admin/interventions.js'
 export * from './state/health.js'
 export * from './state/views.js'
+export { registerMetrics, REPLICA_METRICS, type PromClientLike, type RegisterMetricsOptions } from './metrics.js'

@@ -4,10 +4,19 @@ import { demoCommand } from '../demo/index.js'
 import { watchCommand } from '../tui/watch.js'
 import { configCommand } from '../config/index.js'
 import { versionCommand } from './version.js'
+import { exporterCommand } from '../exporter/command.js'
 
-/** watch (the dashboard), demo, config (contexts), version, completion. */
+/** watch (the dashboard), exporter (Prometheus), demo, config (contexts), version, completion. */
 export function registerToolCommands(groups: Groups): void {
-  for (const c of [watchCommand(), demoCommand(), configCommand(), versionCommand(), completionCommand(), completeCommand()]) {
+  for (const c of [
+    watchCommand(),
+    exporterCommand(),
+    demoCommand(),
+    configCommand(),
+    versionCommand(),
+    completionCommand(),
+    completeCommand(),
+  ]) {
     groups.program.addCommand(c)
   }
 }

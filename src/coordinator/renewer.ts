@@ -53,6 +53,7 @@ export class Renewer {
             )
           : Promise.resolve([] as Array<RenewReply | Error>),
       ])
+      if (!(beat instanceof Error)) this.core.emit('coordination:renewed', { roundTripMs: monotonicNow() - sentAt, leases: leases.length })
       // Which server answered: asked AFTER the renewals, so a renewal that reached a restarted or
       // failed-over server (the client re-sends commands after a reconnect) is never trusted
       // unless the server is still the one we knew. Unknown (INFO failed) means: extend nothing.

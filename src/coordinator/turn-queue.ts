@@ -89,6 +89,7 @@ export class TurnQueue {
       const waitedMs = monotonicNow() - started
       this.waitTimes.add(waitedMs)
       core.stats.turnsGranted++
+      core.emit('coordination:turn-granted', { key, waitedMs })
       return new TurnHandle(this.leases, lease, previousHolder, waitedMs)
     }
     // Messages of this replica for one chat take their tickets in arrival order: each acquisition

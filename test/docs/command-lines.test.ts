@@ -2,7 +2,7 @@
  * Every `botmesh-coord …` command line shown in README.md and docs/ (in sh and console blocks) is one
  * the CLI accepts: run as written against the state of docs/redis-layout.md's example (prefix shop),
  * none ends in a usage error (exit 2) or an internal error (exit 70). Lines that run until
- * interrupted (watch, demo, -f, -w, --wait) are only parsed: their --help must work.
+ * interrupted (watch, exporter, demo, -f, -w, --wait) are only parsed: their --help must work.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { Redis } from 'ioredis'
@@ -69,7 +69,7 @@ function commandLines(): Line[] {
 const REHEARSALS = ['kill', 'freeze', 'start', 'close-transport', 'open-transport', 'yield', 'status']
 /** The demo itself (not its rehearsal commands, which ask a running demo and end), the dashboard, followers. */
 const LONG_RUNNING = (args: string[]) =>
-  args.some((a) => ['watch', '-f', '--follow', '-w', '--watch', '--wait'].includes(a)) ||
+  args.some((a) => ['watch', 'exporter', '-f', '--follow', '-w', '--watch', '--wait'].includes(a)) ||
   (args.includes('demo') && !REHEARSALS.includes(args[args.indexOf('demo') + 1] ?? '')) ||
   args.at(-1) === 'completion'
 

@@ -24,6 +24,8 @@ describe('documentation', () => {
     dir = mkdtempSync(join(tmpdir(), 'botmesh-doc-snippets-'))
     mkdirSync(join(dir, 'node_modules'))
     symlinkSync(ROOT, join(dir, 'node_modules', 'botmesh-coord'), 'dir')
+    // What an application brings itself (the metrics snippet passes its prom-client to registerMetrics).
+    symlinkSync(join(ROOT, 'node_modules', 'prom-client'), join(dir, 'node_modules', 'prom-client'), 'dir')
   })
   afterAll(async () => {
     await redis?.stop()

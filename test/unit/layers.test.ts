@@ -78,7 +78,7 @@ const LAYERS: Array<[RegExp, number]> = [
   [/^connection$|^state\/(decode|health|views)$/, 2],
   [/^scripts\//, 3],
   [/^coordinator\/|^state\/(reader|dashboard)$/, 4],
-  [/^(store|admin)\/|^testing\/(memory-hub|memory-coordinator)$/, 5],
+  [/^(store|admin)\/|^testing\/(memory-hub|memory-coordinator)$|^metrics$/, 5],
   [/^index$|^testing\/index$/, 6],
 ]
 /** Decoders and views of snapshots: no I/O, no client, nothing above the wire types. */
