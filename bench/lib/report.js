@@ -125,6 +125,18 @@ export function evaluateTargets(r, cfg) {
       ws.status === 'ok' && wl.status === 'ok' ? `${ws.commandsPerRefresh} → ${wl.commandsPerRefresh}` : `${wl.status}: ${wl.note ?? ''}`,
       ws.status === 'ok' && wl.status === 'ok' ? wl.commandsPerRefresh <= ws.commandsPerRefresh * 1.2 + 2 : null,
     )
+    const es = sc.exporter?.small
+    const el = sc.exporter?.large
+    if (es && el) {
+      add(
+        `operator (${sc.layout})`,
+        `exporter commands/scrape flat, ${es.chats} → ${el.chats} chats`,
+        es.status === 'ok' && el.status === 'ok'
+          ? `${es.commandsPerScrape} → ${el.commandsPerScrape} (${es.medianScrapeMs} → ${el.medianScrapeMs} ms)`
+          : `${el.status}: ${el.note ?? ''}`,
+        es.status === 'ok' && el.status === 'ok' ? el.commandsPerScrape <= es.commandsPerScrape * 1.2 + 2 : null,
+      )
+    }
   }
   if (r.failover) {
     const s = r.failover.summary
@@ -266,6 +278,11 @@ export function markdown(r) {
       for (const w of [sc.watch.small, sc.watch.large]) {
         L.push(
           `| ${sc.layout} | ${w.chats} chats | \`watch --jsonl\` per refresh | | ${w.status === 'ok' ? w.commandsPerRefresh : `${w.status}: ${w.note ?? ''}`} | |`,
+        )
+      }
+      for (const e of [sc.exporter?.small, sc.exporter?.large].filter(Boolean)) {
+        L.push(
+          `| ${sc.layout} | ${e.chats} chats | \`exporter\` per scrape | ${e.status === 'ok' ? e.medianScrapeMs : ''} | ${e.status === 'ok' ? e.commandsPerScrape : `${e.status}: ${e.note ?? ''}`} | |`,
         )
       }
     }

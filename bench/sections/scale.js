@@ -125,6 +125,51 @@ async function measureWatch(nodes, base, refreshes) {
   return { status: 'ok', refreshes, commandsPerRefresh: round(total(cmds) / refreshes, 1), byCommand: cmds }
 }
 
+/**
+ * `botmesh-coord exporter` on a free port: `scrapes` scrapes of /metrics after a first one (which
+ * also finds where the event stream stands), with INFO commandstats around them — the Redis commands
+ * of one scrape — and how long a scrape took.
+ */
+async function measureExporter(nodes, base, scrapes) {
+  const p = spawn(process.execPath, [BIN, ...base.filter((a) => a !== '--json'), 'exporter', '--listen', '127.0.0.1:0'], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+    env: { ...process.env, NO_COLOR: '1' },
+  })
+  let stderr = ''
+  p.stderr.on('data', (d) => (stderr += d.toString()))
+  try {
+    let url = null
+    for (let waited = 0; !url && waited < 30_000 && p.exitCode === null; waited += 50) {
+      url = /serving (http:\/\/\S+\/metrics)/.exec(stderr)?.[1] ?? null
+      if (!url) await sleep(50)
+    }
+    if (!url) return { status: p.exitCode === 2 ? 'n/a' : 'error', note: stderr.trim().split('\n')[0] ?? '' }
+    const scrape = async () => {
+      const t0 = sharedNow()
+      const text = await (await fetch(url)).text()
+      if (!/^botmesh_redis_up 1$/m.test(text))
+        throw new Error(`scrape without Redis: ${text.match(/botmesh_scrape_last_error_info.*/)?.[0]}`)
+      return sharedNow() - t0
+    }
+    await scrape()
+    const before = await commandStats(nodes)
+    const ms = []
+    for (let i = 0; i < scrapes; i++) ms.push(await scrape())
+    const after = await commandStats(nodes)
+    const cmds = diffStats(before, after, nodes.length)
+    ms.sort((a, b) => a - b)
+    return {
+      status: 'ok',
+      scrapes,
+      commandsPerScrape: round(total(cmds) / scrapes, 1),
+      medianScrapeMs: round(ms[Math.floor(ms.length / 2)], 1),
+      byCommand: cmds,
+    }
+  } finally {
+    p.kill('SIGTERM')
+  }
+}
+
 async function batched(n, size, fn) {
   for (let i = 0; i < n; i += size) {
     const ps = []
@@ -263,6 +308,9 @@ export async function measureMemory(url, n) {
   }
 }
 
+const exporterLine = (e) =>
+  e.status === 'ok' ? `${e.commandsPerScrape} commands/scrape, ${e.medianScrapeMs} ms` : `${e.status} (${e.note})`
+
 /** o: { layout, url, nodeUrls, chats, tickets, checkpoints, smallChats, refreshes } */
 export async function runScale(o, log) {
   const { RedisCoordinator, KeyLayout } = await import('../../dist/src/index.js')
@@ -293,6 +341,8 @@ export async function runScale(o, log) {
     log(
       `  ${o.layout}: dashboard at ${small} chats: ${out.watch.small.status === 'ok' ? `${out.watch.small.commandsPerRefresh} commands/refresh` : out.watch.small.status}`,
     )
+    out.exporter = { small: { chats: small, ...(await measureExporter(nodes, base, o.refreshes)) } }
+    log(`  ${o.layout}: exporter at ${small} chats: ${exporterLine(out.exporter.small)}`)
     t0 = sharedNow()
     // The rest, so that ticket chats stay the first ones.
     await buildState(writer, keys, holders, small, o.chats, Math.max(0, ticketChatsTotal - small), ticketsPer, 900_000)
@@ -331,6 +381,8 @@ export async function runScale(o, log) {
     log(
       `  ${o.layout}: dashboard at ${o.chats} chats: ${out.watch.large.status === 'ok' ? `${out.watch.large.commandsPerRefresh} commands/refresh` : out.watch.large.status}`,
     )
+    out.exporter.large = { chats: o.chats, ...(await measureExporter(nodes, base, o.refreshes)) }
+    log(`  ${o.layout}: exporter at ${o.chats} chats: ${exporterLine(out.exporter.large)}`)
   } finally {
     for (const c of replicas) await c.stop().catch(() => {})
     writer.disconnect()
