@@ -7,6 +7,7 @@ import { Redis } from 'ioredis'
 import { KeyLayout, RedisCoordinator } from '../../src/index.js'
 import { freePort, redisUrl, startRedis, uniquePrefix, type RedisProc } from '../helpers/redis.js'
 import { BIN, parseJson, runCli } from '../helpers/cli.js'
+import { startExporter } from '../helpers/exporter.js'
 import { until } from '../helpers/wait.js'
 import { spawn } from 'node:child_process'
 import { liveState, type LiveState } from './read-fixture.js'
@@ -238,6 +239,18 @@ describe('a password-protected Redis with an evicting policy, and a read-only AC
       status: 'skip',
       fix: expect.stringContaining('+config|get'),
     })
+  })
+
+  it('the exporter runs as the read-only ACL user, and its error info never shows the password', async () => {
+    const exporter = await startExporter(['--url', `redis://reader:reader-pw@127.0.0.1:${port}`, '--prefix', s.prefix])
+    try {
+      const { text } = await exporter.get('/metrics')
+      expect(text).toMatch(/^botmesh_redis_up 1$/m)
+      expect(text).toMatch(/^botmesh_lead_leader_present\{lead="provider:whatsapp",kind="provider"\} 1$/m)
+      expect(text).not.toContain('reader-pw')
+    } finally {
+      await exporter.stop()
+    }
   })
 
   it('doctor as the admin finds the evicting policy: exit 1 (unsafe)', async () => {
