@@ -13,7 +13,7 @@ import { durationOption, interruptSignal } from '../duration.js'
 import { scrub, usage } from '../output/errors.js'
 import { EXIT } from '../output/exit-codes.js'
 import { run } from '../run.js'
-import { countEvents, exporterMetrics, setState, stateGauges, type ExporterMetrics } from './metrics.js'
+import { countEvents, exporterMetrics, setInventory, setState, stateGauges, type ExporterMetrics, type InventoryCounts } from './metrics.js'
 
 export const DEFAULT_LISTEN = '127.0.0.1:9464'
 
@@ -74,6 +74,25 @@ export function openScraper(o: {
   // does not count old entries again (its counters start at 0, which Prometheus reads as a reset).
   let after: string | null = null
   let inFlight: Promise<void> | null = null
+  // Checkpoints and handover markers are counted by an inventory that walks the keyspace one SCAN
+  // batch per scrape (every master in turn): bounded per scrape, complete after enough scrapes.
+  let at = { node: 0, cursor: '0' }
+  let pass: InventoryCounts = { persistent: 0, ephemeral: 0, handovers: 0 }
+  let passEndedAt: number | null = null
+  const inventoryStep = async () => {
+    const step = await reader.scanStep(at, ['checkpoint', 'handover'], { fields: { checkpoint: ['rev', 'eph'], handover: ['name'] } })
+    for (const it of step.items) {
+      if (it.hash.__error) continue
+      if (it.kind === 'handover') pass.handovers++
+      else pass[it.hash.eph === '1' ? 'ephemeral' : 'persistent']++
+    }
+    at = step.next
+    if (step.wrapped) {
+      setInventory(m, pass)
+      pass = { persistent: 0, ephemeral: 0, handovers: 0 }
+      passEndedAt = performance.now()
+    }
+  }
 
   const deadline = <T>(p: Promise<T>): Promise<T> =>
     Promise.race([
@@ -96,11 +115,12 @@ export function openScraper(o: {
             const last = await reader.events({ count: 1 })
             after = last.at(-1)?.id ?? '0-0'
           }
-          const [snap, events, schema]: [DashboardSnapshot, Array<{ id: string; event: Record<string, unknown> }>, unknown] =
+          const [snap, events, schema]: [DashboardSnapshot, Array<{ id: string; event: Record<string, unknown> }>, unknown, void] =
             await Promise.all([
               o.io.readDashboard(reader, { topChats: o.maxChats, events: 1, timeoutMs: o.timeoutMs, turnWaitMs: o.turnWaitMs }),
               reader.events({ after: after!, count: EVENTS_PER_SCRAPE }),
               reader.schema(),
+              inventoryStep(),
             ])
           dashboardCommands = snap.commands
           setState(m, snap, o.io.StateReader.schemaProblem(schema as Parameters<typeof o.io.StateReader.schemaProblem>[0]) === null, {
@@ -112,6 +132,7 @@ export function openScraper(o: {
       )
       m.redisUp.set(1)
       m.lastError.reset()
+      if (passEndedAt !== null) m.inventoryAge.set((performance.now() - passEndedAt) / 1000)
     } catch (err) {
       for (const g of stateGauges(m)) g.reset()
       m.redisUp.set(0)

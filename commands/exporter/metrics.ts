@@ -42,7 +42,19 @@ export function exporterMetrics() {
     queueLongest: gauge('botmesh_chat_queue_longest', 'The longest queue of tickets of any chat'),
     oldestWait: gauge('botmesh_chat_oldest_wait_seconds', 'How long the oldest queued ticket of any chat has waited'),
     chatsStuck: gauge('botmesh_chats_stuck', 'Chats stuck now, by the reason that blocks them (chat inspect <key> --explain)', ['reason']),
-    checkpoints: gauge('botmesh_checkpoints', 'Checkpoints of the chats held or waited for, by kind (persistent, ephemeral)', ['kind']),
+    checkpoints: gauge(
+      'botmesh_checkpoints',
+      'Checkpoints under the prefix, by kind (persistent, ephemeral), as of the last complete inventory pass',
+      ['kind'],
+    ),
+    handoverMarkers: gauge(
+      'botmesh_handover_markers',
+      'Handover markers of waiting async conversations, as of the last complete inventory pass',
+    ),
+    inventoryAge: gauge(
+      'botmesh_inventory_age_seconds',
+      'Since the last inventory pass (a bounded SCAN step per scrape, over every master) completed',
+    ),
     leaderPresent: gauge('botmesh_lead_leader_present', 'Someone leads this lead (provider:…, scheduler:…, any lead name)', [
       'lead',
       'kind',
@@ -88,7 +100,6 @@ export function stateGauges(m: ExporterMetrics): Gauge[] {
     m.queueLongest,
     m.oldestWait,
     m.chatsStuck,
-    m.checkpoints,
     m.leaderPresent,
     m.leaderLate,
     m.vacant,
@@ -128,7 +139,6 @@ export function setState(m: ExporterMetrics, snap: DashboardSnapshot, schemaOk: 
   let chatsWaiting = 0
   let longest = 0
   let oldest = 0
-  const checkpoints = { persistent: 0, ephemeral: 0 }
   for (const c of snap.chats) {
     const health = c.health ?? chatHealth(c.chat, live, now, opts)
     if (health.holder) countLease('chat', health.holder.state, health.holder.renewalOverdueMs)
@@ -138,13 +148,11 @@ export function setState(m: ExporterMetrics, snap: DashboardSnapshot, schemaOk: 
     if (health.state === 'stuck') {
       for (const f of health.findings) if (f.severity === 'problem') stuck.set(f.code, (stuck.get(f.code) ?? 0) + 1)
     }
-    if (c.checkpoint) checkpoints[c.checkpoint.ephemeral ? 'ephemeral' : 'persistent']++
   }
   for (const [reason, n] of stuck) m.chatsStuck.set({ reason }, n)
   m.chatsWaiting.set(chatsWaiting)
   m.queueLongest.set(longest)
   m.oldestWait.set(oldest / 1000)
-  for (const [kind, n] of Object.entries(checkpoints)) m.checkpoints.set({ kind }, n)
 
   snap.providers.forEach((l, i) => {
     const health = leadHealth(l, live, now)
@@ -196,4 +204,18 @@ export async function describeMetrics(): Promise<Array<{ name: string; type: str
     const metric = m.registry.getSingleMetric(x.name) as unknown as { labelNames?: string[] }
     return { name: x.name, type: String(x.type), help: x.help, labels: metric.labelNames ?? [] }
   })
+}
+
+/** What one inventory pass counted. */
+export interface InventoryCounts {
+  persistent: number
+  ephemeral: number
+  handovers: number
+}
+
+/** The counts of a completed inventory pass. */
+export function setInventory(m: ExporterMetrics, counts: InventoryCounts): void {
+  m.checkpoints.set({ kind: 'persistent' }, counts.persistent)
+  m.checkpoints.set({ kind: 'ephemeral' }, counts.ephemeral)
+  m.handoverMarkers.set(counts.handovers)
 }

@@ -143,53 +143,83 @@ export class StateReader {
     kinds: KeyKind[],
     options: ScanOptions = {},
   ): AsyncGenerator<Array<{ rawKey: string; id: string; kind: KeyKind; hash: Hash }>> {
-    const count = options.count ?? DEFAULTS.scanCount
-    const wanted = new Set(kinds)
-    const pattern = kinds.length === 1 ? this.keys.scanPattern(kinds[0]!) : `${this.keys.prefix}:*`
     let seen = 0
     for (const node of await this.masterNodes()) {
       let cursor = '0'
       do {
-        this.commands++
-        const [next, batch] = await this.call('SCAN', () => node.scan(cursor, 'MATCH', pattern, 'COUNT', count))
-        cursor = next
-        const ours = batch
-          .map((rawKey) => ({ rawKey, parsed: this.keys.parse(rawKey) }))
-          .filter((x) => x.parsed !== null && wanted.has(x.parsed.kind))
-        if (ours.length) {
-          const pipe = node.pipeline()
-          for (const k of ours) {
-            const fields = options.fields?.[k.parsed!.kind]
-            if (fields) pipe.hmget(k.rawKey, ...fields)
-            else pipe.hgetall(k.rawKey)
-          }
-          this.commands += ours.length
-          const replies = (await this.call('HGETALL', () => pipe.exec())) ?? []
-          const out: Array<{ rawKey: string; id: string; kind: KeyKind; hash: Hash }> = []
-          ours.forEach((k, i) => {
-            const [err, reply] = replies[i] ?? [null, null]
-            const { id, kind } = k.parsed!
-            if (err) return out.push({ rawKey: k.rawKey, id, kind, hash: { __error: String((err as Error).message) } })
-            const fields = options.fields?.[kind]
-            let hash = reply as Hash
-            if (fields) {
-              hash = {}
-              ;(reply as Array<string | null>).forEach((v, j) => {
-                if (v !== null) hash[fields[j]!] = v
-              })
-            }
-            if (hash && Object.keys(hash).length) out.push({ rawKey: k.rawKey, id, kind, hash })
-          })
-          seen += batch.length
-          options.onProgress?.(seen)
-          if (out.length) yield out
-        } else {
-          seen += batch.length
-          options.onProgress?.(seen)
-        }
+        const step = await this.scanBatch(node, cursor, kinds, options)
+        cursor = step.cursor
+        seen += step.scanned
+        options.onProgress?.(seen)
+        if (step.items.length) yield step.items
         if (options.limit !== undefined && seen >= options.limit) return
       } while (cursor !== '0')
     }
+  }
+
+  /**
+   * One step of a walk of the keyspace that goes on across calls (the exporter's inventory: a bounded
+   * read per scrape): one SCAN batch on one master, from where `at` stands, with the hashes of the
+   * keys of `kinds` in it. `next` is where the next step starts; `wrapped` once every master was walked.
+   */
+  async scanStep(
+    at: { node: number; cursor: string },
+    kinds: KeyKind[],
+    options: Pick<ScanOptions, 'count' | 'fields'> = {},
+  ): Promise<{
+    items: Array<{ rawKey: string; id: string; kind: KeyKind; hash: Hash }>
+    next: { node: number; cursor: string }
+    wrapped: boolean
+  }> {
+    const nodes = await this.masterNodes()
+    const index = at.node < nodes.length ? at.node : 0
+    const step = await this.scanBatch(nodes[index]!, index === at.node ? at.cursor : '0', kinds, options)
+    if (step.cursor !== '0') return { items: step.items, next: { node: index, cursor: step.cursor }, wrapped: false }
+    const last = index + 1 >= nodes.length
+    return { items: step.items, next: { node: last ? 0 : index + 1, cursor: '0' }, wrapped: last }
+  }
+
+  /** One SCAN batch on one node, and the hashes (or `fields`) of its keys of `kinds`, fetched with one pipeline. */
+  private async scanBatch(
+    node: Redis,
+    cursor: string,
+    kinds: KeyKind[],
+    options: Pick<ScanOptions, 'count' | 'fields'>,
+  ): Promise<{ cursor: string; scanned: number; items: Array<{ rawKey: string; id: string; kind: KeyKind; hash: Hash }> }> {
+    const count = options.count ?? DEFAULTS.scanCount
+    const wanted = new Set(kinds)
+    const pattern = kinds.length === 1 ? this.keys.scanPattern(kinds[0]!) : `${this.keys.prefix}:*`
+    this.commands++
+    const [next, batch] = await this.call('SCAN', () => node.scan(cursor, 'MATCH', pattern, 'COUNT', count))
+    const ours = batch
+      .map((rawKey) => ({ rawKey, parsed: this.keys.parse(rawKey) }))
+      .filter((x) => x.parsed !== null && wanted.has(x.parsed.kind))
+    const out: Array<{ rawKey: string; id: string; kind: KeyKind; hash: Hash }> = []
+    if (ours.length) {
+      const pipe = node.pipeline()
+      for (const k of ours) {
+        const fields = options.fields?.[k.parsed!.kind]
+        if (fields) pipe.hmget(k.rawKey, ...fields)
+        else pipe.hgetall(k.rawKey)
+      }
+      this.commands += ours.length
+      const replies = (await this.call('HGETALL', () => pipe.exec())) ?? []
+      ours.forEach((k, i) => {
+        const [err, reply] = replies[i] ?? [null, null]
+        const { id, kind } = k.parsed!
+        if (err) return out.push({ rawKey: k.rawKey, id, kind, hash: { __error: String((err as Error).message) } })
+        const fields = options.fields?.[kind]
+        let hash = reply as Hash
+        if (fields) {
+          hash = {}
+          ;(reply as Array<string | null>).forEach((v, j) => {
+            if (v !== null) hash[fields[j]!] = v
+          })
+        }
+        if (hash && Object.keys(hash).length) out.push({ rawKey: k.rawKey, id, kind, hash })
+      })
+    }
+    return { cursor: next, scanned: batch.length, items: out }
   }
 
   private async list<T>(

@@ -29,6 +29,8 @@ describe('exporter', () => {
     expect(await a.tryLead('provider:wa')).not.toBeNull() // a leader event before the exporter starts
     waiting = b.acquireTurn('chat:1', { waitMs: 60_000 }).catch(() => null)
     await untilQueued(store, 'chat:1', ['pod-b'])
+    await store.setCheckpointIf('chat:9', { flow: 'signup', step: 'email', state: {} }, null)
+    await store.setHandoverMarker('chat:7', { name: 'survey', replicaId: 'pod-a', incarnation: a.incarnation, ttlMs: 600_000 })
     await Promise.all([a.renewNow(), b.renewNow()]) // their heartbeats list what they hold and wait for: what a scrape reads
     exporter = await startExporter(['--url', redis.url, '--prefix', prefix], ['--scrape-timeout', '500ms'])
   }, 60_000)
@@ -63,6 +65,13 @@ describe('exporter', () => {
     expect(Number(value('botmesh_scrape_redis_commands'))).toBeGreaterThan(0)
     expect(text).not.toContain('chat:1')
     expect((await exporter.get('/nope')).status).toBe(404)
+  })
+
+  it('counts checkpoints and handover markers by an inventory walked a bounded step per scrape', async () => {
+    await until(async () => (await exporter.sample('botmesh_checkpoints{kind="persistent"}')) === 1, 10_000, 'the inventory pass')
+    expect(await exporter.sample('botmesh_checkpoints{kind="ephemeral"}')).toBe(0)
+    expect(await exporter.sample('botmesh_handover_markers')).toBe(1)
+    expect(await exporter.sample('botmesh_inventory_age_seconds')).toBeGreaterThanOrEqual(0)
   })
 
   it('counts events once: only those after it started, never again on the next scrape', async () => {
