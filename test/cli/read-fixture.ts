@@ -40,7 +40,7 @@ export async function liveState(url: string, prefix: string, layout: Layout): Pr
   await until(() => ea.isLeader, 5000, 'pod-a leading provider:whatsapp')
   const eb = b.campaign('provider:whatsapp', {})
   await b.tryLead('scheduler:report')
-  await store.acquireLockFenced('invoice:run', 60_000)
+  await store.acquireLockFenced('invoice:run', 300_000) // held for the whole test file, however slow the machine
   await store.setCheckpointIf(
     'chat:42',
     {
