@@ -44,7 +44,7 @@ export function snapshotRecord(
     replicas: snap.replicas.map((r) => replicaRow(r, now)),
     providers: snap.providers.map((l) => leadRow(l, snap.replicas, now)),
     // The dashboard's pick (the stuck first, then the busiest): chat rows, with why each looks stuck.
-    chats: snap.chats.map((c) => ({ ...chatRow(c.chat, live, now), stuck: c.stuck, checkpoint: c.checkpoint })),
+    chats: snap.chats.map((c) => ({ ...chatRow(c.chat, live, now, c.health), stuck: c.stuck, checkpoint: c.checkpoint })),
     leases: leaseRows({ chats: snap.chats.map((c) => c.chat), leads: snap.providers, locks: [], replicas: snap.replicas }, now).sort(
       (a, b) => a.expiresInMs - b.expiresInMs,
     ),

@@ -80,8 +80,8 @@ export interface ExpiringRow {
   replicaId: string
   fence: number
   expiresInMs: number
-  /** Less than a third of the lease left: a renewal was missed. */
-  soon: boolean
+  /** Its holder is late to renew it (the health model's 'late'): frozen or partitioned. */
+  late: boolean
 }
 
 export type { Tone }
@@ -192,10 +192,7 @@ export function advance(prev: DashboardModel | null, snap: DashboardSnapshot, in
       stuck: c.stuck,
       replicas: [...new Set([...(c.chat.holder ? [c.chat.holder.replicaId] : []), ...c.chat.tickets.map((t) => t.replicaId)])],
     })),
-    expiring: snap.expiring.map((e) => {
-      const leaseMs = snap.replicas.find((r) => r.replicaId === e.replicaId)?.info.leaseMs || 15_000
-      return { ...e, soon: e.expiresInMs < (leaseMs * 2) / 3 }
-    }),
+    expiring: snap.expiring.map(({ state, ...e }) => ({ ...e, late: state === 'late' })),
     events: snap.events.map((e) => eventRow(e.id, e.event)).reverse(),
     corrupt: snap.corrupt,
     liveReplicas: snap.replicas,

@@ -9,7 +9,7 @@ import { errorFromRedis } from '../errors/from-redis.js'
 import { DEFAULTS } from '../defaults.js'
 import { decodeChat, decodeLead, decodeReplica, type ChatSnapshot, type LeadSnapshot, type ReplicaSnapshot } from './decode.js'
 import type { KeyLayout } from '../keys.js'
-import { chatHealth, liveness, stuckReasons, type ChatHealth } from './health.js'
+import { chatHealth, leaseHealth, liveness, stuckReasons, type ChatHealth, type LeaseState } from './health.js'
 import type { StateReader } from './reader.js'
 
 export interface DashboardChat {
@@ -31,8 +31,8 @@ export interface DashboardSnapshot {
   /** Leads the replicas hold or campaign for. */
   providers: LeadSnapshot[]
   chats: DashboardChat[]
-  /** Leases (chat turns and leads) by time left, soonest first. */
-  expiring: Array<{ kind: 'chat' | 'lead'; key: string; replicaId: string; fence: number; expiresInMs: number }>
+  /** Leases (chat turns and leads) by time left, soonest first, with their state (a late holder stands out). */
+  expiring: Array<{ kind: 'chat' | 'lead'; key: string; replicaId: string; fence: number; expiresInMs: number; state: LeaseState }>
   events: Array<{ id: string; event: Record<string, unknown> }>
   /** Redis commands this read sent. */
   commands: number
@@ -178,11 +178,25 @@ export async function readDashboard(reader: StateReader, options: DashboardOptio
   for (const c of chats) {
     const h = c.chat.holder
     if (h && c.chat.fence !== null)
-      expiring.push({ kind: 'chat', key: c.chat.key, replicaId: h.replicaId, fence: c.chat.fence, expiresInMs: h.expiresAtMs - nowMs })
+      expiring.push({
+        kind: 'chat',
+        key: c.chat.key,
+        replicaId: h.replicaId,
+        fence: c.chat.fence,
+        expiresInMs: h.expiresAtMs - nowMs,
+        state: c.health.holder!.state,
+      })
   }
   for (const p of providers) {
     if (p.holder && p.fence !== null)
-      expiring.push({ kind: 'lead', key: p.key, replicaId: p.holder.replicaId, fence: p.fence, expiresInMs: p.holder.expiresAtMs - nowMs })
+      expiring.push({
+        kind: 'lead',
+        key: p.key,
+        replicaId: p.holder.replicaId,
+        fence: p.fence,
+        expiresInMs: p.holder.expiresAtMs - nowMs,
+        state: leaseHealth(p.holder, live, nowMs).state,
+      })
   }
   expiring.sort((a, b) => a.expiresInMs - b.expiresInMs)
 

@@ -158,8 +158,8 @@ export function dashboard(o: Partial<DashboardSnapshot> = {}): DashboardSnapshot
     ],
     chats: [dashboardChat('chat:42', 'pod-a', ['pod-b'])],
     expiring: [
-      { kind: 'chat', key: 'chat:42', replicaId: 'pod-a', fence: FENCE, expiresInMs: 8000 },
-      { kind: 'lead', key: 'provider:wa', replicaId: 'pod-a', fence: LEAD_FENCE, expiresInMs: 9000 },
+      { kind: 'chat', key: 'chat:42', replicaId: 'pod-a', fence: FENCE, expiresInMs: 8000, state: 'ok' },
+      { kind: 'lead', key: 'provider:wa', replicaId: 'pod-a', fence: LEAD_FENCE, expiresInMs: 9000, state: 'ok' },
     ],
     events: [
       {

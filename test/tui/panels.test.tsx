@@ -90,14 +90,15 @@ describe('dashboard panels', () => {
     const m = model(
       dashboard({
         expiring: [
-          { kind: 'chat', key: 'chat:1', replicaId: 'pod-a', fence: 5, expiresInMs: -1200 },
-          { kind: 'lead', key: 'provider:wa', replicaId: 'pod-a', fence: 6, expiresInMs: 9000 },
+          { kind: 'chat', key: 'chat:1', replicaId: 'pod-a', fence: 5, expiresInMs: -1200, state: 'expired' },
+          { kind: 'lead', key: 'provider:wa', replicaId: 'pod-a', fence: 6, expiresInMs: 9000, state: 'late' },
         ],
       }),
     )
     const e = render(<ExpiringPanel rows={m.expiring} width={90} height={3} {...base} />)
     expect(strip(e.lastFrame())).toMatch(/chat:1\s+chat\s+pod-a\s+5\s+-1\.2s/)
     expect(strip(e.lastFrame())).toMatch(/provider:wa\s+lead\s+pod-a\s+6\s+9s/)
+    expect(m.expiring.map((x) => x.late)).toEqual([false, true]) // a late holder's lease stands out (yellow, bold)
     const ev = render(<EventsPanel rows={m.events} nowMs={NOW} width={90} height={3} {...base} />)
     expect(strip(ev.lastFrame())).toMatch(/5s ago\s+pod-a leads provider:wa/)
   })

@@ -20,7 +20,7 @@ export function expiringCells(e: ExpiringRow): Row<K> {
     kind: { text: e.kind, tone: 'dim' },
     replica: { text: e.replicaId },
     fence: { text: fenceText(e.fence) },
-    left: { text: countdown(e.expiresInMs), tone: e.expiresInMs < 0 ? 'bad' : e.soon ? 'warn' : 'good', bold: e.soon },
+    left: { text: countdown(e.expiresInMs), tone: e.expiresInMs < 0 ? 'bad' : e.late ? 'warn' : 'good', bold: e.late },
   }
 }
 
