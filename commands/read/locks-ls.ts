@@ -2,9 +2,10 @@ import type { Command } from 'commander'
 import type { Context } from '../context.js'
 import { leadRows, lockRows, type LeadRow, type LockRow } from '../lib.js'
 import { cell, type KindView } from '../output/format.js'
-import { agoMs, dur, leftMs } from '../output/time.js'
+import { agoMs, dur, leftMs, renewedText } from '../output/time.js'
 import { progress } from '../output/progress.js'
 import { byNumber, byNumberDesc, byText, limitOption, listingCommand, nowAndReplicas, scanInfo } from './common.js'
+import { leaderCell } from './providers.js'
 
 interface LocksOptions {
   limit?: number
@@ -49,9 +50,7 @@ function locksView(ctx: Context): KindView<LockOrLead> {
               : c.dim('(free)')
             : r.replicaId === null
               ? c.dim('(free)')
-              : r.holderAlive
-                ? cell(r.replicaId)
-                : c.red(`${cell(r.replicaId)} (dead)`),
+              : leaderCell(ctx, r),
       },
       {
         header: 'OWNER',
@@ -67,6 +66,8 @@ function locksView(ctx: Context): KindView<LockOrLead> {
       { header: 'FENCE', value: (r) => r.fence ?? '-' },
       { header: 'EXPIRES IN', value: (r) => (isLock(r) && !r.held ? '-' : leftMs(r.expiresInMs)) },
       { header: 'HELD FOR', value: (r) => (isLock(r) ? (r.held ? dur(r.heldForMs) : '-') : dur(r.leadingForMs)) },
+      // A lock records no renewal; a lead's holder renews every leaseMs / 3.
+      { header: 'RENEWED', value: (r) => (isLock(r) ? '-' : renewedText(c, r.state, r.lastRenewalAgoMs, r.renewMs)) },
     ],
   }
 }

@@ -16,7 +16,8 @@ export async function collectProviders(ctx: Context, o: { limit?: number } = {})
   return { nowMs, providers: leadRows(leads.items, replicas.items, nowMs, ['provider']), ...scanInfo(replicas, leads) }
 }
 
-const leaderCell = (ctx: Context, r: LeadRow) =>
+/** A lead's leader: `(none)`, `pod-a (late)` in yellow, `pod-a (dead)` in red (the health model's state). */
+export const leaderCell = (ctx: Context, r: LeadRow) =>
   r.replicaId === null
     ? ctx.c.yellow('(none)')
     : r.state === 'late'
