@@ -28,8 +28,11 @@ export interface HeldLease {
   onLost?: (err: LeaseLostError) => void
 }
 
+/** What a release names: a held lease, or a ticket whose acquisition gave up (kind 'chat'). */
+export type ReleaseTarget = Pick<HeldLease, 'kind' | 'key' | 'fence' | 'ticket' | 'requestId'>
+
 interface PendingRelease {
-  lease: HeldLease
+  target: ReleaseTarget
   giveUpAt: number
 }
 
@@ -133,8 +136,24 @@ export class LeaseTable {
     }
   }
 
+  /**
+   * Withdraw the queued ticket of an acquisition that gave up (timeout, abort), or pass on the turn
+   * if it was granted meanwhile. When Redis cannot be reached, the withdrawal is kept with the failed
+   * releases and retried every leaseMs / 3: a live ticket left behind would be granted to a replica
+   * that no longer waits, blocking the chat for a lease and getting the replica's next ticket there
+   * dropped as a dead holder's.
+   */
+  async withdrawTicket(key: string, ticket: number, requestId: string): Promise<void> {
+    const target: ReleaseTarget = { kind: 'chat', key, ticket, requestId, fence: 0 }
+    try {
+      await this.releaseInBackend(target)
+    } catch {
+      this.retryLater(target)
+    }
+  }
+
   /** The release itself, in one script (conditioned on our incarnation, and ticket or fence). */
-  async releaseInBackend(lease: HeldLease): Promise<void> {
+  async releaseInBackend(lease: ReleaseTarget): Promise<void> {
     const { backend, incarnation, leaseMs } = this.core
     if (lease.kind === 'chat') {
       await backend.turnRelease(lease.key, incarnation, lease.ticket, leaseMs, lease.requestId)
@@ -144,23 +163,32 @@ export class LeaseTable {
     }
   }
 
-  private retryLater(lease: HeldLease): void {
-    this.pendingReleases.add({ lease, giveUpAt: monotonicNow() + this.core.leaseMs * 2 })
+  /**
+   * Until 2 × leaseMs from now: by then Redis has expired it (a lease not renewed, a ticket not
+   * polled — and a turn granted to that ticket meanwhile runs out a lease after its grant). The
+   * release script is idempotent: a retry of one that went through finds nothing of ours.
+   */
+  private retryLater(target: ReleaseTarget): void {
+    this.pendingReleases.add({ target, giveUpAt: monotonicNow() + this.core.leaseMs * 2 })
   }
 
   get pending(): number {
     return this.pendingReleases.size
   }
 
-  /** Retry the releases that failed (until 2 × leaseMs after the failure: by then Redis expired them). */
-  async retryReleases(): Promise<void> {
+  /**
+   * Retry the releases and withdrawals that failed (each until 2 × leaseMs after its failure); only
+   * those of one chat with `chatKey` (a new acquisition there goes first behind nothing of its own).
+   */
+  async retryReleases(chatKey?: string): Promise<void> {
     for (const p of [...this.pendingReleases]) {
+      if (chatKey !== undefined && (p.target.kind !== 'chat' || p.target.key !== chatKey)) continue
       if (monotonicNow() > p.giveUpAt) {
         this.pendingReleases.delete(p)
         continue
       }
       try {
-        await this.releaseInBackend(p.lease)
+        await this.releaseInBackend(p.target)
         this.pendingReleases.delete(p)
       } catch {
         // still unreachable: next cycle

@@ -107,6 +107,9 @@ export class TurnQueue {
     const task = (async (): Promise<Turn> => {
       try {
         if (before) await this.waitInLine(before, giveUpAt, key, signal)
+        // A ticket of ours left here by a withdrawal that failed (or the turn granted to it) would
+        // hold this chat until it lapsed, and this replica then be presumed dead in it: give it back first.
+        if (this.leases.pending) await this.leases.retryReleases(key)
         for (;;) {
           if (signal?.aborted) throw new CoordinationUnavailableError('aborted', `wait for ${JSON.stringify(key)} aborted`, { key })
           if (core.state !== 'running') throw new CoordinationUnavailableError('stopped', `coordinator is ${core.state}`, { key })
@@ -182,12 +185,8 @@ export class TurnQueue {
           backoff = woke.woken ? core.minPollMs : Math.min(backoff * 2, core.maxPollMs)
         }
       } catch (err) {
-        if (ticket !== null && core.state !== 'crashed') {
-          // Withdraw the ticket (or pass on a turn granted in the meantime); if Redis is unreachable
-          // the ticket simply expires unrefreshed within leaseMs.
-          const t = ticket
-          await core.backend.turnRelease(key, core.incarnation, t, core.leaseMs, requestId).catch(() => {})
-        }
+        // Withdraw the ticket (or pass on a turn granted in the meantime), retried until Redis answers.
+        if (ticket !== null && core.state !== 'crashed') await this.leases.withdrawTicket(key, ticket, requestId)
         if (err instanceof CoordinationUnavailableError && err.reason === 'unreachable' && lastError && !err.cause) {
           throw new CoordinationUnavailableError('unreachable', err.message, { key, cause: lastError })
         }

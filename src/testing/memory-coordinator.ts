@@ -10,8 +10,23 @@ export interface MemoryCoordinatorOptions extends CoordinatorOptions {
 /** The in-process reference coordinator: same logic as RedisCoordinator, state in a shared hub. */
 export class MemoryCoordinator extends Coordinator {
   readonly hub: MemoryCoordinationHub
+  readonly #backend: MemoryBackend
   constructor(options: MemoryCoordinatorOptions) {
-    super(new MemoryBackend(options.hub), options)
+    const backend = new MemoryBackend(options.hub)
+    super(backend, options)
+    this.#backend = backend
     this.hub = options.hub
+  }
+
+  /**
+   * Tests: cut this replica's link to the hub (every call fails as on a dropped connection, pushes to
+   * it are lost) until `restoreLink()`; the other replicas on the hub go on. `hub.unavailable` cuts all.
+   */
+  cutLink(): void {
+    this.#backend.linkCut = true
+  }
+
+  restoreLink(): void {
+    this.#backend.linkCut = false
   }
 }

@@ -381,11 +381,13 @@ export class MemoryBackend implements CoordinationBackend {
   readonly kind = 'memory' as const
   private unsub: (() => void) | null = null
   private dead = false
+  /** Tests: this replica's link to the hub is cut (its calls fail, pushes to it are lost). */
+  linkCut = false
 
   constructor(readonly hub: MemoryCoordinationHub) {}
 
   private check(): void {
-    if (this.dead || this.hub.unavailable) throw new Error('Connection is closed.')
+    if (this.dead || this.linkCut || this.hub.unavailable) throw new Error('Connection is closed.')
   }
 
   async init(): Promise<Warning[]> {
@@ -432,7 +434,9 @@ export class MemoryBackend implements CoordinationBackend {
     this.hub.replicaStop(replicaId, incarnation)
   }
   async subscribe(incarnation: string, onWake: WakeHandler): Promise<() => Promise<void>> {
-    this.unsub = this.hub.subscribe(incarnation, onWake)
+    this.unsub = this.hub.subscribe(incarnation, (...wake) => {
+      if (!this.linkCut) onWake(...wake)
+    })
     return async () => {
       this.unsub?.()
       this.unsub = null
@@ -443,10 +447,10 @@ export class MemoryBackend implements CoordinationBackend {
     return this.hub.identity
   }
   pushReady(): boolean {
-    return this.unsub !== null && !this.dead && !this.hub.unavailable
+    return this.unsub !== null && !this.dead && !this.linkCut && !this.hub.unavailable
   }
   async appendEvent(event: Record<string, unknown>): Promise<void> {
-    if (!this.dead) this.hub.appendEvent(event)
+    if (!this.dead && !this.linkCut) this.hub.appendEvent(event)
   }
   async close(): Promise<void> {
     this.unsub?.()

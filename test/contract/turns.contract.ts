@@ -23,6 +23,18 @@ export interface TurnHarness {
   childTarget(): { url: string; prefix: string; layout: string } | null
   /** A chat's turn queue in the shared state (what the tests wait on instead of sleeping). */
   queue(key: string): Promise<QueueView>
+  /**
+   * A coordinator (not started) whose link alone can be cut and restored while the others go on;
+   * `cut()` resolves once the replica's client knows (what it sends from then on is lost, not held
+   * for later). Null where the harness cannot (a cluster).
+   */
+  linked(options?: CoordinatorOptions): Promise<CuttableLink> | null
+}
+
+export interface CuttableLink {
+  coordinator: Coordinator
+  cut(): Promise<void>
+  restore(): void
 }
 
 export function defineTurnContract(h: TurnHarness): void {
@@ -325,6 +337,73 @@ export function defineTurnContract(h: TurnHarness): void {
         expect(t.held).toBe(true)
         await t.release()
       }
+    })
+
+    /**
+     * Time is the subject here: the cut lasts until the client has given up the commands queued
+     * while it was down (ioredis fails them after 3 reconnection attempts, well under a second), so
+     * that nothing sent during the cut arrives after it — a lost link, not a slow one.
+     */
+    const outlastClientRetries = () => sleep(1000)
+
+    /** A started replica whose link alone can be cut, or null where the harness cannot cut one. */
+    const cuttable = async (options: CoordinatorOptions) => {
+      const link = await h.linked({ leaseMs: 1500, maxPollMs: 50, ...options })
+      if (!link) return null
+      started.push(link.coordinator)
+      await link.coordinator.start()
+      return link
+    }
+
+    it('a ticket whose withdrawal failed (link cut as the wait was aborted) is withdrawn once Redis answers', async (ctx) => {
+      const link = await cuttable({ replicaId: 'a' })
+      if (!link) return ctx.skip()
+      const a = link.coordinator
+      const b = await replica({ replicaId: 'b' })
+      const held = await b.acquireTurn('chat:withdraw')
+      const abort = new AbortController()
+      const wait = a.acquireTurn('chat:withdraw', { signal: abort.signal }).catch((e: unknown) => e)
+      await queued('chat:withdraw', 'a')
+      await link.cut()
+      abort.abort()
+      const err = await wait
+      expect(err).toBeInstanceOf(CoordinationUnavailableError)
+      expect((err as CoordinationUnavailableError).reason).toBe('aborted')
+      await outlastClientRetries()
+      link.restore()
+      // Retried with the releases that failed: the ticket leaves the queue before anyone releases.
+      await queued('chat:withdraw')
+      await held.release()
+      expect((await h.queue('chat:withdraw')).holder).toBeNull()
+      const next = await a.acquireTurn('chat:withdraw')
+      expect(next.previousHolder?.replicaId).toBe('b')
+      await next.release()
+    })
+
+    it('a turn granted to a ticket whose withdrawal failed is passed on, and the next message of its replica is not dropped', async (ctx) => {
+      // Leases long enough that the stale grant (granted with the releaser's leaseMs) still holds
+      // the chat when a's link is back.
+      const link = await cuttable({ replicaId: 'a', leaseMs: 3000 })
+      if (!link) return ctx.skip()
+      const a = link.coordinator
+      const b = await replica({ replicaId: 'b', leaseMs: 3000 })
+      const held = await b.acquireTurn('chat:withdraw-granted')
+      const abort = new AbortController()
+      const wait = a.acquireTurn('chat:withdraw-granted', { signal: abort.signal }).catch((e: unknown) => e)
+      await queued('chat:withdraw-granted', 'a')
+      await link.cut()
+      abort.abort()
+      expect(await wait).toBeInstanceOf(CoordinationUnavailableError)
+      // Released while a is cut off: its ticket, still live, is granted to a replica that stopped waiting.
+      await held.release()
+      expect((await h.queue('chat:withdraw-granted')).holder).toBe('a')
+      await outlastClientRetries()
+      link.restore()
+      // Left behind, that grant would run out a lease later with a presumed dead, and this ticket
+      // (queued behind it) dropped with it. Passed on, it is granted.
+      const next = await a.acquireTurn('chat:withdraw-granted', { waitMs: 10_000 })
+      expect(next.held).toBe(true)
+      await next.release()
     })
 
     it('stop() releases held turns so a waiter gets them at once', async () => {

@@ -33,5 +33,7 @@ defineTurnContract({
     }
   },
   childTarget: () => ({ url: cluster.url, prefix, layout: 'cluster' }),
+  // A proxy in front of one node would not be followed by the cluster's redirections.
+  linked: () => null,
   queue: (key) => queueView({ redis: reader, keys: new KeyLayout(prefix, 'cluster') }, key),
 })

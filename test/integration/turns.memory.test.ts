@@ -23,6 +23,10 @@ defineTurnContract({
     }
   },
   childTarget: () => null,
+  linked: async (options) => {
+    const coordinator = new MemoryCoordinator({ hub, ...options })
+    return { coordinator, cut: async () => coordinator.cutLink(), restore: () => coordinator.restoreLink() }
+  },
   queue: async (key) => {
     const c = hub.chatState(key)
     return { holder: c?.holder?.replicaId ?? null, queued: c?.tickets.map((t) => t.replicaId) ?? [], skipped: c?.skipped ?? 0 }
