@@ -34,7 +34,14 @@ export { parseDuration, formatDuration, type Duration } from './duration.js'
 export { connect, maskUrl, DEFAULT_URL, type ConnectOptions, type RedisClient, type RedisConnectionOptions } from './connection.js'
 export { PACKAGE_VERSION } from './version.js'
 export { CoordinationAdmin, operatorName, type YieldOptions } from './admin/admin.js'
-export { RedisStore, type RedisStoreOptions, type CheckpointInput, type FencedLock, type HandoverMarkerInput } from './store/redis-store.js'
+export {
+  RedisStore,
+  type RedisStoreOptions,
+  type StoreCoordinatorOptions,
+  type CheckpointInput,
+  type FencedLock,
+  type HandoverMarkerInput,
+} from './store/redis-store.js'
 export * from './state/decode.js'
 export { CHAT_FIELDS, CHAT_HOLDER_FIELDS } from './wire/chat.js'
 export { StateReader, LISTING_DECODERS, type ScanOptions, type Listing, type Corrupt, type SchemaInfo } from './state/reader.js'

@@ -26,6 +26,9 @@ import { Renewer } from './renewer.js'
 import { TurnQueue } from './turn-queue.js'
 import type { AcquireTurnOptions, CampaignOptions, CoordinatorOptions, HandoverEvent, Lead, Turn } from './types.js'
 
+/** The default replicaId: one random UUID per process, shared by every coordinator made without one. */
+export const PROCESS_REPLICA_ID = randomUUID()
+
 /**
  * The coordination logic every replica runs: heartbeats, chat turns, renewals, local deadlines and
  * events. Made by `RedisCoordinator` or `MemoryCoordinator`.
@@ -58,7 +61,7 @@ export abstract class Coordinator extends EventEmitter {
   constructor(backend: CoordinationBackend, options: CoordinatorOptions = {}) {
     super()
     this.#backend = backend
-    this.replicaId = options.replicaId === undefined ? randomUUID() : validateId(options.replicaId, 'replicaId')
+    this.replicaId = options.replicaId === undefined ? PROCESS_REPLICA_ID : validateId(options.replicaId, 'replicaId')
     this.incarnation = randomBytes(8).toString('hex')
     this.leaseMs = parseDuration(options.leaseMs ?? DEFAULTS.leaseMs, 'leaseMs')
     this.maxPollMs = parseDuration(options.maxPollMs ?? DEFAULTS.maxPollMs, 'maxPollMs')
@@ -191,6 +194,11 @@ export abstract class Coordinator extends EventEmitter {
 
   get running(): boolean {
     return this.#state === 'running'
+  }
+
+  /** Stopped or crashed: it cannot start again (make a new one). */
+  get ended(): boolean {
+    return this.#state === 'stopped' || this.#state === 'crashed'
   }
 
   /** Orderly stop: withdraws waiting tickets, releases everything held, removes the heartbeat. */

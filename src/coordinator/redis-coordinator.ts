@@ -15,6 +15,10 @@ export type RedisCoordinatorOptions = RedisConnectionOptions & CoordinatorOption
 export class RedisCoordinator extends Coordinator {
   readonly keys: KeyLayout
   readonly redis: RedisClient
+  /** One Redis call slower than this counts as Redis unreachable. */
+  readonly commandTimeoutMs: number
+  /** How long an idle chat or lead remembers its last holder. */
+  readonly idleKeyTtlMs: number
 
   constructor(options: RedisCoordinatorOptions = {}) {
     const leaseMs = parseDuration(options.leaseMs ?? DEFAULTS.leaseMs, 'leaseMs')
@@ -25,5 +29,7 @@ export class RedisCoordinator extends Coordinator {
     super(new RedisBackend({ redis, keys, ownsClient, commandTimeoutMs, idleKeyTtlMs, eventsMaxLen }), options)
     this.keys = keys
     this.redis = redis
+    this.commandTimeoutMs = commandTimeoutMs
+    this.idleKeyTtlMs = idleKeyTtlMs
   }
 }

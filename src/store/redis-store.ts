@@ -3,6 +3,7 @@ import { hostname } from 'node:os'
 import type { Redis } from 'ioredis'
 import { RedisCoordinator } from '../coordinator/redis-coordinator.js'
 import type { CoordinatorOptions } from '../coordinator/types.js'
+import { OnePerStore, resolvedOptions } from '../coordinator/one-per-store.js'
 import { ScriptRunner } from '../scripts/runner.js'
 import {
   CHECKPOINT_CLEAR,
@@ -24,6 +25,9 @@ import { InvalidCheckpointError } from '../errors/invalid-checkpoint-error.js'
 import { ConfigurationError } from '../errors/configuration-error.js'
 import { decodeCheckpoint, decodeHandover, type FlowCheckpoint, type HandoverMarker, type Json } from '../state/decode.js'
 import { plainJsonProblem } from './plain-json.js'
+
+/** Options of `store.coordinator()`: the coordinator's own, and two of the connection's (default: the store's idleKeyTtlMs). */
+export type StoreCoordinatorOptions = CoordinatorOptions & { idleKeyTtlMs?: Duration; commandTimeoutMs?: Duration }
 
 export interface RedisStoreOptions extends RedisConnectionOptions {
   /** Largest saved answer embedded in a checkpoint. Default 16 KiB. */
@@ -72,6 +76,18 @@ export class RedisStore {
   private readonly eventsMaxLen: number
   private readonly timeoutMs: number
   private readonly idleTtl: number
+  readonly #coordinator = new OnePerStore<RedisCoordinator, StoreCoordinatorOptions>(
+    (options) =>
+      new RedisCoordinator({
+        idleKeyTtlMs: this.idleTtl,
+        ...options,
+        redis: this.redis,
+        prefix: this.keys.prefix,
+        layout: this.keys.layout,
+        eventsMaxLen: this.eventsMaxLen,
+      }),
+    (c) => resolvedOptions(c, { idleKeyTtlMs: c.idleKeyTtlMs, commandTimeoutMs: c.commandTimeoutMs }),
+  )
 
   constructor(options: RedisStoreOptions = {}) {
     const { redis, keys, ownsClient, commandTimeoutMs, idleKeyTtlMs, eventsMaxLen } = resolveRedis(options)
@@ -85,15 +101,13 @@ export class RedisStore {
     this.scripts = new ScriptRunner(redis, this.timeoutMs)
   }
 
-  /** A coordinator sharing this store's client, prefix and layout. Stop it before closing the store. */
-  coordinator(options: CoordinatorOptions & { idleKeyTtlMs?: Duration; commandTimeoutMs?: Duration } = {}): RedisCoordinator {
-    return new RedisCoordinator({
-      ...options,
-      redis: this.redis,
-      prefix: this.keys.prefix,
-      layout: this.keys.layout,
-      eventsMaxLen: this.eventsMaxLen,
-    })
+  /**
+   * The store's coordinator: on this store's client, prefix, layout and `idleKeyTtlMs`. Made on the
+   * first call; later calls return the same instance (options they give must agree with it, or
+   * ConfigurationError names the option), a stopped one is replaced. Stop it before closing the store.
+   */
+  coordinator(options: StoreCoordinatorOptions = {}): RedisCoordinator {
+    return this.#coordinator.get(options)
   }
 
   // ------------------------------------------------------------ fenced locks
