@@ -10,9 +10,22 @@ import { sharedNow } from '../lib/stats.js'
 
 const [mode, url, prefix, key, leaseMs] = process.argv.slice(2)
 const out = (o) => process.stdout.write(JSON.stringify({ ...o, t: sharedNow() }) + '\n')
-const coordinator = new RedisCoordinator({ url, prefix, leaseMs: Number(leaseMs), replicaId: `${mode}-${process.pid}` })
-coordinator.on('coordination:warning', () => {})
-await coordinator.start()
+// A cold start (connect, load the scripts) on a loaded machine can outlast commandTimeoutMs
+// (leaseMs / 3): try again with a fresh coordinator, as a supervisor would; any other failure throws.
+async function started() {
+  for (let attempt = 1; ; attempt++) {
+    const c = new RedisCoordinator({ url, prefix, leaseMs: Number(leaseMs), replicaId: `${mode}-${process.pid}` })
+    c.on('coordination:warning', () => {})
+    try {
+      await c.start()
+      return c
+    } catch (err) {
+      await c.stop().catch(() => {})
+      if (attempt >= 10 || err?.reason !== 'unreachable') throw err
+    }
+  }
+}
+const coordinator = await started()
 out({ event: 'started', incarnation: coordinator.incarnation })
 
 createInterface({ input: process.stdin }).on('line', async (line) => {
