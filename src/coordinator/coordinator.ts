@@ -24,6 +24,7 @@ import { LeaseTable } from './lease-table.js'
 import { Leadership } from './leadership.js'
 import { Renewer } from './renewer.js'
 import { TurnQueue } from './turn-queue.js'
+import { registerIncarnation, unregisterIncarnation } from './incarnations.js'
 import type { AcquireTurnOptions, CampaignOptions, CoordinatorOptions, HandoverEvent, Lead, Turn } from './types.js'
 
 /** The default replicaId: one random UUID per process, shared by every coordinator made without one. */
@@ -104,6 +105,16 @@ export abstract class Coordinator extends EventEmitter {
     this.#renewer = new Renewer(this.#core, this.#leases, { record: () => this.#beatRecord(), onEvicted: () => this.#evicted() })
     this.#turns = new TurnQueue(this.#core, this.#leases, this.#renewer, this.turnWaitMs)
     this.#leadership = new Leadership(this.#core, this.#leases, this.#renewer)
+    registerIncarnation(this.incarnation, this)
+  }
+
+  /**
+   * @internal A store refused a checkpoint write of this incarnation on chat `key` with turn `fence`
+   * (null: unfenced) as superseded: that turn is lost here too (its signal aborts, assertHeld()
+   * throws, `coordination:lease-lost` with reason 'superseded' is emitted once).
+   */
+  supersedeTurn(key: string, fence: number | null): void {
+    this.#leases.supersede(key, fence)
   }
 
   /** Start heartbeating. Rejects with CoordinationUnavailableError when Redis does not answer. */
@@ -206,6 +217,7 @@ export abstract class Coordinator extends EventEmitter {
     if (this.#state === 'stopped' || this.#state === 'crashed') return
     if (this.#state === 'new') {
       this.#state = 'stopped'
+      unregisterIncarnation(this.incarnation)
       await this.#backend.close().catch(() => {})
       return
     }
@@ -223,6 +235,7 @@ export abstract class Coordinator extends EventEmitter {
     this.#logEvent({ type: 'replica-stop' })
     await this.#unsubscribe?.().catch(() => {})
     this.#state = 'stopped'
+    unregisterIncarnation(this.incarnation)
     await this.#backend.close().catch(() => {})
   }
 
@@ -230,6 +243,7 @@ export abstract class Coordinator extends EventEmitter {
   crash(): void {
     if (this.#state === 'stopped' || this.#state === 'crashed') return
     this.#state = 'crashed'
+    unregisterIncarnation(this.incarnation)
     this.#clearTimers()
     this.#leadership.killAll()
     this.#leases.dropAll()

@@ -113,6 +113,10 @@ export class LeaseTable {
       // Redis may still think we hold it (we could not renew, or it restarted with the data): give it
       // back as soon as Redis answers.
       this.retryLater(lease)
+    } else if (reason === 'superseded') {
+      // Refused by the store: usually a newer turn owns the chat and this gives nothing back; when the
+      // turn is still ours in Redis (a revision conflict), it goes to the next ticket now, once.
+      void this.releaseInBackend(lease).catch(() => this.retryLater(lease))
     }
     const event: LeaseLostEvent = { key: lease.key, kind: lease.kind, fence: lease.fence, reason }
     lease.onLost?.(err)
@@ -193,6 +197,13 @@ export class LeaseTable {
       } catch {
         // still unreachable: next cycle
       }
+    }
+  }
+
+  /** A checkpoint write with turn `fence` (null: any) on chat `key` was refused: those turns are lost. */
+  supersede(key: string, fence: number | null): void {
+    for (const lease of this.on('chat', key)) {
+      if (fence === null || lease.fence <= fence) this.markLost(lease, 'superseded')
     }
   }
 

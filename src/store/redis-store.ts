@@ -4,6 +4,7 @@ import type { Redis } from 'ioredis'
 import { RedisCoordinator } from '../coordinator/redis-coordinator.js'
 import type { CoordinatorOptions } from '../coordinator/types.js'
 import { OnePerStore, resolvedOptions } from '../coordinator/one-per-store.js'
+import { turnSuperseded } from '../coordinator/incarnations.js'
 import { ScriptRunner } from '../scripts/runner.js'
 import {
   CHECKPOINT_CLEAR,
@@ -194,6 +195,8 @@ export class RedisStore {
       },
     )
     if (r.status === 'written') return r.revision
+    // A refused write is a lost turn (seed): lost in the writer's coordinator too, if it runs here.
+    if (owner?.incarnation) turnSuperseded(owner.incarnation, key, fence)
     if (r.status === 'fence-conflict') throw new CheckpointConflictError(key, 'fence', { fence: r.fence })
     throw new CheckpointConflictError(key, 'revision', { revision: r.revision })
   }

@@ -16,6 +16,7 @@ import {
 } from '../../src/index.js'
 import { hostPort, uniquePrefix } from '../helpers/redis.js'
 import { until } from '../helpers/wait.js'
+import { queueView, untilQueued } from '../helpers/shared-state.js'
 
 export interface StoreHarness {
   name: string
@@ -123,7 +124,7 @@ export function defineStoreContract(h: StoreHarness): void {
       it('fences out a replica that lost the chat: its write is superseded, its clear leaves the new row', async () => {
         const s = store()
         const a = s.coordinator({ replicaId: 'a', leaseMs: 3000 })
-        const b = s.coordinator({ replicaId: 'b', leaseMs: 3000 })
+        const b = store({ prefix: s.keys.prefix }).coordinator({ replicaId: 'b', leaseMs: 3000 })
         try {
           await a.start()
           await b.start()
@@ -149,6 +150,45 @@ export function defineStoreContract(h: StoreHarness): void {
         } finally {
           await a.stop()
           await b.stop()
+        }
+      })
+
+      it("a refused write loses the writer's turn in its coordinator too: signal, assertHeld, one event, a release that wakes no one twice", async () => {
+        const s = store()
+        const a = s.coordinator({ replicaId: 'a', leaseMs: 3000 })
+        const b = store({ prefix: s.keys.prefix }).coordinator({ replicaId: 'b', leaseMs: 3000 })
+        const c = store({ prefix: s.keys.prefix }).coordinator({ replicaId: 'c', leaseMs: 3000 })
+        try {
+          await Promise.all([a.start(), b.start(), c.start()])
+          const lost: Array<{ key: string; reason: string }> = []
+          a.on('coordination:lease-lost', (e) => lost.push(e))
+          const ta = await a.acquireTurn('chat:lost')
+          const ownerA = { replicaId: 'a', incarnation: a.incarnation, fence: ta.fence }
+          const r1 = await s.setCheckpointIf('chat:lost', { ...cp, owner: ownerA }, null)
+          await s.setCheckpointIf('chat:lost', { ...cp, step: 'elsewhere' }, r1) // written meanwhile by someone else
+          const wb = b.acquireTurn('chat:lost')
+          await untilQueued(s, 'chat:lost', ['b'])
+          const wc = c.acquireTurn('chat:lost')
+          await untilQueued(s, 'chat:lost', ['b', 'c'])
+          const err = await s.setCheckpointIf('chat:lost', { ...cp, step: 'late', owner: ownerA }, r1).catch((e: unknown) => e)
+          expect(err).toMatchObject({ reason: 'superseded', conflict: 'revision' })
+          expect(ta.signal.aborted).toBe(true)
+          expect(ta.held).toBe(false)
+          expect(() => ta.assertHeld()).toThrow(expect.objectContaining({ reason: 'superseded' }))
+          expect(lost).toEqual([expect.objectContaining({ key: 'chat:lost', reason: 'superseded' })])
+          // Still a's in Redis, it went to the next ticket at once — and only to it.
+          const tb = await wb
+          expect(tb.previousHolder).toEqual({ replicaId: 'a', incarnation: a.incarnation })
+          await ta.release()
+          await ta.release()
+          expect(await queueView(s, 'chat:lost')).toMatchObject({ holder: 'b', queued: ['c'] })
+          // A later refused write of the same lost turn (now fenced out) says nothing more.
+          await expect(s.setCheckpointIf('chat:lost', { ...cp, owner: ownerA }, null)).rejects.toMatchObject({ conflict: 'fence' })
+          expect(lost).toHaveLength(1)
+          await tb.release()
+          await (await wc).release()
+        } finally {
+          await Promise.all([a.stop(), b.stop(), c.stop()])
         }
       })
 

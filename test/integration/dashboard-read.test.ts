@@ -12,12 +12,18 @@ describe.each([
   afterEach(async () => {
     for (const s of stores.splice(0)) await s.close()
   })
+  /** Another replica's store on the same prefix (a store has one coordinator). */
+  const replicaStore = (of: RedisStore) => {
+    const s = new RedisStore({ url: url(), prefix: of.keys.prefix, layout })
+    stores.push(s)
+    return s
+  }
 
   it('shows live replicas, held and queued chats, the provider leader, and stays bounded', async () => {
     const store = new RedisStore({ url: url(), prefix: uniquePrefix('dash'), layout })
     stores.push(store)
     const a = store.coordinator({ replicaId: 'a', leaseMs: 3000 })
-    const b = store.coordinator({ replicaId: 'b', leaseMs: 3000 })
+    const b = replicaStore(store).coordinator({ replicaId: 'b', leaseMs: 3000 })
     await a.start()
     await b.start()
     try {
@@ -57,7 +63,7 @@ describe.each([
     const store = new RedisStore({ url: url(), prefix: uniquePrefix('dash'), layout })
     stores.push(store)
     const a = store.coordinator({ replicaId: 'a', leaseMs: 3000 })
-    const b = store.coordinator({ replicaId: 'b', leaseMs: 3000 })
+    const b = replicaStore(store).coordinator({ replicaId: 'b', leaseMs: 3000 })
     await a.start()
     await b.start()
     try {
