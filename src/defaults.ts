@@ -33,8 +33,12 @@ export const DEFAULTS = {
   sitOutMs: 3_000,
 
   // ---- the store
-  /** Largest saved answer embedded in a checkpoint (bytes). */
+  /** Largest saved answer embedded in a checkpoint (bytes); a larger one is left out. */
   maxAnswerBytes: 16 * 1024,
+  /** An ephemeral (forward) checkpoint written without `ttlMs` expires this long after its last write. */
+  ephemeralTtlMs: 5 * 60_000,
+  /** A handover marker written without `ttlMs` is removed by itself this long after its last write. */
+  handoverTtlMs: 5 * 60_000,
 
   // ---- operator interventions
   /** How long a yield request (and a target's reservation) lasts. */
@@ -79,7 +83,12 @@ export const REDIS_DEFAULTS = {
 } as const
 
 /** The store's entries of DEFAULTS. */
-export const STORE_DEFAULTS = { maxAnswerBytes: DEFAULTS.maxAnswerBytes, commandTimeoutMs: DEFAULTS.commandTimeoutMs } as const
+export const STORE_DEFAULTS = {
+  maxAnswerBytes: DEFAULTS.maxAnswerBytes,
+  ephemeralTtlMs: DEFAULTS.ephemeralTtlMs,
+  handoverTtlMs: DEFAULTS.handoverTtlMs,
+  commandTimeoutMs: DEFAULTS.commandTimeoutMs,
+} as const
 
 /** A campaign's entries of DEFAULTS. */
 export const CAMPAIGN_DEFAULTS = { providerDownMs: DEFAULTS.providerDownMs, sitOutMs: DEFAULTS.sitOutMs } as const

@@ -38,6 +38,7 @@ export {
   RedisStore,
   type RedisStoreOptions,
   type StoreCoordinatorOptions,
+  type CheckpointWrite,
   type CheckpointInput,
   type FencedLock,
   type HandoverMarkerInput,

@@ -43,10 +43,22 @@ export interface CheckpointInput {
   state: Json
   /** Who writes, with the writer's chat-turn fence: the store refuses it once the chat has a newer fence. */
   owner?: { replicaId: string; incarnation: string; fence?: number | null }
-  /** A forward checkpoint of a non-persistent flow: expires ttlMs after its last write. */
-  ephemeral?: { ttlMs: Duration; fingerprint: string }
-  /** The inbound answer of a suspended step (at most maxAnswerBytes as JSON). */
+  /** A forward checkpoint of a non-persistent flow: expires ttlMs (default 5 min) after its last write. */
+  ephemeral?: { ttlMs?: Duration; fingerprint: string }
+  /**
+   * The inbound answer of a suspended step. One larger than maxAnswerBytes as JSON is not embedded:
+   * the checkpoint is written without it (`writeCheckpoint` says so) and the step asks again.
+   */
   answer?: Json
+}
+
+/** What `writeCheckpoint` did. */
+export interface CheckpointWrite {
+  revision: number
+  /** The saved answer: embedded, left out (larger than maxAnswerBytes — the step asks again), or none given. */
+  answer: 'embedded' | 'omitted' | 'none'
+  /** Its size as JSON (bytes); 0 when none was given. */
+  answerBytes: number
 }
 
 export interface FencedLock {
@@ -59,7 +71,7 @@ export interface HandoverMarkerInput {
   name: string
   replicaId: string
   incarnation: string
-  /** Remove the marker by itself after this long (the conversation's timeout). */
+  /** Remove the marker by itself this long after its last write (the conversation's timeout). Default 5 min. */
   ttlMs?: Duration
   data?: Json
 }
@@ -154,6 +166,11 @@ export class RedisStore {
    * 'superseded') when refused, and InvalidCheckpointError for state that is not plain JSON.
    */
   async setCheckpointIf(key: string, checkpoint: CheckpointInput, expectedRevision: number | null): Promise<number> {
+    return (await this.writeCheckpoint(key, checkpoint, expectedRevision)).revision
+  }
+
+  /** `setCheckpointIf`, telling also what became of the saved answer (embedded, or left out as too large). */
+  async writeCheckpoint(key: string, checkpoint: CheckpointInput, expectedRevision: number | null): Promise<CheckpointWrite> {
     validateId(key, 'checkpoint key')
     if (!checkpoint || typeof checkpoint.flow !== 'string' || !checkpoint.flow) {
       throw new InvalidCheckpointError(key, 'flow must be a non-empty string')
@@ -163,20 +180,14 @@ export class RedisStore {
     }
     const problem = plainJsonProblem(checkpoint.state, 'state')
     if (problem) throw new InvalidCheckpointError(key, `${problem}; checkpoint state must be plain JSON`)
-    let answerBytes = 0
-    if (checkpoint.answer !== undefined) {
-      const p = plainJsonProblem(checkpoint.answer, 'answer')
-      if (p) throw new InvalidCheckpointError(key, `${p}; the saved answer must be plain JSON`)
-      answerBytes = Buffer.byteLength(JSON.stringify(checkpoint.answer))
-      if (answerBytes > this.maxAnswerBytes) {
-        throw new InvalidCheckpointError(key, `saved answer is ${answerBytes} bytes, above maxAnswerBytes (${this.maxAnswerBytes})`)
-      }
-    }
-    const ttl = checkpoint.ephemeral ? positive(checkpoint.ephemeral.ttlMs, 'ephemeral.ttlMs') : null
+    const answer = savedAnswer(key, checkpoint.answer, this.maxAnswerBytes)
+    const embedded = answer.answer === 'embedded'
+    const answerBytes = embedded ? answer.answerBytes : 0
+    const ttl = checkpoint.ephemeral ? positive(checkpoint.ephemeral.ttlMs ?? DEFAULTS.ephemeralTtlMs, 'ephemeral.ttlMs') : null
     const owner = checkpoint.owner
     const fence = owner?.fence ?? null
     const k = this.keys.chat(key)
-    const data = JSON.stringify({ state: checkpoint.state, ...(checkpoint.answer !== undefined ? { answer: checkpoint.answer } : {}) })
+    const data = JSON.stringify({ state: checkpoint.state, ...(embedded ? { answer: checkpoint.answer } : {}) })
     const r = await this.scripts.call(
       CHECKPOINT_SET,
       { checkpoint: k.checkpoint, state: k.state },
@@ -194,7 +205,7 @@ export class RedisStore {
         writeId: randomBytes(8).toString('hex'),
       },
     )
-    if (r.status === 'written') return r.revision
+    if (r.status === 'written') return { revision: r.revision, answer: answer.answer, answerBytes: answer.answerBytes }
     // A refused write is a lost turn (seed): lost in the writer's coordinator too, if it runs here.
     if (owner?.incarnation) turnSuperseded(owner.incarnation, key, fence)
     if (r.status === 'fence-conflict') throw new CheckpointConflictError(key, 'fence', { fence: r.fence })
@@ -235,7 +246,7 @@ export class RedisStore {
         name: marker.name,
         replicaId: marker.replicaId,
         incarnation: marker.incarnation,
-        ttlMs: marker.ttlMs === undefined ? null : positive(marker.ttlMs, 'ttlMs'),
+        ttlMs: positive(marker.ttlMs ?? DEFAULTS.handoverTtlMs, 'ttlMs'),
         data: marker.data,
       },
     )
@@ -285,6 +296,15 @@ export class RedisStore {
   get isCluster(): boolean {
     return isCluster(this.redis)
   }
+}
+
+/** What becomes of a checkpoint's saved answer: plain JSON is required; above `max` bytes it is left out. */
+export function savedAnswer(key: string, answer: Json | undefined, max: number): Omit<CheckpointWrite, 'revision'> {
+  if (answer === undefined) return { answer: 'none', answerBytes: 0 }
+  const p = plainJsonProblem(answer, 'answer')
+  if (p) throw new InvalidCheckpointError(key, `${p}; the saved answer must be plain JSON`)
+  const answerBytes = Buffer.byteLength(JSON.stringify(answer))
+  return { answer: answerBytes > max ? 'omitted' : 'embedded', answerBytes }
 }
 
 function positive(v: Duration, what: string): number {

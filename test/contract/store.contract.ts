@@ -245,13 +245,33 @@ export function defineStoreContract(h: StoreHarness): void {
         expect(await s.getCheckpoint('chat:json')).toBeNull()
       })
 
-      it('keeps a saved answer up to maxAnswerBytes and refuses a larger one', async () => {
+      it('embeds a saved answer up to maxAnswerBytes; a larger one is left out and the checkpoint written without it', async () => {
         const s = store({ maxAnswerBytes: 100 })
         const answer = { type: 'text', body: 'yes please' }
-        await s.setCheckpointIf('chat:ans', { ...cp, answer }, null)
+        const small = await s.writeCheckpoint('chat:ans', { ...cp, answer }, null)
+        expect(small).toEqual({ revision: expect.any(Number), answer: 'embedded', answerBytes: JSON.stringify(answer).length })
         const got = await s.getCheckpoint('chat:ans')
         expect(got).toMatchObject({ answer, answerBytes: JSON.stringify(answer).length })
-        await expect(s.setCheckpointIf('chat:ans2', { ...cp, answer: { body: 'x'.repeat(200) } }, null)).rejects.toThrow(/maxAnswerBytes/)
+        const big = { body: 'x'.repeat(200) }
+        const large = await s.writeCheckpoint('chat:ans', { ...cp, step: 'next', answer: big }, small.revision)
+        expect(large).toEqual({ revision: expect.any(Number), answer: 'omitted', answerBytes: JSON.stringify(big).length })
+        expect(await s.getCheckpoint('chat:ans')).toMatchObject({ step: 'next', state: cp.state, answer: null, answerBytes: 0 })
+        expect(await s.writeCheckpoint('chat:ans2', cp, null)).toMatchObject({ answer: 'none', answerBytes: 0 })
+        // setCheckpointIf is the same write, answering with the revision.
+        expect(await s.setCheckpointIf('chat:ans3', { ...cp, answer: big }, null)).toBeGreaterThan(0)
+        expect(await s.getCheckpoint('chat:ans3')).toMatchObject({ answer: null })
+      })
+
+      it('an ephemeral checkpoint without ttlMs expires 5 minutes after its last write; a handover marker without one too', async () => {
+        const s = store()
+        await s.setCheckpointIf('chat:eph-default', { ...cp, ephemeral: { fingerprint: 'f' } }, null)
+        const ttl = await s.checkpointTtl('chat:eph-default')
+        expect(ttl).toBeGreaterThan(5 * 60_000 - 60_000)
+        expect(ttl).toBeLessThanOrEqual(5 * 60_000)
+        await s.setHandoverMarker('chat:eph-default', { name: 'survey', replicaId: 'a', incarnation: 'i1' })
+        const markerTtl = await raw().pttl(s.keys.chat('chat:eph-default').handover)
+        expect(markerTtl).toBeGreaterThan(5 * 60_000 - 60_000)
+        expect(markerTtl).toBeLessThanOrEqual(5 * 60_000)
       })
     })
 
