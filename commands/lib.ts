@@ -12,6 +12,7 @@ export {
   CoordinationUnavailableError,
   CorruptStateError,
   LeaseLostError,
+  ProviderNotLeaderError,
   CheckpointConflictError,
   InvalidIdError,
 } from '../src/errors/index.js'

@@ -10,6 +10,11 @@ export type {
   FollowerReason,
   LeaseLostEvent,
   HandoverEvent,
+  LeaderEvent,
+  FollowerEvent,
+  WarningEvent,
+  EvictedEvent,
+  CoordinatorEvents,
 } from './coordinator/types.js'
 export { RedisCoordinator, type RedisCoordinatorOptions } from './coordinator/redis-coordinator.js'
 export { Election } from './coordinator/election.js'

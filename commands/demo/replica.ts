@@ -26,6 +26,7 @@ import {
   CheckpointConflictError,
   CoordinationUnavailableError,
   LeaseLostError,
+  ProviderNotLeaderError,
   loadWriteSide,
   parseDuration,
   type Json,
@@ -161,6 +162,27 @@ const election = coordinator.campaign('provider:demo', {
 })
 transport.on('close', () => election.reportDown())
 transport.on('open', () => election.reportUp())
+// election.ready: this replica leads and onLeader has resolved (the session is connected).
+election.ready.then(
+  () => log('transport', { state: 'ready', fence: election.fence }),
+  () => {}, // stopped before it ever led
+)
+
+/**
+ * Something only the session's holder may send (the digest below): election.assertLeader() throws
+ * ProviderNotLeaderError on a standby, and LeaseLostError once the lead's local deadline passed.
+ */
+function sendOverTransport(what: string): 'sent' | 'not-leader' | 'lead-lost' {
+  try {
+    election.assertLeader()
+  } catch (err) {
+    if (err instanceof ProviderNotLeaderError) return 'not-leader'
+    if (err instanceof LeaseLostError) return 'lead-lost'
+    throw err
+  }
+  log('transport', { state: transport.state, sent: what, fence: election.fence })
+  return 'sent'
+}
 
 // ------------------------------------------------------------------ 3. conversations
 
@@ -456,7 +478,9 @@ async function digestJob(): Promise<void> {
     await new Promise((r) => setTimeout(r, 200)) // the work
     // Before publishing, check the lock is still ours (renewing it) — the fence travels with the result.
     const stillHeld = await store.renewLock('job:digest', lock.token, Math.max(1000, config.jobEveryMs - 500))
-    log('digest', { fence: lock.fence, published: stillHeld, handled: counters.handled, sent })
+    // Published over the exclusive session: only where it is connected (a standby says so instead).
+    const transportSend = stillHeld ? sendOverTransport('digest') : 'lock-lost'
+    log('digest', { fence: lock.fence, published: stillHeld, transport: transportSend, handled: counters.handled, sent })
   } catch (err) {
     log('digest-error', { error: err instanceof Error ? err.message : String(err) })
   }

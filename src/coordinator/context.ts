@@ -4,6 +4,7 @@
  * hands it to the lease table, the renewer, the turn queue and the leadership.
  */
 import type { CoordinationBackend } from './backend.js'
+import type { CoordinatorEvents } from './types.js'
 
 export type CoordinatorState = 'new' | 'starting' | 'running' | 'stopping' | 'stopped' | 'crashed' | 'evicted'
 
@@ -24,7 +25,7 @@ export interface CoordinatorContext {
   readonly state: CoordinatorState
   readonly stats: CoordinatorStats
   /** An event for the application (the coordinator is an EventEmitter). */
-  emit(event: string, payload: unknown): void
+  emit<E extends keyof CoordinatorEvents>(event: E, ...payload: CoordinatorEvents[E]): void
   /** A notable event for the shared event stream (best effort; nothing once crashed). */
   logEvent(event: Record<string, unknown>): void
   /** An application callback threw: report it as a `coordination:warning`. */

@@ -25,7 +25,7 @@ import { Leadership } from './leadership.js'
 import { Renewer } from './renewer.js'
 import { TurnQueue } from './turn-queue.js'
 import { registerIncarnation, unregisterIncarnation } from './incarnations.js'
-import type { AcquireTurnOptions, CampaignOptions, CoordinatorOptions, HandoverEvent, Lead, Turn } from './types.js'
+import type { AcquireTurnOptions, CampaignOptions, CoordinatorEvents, CoordinatorOptions, HandoverEvent, Lead, Turn } from './types.js'
 
 /** The default replicaId: one random UUID per process, shared by every coordinator made without one. */
 export const PROCESS_REPLICA_ID = randomUUID()
@@ -34,7 +34,7 @@ export const PROCESS_REPLICA_ID = randomUUID()
  * The coordination logic every replica runs: heartbeats, chat turns, renewals, local deadlines and
  * events. Made by `RedisCoordinator` or `MemoryCoordinator`.
  */
-export abstract class Coordinator extends EventEmitter {
+export abstract class Coordinator extends EventEmitter<CoordinatorEvents> {
   readonly replicaId: string
   readonly incarnation: string
   readonly leaseMs: number
@@ -92,7 +92,8 @@ export abstract class Coordinator extends EventEmitter {
         return state()
       },
       stats: this.#stats,
-      emit: (event, payload) => void this.emit(event, payload),
+      // EventEmitter<T>'s emit() takes a conditional tuple TypeScript cannot match to a generic E.
+      emit: (event, ...payload) => void (this.emit as (e: string, ...p: unknown[]) => boolean)(event, ...payload),
       logEvent: (event) => this.#logEvent(event),
       reportError: (err) =>
         void this.emit('coordination:warning', {
@@ -168,7 +169,7 @@ export abstract class Coordinator extends EventEmitter {
   async tryLead(name: string): Promise<Lead | null> {
     validateId(name, 'lead name')
     await this.#ensureRunning()
-    const { lead } = await this.#leadership.attemptLead(name, false)
+    const { lead } = await this.#leadership.attemptLead(name, false, true)
     return lead
   }
 

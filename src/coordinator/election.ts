@@ -2,6 +2,7 @@ import { monotonicNow } from '../clock.js'
 import { parseDuration } from '../duration.js'
 import { isConnectionError } from '../errors/from-redis.js'
 import { CoordinationUnavailableError } from '../errors/coordination-unavailable-error.js'
+import { ProviderNotLeaderError } from '../errors/provider-not-leader-error.js'
 import type { LeadReply } from '../wire/types.js'
 import type { HeldLease } from './lease-table.js'
 import { LeaseHandle } from './lease-handle.js'
@@ -13,9 +14,11 @@ export interface LeadPort {
   readonly leaseMs: number
   readonly minPollMs: number
   readonly maxPollMs: number
-  attemptLead(name: string, stand: boolean): Promise<{ lead: LeadHandle | null; reply: LeadReply | null }>
+  /** One attempt; `announce`: emit `coordination:leader` on a grant (a campaign announces after onLeader). */
+  attemptLead(name: string, stand: boolean, announce: boolean): Promise<{ lead: LeadHandle | null; reply: LeadReply | null }>
   withdrawCandidacy(name: string): Promise<void>
   checkLeaseNow(lease: HeldLease): Promise<void>
+  announceLeader(lead: LeadHandle): void
   announceFollower(name: string, reason: FollowerReason): void
   reportError(err: unknown): void
 }
@@ -50,6 +53,13 @@ export class Election {
   #loopDone: Promise<void> = Promise.resolve()
   #idle: Array<() => void> = []
   #dead = false
+  /** Where the loop is: before its first attempt, attempting, serving a lead, or standing by. */
+  #phase: 'pending' | 'attempting' | 'serving' | 'standby' = 'pending'
+  /** resign() came while a lead may be on its way: a grant is given back unserved (no callbacks, no events). */
+  #resignPending = false
+  /** Set once onLeader has resolved for the current lead. */
+  #serving = false
+  #ready = deferred()
 
   /** @internal Made by coordinator.campaign(). */
   constructor(port: LeadPort, name: string, opts: CampaignOptions) {
@@ -63,6 +73,24 @@ export class Election {
   /** True while this replica leads, by the local deadline. */
   get isLeader(): boolean {
     return this.#current !== null && this.#current.held
+  }
+
+  /**
+   * Resolves once this replica leads and `onLeader` has resolved (the transport is connected). While
+   * it stands by it stays pending; each lead after a loss gives a new one. Rejects when the election
+   * stops without leading.
+   */
+  get ready(): Promise<void> {
+    return this.#ready.promise
+  }
+
+  /**
+   * For what only the leader may do (`send()` on an exclusive transport): throws ProviderNotLeaderError
+   * on a standby (or before `onLeader` resolved), and LeaseLostError once the lead's local deadline passed.
+   */
+  assertLeader(): void {
+    if (this.#current) this.#current.assertHeld()
+    if (!this.#current || !this.#serving) throw new ProviderNotLeaderError(this.name)
   }
 
   /** The fence of the current lead, or null when not leading. */
@@ -89,24 +117,35 @@ export class Election {
         continue
       }
       let attempt: { lead: LeadHandle | null; reply: LeadReply | null }
+      this.#phase = 'attempting'
       try {
-        attempt = await this.#port.attemptLead(this.name, true)
+        attempt = await this.#port.attemptLead(this.name, true, false)
       } catch (err) {
+        this.#resigned()
         if (err instanceof CoordinationUnavailableError && err.reason === 'stopped') break // evicted or stopped
         if (!(err instanceof CoordinationUnavailableError) && !isConnectionError(err)) this.#port.reportError(err)
+        this.#phase = 'standby'
         await this.#sleep(Math.min(backoff, this.#port.leaseMs / 3), true)
         backoff = Math.min(backoff * 2, Math.max(this.#port.maxPollMs, 1000))
         continue
       }
       backoff = this.#port.minPollMs
       if (attempt.lead) {
-        if (this.#stopped) {
+        if (this.#stopped || this.#resignPending) {
+          // Stopped, or resigned before this lead was served: give it back unserved — onLeader has not
+          // run and nothing was announced, so no onFollower or event follows either.
           await attempt.lead.release()
-          break
+          if (this.#stopped) break
+          this.#sitOutUntil = monotonicNow() + this.#sitOutMs
+          this.#resigned()
+          continue
         }
+        this.#phase = 'serving'
         await this.#serve(attempt.lead)
         continue
       }
+      this.#resigned()
+      this.#phase = 'standby'
       if (!this.#announcedStandby) {
         this.#announcedStandby = true
         await this.#follower('standby')
@@ -119,8 +158,17 @@ export class Election {
       // Stand again before the candidacy (leaseMs) lapses, so operators see this replica as a standby.
       await this.#sleep(Math.min(next, this.#port.leaseMs / 3), true)
     }
+    this.#resigned()
     this.#notifyIdle()
+    this.#ready.reject(new ProviderNotLeaderError(this.name))
     await this.#port.withdrawCandidacy(this.name).catch(() => {})
+  }
+
+  /** A pending resign() is answered: the attempt it waited for has its outcome. */
+  #resigned(): void {
+    if (!this.#resignPending) return
+    this.#resignPending = false
+    this.#notifyIdle()
   }
 
   async #serve(lead: LeadHandle): Promise<void> {
@@ -135,8 +183,14 @@ export class Election {
       else lead.signal.addEventListener('abort', onAbort, { once: true })
     })
     await this.#call(() => this.#opts.onLeader?.(lead))
+    // The transport is connected now: announce it (coordination:leader), and make `ready` resolve.
+    if (!this.#dead) this.#port.announceLeader(lead)
+    this.#serving = true
+    this.#ready.resolve()
     if (this.#down) this.#armDownTimer()
     const reason = await ended
+    this.#serving = false
+    this.#ready = deferred()
     this.#resolveStepDown = null
     this.#clearDownTimer()
     this.#down = false
@@ -151,6 +205,7 @@ export class Election {
       if (lead.lease.lost?.reason === 'revoked') this.#sitOutUntil = monotonicNow() + this.#sitOutMs
     }
     this.#current = null
+    this.#phase = 'standby'
     this.#notifyIdle()
   }
 
@@ -232,8 +287,18 @@ export class Election {
     return new Promise((resolve) => this.#idle.push(resolve))
   }
 
-  /** Step down now (onFollower 'resign', release, sit out sitOutMs), then stand again. */
+  /**
+   * Step down now (onFollower 'resign', release, sit out sitOutMs), then stand again. Called while a
+   * lead may be on its way (right after campaign(), an attempt in flight), that lead is given back
+   * before it is served: neither onLeader nor onFollower runs, and no event fires.
+   */
   async resign(): Promise<void> {
+    if (this.#stopped) return
+    if (this.#phase === 'pending' || this.#phase === 'attempting') {
+      this.#resignPending = true
+      await new Promise<void>((resolve) => this.#idle.push(resolve))
+      return
+    }
     if (!this.#current) return
     const done = this.#whenNotLeading()
     this.#stepDown('resign')
@@ -244,6 +309,9 @@ export class Election {
   kill(): void {
     this.#dead = true
     this.#stopped = true
+    this.#resignPending = false
+    this.#notifyIdle()
+    this.#ready.reject(new ProviderNotLeaderError(this.name))
     this.#clearDownTimer()
     this.#wakeSleep?.()
   }
@@ -252,8 +320,22 @@ export class Election {
   async stop(): Promise<void> {
     if (this.#stopped) return this.#loopDone
     this.#stopped = true
+    this.#resignPending = false
+    this.#notifyIdle()
     this.#stepDown('stopped')
     this.#wakeSleep?.()
     await this.#loopDone
   }
+}
+
+/** A promise with its resolve and reject; a rejection nobody awaited is not reported as unhandled. */
+function deferred(): { promise: Promise<void>; resolve(): void; reject(err: Error): void } {
+  let resolve!: () => void
+  let reject!: (err: Error) => void
+  const promise = new Promise<void>((res, rej) => {
+    resolve = res
+    reject = rej
+  })
+  promise.catch(() => {})
+  return { promise, resolve, reject }
 }

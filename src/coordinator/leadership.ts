@@ -54,7 +54,7 @@ export class Leadership implements LeadPort {
   }
 
   /** One attempt at a lead; a grant becomes a held lease. */
-  async attemptLead(name: string, stand: boolean): Promise<{ lead: LeadHandle | null; reply: LeadReply | null }> {
+  async attemptLead(name: string, stand: boolean, announce: boolean): Promise<{ lead: LeadHandle | null; reply: LeadReply | null }> {
     const core = this.core
     if (core.state !== 'running') throw new CoordinationUnavailableError('stopped', `coordinator is ${core.state}`)
     const sentAt = monotonicNow()
@@ -67,9 +67,16 @@ export class Leadership implements LeadPort {
       return { lead: null, reply: null }
     }
     const lease = this.leases.track('lead', name, reply.fence, 0, deadline)
-    core.emit('coordination:leader', { name, fence: reply.fence, previousHolder: reply.previousHolder })
-    core.logEvent({ type: 'leader', name, fence: reply.fence, previous: reply.previousHolder?.replicaId ?? null })
-    return { lead: new LeadHandle(this.leases, lease, reply.previousHolder), reply }
+    const lead = new LeadHandle(this.leases, lease, reply.previousHolder)
+    if (announce) this.announceLeader(lead)
+    return { lead, reply }
+  }
+
+  /** `coordination:leader`: a tryLead at its grant, a campaign once onLeader resolved. */
+  announceLeader(lead: LeadHandle): void {
+    const previousHolder = lead.previousHolder
+    this.core.emit('coordination:leader', { name: lead.name, fence: lead.fence, previousHolder })
+    this.core.logEvent({ type: 'leader', name: lead.name, fence: lead.fence, previous: previousHolder?.replicaId ?? null })
   }
 
   checkLeaseNow(lease: HeldLease): Promise<void> {

@@ -97,3 +97,41 @@ export interface HandoverEvent {
   /** The replica that had the conversation, when known. */
   from?: string | null
 }
+
+/** `coordination:leader`: a campaign's `onLeader` has resolved (the transport is connected), or a `tryLead` was granted. */
+export interface LeaderEvent {
+  name: string
+  fence: number
+  previousHolder: Holder | null
+}
+
+/** `coordination:follower`: this replica stands by, or stopped leading (see FollowerReason). */
+export interface FollowerEvent {
+  name: string
+  reason: FollowerReason
+}
+
+/** `coordination:warning`: something makes coordination unsafe or slow, or an application callback threw. */
+export interface WarningEvent {
+  /** `eviction-policy`, `layout-mismatch`, `duplicate-replica-id`, `server-changed`, `callback-error` */
+  code: string
+  message: string
+  /** The thrown value, for `callback-error`. */
+  error?: unknown
+}
+
+/** `coordination:evicted`: an operator evicted this incarnation (`replica evict`). */
+export interface EvictedEvent {
+  replicaId: string
+  incarnation: string
+}
+
+/** Every event of a coordinator, with its payload: `coordinator.on(name, (payload) => …)` is typed by it. */
+export interface CoordinatorEvents {
+  'coordination:leader': [LeaderEvent]
+  'coordination:follower': [FollowerEvent]
+  'coordination:lease-lost': [LeaseLostEvent]
+  'coordination:handover': [HandoverEvent]
+  'coordination:warning': [WarningEvent]
+  'coordination:evicted': [EvictedEvent]
+}

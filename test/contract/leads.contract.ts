@@ -5,6 +5,7 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import {
   LeaseLostError,
+  ProviderNotLeaderError,
   type Coordinator,
   type CoordinatorOptions,
   type Election,
@@ -208,6 +209,116 @@ export function defineLeadContract(h: LeadHarness): void {
       await until(() => other.e.isLeader, 3000, 'takeover after resign')
       await other.e.stop()
       await until(() => first.e.isLeader, 3000, 'the resigner leads again once alone')
+    })
+
+    it('coordination:leader fires once onLeader resolved; ready and assertLeader follow the transport', async () => {
+      const a = await replica('a')
+      const log: string[] = []
+      let connect!: () => void
+      const connecting = new Promise<void>((resolve) => (connect = resolve))
+      a.on('coordination:leader', (e) => {
+        const fence: number = e.fence // typed payloads
+        // @ts-expect-error not a field of the leader event
+        void e.reason
+        log.push(`event:leader:${fence}`)
+      })
+      a.on('coordination:follower', (e) => log.push(`event:follower:${e.reason}`))
+      const e = a.campaign('provider:ready', {
+        onLeader: async (lead) => {
+          log.push(`onLeader:${lead.fence}`)
+          await connecting
+          log.push('connected')
+        },
+        onFollower: ({ reason }) => void log.push(`onFollower:${reason}`),
+      })
+      let ready = false
+      void e.ready.then(() => (ready = true))
+      await until(() => log.length > 0, 5000, 'onLeader to run')
+      expect(e.isLeader).toBe(true)
+      expect(() => e.assertLeader()).toThrow(ProviderNotLeaderError) // not connected yet
+      expect(ready).toBe(false)
+      connect()
+      await e.ready
+      expect(log).toEqual([`onLeader:${e.fence}`, 'connected', `event:leader:${e.fence}`])
+      expect(() => e.assertLeader()).not.toThrow()
+      // A standby: pending ready, ProviderNotLeaderError; it is ready once it leads.
+      const b = await replica('b')
+      const eb = b.campaign('provider:ready', {})
+      await until(async () => (await h.lead('provider:ready')).holder === 'a' && eb.isLeader === false, 5000, 'b standing')
+      expect(() => eb.assertLeader()).toThrow(ProviderNotLeaderError)
+      await e.stop()
+      await eb.ready
+      expect(() => eb.assertLeader()).not.toThrow()
+      expect(log.slice(3)).toEqual(['event:follower:stopped', 'onFollower:stopped'])
+      // A lead whose local deadline passed: LeaseLostError, before any timer noticed.
+      blockEventLoop(1300)
+      expect(() => eb.assertLeader()).toThrow(LeaseLostError)
+    })
+
+    it('tryLead announces coordination:leader at its grant (there is no onLeader)', async () => {
+      const a = await replica('a')
+      const events: number[] = []
+      a.on('coordination:leader', (e) => events.push(e.fence))
+      const lead = (await a.tryLead('job:announce'))!
+      expect(events).toEqual([lead.fence])
+      await lead.release()
+    })
+
+    it('resign in every interleaving with a campaign: callbacks and events stay paired, or none fire', async () => {
+      const a = await replica('a')
+      const pairs = (log: string[]) => ({
+        onLeader: log.filter((l) => l === 'onLeader').length,
+        onFollower: log.filter((l) => l.startsWith('onFollower:') && l !== 'onFollower:standby').length,
+        leader: log.filter((l) => l === 'event:leader').length,
+        follower: log.filter((l) => l.startsWith('event:follower:') && l !== 'event:follower:standby').length,
+      })
+      const log: string[] = []
+      a.on('coordination:leader', () => log.push('event:leader'))
+      a.on('coordination:follower', (e) => log.push(`event:follower:${e.reason}`))
+      let gate: Promise<void> = Promise.resolve()
+      const campaign = () =>
+        a.campaign('provider:resign', {
+          sitOutMs: 200,
+          onLeader: async () => {
+            log.push('onLeader')
+            await gate
+          },
+          onFollower: ({ reason }) => void log.push(`onFollower:${reason}`),
+        })
+      // 0. Stopped right after campaign(): a lead granted meanwhile is given back — nothing fires.
+      let e = campaign()
+      await e.stop()
+      expect(log).toEqual([])
+      // 1. Resigned right after campaign(): the lead, if granted, is given back unserved — nothing fires.
+      e = campaign()
+      await e.resign()
+      expect(e.isLeader).toBe(false)
+      expect((await h.lead('provider:resign')).holder).toBeNull()
+      expect(log).toEqual([])
+      await e.stop()
+      // 2. While the attempt is in flight (the coordinator asks Redis): the same.
+      e = campaign()
+      await Promise.resolve()
+      await Promise.resolve()
+      await e.resign()
+      expect(pairs(log)).toEqual({ onLeader: 0, onFollower: 0, leader: 0, follower: 0 })
+      await e.stop()
+      // 3. During onLeader: it completes, is announced, then steps down — all paired.
+      let open!: () => void
+      gate = new Promise<void>((resolve) => (open = resolve))
+      e = campaign()
+      await until(() => log.includes('onLeader'), 5000, 'onLeader to start')
+      const resigned = e.resign()
+      open()
+      await resigned
+      expect(log).toEqual(['onLeader', 'event:leader', 'event:follower:resign', 'onFollower:resign'])
+      // 4. It stands again after sitting out, leads (paired again), and resigns while serving.
+      gate = Promise.resolve()
+      await e.ready
+      await e.resign()
+      expect(pairs(log)).toEqual({ onLeader: 2, onFollower: 2, leader: 2, follower: 2 })
+      await e.stop()
+      expect(pairs(log)).toEqual({ onLeader: 2, onFollower: 2, leader: 2, follower: 2 })
     })
 
     it('one leader at every moment through repeated yields', async () => {
