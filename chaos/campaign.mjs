@@ -32,7 +32,7 @@ export const FAULTS = {
     'block-0.9',
     'clock-jump',
   ],
-  network: ['net-cut', 'net-stall', 'net-slow', 'renew-latency'],
+  network: ['net-cut', 'net-stall', 'net-slow', 'renew-latency', 'net-cut-waiting'],
   redis: ['redis-restart-aof', 'redis-restart-empty', 'failover-lossy', 'eviction', 'script-flush'],
   operator: ['op-release-chat', 'op-skip', 'op-yield', 'op-revoke-lead', 'op-evict'],
   cluster: ['cluster-master-restart'],
@@ -233,7 +233,7 @@ export async function runOne(seed, opts = {}) {
   const dir = mkdtempSync(join(tmpdir(), `botmesh-chaos-${seed}-`))
   const prefix = `cx${seed.toString(36)}`
   const layout = plan.cluster ? 'cluster' : 'standalone'
-  const { KeyLayout, CoordinationAdmin } = await import(DIST)
+  const { KeyLayout, CoordinationAdmin, RedisCoordinator } = await import(DIST)
   const keys = new KeyLayout(prefix, layout)
   const provider = 'provider:wa'
   const run = {
@@ -346,7 +346,7 @@ export async function runOne(seed, opts = {}) {
     const sendMsg = (chat, pref) => {
       for (let k = 0; k < 3; k++) {
         const rep = run.replicas[(pref + k) % 3]
-        if (!rep.alive) continue
+        if (!rep.alive || rep.quiet) continue
         const id = ++sent
         rep.outstanding.add(id)
         if (rep.send({ type: 'msg', id, chat })) return true
@@ -384,6 +384,23 @@ export async function runOne(seed, opts = {}) {
         }
         return out
       }).catch(() => [])
+    /** Send one message for `chat` to `rep` itself; its id. */
+    const sendTo = (rep, chat) => {
+      const id = ++sent
+      rep.outstanding.add(id)
+      if (rep.send({ type: 'msg', id, chat })) return id
+      rep.outstanding.delete(id)
+      sent--
+      return null
+    }
+    /** The tickets of incarnation `inc` in a chat, as Redis holds them: queued ones, and the holder's. */
+    const ticketsOf = (c, chat, inc) =>
+      c.hgetall(keys.chat(chat).state).then((h) => {
+        const queued = Object.keys(h)
+          .filter((k) => /^t:\d+$/.test(k) && h[k].split('|')[2] === inc)
+          .map((k) => Number(k.slice(2)))
+        return { queued, held: h.hi === inc ? Number(h.ht) : null }
+      })
     const restartLater = (rep, ms) =>
       run.restarts.push(sleep(ms).then(() => (stopGen ? null : rep.start().catch((e) => (result.note = String(e.message))))))
 
@@ -439,6 +456,72 @@ export async function runOne(seed, opts = {}) {
         const rep = pickLive()
         Object.assign(f, { target: rep.replicaId, inc: rep.inc, scope: 'none' })
         rep.send({ type: 'clock', offsetMs: r.chance(0.5) ? 3_600_000 : -3_600_000 })
+        f.end = now()
+      },
+      // A waiting replica's link is cut exactly as its waits give up (aborted here, as by a timeout):
+      // withdrawing the tickets fails. Restored later; what it left in Redis must be withdrawn (or a
+      // turn granted to it meanwhile passed on) within leaseMs / 3 + a poll of Redis answering again,
+      // and its next message in that chat must not be dropped as a dead replica's.
+      'net-cut-waiting': async (f) => {
+        const rep = pickLive()
+        const chat = r.pick(chats)
+        Object.assign(f, { target: rep.replicaId, inc: rep.inc, chat })
+        rep.quiet = true // no other traffic to it meanwhile: its tickets in Redis are these waits'
+        // Another process of the bot holds the chat, so the replica's messages wait behind it.
+        const holder = new RedisCoordinator({
+          url: adminUrl(),
+          prefix,
+          layout,
+          replicaId: 'chaos-holder',
+          leaseMs: 2 * L,
+          idleKeyTtlMs: run.workerCfg.idleKeyTtlMs,
+        })
+        holder.on('coordination:warning', () => {})
+        try {
+          await holder.start()
+          const turn = await holder.acquireTurn(chat, { waitMs: 8 * L })
+          for (let i = 0; i < 3; i++) sendTo(rep, chat)
+          const waiting = await withDirect(async (c) => {
+            const until = now() + L
+            while (now() < until) {
+              const t = await ticketsOf(c, chat, rep.inc)
+              if (t.queued.length) return t.queued
+              await sleep(5)
+            }
+            return []
+          })
+          if (!waiting.length) {
+            await turn.release()
+            return (f.injected = false)
+          }
+          f.tickets = waiting
+          f.start = now()
+          rep.proxy.cut()
+          rep.send({ type: 'abort-waits' })
+          await sleep(r.float(0.1, 0.4) * L)
+          // Half the time the chat is released during the cut: a live ticket of the replica that gave up is granted.
+          f.releasedDuringCut = r.chance(0.5)
+          if (f.releasedDuringCut) await turn.release()
+          await sleep(r.float(0.4, 0.9) * L)
+          rep.proxy.restore()
+          f.restoredAt = now()
+          if (!f.releasedDuringCut) await turn.release()
+          rep.quiet = false
+          f.nextMsg = sendTo(rep, chat) // at once: before the withdrawal is retried
+          // Until nothing of the given-up waits is left in Redis (bounded: 4 leases).
+          f.clearedAt = await withDirect(async (c) => {
+            const until = now() + 4 * L
+            while (now() < until) {
+              const t = await ticketsOf(c, chat, rep.inc)
+              if (!t.queued.some((x) => waiting.includes(x)) && !waiting.includes(t.held)) return now()
+              await sleep(5)
+            }
+            return null
+          })
+        } finally {
+          rep.quiet = false
+          await holder.stop().catch(() => {})
+        }
         f.end = now()
       },
       net: async (f, action, ms) => {
@@ -745,6 +828,7 @@ export async function runCampaign({ runs, seed, leaseMs = 1000, clusterEvery = 1
     violations: Object.fromEntries(INVARIANTS.map((i) => [i, 0])),
     handoffs: [],
     leaderFailovers: [],
+    withdrawRepairs: [],
     failing: [],
     warnings: {},
     losses: {},
@@ -776,6 +860,7 @@ export async function runCampaign({ runs, seed, leaseMs = 1000, clusterEvery = 1
       summary[k] += st[k] ?? 0
     summary.pauseLossChecks += st.pauseLossCheck ?? 0
     summary.handoffs.push(...(st.handoffs ?? []))
+    summary.withdrawRepairs.push(...(st.withdrawRepairMs ?? []))
     summary.leaderFailovers.push(...(st.leaderFailovers ?? []))
     for (const [k, v] of Object.entries(st.pauseLosses ?? {})) {
       const t = (summary.pauseLosses[k] ??= { faults: 0, margin: 0, expired: 0, kept: 0 })
@@ -792,6 +877,8 @@ export async function runCampaign({ runs, seed, leaseMs = 1000, clusterEvery = 1
   summary.handoffP99 = pct(summary.handoffs, 99)
   summary.leaderP50 = pct(summary.leaderFailovers, 50)
   summary.leaderP99 = pct(summary.leaderFailovers, 99)
+  summary.withdrawP50 = pct(summary.withdrawRepairs, 50)
+  summary.withdrawMax = summary.withdrawRepairs.length ? Math.max(...summary.withdrawRepairs) : null
   return summary
 }
 

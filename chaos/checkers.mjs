@@ -17,6 +17,8 @@ export const INVARIANTS = [
   'leader-overlap', // two leaders valid by their own local deadlines at once (unexplained)
   'leader-gap', // nobody led for longer than leaseMs + poll while no fault was active
   'spurious-loss', // a lease lost by a pause of 0.5 × leaseMs, or by a wall-clock jump
+  'withdraw-time', // a ticket given up while its link was cut still queued or held past leaseMs / 3 + poll after Redis answered again
+  'live-dropped', // a live replica's message dropped (its own ticket behind a grant it had given up)
   'keys-left', // keys left behind that should not be
   'warning-missing', // an evicting maxmemory-policy without a warning at start
 ]
@@ -50,6 +52,7 @@ export function checkRun({ events, sink, faults, cfg, keysLeft, t0 }) {
     linUnchecked: 0,
     staleRejected: 0,
     fifoExcluded: 0,
+    withdrawRepairMs: [],
   }
   const violate = (inv, message, window) => violations.push({ invariant: inv, message, window: window ?? [] })
   const ev = [...events].sort((a, b) => a.t - b.t)
@@ -295,6 +298,37 @@ export function checkRun({ events, sink, faults, cfg, keysLeft, t0 }) {
       }
     }
   }
+  // ---------------------------------------------------------------- waits given up while cut off
+  const slackMs = cfg.handoffSlackMs ?? 400
+  for (const f of faults.filter((f) => f.kind === 'net-cut-waiting')) {
+    const answered = ev.find((e) => e.type === 'link-ready' && e.inc === f.inc && e.t >= f.restoredAt)?.t ?? f.restoredAt
+    const bound = L / 3 + cfg.maxPollMs + slackMs
+    const window = () => show(ev.filter((e) => e.inc === f.inc && (e.chat === f.chat || e.type === 'link-ready') && e.t >= f.start - 50))
+    if (f.clearedAt === null || f.clearedAt === undefined) {
+      violate(
+        'withdraw-time',
+        `${f.chat}: tickets ${f.tickets.join(', ')} of ${f.inc} (given up while cut off) still in Redis 4 leases after its link was restored`,
+        window(),
+      )
+    } else {
+      const ms = Math.max(0, f.clearedAt - answered)
+      stats.withdrawRepairMs.push(Math.round(ms))
+      if (ms > bound)
+        violate(
+          'withdraw-time',
+          `${f.chat}: tickets ${f.tickets.join(', ')} of ${f.inc} (given up while cut off) left in Redis ${Math.round(ms)}ms after Redis answered again (bound ${Math.round(bound)}ms)`,
+          window(),
+        )
+    }
+    const operator = (g) =>
+      g !== f && (g.kind.startsWith('op-') || globalFault(g) || g.kind.startsWith('kill') || g.kind === 'restart-same-id')
+    for (const m of msgs.values()) {
+      if (m.inc !== f.inc || m.chat !== f.chat || m.failReason !== 'dropped' || m.recv < f.start) continue
+      if (faultsIn(faults, m.recv - L, m.fail, operator, L).length) continue
+      violate('live-dropped', `message ${m.id} of live ${m.inc} on ${m.chat} dropped after its waits were given up while cut off`, window())
+    }
+  }
+
   for (const m of msgs.values()) {
     if (m.done !== undefined) {
       stats.handled++

@@ -73,6 +73,37 @@ assert.deepEqual(
 const loss = { kind: 'redis-restart-empty', scope: 'global', dataLoss: true, lossAt: 200, restoredAt: 300, start: 200, end: 300 }
 assert.deepEqual(names(run([...turn('a', 'c', 10, 100, 320, 1), ...turn('b', 'c', 11, 310, 400, 2)], { faults: [loss] })), [])
 assert.deepEqual(names(run([...turn('a', 'c', 10, 100, 2000, 1), ...turn('b', 'c', 11, 310, 400, 2)], { faults: [loss] })), ['fail-closed'])
+// a wait given up while cut off: its ticket gone within leaseMs / 3 + poll (+ slack) of Redis answering again
+const cutWaiting = (clearedAt) => ({
+  kind: 'net-cut-waiting',
+  target: 'a',
+  inc: 'a',
+  chat: 'c',
+  tickets: [3],
+  scope: 'replica',
+  start: 100,
+  restoredAt: 900,
+  end: 2000,
+  clearedAt,
+})
+const linkBack = { t: 1000, w: 'a', inc: 'a', type: 'link-ready' }
+assert.deepEqual(names(run([linkBack], { faults: [cutWaiting(1700)] })), [])
+assert.deepEqual(names(run([linkBack], { faults: [cutWaiting(2000)] })), ['withdraw-time'])
+assert.deepEqual(names(run([linkBack], { faults: [cutWaiting(null)] })), ['withdraw-time'])
+// …and its next message in that chat is not dropped as a dead replica's
+assert.deepEqual(
+  names(
+    run(
+      [
+        linkBack,
+        { t: 950, w: 'a', inc: 'a', type: 'recv', msg: 9, chat: 'c' },
+        { t: 2600, w: 'a', inc: 'a', type: 'fail', msg: 9, chat: 'c', stage: 'acquire', reason: 'dropped' },
+      ],
+      { faults: [cutWaiting(1200)] },
+    ),
+  ),
+  ['live-dropped'],
+)
 // sink: a lower fence accepted after a higher one
 assert.deepEqual(
   names(

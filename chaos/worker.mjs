@@ -100,11 +100,18 @@ async function cpOp(op, chat, extra, fn) {
 const work = () => sleep(cfg.workMinMs + Math.random() * (cfg.workMaxMs - cfg.workMinMs))
 let handledPerChat = new Map()
 
+// The acquisitions waiting now: the harness may abort them all at once (a waiter giving up).
+const waits = new Set()
+// When the client reaches Redis again after a cut (the checker measures repairs from here).
+store.redis.on('ready', () => rec('link-ready'))
+
 async function handle(m) {
   rec('recv', { msg: m.id, chat: m.chat })
   let turn
+  const wait = new AbortController()
+  waits.add(wait)
   try {
-    turn = await coordinator.acquireTurn(m.chat)
+    turn = await coordinator.acquireTurn(m.chat, { signal: wait.signal })
   } catch (e) {
     rec('fail', {
       msg: m.id,
@@ -115,6 +122,8 @@ async function handle(m) {
       message: String(e?.message).slice(0, 160),
     })
     return
+  } finally {
+    waits.delete(wait)
   }
   rec('grant', {
     msg: m.id,
@@ -234,6 +243,10 @@ process.on('message', async (m) => {
       rec('unblock', { ms: m.ms })
       break
     }
+    case 'abort-waits':
+      rec('abort-waits', { n: waits.size })
+      for (const w of [...waits]) w.abort()
+      break
     case 'clock':
       clockOffset = m.offsetMs
       rec('clock', { offsetMs: m.offsetMs })

@@ -4,7 +4,8 @@
   replica), or withdraw a ticket that is still queued (a waiter that timed out or was aborted).
 
   KEYS[1] chat state hash       KEYS[2] chat queue zset
-  ARGV[1] incarnation           ARGV[2] ticket
+  ARGV[1] incarnation           ARGV[2] ticket ('' = the one the request id ARGV[6] took: a waiter that
+                                gave up while its take-ticket was unanswered, sent again by the client)
   ARGV[3] leaseMs               ARGV[4] idleTtlMs
   ARGV[5] wake channel prefix
   ARGV[6] request id of the acquisition ('' = none): its rq:<id> field goes too, and only a turn or
@@ -20,6 +21,11 @@ local state, queue = KEYS[1], KEYS[2]
 local inc, ticket = ARGV[1], ARGV[2]
 local leaseMs, idleTtl, wake = tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5]
 local reqId = ARGV[6] or ''
+if ticket == '' then
+  if reqId == '' then return 0 end
+  ticket = redis.call('HGET', state, request_field(reqId))
+  if not ticket then return 0 end
+end
 
 local h = redis.call('HMGET', state, CHAT.holderIncarnation, CHAT.holderTicket, CHAT.holderRequest)
 if h[1] == inc and h[2] == ticket and owns(h[3], reqId) then

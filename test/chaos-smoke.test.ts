@@ -11,7 +11,7 @@ const PLANS = [
   'kill-holding,net-cut,op-skip',
   'pause-0.5,clock-jump',
   'redis-restart-empty,op-release-chat,kill-leading',
-  'kill-after-send,failover-lossy',
+  'kill-after-send,net-cut-waiting,failover-lossy',
   'eviction,script-flush,op-yield',
   'redis-restart-aof,restart-same-id,block-0.9',
   'net-stall,op-evict,kill-queued',

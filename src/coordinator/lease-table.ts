@@ -28,8 +28,11 @@ export interface HeldLease {
   onLost?: (err: LeaseLostError) => void
 }
 
-/** What a release names: a held lease, or a ticket whose acquisition gave up (kind 'chat'). */
-export type ReleaseTarget = Pick<HeldLease, 'kind' | 'key' | 'fence' | 'ticket' | 'requestId'>
+/**
+ * What a release names: a held lease, or a ticket whose acquisition gave up (kind 'chat'; ticket null:
+ * the one its request id took, when the take-ticket's reply never came).
+ */
+export type ReleaseTarget = Pick<HeldLease, 'kind' | 'key' | 'fence' | 'requestId'> & { ticket: number | null }
 
 interface PendingRelease {
   target: ReleaseTarget
@@ -147,7 +150,7 @@ export class LeaseTable {
    * that no longer waits, blocking the chat for a lease and getting the replica's next ticket there
    * dropped as a dead holder's.
    */
-  async withdrawTicket(key: string, ticket: number, requestId: string): Promise<void> {
+  async withdrawTicket(key: string, ticket: number | null, requestId: string): Promise<void> {
     const target: ReleaseTarget = { kind: 'chat', key, ticket, requestId, fence: 0 }
     try {
       await this.releaseInBackend(target)
@@ -161,7 +164,7 @@ export class LeaseTable {
     const { backend, incarnation, leaseMs } = this.core
     if (lease.kind === 'chat') {
       await backend.turnRelease(lease.key, incarnation, lease.ticket, leaseMs, lease.requestId)
-    } else {
+    } else if (lease.kind === 'lead') {
       await backend.leadRelease(lease.key, incarnation, lease.fence, leaseMs)
       this.core.logEvent({ type: 'lead-released', name: lease.key, fence: lease.fence })
     }

@@ -106,7 +106,7 @@ export class RedisBackend implements CoordinationBackend {
     )
   }
 
-  async turnRelease(key: string, incarnation: string, ticket: number, leaseMs: number, requestId = ''): Promise<TurnReleaseReply> {
+  async turnRelease(key: string, incarnation: string, ticket: number | null, leaseMs: number, requestId = ''): Promise<TurnReleaseReply> {
     const { state, queue } = this.keys.chat(key)
     return this.scripts.call(
       TURN_RELEASE,

@@ -77,6 +77,8 @@ export class TurnQueue {
     let backoff = core.minPollMs
     let lastError: unknown = null
     let queuedSentAt = started
+    /** A take-ticket was sent and not answered: Redis may hold a ticket of ours we do not know (yet). */
+    let takeInDoubt = false
     const waitingIds = new Set<string>()
     const take = (t: number, fence: number, previousHolder: Holder | null, deadline: number): TurnHandle => {
       if (monotonicNow() >= deadline) {
@@ -116,7 +118,9 @@ export class TurnQueue {
           const sentAt = monotonicNow()
           let reply: TurnReply
           try {
+            if (ticket === null) takeInDoubt = true
             reply = await this.poll(key, ticket, requestId)
+            takeInDoubt = false
           } catch (err) {
             if (!(err instanceof CoordinationUnavailableError) && !isConnectionError(err)) throw err
             lastError = err
@@ -185,8 +189,10 @@ export class TurnQueue {
           backoff = woke.woken ? core.minPollMs : Math.min(backoff * 2, core.maxPollMs)
         }
       } catch (err) {
-        // Withdraw the ticket (or pass on a turn granted in the meantime), retried until Redis answers.
-        if (ticket !== null && core.state !== 'crashed') await this.leases.withdrawTicket(key, ticket, requestId)
+        // Withdraw the ticket (or pass on a turn granted in the meantime), retried until Redis answers —
+        // also one whose take-ticket is unanswered: the client may send it again once it reconnects,
+        // and Redis then queues a ticket nobody polls (found by its request id).
+        if ((ticket !== null || takeInDoubt) && core.state !== 'crashed') await this.leases.withdrawTicket(key, ticket, requestId)
         if (err instanceof CoordinationUnavailableError && err.reason === 'unreachable' && lastError && !err.cause) {
           throw new CoordinationUnavailableError('unreachable', err.message, { key, cause: lastError })
         }

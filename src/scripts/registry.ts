@@ -118,7 +118,7 @@ export const TURN_ACQUIRE = defineScript({
 export const TURN_RELEASE = defineScript({
   name: 'turn-release-2',
   keys: ['state', 'queue'],
-  argv: { incarnation: 'str', ticket: 'num', leaseMs: 'int', idleTtlMs: 'int', wakeChannelPrefix: 'str', requestId: 'str' },
+  argv: { incarnation: 'str', ticket: 'num?', leaseMs: 'int', idleTtlMs: 'int', wakeChannelPrefix: 'str', requestId: 'str' },
   decode: (r): TurnReleaseReply => (r === 1 ? 'released' : r === 2 ? 'withdrawn' : 'not-ours'),
 })
 

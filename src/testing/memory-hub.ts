@@ -405,8 +405,10 @@ export class MemoryBackend implements CoordinationBackend {
     this.check()
     return this.hub.turnAcquire(key, replicaId, incarnation, leaseMs, ticket)
   }
-  async turnRelease(key: string, incarnation: string, ticket: number, leaseMs: number): Promise<TurnReleaseReply> {
+  async turnRelease(key: string, incarnation: string, ticket: number | null, leaseMs: number): Promise<TurnReleaseReply> {
     this.check()
+    // A take-ticket that failed here did nothing (the hub never loses a reply): no ticket to find.
+    if (ticket === null) return 'not-ours'
     return this.hub.turnRelease(key, incarnation, ticket, leaseMs)
   }
   async leadAcquire(name: string, replicaId: string, incarnation: string, leaseMs: number, stand: boolean): Promise<LeadReply> {
