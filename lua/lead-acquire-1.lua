@@ -8,7 +8,8 @@
 
   Returns
     { 1, fence, prevReplica|nil, prevIncarnation|nil }   granted: the lease runs leaseMs from now
-    { 2, fence }                                         this incarnation already holds it
+    { 2, fence, prevReplica|nil, prevIncarnation|nil }   this incarnation already holds it (a grant whose
+                                                         reply was lost, asked again): renewed, leaseMs from now
     { 0, holderReplica, holderIncarnation, fence, msLeft }  another replica holds it
     { -1, targetReplica, msLeft }   free, but a yield request reserves it for another standing replica
 ]]
@@ -30,7 +31,12 @@ end
 local h = redis.call('HMGET', key, 'h', 'hi', 'f', 'exp', 'yt', 'yexp')
 local exp = tonumber(h[4]) or 0
 if h[1] and exp > NOW then
-  if h[2] == inc then return { 2, h[3] } end
+  if h[2] == inc then
+    redis.call('HSET', key, 'exp', fmt(NOW + leaseMs), 'lr', fmt(NOW))
+    touch_lead(key, leaseMs, idleTtl)
+    local p = redis.call('HMGET', key, 'ph', 'phi')
+    return { 2, h[3], p[1] or false, p[2] or false }
+  end
   standby()
   return { 0, h[1], h[2], h[3], fmt(exp - NOW) }
 end

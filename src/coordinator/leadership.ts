@@ -59,7 +59,18 @@ export class Leadership implements LeadPort {
     if (core.state !== 'running') throw new CoordinationUnavailableError('stopped', `coordinator is ${core.state}`)
     const sentAt = monotonicNow()
     const reply = await core.backend.leadAcquire(name, core.replicaId, core.incarnation, core.leaseMs, stand)
-    if (reply.status !== 'granted') return { lead: null, reply }
+    if (reply.status === 'mine') {
+      // Already ours in Redis. Held here (a second attempt), or held before and given back or dropped
+      // (that release may still arrive and end it): not taken up. Otherwise it is a grant whose reply
+      // was lost and the command sent again: taken up — the script renewed it, so its Redis expiry is
+      // after this call's send time plus leaseMs, like a fresh grant's.
+      if (this.leases.on('lead', name).length) return { lead: null, reply }
+      if (this.leases.leadOnceHeld(name, reply.fence)) {
+        // Make sure it goes (conditioned on this fence), rather than leave it unserved for a lease.
+        await core.backend.leadRelease(name, core.incarnation, reply.fence, core.leaseMs).catch(() => {})
+        return { lead: null, reply }
+      }
+    } else if (reply.status !== 'granted') return { lead: null, reply }
     const deadline = leaseDeadline(core, sentAt)
     if (monotonicNow() >= deadline || core.state !== 'running') {
       // Frozen between asking and hearing back (or stopped meanwhile): give it back, stand again.

@@ -48,6 +48,8 @@ function releasedError(lease: HeldLease): LeaseLostError {
 export class LeaseTable {
   private readonly held = new Map<number, HeldLease>()
   private readonly pendingReleases = new Set<PendingRelease>()
+  /** Per lead: the highest fence this coordinator ever held it with (see leadOnceHeld). */
+  private readonly leadFences = new Map<string, number>()
 
   constructor(private readonly core: CoordinatorContext) {}
 
@@ -66,7 +68,16 @@ export class LeaseTable {
       released: false,
     }
     this.held.set(lease.id, lease)
+    if (kind === 'lead') this.leadFences.set(key, Math.max(fence, this.leadFences.get(key) ?? 0))
     return lease
+  }
+
+  /**
+   * Was this lead, with this fence, ever held here? Then a release of it may still be on its way (or
+   * retried): Redis saying it is ours again must not be taken up.
+   */
+  leadOnceHeld(name: string, fence: number): boolean {
+    return fence <= (this.leadFences.get(name) ?? -Infinity)
   }
 
   /** Every lease held now (a copy: losing one while iterating is safe). */

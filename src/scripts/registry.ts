@@ -146,7 +146,7 @@ export const LEAD_ACQUIRE = defineScript({
       case 1:
         return { status: 'granted', fence: num(a[1]), previousHolder: holderOf(a[2], a[3]) }
       case 2:
-        return { status: 'mine', fence: num(a[1]) }
+        return { status: 'mine', fence: num(a[1]), previousHolder: holderOf(a[2], a[3]) }
       case 0:
         return { status: 'held', holder: { replicaId: String(a[1]), incarnation: String(a[2]) }, fence: num(a[3]), msLeft: num(a[4]) }
       case -1:

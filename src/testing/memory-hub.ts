@@ -274,7 +274,10 @@ export class MemoryCoordinationHub {
       if (stand) l.candidates.set(incarnation, { replicaId, deadline: now + leaseMs })
     }
     if (l.holder && l.holder.exp > now) {
-      if (l.holder.incarnation === incarnation) return { status: 'mine', fence: l.fence }
+      if (l.holder.incarnation === incarnation) {
+        l.holder.exp = now + leaseMs
+        return { status: 'mine', fence: l.fence, previousHolder: l.previous }
+      }
       standby()
       return {
         status: 'held',

@@ -89,7 +89,8 @@ export interface PushedGrant {
 
 export type LeadReply =
   | { status: 'granted'; fence: number; previousHolder: Holder | null }
-  | { status: 'mine'; fence: number }
+  /** Already this incarnation's (a grant whose reply was lost, asked again): renewed by this call. */
+  | { status: 'mine'; fence: number; previousHolder: Holder | null }
   | { status: 'held'; holder: Holder; fence: number; msLeft: number }
   | { status: 'reserved'; target: string; msLeft: number }
 

@@ -12,54 +12,15 @@
  * unknown — CoordinationUnavailableError), never as refused.
  */
 import { afterEach, describe, expect, it } from 'vitest'
-import { createServer, connect, type Socket } from 'node:net'
 import { RedisStore, CheckpointConflictError } from '../../src/index.js'
 import { redisUrl, uniquePrefix } from '../helpers/redis.js'
 import { until } from '../helpers/wait.js'
+import { replyEater } from '../helpers/proxies.js'
 
 const cleanup: Array<() => Promise<unknown>> = []
 afterEach(async () => {
   for (const f of cleanup.splice(0).reverse()) await f().catch(() => {})
 })
-
-/** A proxy that can swallow Redis's replies and then drop every connection. */
-async function replyEater(upstreamPort: number) {
-  const pairs = new Set<{ down: Socket; up: Socket }>()
-  let eat = false
-  const server = createServer((down) => {
-    const up = connect({ port: upstreamPort, host: '127.0.0.1' })
-    const pair = { down, up }
-    pairs.add(pair)
-    const close = () => {
-      pairs.delete(pair)
-      down.destroy()
-      up.destroy()
-    }
-    down.on('error', close).on('close', close)
-    up.on('error', close).on('close', close)
-    down.on('data', (b) => up.write(b))
-    up.on('data', (b) => {
-      if (!eat) down.write(b)
-    })
-  })
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()))
-  return {
-    port: (server.address() as { port: number }).port,
-    eatReplies: (on: boolean) => {
-      eat = on
-    },
-    dropAll: () => {
-      for (const p of [...pairs]) {
-        p.down.destroy()
-        p.up.destroy()
-      }
-    },
-    close: async () => {
-      for (const p of [...pairs]) p.down.destroy()
-      await new Promise<void>((r) => server.close(() => r()))
-    },
-  }
-}
 
 describe('a checkpoint write whose reply was lost (found by the fault campaign)', () => {
   it('is not reported as refused when it took effect', async () => {
