@@ -48,6 +48,7 @@ export {
   type FencedLock,
   type HandoverMarkerInput,
 } from './store/redis-store.js'
+export { SchedulerLeases, type SchedulerLease } from './store/scheduler-leases.js'
 export * from './state/decode.js'
 export { CHAT_FIELDS, CHAT_HOLDER_FIELDS } from './wire/chat.js'
 export { StateReader, LISTING_DECODERS, type ScanOptions, type Listing, type Corrupt, type SchemaInfo } from './state/reader.js'

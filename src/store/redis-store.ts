@@ -5,6 +5,8 @@ import { RedisCoordinator } from '../coordinator/redis-coordinator.js'
 import type { CoordinatorOptions } from '../coordinator/types.js'
 import { OnePerStore, resolvedOptions } from '../coordinator/one-per-store.js'
 import { turnSuperseded } from '../coordinator/incarnations.js'
+import { PROCESS_REPLICA_ID } from '../coordinator/coordinator.js'
+import { SchedulerLeases } from './scheduler-leases.js'
 import { ScriptRunner } from '../scripts/runner.js'
 import {
   CHECKPOINT_CLEAR,
@@ -122,6 +124,24 @@ export class RedisStore {
   coordinator(options: StoreCoordinatorOptions = {}): RedisCoordinator {
     return this.#coordinator.get(options)
   }
+
+  /**
+   * A lease backend for a scheduler (`scheduler.lease`): `acquire(name, ttlMs)`, `renew(name, fence,
+   * ttlMs)`, `release(name, fence)` on the same fenced leads as `coordinator.tryLead()`. One per store;
+   * `replicaId` (default: the process's) is what operators see as the holder.
+   */
+  leases(options: { replicaId?: string } = {}): SchedulerLeases {
+    const replicaId = options.replicaId ?? PROCESS_REPLICA_ID
+    if (this.#leases && this.#leases.replicaId !== replicaId) {
+      throw new ConfigurationError(
+        `store.leases(): replicaId ${replicaId} differs from the store's lease backend (${this.#leases.replicaId})`,
+      )
+    }
+    this.#leases ??= new SchedulerLeases(this.scripts, this.keys, this.idleTtl, replicaId)
+    return this.#leases
+  }
+
+  #leases: SchedulerLeases | null = null
 
   // ------------------------------------------------------------ fenced locks
 

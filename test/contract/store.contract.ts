@@ -86,6 +86,44 @@ export function defineStoreContract(h: StoreHarness): void {
       })
     })
 
+    describe('scheduler leases (store.leases())', () => {
+      it('acquire, renew and release with the fence, on the same fenced leads as tryLead', async () => {
+        const s = store()
+        const leases = s.leases()
+        expect(s.leases()).toBe(leases) // one per store
+        const other = store({ prefix: s.keys.prefix }).leases({ replicaId: 'pod-b' })
+        const a = await leases.acquire('scheduler:report', 5000)
+        expect(a).toEqual({ name: 'scheduler:report', fence: expect.any(Number) })
+        expect(await other.acquire('scheduler:report', 5000)).toBeNull()
+        expect(await leases.acquire('scheduler:report', 5000)).toBeNull() // held: also for its own holder
+        const c = s.coordinator({ replicaId: 'pod-c', leaseMs: 3000 })
+        try {
+          expect(await c.tryLead('scheduler:report')).toBeNull() // the same lead
+        } finally {
+          await c.stop()
+        }
+        expect(await leases.renew('scheduler:report', a!.fence, 5000)).toBe(true)
+        expect(await other.renew('scheduler:report', a!.fence, 5000)).toBe(false) // not its incarnation
+        expect(await other.release('scheduler:report', a!.fence)).toBe(false)
+        expect(await leases.release('scheduler:report', a!.fence)).toBe(true)
+        expect(await leases.release('scheduler:report', a!.fence)).toBe(false)
+        const b = await other.acquire('scheduler:report', 5000)
+        expect(b!.fence).toBeGreaterThan(a!.fence)
+        expect(await leases.renew('scheduler:report', a!.fence, 5000)).toBe(false) // an old fence renews nothing
+        expect(() => s.leases({ replicaId: 'someone-else' })).toThrow(/replicaId/)
+      })
+
+      it('an expired lease goes to the next caller with a higher fence; the old one can no longer renew', async () => {
+        const s = store()
+        const mine = s.leases()
+        const theirs = store({ prefix: s.keys.prefix }).leases({ replicaId: 'pod-b' })
+        const a = await mine.acquire('scheduler:ttl', 150)
+        const b = await until(() => theirs.acquire('scheduler:ttl', 5000), 5000, 'the expired lease going to the next caller')
+        expect(b.fence).toBeGreaterThan(a!.fence)
+        expect(await mine.renew('scheduler:ttl', a!.fence, 5000)).toBe(false)
+      })
+    })
+
     describe('checkpoints', () => {
       const cp = { flow: 'order', step: 'address', state: { items: [1, 2], note: 'ñ' } }
 
