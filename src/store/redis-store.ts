@@ -191,19 +191,9 @@ export class RedisStore {
 
   /** `setCheckpointIf`, telling also what became of the saved answer (embedded, or left out as too large). */
   async writeCheckpoint(key: string, checkpoint: CheckpointInput, expectedRevision: number | null): Promise<CheckpointWrite> {
-    validateId(key, 'checkpoint key')
-    if (!checkpoint || typeof checkpoint.flow !== 'string' || !checkpoint.flow) {
-      throw new InvalidCheckpointError(key, 'flow must be a non-empty string')
-    }
-    if (typeof checkpoint.step !== 'string' && typeof checkpoint.step !== 'number') {
-      throw new InvalidCheckpointError(key, 'step must be a string or a number')
-    }
-    const problem = plainJsonProblem(checkpoint.state, 'state')
-    if (problem) throw new InvalidCheckpointError(key, `${problem}; checkpoint state must be plain JSON`)
-    const answer = savedAnswer(key, checkpoint.answer, this.maxAnswerBytes)
+    const { answer, ttl } = checkedCheckpoint(key, checkpoint, this.maxAnswerBytes)
     const embedded = answer.answer === 'embedded'
     const answerBytes = embedded ? answer.answerBytes : 0
-    const ttl = checkpoint.ephemeral ? positive(checkpoint.ephemeral.ttlMs ?? DEFAULTS.ephemeralTtlMs, 'ephemeral.ttlMs') : null
     const owner = checkpoint.owner
     const fence = owner?.fence ?? null
     const k = this.keys.chat(key)
@@ -318,8 +308,31 @@ export class RedisStore {
   }
 }
 
+/**
+ * A checkpoint to write, checked (any store): flow, step, plain-JSON state; what becomes of its saved
+ * answer; its ephemeral TTL (null: persistent).
+ */
+export function checkedCheckpoint(
+  key: string,
+  checkpoint: CheckpointInput,
+  maxAnswerBytes: number,
+): { answer: Omit<CheckpointWrite, 'revision'>; ttl: number | null } {
+  validateId(key, 'checkpoint key')
+  if (!checkpoint || typeof checkpoint.flow !== 'string' || !checkpoint.flow) {
+    throw new InvalidCheckpointError(key, 'flow must be a non-empty string')
+  }
+  if (typeof checkpoint.step !== 'string' && typeof checkpoint.step !== 'number') {
+    throw new InvalidCheckpointError(key, 'step must be a string or a number')
+  }
+  const problem = plainJsonProblem(checkpoint.state, 'state')
+  if (problem) throw new InvalidCheckpointError(key, `${problem}; checkpoint state must be plain JSON`)
+  const answer = savedAnswer(key, checkpoint.answer, maxAnswerBytes)
+  const ttl = checkpoint.ephemeral ? positive(checkpoint.ephemeral.ttlMs ?? DEFAULTS.ephemeralTtlMs, 'ephemeral.ttlMs') : null
+  return { answer, ttl }
+}
+
 /** What becomes of a checkpoint's saved answer: plain JSON is required; above `max` bytes it is left out. */
-export function savedAnswer(key: string, answer: Json | undefined, max: number): Omit<CheckpointWrite, 'revision'> {
+function savedAnswer(key: string, answer: Json | undefined, max: number): Omit<CheckpointWrite, 'revision'> {
   if (answer === undefined) return { answer: 'none', answerBytes: 0 }
   const p = plainJsonProblem(answer, 'answer')
   if (p) throw new InvalidCheckpointError(key, `${p}; the saved answer must be plain JSON`)
@@ -327,7 +340,8 @@ export function savedAnswer(key: string, answer: Json | undefined, max: number):
   return { answer: answerBytes > max ? 'omitted' : 'embedded', answerBytes }
 }
 
-function positive(v: Duration, what: string): number {
+/** A duration of at least 1 ms, or ConfigurationError naming `what`. */
+export function positive(v: Duration, what: string): number {
   const ms = parseDuration(v, what)
   if (ms < 1) throw new ConfigurationError(`${what} must be at least 1 ms`)
   return ms

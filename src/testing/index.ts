@@ -1,2 +1,3 @@
 export { MemoryCoordinationHub, type MemoryCoordinationHubOptions } from './memory-hub.js'
 export { MemoryCoordinator, type MemoryCoordinatorOptions } from './memory-coordinator.js'
+export { MemoryStore, MemorySchedulerLeases, type MemoryStoreOptions } from './memory-store.js'

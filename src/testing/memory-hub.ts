@@ -137,8 +137,14 @@ export class MemoryCoordinationHub {
     return c
   }
 
-  private nextFence(): number {
+  /** The next fence of the hub: fences (and checkpoint revisions) of every key come from it, so they only grow. */
+  nextFence(): number {
     return ++this.fenceSeq
+  }
+
+  /** A chat's current turn fence (0: never granted), what a fenced checkpoint write is compared with. */
+  chatFence(key: string): number {
+    return this.chats.get(key)?.fence ?? 0
   }
 
   /** Re-file a chat as idle or busy after a change; evict the least recently used idle chats. */

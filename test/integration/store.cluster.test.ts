@@ -1,4 +1,5 @@
 import { defineStoreContract } from '../contract/store.contract.js'
+import { redisStoreHarness } from '../contract/redis-store-harness.js'
 import { clusterUrl } from '../helpers/redis.js'
 
-defineStoreContract({ name: 'redis cluster', url: clusterUrl, layout: 'cluster' })
+defineStoreContract(redisStoreHarness('redis cluster', clusterUrl, 'cluster'))

@@ -1,4 +1,5 @@
 import { defineStoreContract } from '../contract/store.contract.js'
+import { redisStoreHarness } from '../contract/redis-store-harness.js'
 import { redisUrl } from '../helpers/redis.js'
 
-defineStoreContract({ name: 'redis standalone', url: redisUrl, layout: 'standalone' })
+defineStoreContract(redisStoreHarness('redis standalone', redisUrl, 'standalone'))

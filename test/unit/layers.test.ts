@@ -79,7 +79,8 @@ const LAYERS: Array<[RegExp, number]> = [
   [/^scripts\//, 3],
   [/^coordinator\/|^state\/(reader|dashboard)$/, 4],
   [/^(store|admin)\/|^testing\/(memory-hub|memory-coordinator)$|^metrics$/, 5],
-  [/^index$|^testing\/index$/, 6],
+  [/^testing\/memory-store$/, 6],
+  [/^index$|^testing\/index$/, 7],
 ]
 /** Decoders and views of snapshots: no I/O, no client, nothing above the wire types. */
 const PURE = /^state\/(decode|health|views)$/
