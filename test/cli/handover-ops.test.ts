@@ -31,10 +31,12 @@ for (const layout of ['standalone', 'cluster'] as Layout[]) {
         incarnation: DEAD.incarnation,
         ownerAlive: false,
         ownerStatus: 'dead',
-        expiresInMs: null,
         dataBytes: JSON.stringify({ question: 2 }).length,
         data: { question: 2 },
       })
+      // Written without ttlMs: it still expires by itself, 5 minutes after its last write (the store's default).
+      expect(parseJson<J>(dead).handover.expiresInMs).toBeGreaterThan(0)
+      expect(parseJson<J>(dead).handover.expiresInMs).toBeLessThanOrEqual(5 * 60_000)
       expect(parseJson<J>(dead).handover.next).toMatch(/gone with pod-dead: the next replica to take the chat .*fallback .*"survey"/)
       const al = parseJson<J>(alive).handover
       expect(al).toMatchObject({ ownerAlive: true, ownerStatus: 'alive', dataBytes: 0 })
