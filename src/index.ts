@@ -14,6 +14,8 @@ export type {
   FollowerEvent,
   WarningEvent,
   EvictedEvent,
+  TurnGrantedEvent,
+  RenewedEvent,
   CoordinatorEvents,
 } from './coordinator/types.js'
 export { RedisCoordinator, type RedisCoordinatorOptions } from './coordinator/redis-coordinator.js'

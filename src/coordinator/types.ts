@@ -126,8 +126,23 @@ export interface EvictedEvent {
   incarnation: string
 }
 
+/** `coordination:turn-granted`: a turn of this replica was granted (for metrics: the wait it took). */
+export interface TurnGrantedEvent {
+  key: string
+  waitedMs: number
+}
+
+/** `coordination:renewed`: a renewal cycle's heartbeat came back (for metrics: its round trip). */
+export interface RenewedEvent {
+  roundTripMs: number
+  /** Leases renewed in that cycle. */
+  leases: number
+}
+
 /** Every event of a coordinator, with its payload: `coordinator.on(name, (payload) => …)` is typed by it. */
 export interface CoordinatorEvents {
+  'coordination:turn-granted': [TurnGrantedEvent]
+  'coordination:renewed': [RenewedEvent]
   'coordination:leader': [LeaderEvent]
   'coordination:follower': [FollowerEvent]
   'coordination:lease-lost': [LeaseLostEvent]
