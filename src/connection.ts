@@ -105,6 +105,38 @@ export function masters(client: RedisClient): Redis[] {
   return isCluster(client) ? client.nodes('master') : [client]
 }
 
+const dropCounters = new WeakMap<RedisClient, { closes: number }>()
+
+/**
+ * How many times the client's connection closed so far (any node's, for a Cluster). ioredis sends a
+ * command again after it reconnects when the connection closed before its reply came
+ * (autoResendUnfulfilledCommands; a Cluster retries one lost with its node): a call that saw this
+ * count change may have run in Redis twice.
+ */
+export function connectionCloses(client: RedisClient): () => number {
+  let c = dropCounters.get(client)
+  if (!c) {
+    const counter = { closes: 0 }
+    const bump = () => {
+      counter.closes++
+    }
+    if (isCluster(client)) {
+      const watched = new WeakSet<Redis>()
+      const watch = (node: Redis) => {
+        if (watched.has(node)) return
+        watched.add(node)
+        node.on('close', bump)
+      }
+      for (const node of client.nodes()) watch(node)
+      client.on('+node', watch)
+    } else {
+      client.on('close', bump)
+    }
+    dropCounters.set(client, (c = counter))
+  }
+  return () => c.closes
+}
+
 /** Bound a Redis call: one that does not answer within `ms` rejects as CoordinationUnavailableError ('unreachable'). */
 export function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
   if (!(ms > 0) || !Number.isFinite(ms)) return p

@@ -40,6 +40,14 @@ export interface ScriptDef<K extends string, S extends ArgSchema, R> {
   readonly argv: S
   /** The reply as a typed result: every status code of the script is read here and nowhere else. */
   readonly decode: (reply: Reply, rawKey: string) => R
+  /**
+   * For a script that changes state only in some outcomes: whether a decoded reply says it changed
+   * nothing (a refused compare-and-set). Such a reply is trusted only when the connection stayed up
+   * during the call: after a drop the client may have sent the command again, and the second run
+   * refuses what the first one did (its write overwritten since, the row it deleted gone). The
+   * caller then gets CoordinationUnavailableError: the outcome is unknown, as after a timeout.
+   */
+  readonly refusal?: (result: R) => boolean
 }
 
 export function defineScript<const K extends string, const S extends ArgSchema, R>(def: ScriptDef<K, S, R>): ScriptDef<K, S, R> {

@@ -242,6 +242,9 @@ export const CHECKPOINT_SET = defineScript({
     if (a[0] === 0) return { status: 'revision-conflict', revision: a[1] ? Number(a[1]) : null }
     throw new CorruptStateError(key, `unexpected script status ${String(a[0])}`)
   },
+  // a run again after a lost reply answers 'written' while its write is current (the write id), but a
+  // refusal once another write replaced it
+  refusal: (r) => r.status !== 'written',
 })
 
 export const CHECKPOINT_CLEAR = defineScript({
@@ -249,6 +252,8 @@ export const CHECKPOINT_CLEAR = defineScript({
   keys: ['checkpoint', 'state'],
   argv: { revision: 'num', fence: 'num?' },
   decode: (r): 'cleared' | 'changed' | 'superseded' => (r === 1 ? 'cleared' : r === -1 ? 'superseded' : 'changed'),
+  // a run again after a lost reply finds the row it deleted gone
+  refusal: (r) => r !== 'cleared',
 })
 
 export const HANDOVER_SET = defineScript({

@@ -1,5 +1,6 @@
 import { errorFromRedis } from '../errors/from-redis.js'
-import { withTimeout, type RedisClient } from '../connection.js'
+import { connectionCloses, withTimeout, type RedisClient } from '../connection.js'
+import { CoordinationUnavailableError } from '../errors/coordination-unavailable-error.js'
 import { encodeArgs, type ArgSchema, type ScriptArgs, type ScriptDef } from './define.js'
 import { loadScript } from './load.js'
 
@@ -9,10 +10,13 @@ import { loadScript } from './load.js'
  * Every call is bounded by `timeoutMs`: a Redis that does not answer becomes CoordinationUnavailableError.
  */
 export class ScriptRunner {
+  private readonly closes: () => number
   constructor(
     private readonly redis: RedisClient,
     private readonly timeoutMs: number,
-  ) {}
+  ) {
+    this.closes = connectionCloses(redis)
+  }
 
   /**
    * Run one script with its keys (by role) and arguments (by name), and decode its reply.
@@ -41,11 +45,20 @@ export class ScriptRunner {
       }
     }
     let reply: unknown
+    const closesBefore = this.closes()
     try {
       reply = await withTimeout(call(), timeoutMs, def.name)
     } catch (err) {
       throw errorFromRedis(err, keyList[0])
     }
-    return def.decode(reply, keyList[0] ?? def.name)
+    const result = def.decode(reply, keyList[0] ?? def.name)
+    if (def.refusal?.(result) && this.closes() !== closesBefore) {
+      throw new CoordinationUnavailableError(
+        'unreachable',
+        `the connection to Redis dropped while ${def.name} was under way: it may have taken effect before the client sent it again, so its refusal is not known to be the outcome`,
+        { key: keyList[0] },
+      )
+    }
+    return result
   }
 }
