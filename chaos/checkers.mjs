@@ -467,7 +467,7 @@ export function checkRun({ events, sink, faults, cfg, keysLeft, t0 }) {
       if (r.ok === false) {
         violate(
           'linearizability',
-          `${chat}: checkpoint history is not a compare-and-set register (stuck at op ${r.stuckAt})`,
+          `${chat}: checkpoint history is not a compare-and-set register (no order gets past op ${r.stuckAt}, called at ${fmt(r.deepestAt, t0)})`,
           r.ops.map((o) => ({ ...o, call: fmt(o.call, t0), ret: o.ret === Infinity ? 'unknown' : fmt(o.ret, t0) })),
         )
       }

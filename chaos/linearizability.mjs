@@ -114,7 +114,7 @@ export function checkRegister(ops, { init = null, lossy = false, epsMs = 2, budg
   let entry = head.next
   let steps = 0
   let deepest = 0
-  let deepestAt = 0
+  let deepestOp = null
   while (head.next) {
     if (++steps > budget) return { ok: null }
     if (entry.call) {
@@ -134,7 +134,7 @@ export function checkRegister(ops, { init = null, lossy = false, epsMs = 2, budg
           lift(entry)
           if (stack.length > deepest) {
             deepest = stack.length
-            deepestAt = op.call
+            deepestOp = op
           }
           entry = head.next
           continue
@@ -143,8 +143,10 @@ export function checkRegister(ops, { init = null, lossy = false, epsMs = 2, budg
       entry = entry.next
     } else {
       if (stack.length === 0) {
-        // this return could not be preceded by any order of the calls before it
-        return { ok: false, ops: windowAround(ops, ops[entry.i]), stuckAt: ops[entry.i].id, deepestAt }
+        // No order linearizes the history. The search has backtracked to the first return, so report
+        // where it got furthest: the failure is among the ops just after the deepest one placed.
+        const at = deepestOp ?? ops[entry.i]
+        return { ok: false, ops: windowAround(ops, at), stuckAt: at.id, deepestAt: at.call }
       }
       const top = stack.pop()
       state = top.state
