@@ -417,7 +417,12 @@ export class CoordinationAdmin {
   private async handoverRm(key: string, ifIncarnation: string, ifSince: number | null): Promise<HandoverRemoveResult> {
     validateId(key, 'chat key')
     if (!ifIncarnation) throw new RangeError('removeHandover needs the incarnation the operator saw (ifIncarnation)')
-    const reply = await this.scripts.call(ADMIN_HANDOVER_RM, { marker: this.keys.chat(key).handover }, { ifIncarnation, ifSince })
+    // A marker read without `since` decodes it as 0: then only the incarnation is compared.
+    const reply = await this.scripts.call(
+      ADMIN_HANDOVER_RM,
+      { marker: this.keys.chat(key).handover },
+      { ifIncarnation, ifSince: ifSince || null },
+    )
     return named(reply, { key })
   }
 

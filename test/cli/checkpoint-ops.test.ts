@@ -158,6 +158,10 @@ for (const layout of ['standalone', 'cluster'] as Layout[]) {
           changedKeys: ['chat:51'],
           result: 'removed',
         })
+        const events = await w.cli('events', '--type', 'intervention')
+        expect(events.stdout).toMatch(
+          /"checkpoints rm --flow order" by \S+: 3 of 4 removed, 1 skipped \(changed meanwhile\); reason "flow changed"/,
+        )
       },
     )
   })

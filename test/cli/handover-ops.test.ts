@@ -108,7 +108,9 @@ for (const layout of ['standalone', 'cluster'] as Layout[]) {
       const w = world(layout)
       const a = await w.live('pod-a')
       const keys = ['chat:1', 'chat:2', 'chat:3', 'chat:4']
-      for (const k of keys) await w.store.setHandoverMarker(k, { name: 'survey', ...DEAD })
+      for (const k of keys.slice(0, 3)) await w.store.setHandoverMarker(k, { name: 'survey', ...DEAD })
+      // One written by another tool, without `since`: only its incarnation can be compared.
+      await w.store.redis.hset(w.store.keys.chat('chat:4').handover, 'name', 'survey', 'rid', DEAD.replicaId, 'inc', DEAD.incarnation)
       await w.store.setHandoverMarker('chat:5', { name: 'survey', replicaId: 'pod-a', incarnation: a.incarnation })
 
       const dry = await w.cli('handover', 'rm', '--owner-dead', '--dry-run', '-o', 'json')

@@ -56,6 +56,10 @@ describe('botmesh-coord write commands: safety', () => {
       ['checkpoint', 'rm', 'chat:1', '--yes'],
       ['lock', 'release', 'k', '--yes'],
       ['replica', 'evict', 'pod-a', '--yes'],
+      ['handover', 'rm', 'chat:1', '--yes'],
+      ['handover', 'rm', '--owner-dead', '--yes'],
+      ['checkpoint', 'extend', 'chat:1', '--ttl', '1h', '--yes'],
+      ['checkpoints', 'rm', '--flow', 'order', '--yes'],
     ]) {
       const r = await runCli([...dead, '--read-only', ...args])
       expect(r.code, args.join(' ')).toBe(7)
