@@ -20,6 +20,7 @@ import {
   shellWord,
   ticketState,
   type ChatFinding,
+  type HolderStatus,
   type ChatHealth,
   type ChatState,
   type LeadState,
@@ -825,8 +826,8 @@ export function handoverRows(markers: HandoverMarker[], replicas: ReplicaSnapsho
 
 /** One handover marker whole (`handover inspect`, the dashboard's chat detail). */
 export interface HandoverView extends HandoverRow {
-  /** 'alive' | 'dead' (no heartbeat) | 'stale' (its replica restarted: a new incarnation). */
-  ownerStatus: 'alive' | 'dead' | 'stale'
+  /** 'alive' | 'dead' (no heartbeat) | 'stale' (its replica restarted: a new incarnation), by the health model. */
+  ownerStatus: HolderStatus
   /** Redis ms since its conversation waits (what `handover rm` is conditioned on, with the incarnation). */
   since: number
   /** Until Redis drops it by itself (null: no TTL). */
