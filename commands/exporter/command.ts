@@ -75,21 +75,18 @@ export function openScraper(o: {
   let after: string | null = null
   let inFlight: Promise<void> | null = null
   // Checkpoints and handover markers are counted by an inventory that walks the keyspace one SCAN
-  // batch per scrape (every master in turn): bounded per scrape, complete after enough scrapes.
+  // batch per scrape (every master in turn), from the key names alone: one command per scrape,
+  // whatever the number of keys; a pass is complete after enough scrapes.
   let at = { node: 0, cursor: '0' }
-  let pass: InventoryCounts = { persistent: 0, ephemeral: 0, handovers: 0 }
+  let pass: InventoryCounts = { checkpoints: 0, handovers: 0 }
   let passEndedAt: number | null = null
   const inventoryStep = async () => {
-    const step = await reader.scanStep(at, ['checkpoint', 'handover'], { fields: { checkpoint: ['rev', 'eph'], handover: ['name'] } })
-    for (const it of step.items) {
-      if (it.hash.__error) continue
-      if (it.kind === 'handover') pass.handovers++
-      else pass[it.hash.eph === '1' ? 'ephemeral' : 'persistent']++
-    }
+    const step = await reader.scanStep(at, ['checkpoint', 'handover'], { keysOnly: true })
+    for (const it of step.items) pass[it.kind === 'handover' ? 'handovers' : 'checkpoints']++
     at = step.next
     if (step.wrapped) {
       setInventory(m, pass)
-      pass = { persistent: 0, ephemeral: 0, handovers: 0 }
+      pass = { checkpoints: 0, handovers: 0 }
       passEndedAt = performance.now()
     }
   }

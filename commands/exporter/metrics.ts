@@ -44,8 +44,7 @@ export function exporterMetrics() {
     chatsStuck: gauge('botmesh_chats_stuck', 'Chats stuck now, by the reason that blocks them (chat inspect <key> --explain)', ['reason']),
     checkpoints: gauge(
       'botmesh_checkpoints',
-      'Checkpoints under the prefix, by kind (persistent, ephemeral), as of the last complete inventory pass',
-      ['kind'],
+      'Checkpoints under the prefix (persistent and ephemeral), as of the last complete inventory pass',
     ),
     handoverMarkers: gauge(
       'botmesh_handover_markers',
@@ -208,14 +207,12 @@ export async function describeMetrics(): Promise<Array<{ name: string; type: str
 
 /** What one inventory pass counted. */
 export interface InventoryCounts {
-  persistent: number
-  ephemeral: number
+  checkpoints: number
   handovers: number
 }
 
 /** The counts of a completed inventory pass. */
 export function setInventory(m: ExporterMetrics, counts: InventoryCounts): void {
-  m.checkpoints.set({ kind: 'persistent' }, counts.persistent)
-  m.checkpoints.set({ kind: 'ephemeral' }, counts.ephemeral)
+  m.checkpoints.set(counts.checkpoints)
   m.handoverMarkers.set(counts.handovers)
 }

@@ -160,12 +160,12 @@ export class StateReader {
   /**
    * One step of a walk of the keyspace that goes on across calls (the exporter's inventory: a bounded
    * read per scrape): one SCAN batch on one master, from where `at` stands, with the hashes of the
-   * keys of `kinds` in it. `next` is where the next step starts; `wrapped` once every master was walked.
+   * keys of `kinds` in it (`keysOnly`: their names alone, no read per key). `next` is where the next step starts; `wrapped` once every master was walked.
    */
   async scanStep(
     at: { node: number; cursor: string },
     kinds: KeyKind[],
-    options: Pick<ScanOptions, 'count' | 'fields'> = {},
+    options: Pick<ScanOptions, 'count' | 'fields'> & { keysOnly?: boolean } = {},
   ): Promise<{
     items: Array<{ rawKey: string; id: string; kind: KeyKind; hash: Hash }>
     next: { node: number; cursor: string }
@@ -184,7 +184,7 @@ export class StateReader {
     node: Redis,
     cursor: string,
     kinds: KeyKind[],
-    options: Pick<ScanOptions, 'count' | 'fields'>,
+    options: Pick<ScanOptions, 'count' | 'fields'> & { keysOnly?: boolean },
   ): Promise<{ cursor: string; scanned: number; items: Array<{ rawKey: string; id: string; kind: KeyKind; hash: Hash }> }> {
     const count = options.count ?? DEFAULTS.scanCount
     const wanted = new Set(kinds)
@@ -195,7 +195,9 @@ export class StateReader {
       .map((rawKey) => ({ rawKey, parsed: this.keys.parse(rawKey) }))
       .filter((x) => x.parsed !== null && wanted.has(x.parsed.kind))
     const out: Array<{ rawKey: string; id: string; kind: KeyKind; hash: Hash }> = []
-    if (ours.length) {
+    if (options.keysOnly) {
+      for (const k of ours) out.push({ rawKey: k.rawKey, id: k.parsed!.id, kind: k.parsed!.kind, hash: {} })
+    } else if (ours.length) {
       const pipe = node.pipeline()
       for (const k of ours) {
         const fields = options.fields?.[k.parsed!.kind]
