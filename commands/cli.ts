@@ -5,7 +5,17 @@ import { EXIT } from './output/exit-codes.js'
 import { OUTPUT_FORMATS } from './output/format.js'
 import { reportError } from './output/report.js'
 import { quietOnClosedPipe, routeLibraryWarnings } from './output/streams.js'
+import { fromVisible, guardTerminal } from './output/safe-text.js'
+import { makeColour } from './output/colour.js'
 import { registerCommands } from './registry.js'
+
+/** Options whose value names something from Redis (a replica, a flow, an incarnation, a fingerprint). */
+const NAME_OPTIONS = ['replica', 'to', 'flow', 'ifIncarnation', 'fingerprint', 'fingerprintNot', 'owner']
+
+function shownName(v: unknown): unknown {
+  if (typeof v === 'string') return fromVisible(v)
+  return Array.isArray(v) ? v.map(shownName) : v
+}
 
 /** The botmesh-coord entry: global options, command registration, parsing. */
 export function buildProgram(): Command {
@@ -52,6 +62,16 @@ Examples:
       root.setOptionValueWithSource('readOnly', false, 'env')
     }
   })
+  // Names on the command line are read in the form listings show them (escaped: `chat:\x1b`,
+  // `\xff`), so a key shown can be passed back whatever bytes it holds: every positional argument,
+  // and the options that name a replica, a flow or an incarnation.
+  program.hook('preAction', (_root, action) => {
+    action.processedArgs = action.processedArgs.map(shownName)
+    for (const name of NAME_OPTIONS) {
+      const v: unknown = action.getOptionValue(name)
+      if (v !== undefined) action.setOptionValueWithSource(name, shownName(v), action.getOptionValueSource(name) ?? 'cli')
+    }
+  })
   registerCommands(program)
   return program
 }
@@ -60,6 +80,12 @@ Examples:
 export async function main(argv: string[]): Promise<number> {
   quietOnClosedPipe()
   routeLibraryWarnings()
+  // Whatever a command prints passes the terminal guard: SGR colours only where the tool colours that stream.
+  const color = argv.includes('--no-color') ? false : undefined
+  guardTerminal({
+    stdout: makeColour({ color, stream: process.stdout }).level > 0,
+    stderr: makeColour({ color, stream: process.stderr }).level > 0,
+  })
   const program = buildProgram()
   try {
     await program.parseAsync(argv)

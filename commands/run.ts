@@ -21,7 +21,7 @@ export function run<Args extends unknown[]>(
       const code = await fn(ctx as Context, ...args)
       process.exitCode = code ?? EXIT.ok
     } catch (err) {
-      process.exitCode = reportError(cmd, ctx ? ctx.explain(err) : err, urlContext(cmd))
+      process.exitCode = reportError(cmd, ctx ? ctx.explain(err) : err, { ...urlContext(cmd), names: args })
     } finally {
       await ctx?.close()
     }

@@ -12,6 +12,7 @@
 import { CommanderError } from 'commander'
 import { ConfigurationError, CoordinationUnavailableError, CorruptStateError, InvalidIdError, maskUrl } from '../lib.js'
 import { EXIT, type ExitCode } from './exit-codes.js'
+import { showNames } from './safe-text.js'
 
 /** An error the CLI raises on purpose: its message is the one line printed, with its exit code. */
 export class CliError extends Error {
@@ -121,10 +122,11 @@ export interface Described {
 }
 
 /** Map any error to one line and an exit code. Never a stack trace, never a password. */
-export function describeError(err: unknown, ctx: { url?: string; secrets?: string[] } = {}): Described {
+export function describeError(err: unknown, ctx: { url?: string; secrets?: string[]; names?: unknown } = {}): Described {
   const where = ctx.url ? ` at ${maskUrl(ctx.url)}` : ''
   const d = classify(err, where)
-  return { line: scrub(d.line, ctx.secrets ?? []), code: d.code }
+  // A key or id the line quotes is shown as listings show it (and as the command takes it back).
+  return { line: scrub(showNames(d.line, ctx.names), ctx.secrets ?? []), code: d.code }
 }
 
 function classify(err: unknown, where: string): Described {

@@ -5,13 +5,16 @@
  * `-o json`; `--no-headers` drops table headers. A listing declares its columns once (KindView) and
  * `printList` prints it in any format, so every listing behaves the same.
  *
- * Untrusted strings (keys, ids, event text) reach a terminal through `cell()`: the one place where
- * table text is made safe to print.
+ * Strings from outside (keys, ids, event text) are made safe here, by construction: a listing's
+ * columns and an inspect view's printer get a copy of the data with every string shown escaped
+ * (`safeCopy`, ./safe-text.ts; table cells also cut to CELL_MAX columns), never the raw values;
+ * JSON gets the raw values.
  */
 import type { Command } from 'commander'
 import type { ChalkInstance } from 'chalk'
 import { SCHEMA_VERSION } from '../lib.js'
 import { table } from './table.js'
+import { CELL_MAX, safeCopy, visible } from './safe-text.js'
 
 export const OUTPUT_FORMATS = ['table', 'wide', 'json', 'jsonl', 'name'] as const
 export type OutputFormat = (typeof OUTPUT_FORMATS)[number]
@@ -39,16 +42,15 @@ export function jsonOut(kind: string, body: Record<string, unknown>): string {
   return JSON.stringify({ schemaVersion: SCHEMA_VERSION, kind, ...body }, null, 2)
 }
 
-/** Make a string from outside (a Redis key, an id, event text) safe for a terminal: control characters escaped. */
+/** A value of safe data (a row or body as printList/printOne hand it over) as a cell: '-' for none. */
 export function cell(v: string | number | null | undefined): string {
   if (v === null || v === undefined) return '-'
-  // eslint-disable-next-line no-control-regex
-  return String(v).replace(/[\u0000-\u001f\u007f-\u009f]/g, (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`)
+  return String(v)
 }
 
 export interface Column<R> {
   header: string
-  /** The cell text (coloured with `c` where it helps). Strings from outside go through cell(). */
+  /** The cell text (coloured with `c` where it helps), from a row whose strings are already shown escaped. */
   value(row: R, c: ChalkInstance): string | number
   /** Only with `-o wide`. */
   wide?: boolean
@@ -80,7 +82,7 @@ export function tableOf(p: Printer): Printer {
   return { format: p.format === 'wide' ? 'wide' : 'table', headers: true, c: p.c, out: p.out, err: p.err }
 }
 
-/** The table of a listing (table or wide). */
+/** The table of a listing (table or wide), from safe rows (printList's, or a part of printOne's body). */
 export function renderTable<R>(p: Printer, view: KindView<R>, rows: R[]): string {
   const cols = view.columns.filter((col) => p.format === 'wide' || !col.wide)
   const text = table(
@@ -100,18 +102,34 @@ export function printList<R>(p: Printer, view: KindView<R>, rows: R[], envelope:
       for (const r of rows) p.out(JSON.stringify(r))
       return
     case 'name':
-      for (const r of rows) p.out(cell(view.name(r)))
+      for (const r of rows) p.out(view.name(safeCopy(r)))
       return
     default:
       if (rows.length === 0) p.err(p.c.dim(view.empty))
-      else p.out(renderTable(p, view, rows))
+      else
+        p.out(
+          renderTable(
+            p,
+            view,
+            rows.map((r) => safeCopy(r, CELL_MAX)),
+          ),
+        )
   }
 }
 
-/** Print one object (inspect, status): JSON formats print it; `name` prints its name; people get `human()`. */
-export function printOne(p: Printer, kind: string, body: Record<string, unknown>, name: string, human: () => void): void {
+/**
+ * Print one object (inspect, status): JSON formats print it; `name` prints its name (shown escaped);
+ * people get `human(safe)`, where `safe` is `body` with every string shown escaped, whole.
+ */
+export function printOne<B extends Record<string, unknown>>(
+  p: Printer,
+  kind: string,
+  body: B,
+  name: string,
+  human: (safe: B) => void,
+): void {
   if (p.format === 'json') p.out(jsonOut(kind, body))
   else if (p.format === 'jsonl') p.out(JSON.stringify(body))
-  else if (p.format === 'name') p.out(cell(name))
-  else human()
+  else if (p.format === 'name') p.out(visible(name))
+  else human(safeCopy(body))
 }

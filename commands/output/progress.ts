@@ -1,4 +1,5 @@
 import type { Context } from '../context.js'
+import { rawWrite } from './safe-text.js'
 
 /**
  * Progress for long scans, on stderr, only on a terminal and only once a scan has run for a second:
@@ -11,8 +12,8 @@ export function progress(ctx: Context, what: string): (seen: number) => void {
   return (seen: number) => {
     if (!tty || Date.now() - started < 1000) return
     shown = true
-    process.stderr.write(`\r${ctx.c.dim(`scanning ${what}… ${seen.toLocaleString('en-US')} keys`)}\u001b[K`)
-    if (shown) process.once('beforeExit', () => process.stderr.write('\r\u001b[K'))
+    rawWrite('stderr', `\r${ctx.c.dim(`scanning ${what}… ${seen.toLocaleString('en-US')} keys`)}\u001b[K`)
+    if (shown) process.once('beforeExit', () => rawWrite('stderr', '\r\u001b[K'))
   }
 }
 

@@ -33,7 +33,12 @@ export function usageLine(text: string): string {
 }
 
 /** Print `err` for the operator and return its exit code. `hint` is appended to the line. */
-export function reportError(cmd: Command | null, err: unknown, where: { url?: string; secrets?: string[] } = {}, hint = ''): ExitCode {
+export function reportError(
+  cmd: Command | null,
+  err: unknown,
+  where: { url?: string; secrets?: string[]; names?: unknown } = {},
+  hint = '',
+): ExitCode {
   const { line, code } = describeError(err, where)
   const text = `${line}${hint}`
   if (cmd && machineFormat(cmd)) process.stderr.write(`${errorRecord(text, code)}\n`)

@@ -1,8 +1,9 @@
 import { Command } from 'commander'
 import { run } from '../run.js'
 import type { Context } from '../context.js'
-import { checkpointRow, checkpointRows, type CheckpointRow, type Json } from '../lib.js'
+import { checkpointRow, checkpointRows, type CheckpointRow } from '../lib.js'
 import { cell, printOne, type KindView } from '../output/format.js'
+import { jsonText } from '../output/safe-text.js'
 import { agoMs, dur, leftMs } from '../output/time.js'
 import { progress } from '../output/progress.js'
 import { notFound } from '../output/errors.js'
@@ -48,8 +49,11 @@ function checkpointsView(ctx: Context): KindView<CheckpointRow> {
   }
 }
 
-/** The checkpoint block of `chat inspect` and `checkpoint inspect`. */
-export function formatCheckpoint(ctx: Context, r: CheckpointRow, state?: { state: Json; answer: Json | null }): void {
+/**
+ * The checkpoint block of `chat inspect` and `checkpoint inspect`, from a safe row; `state` holds the
+ * state and saved answer as JSON text (made from the raw values: JSON escapes what it holds).
+ */
+export function formatCheckpoint(ctx: Context, r: CheckpointRow, state?: { state: string; answer: string | null }): void {
   const { c } = ctx
   const kv = (k: string, val: string | number) => ctx.out(`${c.dim(k.padEnd(16))}${val}`)
   kv('checkpoint', `${c.bold(r.flow)} at step ${c.bold(r.step)}, revision ${r.revision}`)
@@ -63,8 +67,8 @@ export function formatCheckpoint(ctx: Context, r: CheckpointRow, state?: { state
   else kv('  persistent', 'no TTL')
   kv('  saved answer', r.answerBytes ? `${r.answerBytes} bytes` : '(none)')
   if (state) {
-    kv('  state', JSON.stringify(state.state))
-    if (state.answer !== null) kv('  answer', JSON.stringify(state.answer))
+    kv('  state', state.state)
+    if (state.answer !== null) kv('  answer', state.answer)
   }
 }
 
@@ -102,7 +106,7 @@ export function checkpointsLs(): Command {
 
 export async function collectCheckpoint(ctx: Context, key: string) {
   const [detail, replicas] = await Promise.all([ctx.reader.chat(key), ctx.reader.liveReplicas()])
-  if (!detail.checkpoint) throw notFound(`no checkpoint for ${JSON.stringify(key)} under prefix ${ctx.keys.prefix}`)
+  if (!detail.checkpoint) throw notFound(`no checkpoint for ${key} under prefix ${ctx.keys.prefix}`)
   const row = checkpointRow(detail.checkpoint, detail.nowMs, replicas.items, detail.checkpointTtlMs)
   return {
     nowMs: detail.nowMs,
@@ -127,9 +131,10 @@ export function checkpointInspect(): Command {
     .action(
       run(async (ctx, key: string) => {
         const data = await collectCheckpoint(ctx, key)
-        printOne(ctx, 'checkpoint', data, `checkpoint/${key}`, () => {
-          ctx.out(`${ctx.c.dim('chat'.padEnd(16))}${ctx.c.bold(cell(key))} ${ctx.c.dim(`(turn fence ${data.chatFence ?? '-'})`)}`)
-          formatCheckpoint(ctx, data.checkpoint, data.checkpoint)
+        printOne(ctx, 'checkpoint', data, `checkpoint/${key}`, (safe) => {
+          ctx.out(`${ctx.c.dim('chat'.padEnd(16))}${ctx.c.bold(safe.checkpoint.key)} ${ctx.c.dim(`(turn fence ${safe.chatFence ?? '-'})`)}`)
+          const { state, answer } = data.checkpoint
+          formatCheckpoint(ctx, safe.checkpoint, { state: jsonText(state), answer: answer === null ? null : jsonText(answer) })
         })
         printCorrupt(ctx, data.corrupt)
       }),

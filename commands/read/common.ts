@@ -9,13 +9,14 @@ import type { Context } from '../context.js'
 import type { Corrupt, Listing } from '../lib.js'
 import { MIN_INTERVAL_MS, durationOption, interruptSignal, sleep } from '../duration.js'
 import { EXIT } from '../output/exit-codes.js'
-import { cell, jsonOut, printList, type KindView } from '../output/format.js'
+import { jsonOut, printList, type KindView } from '../output/format.js'
+import { safeCopy } from '../output/safe-text.js'
 import { stdoutClosedSignal } from '../output/streams.js'
 import { run } from '../run.js'
 
 /** Corrupt keys found by listings: reported on stderr, the listing goes on. */
 export function printCorrupt(ctx: Context, corrupt: Corrupt[]): void {
-  for (const k of corrupt) ctx.err(ctx.c.red(`corrupt: ${cell(k.rawKey)}: ${cell(k.error)}`))
+  for (const k of safeCopy(corrupt)) ctx.err(ctx.c.red(`corrupt: ${k.rawKey}: ${k.error}`))
 }
 
 /** After a listing's table: a --limit that cut the scan short, and the corrupt keys. */

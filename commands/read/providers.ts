@@ -166,7 +166,7 @@ export function providerStatus(): Command {
     .action(
       run(async (ctx, name: string) => {
         const data = await collectProvider(ctx, name)
-        printOne(ctx, 'provider', data, `lead/${data.provider.key}`, () => printProvider(ctx, data.provider))
+        printOne(ctx, 'provider', data, `lead/${data.provider.key}`, (safe) => printProvider(ctx, safe.provider))
         printCorrupt(ctx, data.corrupt)
       }),
     )

@@ -10,6 +10,7 @@ import { openContext } from '../context.js'
 import { reportError } from '../output/report.js'
 import { usage } from '../output/errors.js'
 import { listContexts } from '../config/contexts.js'
+import { visible as shown } from '../output/safe-text.js'
 
 /** What a value is, for completion. */
 export type CompletionKind = 'replica' | 'lead' | 'lock' | 'chat' | 'checkpoint' | 'handover' | 'context' | 'file'
@@ -305,7 +306,8 @@ export function completeCommand(): Command {
         root.setOptionValueWithSource('timeout', Math.min(1000, (root.opts() as { timeout: number }).timeout), 'cli')
         const ctx = await openContext(cmd)
         try {
-          for (const v of await completionValues(ctx, kind as CompletionKind)) process.stdout.write(`${v}\n`)
+          // Offered as listings show them: the form every command takes back.
+          for (const v of await completionValues(ctx, kind as CompletionKind)) process.stdout.write(`${shown(v)}\n`)
         } finally {
           await ctx.close()
         }

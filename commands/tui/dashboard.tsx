@@ -7,6 +7,7 @@ import { loadIo, loadWriteSide, validatePrefix } from '../lib.js'
 import { DashboardApp } from './dashboard-app.js'
 import { renderFullScreen } from './render.js'
 import { openSource } from './source.js'
+import { safeSource } from './safe-source.js'
 
 export interface RunDashboardOptions {
   url: string
@@ -42,15 +43,17 @@ export async function runDashboard(options: RunDashboardOptions): Promise<void> 
   const prefix = validatePrefix(options.prefix)
   const interval = options.interval ?? DEFAULT_INTERVAL_MS
   if (!Number.isFinite(interval) || interval < 100) throw new RangeError('interval must be at least 100 ms')
-  const source = openSource({
-    io: await loadIo(),
-    write: await loadWriteSide(),
-    url: options.url,
-    prefix,
-    layout: options.layout,
-    tlsCa: options.tlsCa,
-    timeoutMs: options.timeoutMs,
-  })
+  const source = safeSource(
+    openSource({
+      io: await loadIo(),
+      write: await loadWriteSide(),
+      url: options.url,
+      prefix,
+      layout: options.layout,
+      tlsCa: options.tlsCa,
+      timeoutMs: options.timeoutMs,
+    }),
+  )
   try {
     await renderFullScreen(
       <DashboardApp

@@ -4,6 +4,7 @@
  */
 import type { ReactElement } from 'react'
 import { render } from 'ink'
+import { unguarded } from '../output/safe-text.js'
 
 const ALT_ON = '\u001b[?1049h\u001b[H\u001b[?25l'
 const ALT_OFF = '\u001b[?25h\u001b[?1049l'
@@ -15,6 +16,12 @@ export interface FullScreenOptions {
 
 /** Render `element` full screen; resolves when it exits (useApp().exit(), Ctrl-C, SIGTERM/SIGHUP). */
 export async function renderFullScreen(element: ReactElement, o: FullScreenOptions = {}): Promise<void> {
+  // ink moves the cursor and clears lines: the terminal guard is off while it draws. What it draws
+  // comes from the dashboard's source, whose strings are shown escaped (tui/safe-source.ts).
+  return unguarded(() => drawFullScreen(element, o))
+}
+
+async function drawFullScreen(element: ReactElement, o: FullScreenOptions): Promise<void> {
   const stdout = o.stdout ?? process.stdout
   let restored = false
   const restore = () => {

@@ -1,21 +1,32 @@
 /**
  * Small pure text helpers for the dashboard: fixed-width cells, bars, short durations.
- * Widths are in terminal columns; our strings are ASCII plus a few single-width box characters.
+ * Widths are in terminal columns (wide characters and emoji of keys count two); the strings are
+ * already shown escaped by the dashboard's source (safe-source.ts).
  */
 import { formatDuration } from '../lib.js'
+import { columns } from '../output/safe-text.js'
 
 /** Cut to `width` columns, marking the cut with an ellipsis. */
 export function truncate(s: string, width: number): string {
   if (width <= 0) return ''
-  if (s.length <= width) return s
+  if (s.length <= width && columns(s) <= width) return s
   if (width === 1) return '…'
-  return `${s.slice(0, width - 1)}…`
+  let out = ''
+  let used = 0
+  for (const ch of s) {
+    const w = columns(ch)
+    if (used + w > width - 1) break
+    out += ch
+    used += w
+  }
+  return `${out}…`
 }
 
 /** Truncate, then pad to exactly `width` columns. */
 export function cell(s: string, width: number, align: 'left' | 'right' = 'left'): string {
   const t = truncate(s, width)
-  return align === 'right' ? t.padStart(width) : t.padEnd(width)
+  const pad = ' '.repeat(Math.max(0, width - columns(t)))
+  return align === 'right' ? pad + t : t + pad
 }
 
 /** A bar of `width` cells filled to `fraction` (clamped to 0..1). */

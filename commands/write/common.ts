@@ -15,6 +15,7 @@ import { aclDenial, refused, usage } from '../output/errors.js'
 import { EXIT, type ExitCode } from '../output/exit-codes.js'
 import { jsonOut } from '../output/format.js'
 import { reportError } from '../output/report.js'
+import { showNames } from '../output/safe-text.js'
 
 export interface WriteFlags {
   yes?: boolean
@@ -100,10 +101,10 @@ export function writeAction<Args extends unknown[]>(
       check?.(flags, ...args)
       ctx = await openContext(cmd, { admin: true })
       const p = await plan(ctx, flags, ...args)
-      process.exitCode = await carryOut(ctx, p, flags, name)
+      process.exitCode = await carryOut(ctx, p, flags, name, args)
     } catch (err) {
       const hint = aclDenial(err instanceof Error ? err.message : String(err)) ? `; ${name} needs ${ACL_NEEDS}` : ''
-      process.exitCode = reportError(cmd, ctx ? ctx.explain(err) : err, urlContext(cmd), hint)
+      process.exitCode = reportError(cmd, ctx ? ctx.explain(err) : err, { ...urlContext(cmd), names: args }, hint)
     } finally {
       await ctx?.close()
     }
@@ -114,8 +115,12 @@ export function writeAction<Args extends unknown[]>(
 export const ACL_NEEDS =
   '+evalsha +eval +time +@read +hset +hdel +hincrby +zrem +del +pexpire +publish +xadd on ~<prefix>:* and &<prefix>:wake:*'
 
-async function carryOut(ctx: Context, p: Plan, flags: WriteFlags, name: string): Promise<ExitCode> {
+async function carryOut(ctx: Context, raw: Plan, flags: WriteFlags, name: string, args: unknown[]): Promise<ExitCode> {
   const { c } = ctx
+  // The plan and the outcome are text composed around outside strings: those the command was given
+  // and the plan's data names (keys, replica ids, incarnations, flows) are shown escaped.
+  const p = { ...raw, title: showNames(raw.title, args, raw.json), lines: raw.lines.map((l) => showNames(l, args, raw.json)) }
+  p.warnings = raw.warnings?.map((w) => showNames(w, args, raw.json))
   // The plan is for people: on stdout normally, on stderr when stdout carries JSON.
   const show = ctx.json ? ctx.err : ctx.out
   const lines = flags.dryRun && p.dryRunLines ? p.dryRunLines : p.lines
@@ -130,7 +135,8 @@ async function carryOut(ctx: Context, p: Plan, flags: WriteFlags, name: string):
     if (!canPrompt()) throw refused(`not a terminal: ${name} needs --yes to confirm (or --dry-run to only look); nothing done`)
     if (!(await confirm(`${p.title}?`))) throw refused('not confirmed; nothing done')
   }
-  const outcome = await p.execute()
+  const done = await p.execute()
+  const outcome = { ...done, lines: done.lines.map((l) => showNames(l, args, raw.json, done.json)) }
   if (ctx.json) {
     ctx.out(jsonOut('intervention', { command: p.command, reason: flags.reason ?? null, ...outcome.json, audit: outcome.audit ?? null }))
   }

@@ -1,0 +1,299 @@
+/**
+ * Strings from outside never reach the operator's terminal raw. Real replicas write chat keys,
+ * replica ids, lead and lock names, flow and step names, answers, handover markers and audit
+ * reasons full of escape sequences (OSC title and clipboard, clear screen, colours, blink), bidi
+ * controls, zero-width characters, C1 controls, emoji, backslashes and 8 KiB strings (fixed
+ * ones and seeded random ones); every read command in every human format, the write commands'
+ * plans and the error lines must show them escaped: no control byte but newlines (and, where
+ * the tool colours, its SGR colours), no bidi or invisible character. JSON keeps the exact value;
+ * a key shown escaped is passed back to `chat inspect` and `chat release --dry-run`.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { RedisCoordinator, RedisStore, type Election } from '../../src/index.js'
+import { redisUrl, uniquePrefix } from '../helpers/redis.js'
+import { parseJson, runCli, type CliResult } from '../helpers/cli.js'
+import { untilQueued } from '../helpers/shared-state.js'
+import { until } from '../helpers/wait.js'
+import { visible, fromVisible } from '../../commands/output/safe-text.js'
+
+type J = Record<string, any> // eslint-disable-line @typescript-eslint/no-explicit-any
+
+const HOSTILE = [
+  '\u001b]0;pwned\u0007',
+  '\u001b]52;c;cHduZWQ=\u0007',
+  '\u001b[2J',
+  '\u001b[31m',
+  '\u001b[5m',
+  '\u009b2J',
+  '\u0085',
+  '\r',
+  '\n',
+  '\t',
+  '\u0000',
+  '\u007f',
+  '\u202e',
+  '\u2066',
+  '\u200b',
+  '\ufeff',
+  '\u00a0',
+  '\u{e0041}',
+  '\\',
+  '\\x41',
+  '%{}:',
+  'é',
+  '🙂',
+  '👨‍👩‍👧',
+  '中文',
+]
+
+/** A seeded generator (mulberry32): the same strings on every run, reported when a case fails. */
+function rng(seed: number) {
+  let a = seed
+  return () => {
+    a = (a + 0x6d2b79f5) | 0
+    let t = Math.imul(a ^ (a >>> 15), 1 | a)
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+  }
+}
+
+/** Hostile pieces and random code points (controls, C1, bidi, any plane; no lone surrogates). */
+function fuzz(next: () => number, n: number): string {
+  let s = ''
+  for (let i = 0; i < n; i++) {
+    const r = next()
+    if (r < 0.5) s += HOSTILE[Math.floor(next() * HOSTILE.length)]
+    else if (r < 0.7) s += String.fromCharCode(Math.floor(next() * 0xa0))
+    else {
+      let cp = Math.floor(next() * 0x10ffff)
+      if (cp >= 0xd800 && cp <= 0xdfff) cp -= 0x800
+      s += String.fromCodePoint(cp)
+    }
+  }
+  return s
+}
+
+const SEED = Number(process.env.FUZZ_SEED ?? 19)
+const next = rng(SEED)
+const KEYS = {
+  osc: 'chat:\u001b]0;pwned\u0007\u001b[2J',
+  bidi: 'chat:\u202eevil\u2066\u200b\ufeff',
+  long: `long:${'x'.repeat(8000)}`,
+  emoji: 'emoji:👨‍👩‍👧🙂中文é',
+  slash: 'back\\slash\\x41',
+  fuzz: `fz:${fuzz(next, 12)}`,
+}
+const REPLICAS = { a: 'pod\u001b[31m-red\u202e', b: `\u001b]52;c;cHduZWQ=\u0007clip${fuzz(next, 4)}` }
+const FLOW = 'order\u001b[5m'
+const STEP = `addr\u009b2J${fuzz(next, 6)}`
+
+/** Control bytes and invisible characters that must never be printed raw. */
+const FORBIDDEN =
+  // eslint-disable-next-line no-control-regex
+  /[\u0000-\u0008\u000b-\u001a\u001c-\u001f\u007f-\u009f\u00a0\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff\u{e0000}-\u{e007f}]/u
+
+/** No raw control byte but \n and \t; with `colour`, every ESC starts an SGR sequence, without it none at all. */
+function assertClean(where: string, text: string, colour = false): void {
+  const bad = FORBIDDEN.exec(text)
+  expect(
+    bad,
+    `${where}: raw U+${bad?.[0].codePointAt(0)?.toString(16)} at ${bad?.index} in ${JSON.stringify(text.slice(0, 400))}`,
+  ).toBeNull()
+  if (colour) {
+    // eslint-disable-next-line no-control-regex
+    const esc = text.replace(/\u001b\[[0-9;]*m/g, '')
+    expect(esc.includes('\u001b'), `${where}: an ESC that is not an SGR colour`).toBe(false)
+  } else {
+    expect(text.includes('\u001b'), `${where}: an ESC with colours off`).toBe(false)
+  }
+}
+
+const clean = (where: string, r: CliResult, colour = false) => {
+  assertClean(`${where} (stdout)`, r.stdout, colour)
+  assertClean(`${where} (stderr)`, r.stderr, colour)
+}
+
+describe(`untrusted text on the terminal (seed ${SEED})`, () => {
+  const url = redisUrl()
+  const prefix = uniquePrefix('untrusted')
+  const cli = (args: string[], env?: Record<string, string | undefined>) => runCli(['--url', url, '--prefix', prefix, ...args], { env })
+  let a: RedisCoordinator
+  let b: RedisCoordinator
+  let ea: Election
+  let eb: Election
+  const waits: Array<Promise<unknown>> = []
+
+  beforeAll(async () => {
+    const store = new RedisStore({ url, prefix })
+    a = new RedisCoordinator({ url, prefix, replicaId: REPLICAS.a, leaseMs: 30_000 })
+    b = new RedisCoordinator({ url, prefix, replicaId: REPLICAS.b, leaseMs: 30_000 })
+    await Promise.all([a.start(), b.start()])
+    const turns = []
+    for (const k of Object.values(KEYS)) turns.push(await a.acquireTurn(k))
+    for (const k of [KEYS.osc, KEYS.bidi]) waits.push(b.acquireTurn(k, { waitMs: 120_000 }).catch(() => null))
+    ea = a.campaign(`provider:\u001b]0;lead\u0007${fuzz(next, 3)}`, {})
+    await until(() => ea.isLeader, 5000, 'a leading the hostile provider')
+    eb = b.campaign(`provider:\u001b]0;lead\u0007`, {})
+    await store.acquireLockFenced(`lock:\u001b[2J\u202e${fuzz(next, 3)}`, 60_000)
+    await store.setCheckpointIf(
+      KEYS.osc,
+      {
+        flow: FLOW,
+        step: STEP,
+        state: { note: '\u001b]0;state\u0007' },
+        owner: { replicaId: REPLICAS.a, incarnation: a.incarnation, fence: turns[0]!.fence },
+        ephemeral: { ttlMs: 600_000, fingerprint: `fp\u001b[31m${fuzz(next, 2)}` },
+        answer: { text: '\u001b[2J\u202eanswer' },
+      },
+      null,
+    )
+    await store.setCheckpointIf(KEYS.long, { flow: `f${'y'.repeat(8000)}`, step: 's', state: {} }, null)
+    await store.setHandoverMarker(KEYS.bidi, {
+      name: `survey\u001b[5m\u202e`,
+      replicaId: REPLICAS.b,
+      incarnation: b.incarnation,
+      ttlMs: 600_000,
+    })
+    await untilQueued(a, KEYS.osc, [REPLICAS.b])
+    await store.close()
+  })
+
+  afterAll(async () => {
+    await eb?.stop().catch(() => {})
+    await ea?.stop().catch(() => {})
+    await Promise.all([a?.stop(), b?.stop()].map((p) => p?.catch(() => {})))
+    await Promise.all(waits)
+  })
+
+  const READS = [
+    ['replicas', 'ls'],
+    ['leases', 'ls'],
+    ['chat', 'ls'],
+    ['provider', 'ls'],
+    ['checkpoints', 'ls'],
+    ['handover', 'ls'],
+    ['locks', 'ls'],
+    ['events'],
+  ]
+
+  for (const args of READS) {
+    it(`${args.join(' ')}: in every human format, with and without colours, prints nothing raw`, async () => {
+      const runs = await Promise.all([
+        cli(args),
+        cli([...args, '-o', 'wide']),
+        cli([...args, '-o', 'name']),
+        cli([...args, '-o', 'wide'], { NO_COLOR: undefined, FORCE_COLOR: '1' }),
+      ])
+      runs.forEach((r, i) => {
+        expect(r.code, `${args.join(' ')} #${i}: ${r.stderr}`).toBe(0)
+        clean(`${args.join(' ')} #${i}`, r, i >= 3)
+      })
+    })
+  }
+
+  it('tables cut long values with a visible marker; inspect shows them whole, escaped', async () => {
+    const ls = await cli(['chat', 'ls', '-o', 'wide'])
+    expect(ls.stdout).toMatch(/long:x+…\[\+\d+\]/)
+    expect(Math.max(...ls.stdout.split('\n').map((l) => l.length))).toBeLessThan(400)
+    const inspect = await cli(['chat', 'inspect', KEYS.long])
+    expect(inspect.code, inspect.stderr).toBe(0)
+    expect(inspect.stdout).toContain(KEYS.long)
+    const cp = await cli(['checkpoint', 'inspect', KEYS.long])
+    expect(cp.stdout).toContain(`f${'y'.repeat(8000)}`)
+  })
+
+  it('JSON keeps the exact values (C1, bidi and invisible characters as \\u escapes)', async () => {
+    const r = await cli(['chat', 'ls', '-o', 'json'])
+    clean('chat ls -o json', r)
+    const keys = parseJson<J>(r).chats.map((c: J) => c.key)
+    expect(keys.sort()).toEqual(Object.values(KEYS).sort())
+    const jl = await cli(['replicas', 'ls', '-o', 'jsonl'])
+    clean('replicas ls -o jsonl', jl)
+    expect(
+      jl.stdout
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l).replicaId)
+        .sort(),
+    ).toEqual(Object.values(REPLICAS).sort())
+  })
+
+  it('listings name every key in the form commands take back', async () => {
+    const names = (await cli(['chat', 'ls', '-o', 'name'])).stdout.trim().split('\n')
+    expect(names.map((n) => fromVisible(n.replace(/^chat\//, ''))).sort()).toEqual(Object.values(KEYS).sort())
+    expect(names.sort()).toEqual(
+      Object.values(KEYS)
+        .map((k) => `chat/${visible(k)}`)
+        .sort(),
+    )
+  })
+
+  for (const [label, key] of Object.entries(KEYS)) {
+    it(`chat inspect and chat release --dry-run take the ${label} key as shown, and print nothing raw`, async () => {
+      const shown = visible(key)
+      const colour = { NO_COLOR: undefined, FORCE_COLOR: '1' }
+      const [inspect, explain, json, release] = await Promise.all([
+        cli(['chat', 'inspect', shown]),
+        cli(['chat', 'inspect', shown, '--explain'], colour),
+        cli(['chat', 'inspect', shown, '--json']),
+        cli(['chat', 'release', shown, '--dry-run'], colour),
+      ])
+      for (const [r, c, what] of [
+        [inspect, false, 'inspect'],
+        [explain, true, 'inspect --explain'],
+        [release, true, 'release --dry-run'],
+      ] as const) {
+        expect(r.code, r.stderr).toBe(0)
+        clean(`chat ${what} ${label}`, r, c)
+      }
+      expect(inspect.stdout).toContain(shown)
+      expect(parseJson<J>(json).chat.key).toBe(key)
+      expect(release.stdout).toContain('release the turn of ')
+      // eslint-disable-next-line no-control-regex
+      expect(release.stdout.replace(/\u001b\[[0-9;]*m/g, '')).toContain(`release the turn of ${shown}`)
+    })
+  }
+
+  it('checkpoint inspect and provider status print nothing raw', async () => {
+    const cp = await cli(['checkpoint', 'inspect', visible(KEYS.osc)])
+    expect(cp.code, cp.stderr).toBe(0)
+    clean('checkpoint inspect', cp)
+    expect(cp.stdout).toContain(visible(FLOW))
+    // state and answer are shown as JSON (escaped by JSON, the rest as \u escapes)
+    expect(cp.stdout).toContain('\\u001b[2J\\u202eanswer')
+    const leads = parseJson<J>(await cli(['provider', 'ls', '--json'])).providers as J[]
+    expect(leads.length).toBeGreaterThan(0)
+    const status = await Promise.all(leads.map((l) => cli(['provider', 'status', visible(l.key)])))
+    for (const st of status) {
+      expect(st.code, st.stderr).toBe(0)
+      clean('provider status', st)
+    }
+  })
+
+  it('the plans of write commands and error lines that quote a key print nothing raw', async () => {
+    const lock = parseJson<J>(await cli(['locks', 'ls', '--json'])).locks[0] as J
+    const lead = parseJson<J>(await cli(['provider', 'ls', '--json'])).providers[0] as J
+    const runs = await Promise.all([
+      cli(['locks', 'release', visible(lock.key), '--dry-run']),
+      cli(['provider', 'yield', visible(lead.key), '--dry-run']),
+      cli(['checkpoint', 'rm', visible(KEYS.osc), '--dry-run']),
+      cli(['replicas', 'evict', visible(REPLICAS.b), '--dry-run']),
+      cli(['chat', 'skip', visible(KEYS.osc), '99', '--dry-run']),
+      cli(['chat', 'inspect', 'nope:\u001b]0;x\u0007\u202e']),
+      cli(['checkpoint', 'inspect', 'nope:\u001b[2J']),
+      cli(['chat', 'release', 'nope:\u001b[2J\u2066']),
+    ])
+    runs.forEach((r, i) => clean(`write/error #${i}`, r))
+    expect(runs.slice(0, 4).map((r) => r.code)).toEqual([0, 0, 0, 0])
+    expect(runs[5]!.stderr).toContain('nope:\\x1b]0;x\\x07\\u202e')
+  })
+
+  it('an audit reason read back is escaped in events', async () => {
+    const r = await cli(['chat', 'release', visible(KEYS.emoji), '--yes', '--reason', 'because\u001b]0;why\u0007\u202e'])
+    expect(r.code, r.stderr).toBe(0)
+    clean('chat release', r)
+    const ev = await cli(['events', '-o', 'wide'])
+    clean('events -o wide', ev)
+    expect(ev.stdout).toContain(visible(KEYS.emoji))
+  })
+})
