@@ -35,7 +35,9 @@ export {
   type KeyKind,
   type ChatKeys,
   type ParsedKey,
+  type RedisKey,
 } from './keys.js'
+export { idFromBytes, idToBytes, keyText } from './bytes.js'
 export * from './errors/index.js'
 export { parseDuration, formatDuration, type Duration } from './duration.js'
 export { connect, maskUrl, DEFAULT_URL, type ConnectOptions, type RedisClient, type RedisConnectionOptions } from './connection.js'

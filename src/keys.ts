@@ -14,6 +14,13 @@
 
 import { InvalidIdError } from './errors/invalid-id-error.js'
 import { DEFAULTS } from './defaults.js'
+import { idFromBytes, idToBytes, redisKey } from './bytes.js'
+
+/**
+ * A key name as Redis takes it: a string, or (for an id that carries bytes that are not UTF-8, as
+ * lone surrogates: ./bytes.ts) its bytes.
+ */
+export type RedisKey = string | Buffer
 
 export type Layout = 'standalone' | 'cluster'
 export const LAYOUTS: readonly Layout[] = ['standalone', 'cluster']
@@ -50,7 +57,7 @@ export function decodeId(encoded: string): string {
 
 export function validateId(id: unknown, what = 'key'): string {
   if (typeof id !== 'string' || id.length === 0) throw new InvalidIdError(`${what} must be a non-empty string`)
-  if (Buffer.byteLength(id) > MAX_ID_BYTES) throw new InvalidIdError(`${what} is longer than ${MAX_ID_BYTES} bytes`)
+  if (idToBytes(id).length > MAX_ID_BYTES) throw new InvalidIdError(`${what} is longer than ${MAX_ID_BYTES} bytes`)
   return id
 }
 
@@ -64,10 +71,10 @@ export function validatePrefix(prefix: unknown): string {
 }
 
 export interface ChatKeys {
-  state: string
-  queue: string
-  checkpoint: string
-  handover: string
+  state: RedisKey
+  queue: RedisKey
+  checkpoint: RedisKey
+  handover: RedisKey
 }
 
 export interface ParsedKey {
@@ -86,10 +93,10 @@ export class KeyLayout {
     this.layout = layout
   }
 
-  private key(kind: KeyKind, id: string, what: string): string {
+  private key(kind: KeyKind, id: string, what: string): RedisKey {
     const enc = encodeId(validateId(id, what))
     const tagged = this.layout === 'cluster' ? `{${enc}}` : enc
-    return `${this.prefix}:${KIND_SEGMENTS[kind]}:${tagged}`
+    return redisKey(`${this.prefix}:${KIND_SEGMENTS[kind]}:${tagged}`)
   }
 
   chat(key: string): ChatKeys {
@@ -101,11 +108,11 @@ export class KeyLayout {
     }
   }
 
-  lead(name: string): string {
+  lead(name: string): RedisKey {
     return this.key('lead', name, 'lead name')
   }
 
-  lock(key: string): string {
+  lock(key: string): RedisKey {
     return this.key('lock', key, 'lock key')
   }
 
@@ -113,9 +120,9 @@ export class KeyLayout {
    * A replica's heartbeat record. On a cluster every replica record shares the prefix as hash tag
    * (`P:r:{P}:<id>`), so the heartbeat script can keep the replica index in the same slot.
    */
-  replica(replicaId: string): string {
+  replica(replicaId: string): RedisKey {
     const enc = encodeId(validateId(replicaId, 'replicaId'))
-    return this.layout === 'cluster' ? `${this.prefix}:r:{${this.prefix}}:${enc}` : `${this.prefix}:r:${enc}`
+    return redisKey(this.layout === 'cluster' ? `${this.prefix}:r:{${this.prefix}}:${enc}` : `${this.prefix}:r:${enc}`)
   }
 
   /** Zset of live replica ids scored by heartbeat expiry (Redis ms): a bounded read for the dashboard. */
@@ -148,8 +155,9 @@ export class KeyLayout {
     return `${this.prefix}:${KIND_SEGMENTS[kind]}:*`
   }
 
-  /** Decode a raw Redis key of this prefix and layout; null when it is not one of ours. */
-  parse(raw: string): ParsedKey | null {
+  /** Decode a raw Redis key of this prefix and layout (bytes as SCAN returns them, or text); null when it is not one of ours. */
+  parse(key: RedisKey): ParsedKey | null {
+    const raw = typeof key === 'string' ? key : idFromBytes(key)
     const head = `${this.prefix}:`
     if (!raw.startsWith(head)) return null
     const rest = raw.slice(head.length)

@@ -1,6 +1,6 @@
 import type { Command } from 'commander'
 import type { Context } from '../context.js'
-import { decodeReplica, formatDuration, replicaReferences, replicaRows, type ReplicaRow } from '../lib.js'
+import { decodeReplica, formatDuration, replicaReferences, replicaRows, type RedisKey, type ReplicaRow } from '../lib.js'
 import { cell, type KindView } from '../output/format.js'
 import { renewedText } from '../output/time.js'
 import { progress } from '../output/progress.js'
@@ -23,7 +23,7 @@ export async function collectReplicas(ctx: Context, o: ReplicasOptions & Partial
   const tombstones: Array<{ replicaId: string; incarnation: string }> = []
   const found = await ctx.reader.listMany(
     {
-      replica: (id: string, raw: string, h: Record<string, string>) => {
+      replica: (id: string, raw: RedisKey, h: Record<string, string>) => {
         if (h.beat !== undefined) return decodeReplica(id, raw, h)
         if (h.ev) tombstones.push({ replicaId: h.id ?? id, incarnation: h.ev })
         return null

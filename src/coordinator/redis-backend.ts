@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis'
-import { KeyLayout, SCHEMA_VERSION } from '../keys.js'
+import { KeyLayout, SCHEMA_VERSION, type RedisKey } from '../keys.js'
 import { ScriptRunner } from '../scripts/runner.js'
 import { ConfigurationError } from '../errors/configuration-error.js'
 import { errorFromRedis } from '../errors/from-redis.js'
@@ -140,7 +140,7 @@ export class RedisBackend implements CoordinationBackend {
     )
   }
 
-  private leaseKey(item: { kind: 'chat' | 'lead'; key: string }): string {
+  private leaseKey(item: { kind: 'chat' | 'lead'; key: string }): RedisKey {
     return item.kind === 'chat' ? this.keys.chat(item.key).state : this.keys.lead(item.key)
   }
 

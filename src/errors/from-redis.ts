@@ -27,7 +27,7 @@ export function isConnectionError(err: unknown): boolean {
  * BMC_* errors, the wrong type at a key (WRONGTYPE), a connection that is down. The status codes
  * of script replies are not errors: src/scripts/registry.ts decodes them.
  */
-export function errorFromRedis(err: unknown, redisKey: string | undefined): Error {
+export function errorFromRedis(err: unknown, redisKey: string | Buffer | undefined): Error {
   if (err instanceof CoordinationError) return err
   const e = err instanceof Error ? err : new Error(String(err))
   if (/WRONGTYPE/.test(e.message) && redisKey) return new CorruptStateError(redisKey, 'wrong Redis type', { cause: e })

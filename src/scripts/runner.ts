@@ -1,3 +1,5 @@
+import type { RedisKey } from '../keys.js'
+import { keyText } from '../bytes.js'
 import { errorFromRedis } from '../errors/from-redis.js'
 import { connectionCloses, withTimeout, type RedisClient } from '../connection.js'
 import { CoordinationUnavailableError } from '../errors/coordination-unavailable-error.js'
@@ -24,7 +26,7 @@ export class ScriptRunner {
    */
   async call<K extends string, S extends ArgSchema, R>(
     def: ScriptDef<K, S, R>,
-    keys: NoInfer<Record<K, string>>,
+    keys: NoInfer<Record<K, RedisKey>>,
     args: NoInfer<ScriptArgs<S>>,
     timeoutMs = this.timeoutMs,
   ): Promise<R> {
@@ -49,14 +51,15 @@ export class ScriptRunner {
     try {
       reply = await withTimeout(call(), timeoutMs, def.name)
     } catch (err) {
-      throw errorFromRedis(err, keyList[0])
+      throw errorFromRedis(err, keyList[0] === undefined ? undefined : keyText(keyList[0]))
     }
-    const result = def.decode(reply, keyList[0] ?? def.name)
+    const name = keyList[0] === undefined ? def.name : keyText(keyList[0])
+    const result = def.decode(reply, name)
     if (def.refusal?.(result) && this.closes() !== closesBefore) {
       throw new CoordinationUnavailableError(
         'unreachable',
         `the connection to Redis dropped while ${def.name} was under way: it may have taken effect before the client sent it again, so its refusal is not known to be the outcome`,
-        { key: keyList[0] },
+        { key: keyList[0] === undefined ? undefined : keyText(keyList[0]) },
       )
     }
     return result

@@ -8,7 +8,8 @@ import { withTimeout, type RedisClient } from '../connection.js'
 import { errorFromRedis } from '../errors/from-redis.js'
 import { DEFAULTS } from '../defaults.js'
 import { decodeChat, decodeLead, decodeReplica, type ChatSnapshot, type LeadSnapshot, type ReplicaSnapshot } from './decode.js'
-import type { KeyLayout } from '../keys.js'
+import type { KeyLayout, RedisKey } from '../keys.js'
+import { keyText } from '../bytes.js'
 import { chatHealth, leaseHealth, liveness, stuckReasons, type ChatHealth, type LeaseState } from './health.js'
 import type { StateReader } from './reader.js'
 
@@ -58,7 +59,7 @@ export async function readDashboard(reader: StateReader, options: DashboardOptio
   let commands = 0
   const corrupt: DashboardSnapshot['corrupt'] = []
   const r = redis as Redis
-  const call = async <T>(what: string, f: () => Promise<T>, rawKey?: string): Promise<T> => {
+  const call = async <T>(what: string, f: () => Promise<T>, rawKey?: RedisKey): Promise<T> => {
     commands++
     try {
       return await withTimeout(f(), timeoutMs, what)
@@ -86,14 +87,14 @@ export async function readDashboard(reader: StateReader, options: DashboardOptio
     ids.forEach((id, i) => {
       const [err, h] = res[i] ?? [null, null]
       const rawKey = keys.replica(id)
-      if (err) return corrupt.push({ rawKey, error: String((err as Error).message) })
+      if (err) return corrupt.push({ rawKey: keyText(rawKey), error: String((err as Error).message) })
       const hash = h as Hash
       if (!hash || hash.beat === undefined) return
       try {
         const rec = decodeReplica(id, rawKey, hash)
         if (rec.expiresAtMs > nowMs) replicas.push(rec)
       } catch (e) {
-        corrupt.push({ rawKey, error: (e as Error).message })
+        corrupt.push({ rawKey: keyText(rawKey), error: (e as Error).message })
       }
     })
   }
@@ -108,7 +109,7 @@ export async function readDashboard(reader: StateReader, options: DashboardOptio
     for (const c of rep.leases.campaigns ?? []) leadNames.add(c)
   }
 
-  const hgetall = (rawKey: string) => call('HGETALL', () => r.hgetall(rawKey), rawKey).catch((e: unknown) => e as Error)
+  const hgetall = (rawKey: RedisKey) => call('HGETALL', () => r.hgetall(rawKey), rawKey).catch((e: unknown) => e as Error)
   const chatList = [...chatKeys].slice(0, topChats * 4)
   const [chatHashes, cpFields, leadHashes, events] = await Promise.all([
     Promise.all(chatList.map((k) => hgetall(keys.chat(k).state))),
@@ -131,13 +132,13 @@ export async function readDashboard(reader: StateReader, options: DashboardOptio
   chatList.forEach((key, i) => {
     const h = chatHashes[i]
     const rawKey = keys.chat(key).state
-    if (h instanceof Error) return corrupt.push({ rawKey, error: h.message })
+    if (h instanceof Error) return corrupt.push({ rawKey: keyText(rawKey), error: h.message })
     if (!h || Object.keys(h).length === 0) return
     let chat: ChatSnapshot
     try {
       chat = decodeChat(key, rawKey, h)
     } catch (e) {
-      return corrupt.push({ rawKey, error: (e as Error).message })
+      return corrupt.push({ rawKey: keyText(rawKey), error: (e as Error).message })
     }
     const cp = cpFields[i] ?? []
     const health = chatHealth(chat, live, nowMs, { turnWaitMs: options.turnWaitMs })
@@ -164,12 +165,12 @@ export async function readDashboard(reader: StateReader, options: DashboardOptio
   ;[...leadNames].forEach((name, i) => {
     const h = leadHashes[i]
     const rawKey = keys.lead(name)
-    if (h instanceof Error) return corrupt.push({ rawKey, error: h.message })
+    if (h instanceof Error) return corrupt.push({ rawKey: keyText(rawKey), error: h.message })
     if (!h || Object.keys(h).length === 0) return
     try {
       providers.push(decodeLead(name, rawKey, h))
     } catch (e) {
-      corrupt.push({ rawKey, error: (e as Error).message })
+      corrupt.push({ rawKey: keyText(rawKey), error: (e as Error).message })
     }
   })
   providers.sort((a, b) => a.key.localeCompare(b.key))

@@ -4,6 +4,7 @@
  * Every time is Redis's clock in ms (absolute); callers turn it into "12s ago" with Redis's now.
  */
 import { CorruptStateError } from '../errors/corrupt-state-error.js'
+import type { RedisKey } from '../keys.js'
 import type { Holder, HeldSummary, ReplicaInfo, ReplicaStats } from '../wire/types.js'
 import { decodeHeldSummary } from '../wire/heartbeat.js'
 import { CHAT_FIELDS as C, queuedTicket, type QueuedTicket } from '../wire/chat.js'
@@ -11,20 +12,20 @@ import { CHAT_FIELDS as C, queuedTicket, type QueuedTicket } from '../wire/chat.
 export type Json = null | boolean | number | string | Json[] | { [k: string]: Json }
 type Hash = Record<string, string>
 
-function int(rawKey: string, h: Hash, field: string): number | null {
+function int(rawKey: RedisKey, h: Hash, field: string): number | null {
   const v = h[field]
   if (v === undefined || v === '') return null
   if (!/^-?\d+$/.test(v)) throw new CorruptStateError(rawKey, `field ${field} is not an integer: ${JSON.stringify(v.slice(0, 40))}`)
   return Number(v)
 }
 
-function reqInt(rawKey: string, h: Hash, field: string): number {
+function reqInt(rawKey: RedisKey, h: Hash, field: string): number {
   const v = int(rawKey, h, field)
   if (v === null) throw new CorruptStateError(rawKey, `field ${field} is missing`)
   return v
 }
 
-function json<T = Json>(rawKey: string, h: Hash, field: string): T | null {
+function json<T = Json>(rawKey: RedisKey, h: Hash, field: string): T | null {
   const v = h[field]
   if (v === undefined || v === '') return null
   try {
@@ -56,7 +57,7 @@ export interface ChatSnapshot {
   tickets: TicketSnapshot[]
 }
 
-export function decodeChat(key: string, rawKey: string, h: Hash): ChatSnapshot {
+export function decodeChat(key: string, rawKey: RedisKey, h: Hash): ChatSnapshot {
   const tickets: TicketSnapshot[] = []
   for (const [field, value] of Object.entries(h)) {
     const t = queuedTicket(field, value, (why) => new CorruptStateError(rawKey, why))
@@ -113,7 +114,7 @@ export interface LeadSnapshot {
   candidates: Array<Holder & { deadlineMs: number }>
 }
 
-export function decodeLead(key: string, rawKey: string, h: Hash): LeadSnapshot {
+export function decodeLead(key: string, rawKey: RedisKey, h: Hash): LeadSnapshot {
   const candidates: LeadSnapshot['candidates'] = []
   for (const [field, value] of Object.entries(h)) {
     if (!field.startsWith('c:')) continue
@@ -157,7 +158,7 @@ export interface LockSnapshot {
   releasedAtMs: number | null
 }
 
-export function decodeLock(key: string, rawKey: string, h: Hash): LockSnapshot {
+export function decodeLock(key: string, rawKey: RedisKey, h: Hash): LockSnapshot {
   return {
     key,
     fence: int(rawKey, h, 'f'),
@@ -190,7 +191,7 @@ export interface FlowCheckpoint {
   answerBytes: number
 }
 
-export function decodeCheckpoint(key: string, rawKey: string, h: Hash): FlowCheckpoint {
+export function decodeCheckpoint(key: string, rawKey: RedisKey, h: Hash): FlowCheckpoint {
   if (h.rev === undefined) throw new CorruptStateError(rawKey, 'checkpoint has no revision')
   const data = json<{ state?: Json; answer?: Json }>(rawKey, h, 'd') ?? {}
   if (typeof data !== 'object' || Array.isArray(data)) throw new CorruptStateError(rawKey, 'checkpoint data is not an object')
@@ -222,7 +223,7 @@ export interface HandoverMarker {
   data: Json
 }
 
-export function decodeHandover(key: string, rawKey: string, h: Hash): HandoverMarker {
+export function decodeHandover(key: string, rawKey: RedisKey, h: Hash): HandoverMarker {
   if (h.name === undefined) throw new CorruptStateError(rawKey, 'handover marker has no name')
   return {
     key,
@@ -266,7 +267,7 @@ export interface ReplicaSnapshot {
   evictedIncarnation: string | null
 }
 
-export function decodeReplica(replicaId: string, rawKey: string, h: Hash): ReplicaSnapshot {
+export function decodeReplica(replicaId: string, rawKey: RedisKey, h: Hash): ReplicaSnapshot {
   const beat = reqInt(rawKey, h, 'beat')
   const cw = int(rawKey, h, 'cw')
   return {

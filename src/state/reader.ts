@@ -3,7 +3,8 @@
  * pipelined HGETALLs, and the pure decoders of ./decode.ts. Times are Redis's clock.
  */
 import type { Redis } from 'ioredis'
-import { KeyLayout, SCHEMA_VERSION, type KeyKind, type Layout } from '../keys.js'
+import { KeyLayout, SCHEMA_VERSION, type KeyKind, type Layout, type RedisKey } from '../keys.js'
+import { idFromBytes, keyText, redisKey } from '../bytes.js'
 import { isCluster, masters, withTimeout, type RedisClient } from '../connection.js'
 import { errorFromRedis } from '../errors/from-redis.js'
 import { DEFAULTS } from '../defaults.js'
@@ -57,14 +58,14 @@ export interface SchemaInfo {
 }
 
 type Hash = Record<string, string>
-type Decoders = Partial<Record<KeyKind, (id: string, rawKey: string, h: Hash) => unknown>>
+type Decoders = Partial<Record<KeyKind, (id: string, rawKey: RedisKey, h: Hash) => unknown>>
 type DecodedBy<F> = F extends (...a: never[]) => infer R ? Exclude<R, null> : never
 
 /** The decoders of the listings, by kind (a null result skips the key). */
 export const LISTING_DECODERS = {
-  chat: (id: string, raw: string, h: Hash) => decodeChat(id, raw, h),
-  lead: (id: string, raw: string, h: Hash) => decodeLead(id, raw, h),
-  lock: (id: string, raw: string, h: Hash) => decodeLock(id, raw, h),
+  chat: (id: string, raw: RedisKey, h: Hash) => decodeChat(id, raw, h),
+  lead: (id: string, raw: RedisKey, h: Hash) => decodeLead(id, raw, h),
+  lock: (id: string, raw: RedisKey, h: Hash) => decodeLock(id, raw, h),
 } as const
 
 /** The reason a key is corrupt, without the key (the listing names it). */
@@ -85,7 +86,7 @@ export class StateReader {
     this.timeoutMs = options.timeoutMs ?? DEFAULTS.readTimeoutMs
   }
 
-  private async call<T>(what: string, f: () => Promise<T>, rawKey?: string): Promise<T> {
+  private async call<T>(what: string, f: () => Promise<T>, rawKey?: RedisKey): Promise<T> {
     try {
       return await withTimeout(f(), this.timeoutMs, what)
     } catch (err) {
@@ -142,7 +143,7 @@ export class StateReader {
   async *scanKinds(
     kinds: KeyKind[],
     options: ScanOptions = {},
-  ): AsyncGenerator<Array<{ rawKey: string; id: string; kind: KeyKind; hash: Hash }>> {
+  ): AsyncGenerator<Array<{ rawKey: RedisKey; id: string; kind: KeyKind; hash: Hash }>> {
     let seen = 0
     for (const node of await this.masterNodes()) {
       let cursor = '0'
@@ -167,7 +168,7 @@ export class StateReader {
     kinds: KeyKind[],
     options: Pick<ScanOptions, 'count' | 'fields'> & { keysOnly?: boolean } = {},
   ): Promise<{
-    items: Array<{ rawKey: string; id: string; kind: KeyKind; hash: Hash }>
+    items: Array<{ rawKey: RedisKey; id: string; kind: KeyKind; hash: Hash }>
     next: { node: number; cursor: string }
     wrapped: boolean
   }> {
@@ -185,16 +186,18 @@ export class StateReader {
     cursor: string,
     kinds: KeyKind[],
     options: Pick<ScanOptions, 'count' | 'fields'> & { keysOnly?: boolean },
-  ): Promise<{ cursor: string; scanned: number; items: Array<{ rawKey: string; id: string; kind: KeyKind; hash: Hash }> }> {
+  ): Promise<{ cursor: string; scanned: number; items: Array<{ rawKey: RedisKey; id: string; kind: KeyKind; hash: Hash }> }> {
     const count = options.count ?? DEFAULTS.scanCount
     const wanted = new Set(kinds)
     const pattern = kinds.length === 1 ? this.keys.scanPattern(kinds[0]!) : `${this.keys.prefix}:*`
     this.commands++
-    const [next, batch] = await this.call('SCAN', () => node.scan(cursor, 'MATCH', pattern, 'COUNT', count))
+    // Keys as bytes: a key that is not UTF-8 is read back exactly (an id with lone surrogates, ../bytes.ts).
+    const [nextCursor, batch] = await this.call('SCAN', () => node.scanBuffer(cursor, 'MATCH', pattern, 'COUNT', count))
+    const next = String(nextCursor)
     const ours = batch
-      .map((rawKey) => ({ rawKey, parsed: this.keys.parse(rawKey) }))
+      .map((bytes) => ({ rawKey: redisKey(idFromBytes(bytes)), parsed: this.keys.parse(bytes) }))
       .filter((x) => x.parsed !== null && wanted.has(x.parsed.kind))
-    const out: Array<{ rawKey: string; id: string; kind: KeyKind; hash: Hash }> = []
+    const out: Array<{ rawKey: RedisKey; id: string; kind: KeyKind; hash: Hash }> = []
     if (options.keysOnly) {
       for (const k of ours) out.push({ rawKey: k.rawKey, id: k.parsed!.id, kind: k.parsed!.kind, hash: {} })
     } else if (ours.length) {
@@ -226,7 +229,7 @@ export class StateReader {
 
   private async list<T>(
     kind: KeyKind,
-    decode: (id: string, rawKey: string, h: Hash) => T | null,
+    decode: (id: string, rawKey: RedisKey, h: Hash) => T | null,
     options: ScanOptions = {},
   ): Promise<Listing<T>> {
     const out = await this.listMany({ [kind]: decode } as Decoders, options)
@@ -251,14 +254,14 @@ export class StateReader {
       for (const { rawKey, id, kind, hash } of batch) {
         const listing = result[kind]!
         if (hash.__error) {
-          listing.corrupt.push({ rawKey, error: /WRONGTYPE/.test(hash.__error) ? 'wrong Redis type' : hash.__error })
+          listing.corrupt.push({ rawKey: keyText(rawKey), error: /WRONGTYPE/.test(hash.__error) ? 'wrong Redis type' : hash.__error })
           continue
         }
         try {
           const v = decoders[kind]!(id, rawKey, hash)
           if (v !== null) listing.items.push(v)
         } catch (err) {
-          listing.corrupt.push({ rawKey, error: err instanceof CorruptStateError ? err.message : String(err) })
+          listing.corrupt.push({ rawKey: keyText(rawKey), error: err instanceof CorruptStateError ? err.message : String(err) })
         }
       }
     }
@@ -298,13 +301,13 @@ export class StateReader {
       const rawKey = this.keys.replica(id)
       const [err, h] = replies[i] ?? [null, null]
       if (err)
-        return out.corrupt.push({ rawKey, error: /WRONGTYPE/.test(String(err)) ? 'wrong Redis type' : String((err as Error).message) })
+        return out.corrupt.push({ rawKey: keyText(rawKey), error: /WRONGTYPE/.test(String(err)) ? 'wrong Redis type' : String((err as Error).message) })
       const hash = h as Hash
       if (!hash || hash.beat === undefined) return
       try {
         out.items.push(decodeReplica(id, rawKey, hash))
       } catch (e) {
-        out.corrupt.push({ rawKey, error: (e as Error).message })
+        out.corrupt.push({ rawKey: keyText(rawKey), error: (e as Error).message })
       }
     })
     return out
@@ -348,7 +351,7 @@ export class StateReader {
     pipe.pttl(k.handover)
     this.commands += 6
     const r = (await this.call('chat', () => pipe.exec(), k.state)) ?? []
-    const val = <T>(i: number, rawKey: string): T => {
+    const val = <T>(i: number, rawKey: RedisKey): T => {
       const [err, v] = r[i] ?? [null, null]
       if (err) throw errorFromRedis(err, rawKey)
       return v as T

@@ -20,7 +20,7 @@ import {
 } from '../scripts/registry.js'
 import { isCluster, resolveRedis, withTimeout, type RedisClient, type RedisConnectionOptions } from '../connection.js'
 import { DEFAULTS } from '../defaults.js'
-import { validateId, type KeyLayout } from '../keys.js'
+import { validateId, type KeyLayout, type RedisKey } from '../keys.js'
 import { parseDuration, type Duration } from '../duration.js'
 import { errorFromRedis } from '../errors/from-redis.js'
 import { CheckpointConflictError } from '../errors/checkpoint-conflict-error.js'
@@ -289,7 +289,7 @@ export class RedisStore {
     return this.redis as Redis
   }
 
-  private async read<T>(rawKey: string, f: () => Promise<T>): Promise<T> {
+  private async read<T>(rawKey: RedisKey, f: () => Promise<T>): Promise<T> {
     try {
       return await withTimeout(f(), this.timeoutMs, 'read')
     } catch (err) {

@@ -12,6 +12,7 @@ import {
   LeaseLostError,
   type KeyLayout,
   type RedisStore,
+  keyText,
 } from '../../src/index.js'
 import type { MemoryStore } from '../../src/testing/index.js'
 import { until } from '../helpers/wait.js'
@@ -359,7 +360,7 @@ export function defineStoreContract(h: StoreHarness): void {
           await s.setHandoverMarker(key, { name: 'n', replicaId: 'r', incarnation: 'i' })
           expect((await s.getHandoverMarker(key))!.key).toBe(key)
           for (const k of r ? [r.keys.lock(key), r.keys.chat(key).checkpoint] : []) {
-            expect(k.startsWith(`${r!.keys.prefix}:`)).toBe(true)
+            expect(keyText(k).startsWith(`${r!.keys.prefix}:`)).toBe(true)
             expect(r!.keys.parse(k)?.id).toBe(key)
           }
         }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { decodeId, encodeId, KeyLayout } from '../../src/keys.js'
+import { keyText } from '../../src/bytes.js'
 import { InvalidIdError } from '../../src/errors/index.js'
 
 /** Redis Cluster's hash tag: the part between the first { and the next }, when non-empty. */
@@ -26,7 +27,7 @@ describe('key layout', () => {
     const keys = new KeyLayout('shop', 'cluster')
     for (const id of odd) {
       const k = keys.chat(id)
-      const tags = new Set([k.state, k.queue, k.checkpoint, k.handover].map(hashTag))
+      const tags = new Set([k.state, k.queue, k.checkpoint, k.handover].map((x) => hashTag(keyText(x))))
       expect(tags.size).toBe(1)
       expect(decodeId([...tags][0]!)).toBe(id)
     }
@@ -61,8 +62,8 @@ describe('key layout', () => {
     for (const id of ['a', 'a:q', 'q:a', 'c:a', 'l:a']) {
       const k = keys.chat(id)
       for (const v of [k.state, k.queue, k.checkpoint, k.handover, keys.lead(id), keys.lock(id), keys.replica(id)]) {
-        expect(all.has(v)).toBe(false)
-        all.add(v)
+        expect(all.has(keyText(v))).toBe(false)
+        all.add(keyText(v))
       }
     }
   })

@@ -73,7 +73,7 @@ function cycles(graph: Map<string, { local: string[] }>): string[][] {
 
 /** The layers of src/, lowest first: a module imports from its own layer (same folder) or below. */
 const LAYERS: Array<[RegExp, number]> = [
-  [/^(defaults|duration|clock|version|url)$|^errors\//, 0],
+  [/^(defaults|duration|clock|version|url|bytes)$|^errors\//, 0],
   [/^keys$|^wire\//, 1],
   [/^connection$|^state\/(decode|health|views)$/, 2],
   [/^scripts\//, 3],

@@ -1,0 +1,77 @@
+/**
+ * Ids as bytes. Redis keys are binary; the library's ids are JavaScript strings. A byte that is not
+ * part of valid UTF-8 is carried in a string as one lone surrogate U+DC80–U+DCFF (the byte + 0xDC00,
+ * Python's "surrogateescape"), so any key read from Redis becomes a string and turns back into the
+ * same bytes. Any other lone surrogate of a caller's string is written as its 3-byte (WTF-8) form,
+ * so distinct ids never silently become the same U+FFFD key.
+ */
+
+const LONE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/
+
+/** Does this string hold a lone surrogate (a byte that is not UTF-8, or a broken UTF-16 pair)? */
+export function hasLoneSurrogate(s: string): boolean {
+  return LONE.test(s)
+}
+
+/** The bytes of an id: UTF-8, with U+DC80–U+DCFF as the byte they carry. */
+export function idToBytes(s: string): Buffer {
+  if (!hasLoneSurrogate(s)) return Buffer.from(s, 'utf8')
+  const out: number[] = []
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i)
+    const next = s.charCodeAt(i + 1)
+    if (c >= 0xd800 && c <= 0xdbff && next >= 0xdc00 && next <= 0xdfff) {
+      const cp = 0x10000 + ((c - 0xd800) << 10) + (next - 0xdc00)
+      out.push(0xf0 | (cp >> 18), 0x80 | ((cp >> 12) & 63), 0x80 | ((cp >> 6) & 63), 0x80 | (cp & 63))
+      i++
+    } else if (c >= 0xdc80 && c <= 0xdcff) out.push(c - 0xdc00)
+    else if (c < 0x80) out.push(c)
+    else if (c < 0x800) out.push(0xc0 | (c >> 6), 0x80 | (c & 63))
+    else out.push(0xe0 | (c >> 12), 0x80 | ((c >> 6) & 63), 0x80 | (c & 63))
+  }
+  return Buffer.from(out)
+}
+
+/** Length of the valid UTF-8 sequence at `i`, or 0 when the byte there does not start one. */
+function sequenceAt(b: Buffer, i: number): number {
+  const c = b[i]!
+  const cont = (j: number, lo = 0x80, hi = 0xbf) => i + j < b.length && b[i + j]! >= lo && b[i + j]! <= hi
+  if (c < 0x80) return 1
+  if (c >= 0xc2 && c <= 0xdf) return cont(1) ? 2 : 0
+  if (c === 0xe0) return cont(1, 0xa0) && cont(2) ? 3 : 0
+  if (c === 0xed) return cont(1, 0x80, 0x9f) && cont(2) ? 3 : 0 // no UTF-16 surrogates
+  if (c >= 0xe1 && c <= 0xef) return cont(1) && cont(2) ? 3 : 0
+  if (c === 0xf0) return cont(1, 0x90) && cont(2) && cont(3) ? 4 : 0
+  if (c >= 0xf1 && c <= 0xf3) return cont(1) && cont(2) && cont(3) ? 4 : 0
+  if (c === 0xf4) return cont(1, 0x80, 0x8f) && cont(2) && cont(3) ? 4 : 0
+  return 0
+}
+
+/** The string of an id's bytes: UTF-8 where it is, each other byte as U+DC00 + byte. */
+export function idFromBytes(b: Buffer): string {
+  const text = b.toString('utf8')
+  if (!text.includes('\ufffd')) return text
+  let out = ''
+  let i = 0
+  while (i < b.length) {
+    const n = sequenceAt(b, i)
+    if (n === 0) {
+      out += String.fromCharCode(0xdc00 + b[i]!)
+      i++
+    } else {
+      out += b.toString('utf8', i, i + n)
+      i += n
+    }
+  }
+  return out
+}
+
+/** A key name for people and error messages: the string, or its bytes as an id string. */
+export function keyText(k: string | Buffer): string {
+  return typeof k === 'string' ? k : idFromBytes(k)
+}
+
+/** A key as ioredis takes it: the string itself, or its bytes when it carries bytes that are not UTF-8. */
+export function redisKey(s: string): string | Buffer {
+  return hasLoneSurrogate(s) ? idToBytes(s) : s
+}
