@@ -5,7 +5,16 @@
  * admin, the store) comes through `loadIo()`, which only the commands that connect call.
  */
 export { PACKAGE_VERSION } from '../src/version.js'
-export { KeyLayout, SCHEMA_VERSION, DEFAULT_PREFIX, LAYOUTS, validatePrefix, type Layout, type KeyKind, type RedisKey } from '../src/keys.js'
+export {
+  KeyLayout,
+  SCHEMA_VERSION,
+  DEFAULT_PREFIX,
+  LAYOUTS,
+  validatePrefix,
+  type Layout,
+  type KeyKind,
+  type RedisKey,
+} from '../src/keys.js'
 export { idFromBytes, idToBytes, keyText } from '../src/bytes.js'
 export { parseDuration, formatDuration, type Duration } from '../src/duration.js'
 export {

@@ -87,8 +87,11 @@ const WIDE =
   /[\u1100-\u115f\u2e80-\u303e\u3041-\u33ff\u3400-\u4dbf\u4e00-\u9fff\ua000-\ua4cf\uac00-\ud7a3\uf900-\ufaff\ufe30-\ufe4f\uff00-\uff60\uffe0-\uffe6\p{Extended_Pictographic}\u{20000}-\u{3fffd}]/u
 const ZERO = /[\p{Mn}\p{Me}\ufe0f]/u
 
+const ASCII = /^[\u0020-\u007e]*$/
+
 /** Terminal columns of a shown string (escapes are ASCII). */
 export function columns(s: string): number {
+  if (ASCII.test(s)) return s.length
   let n = 0
   for (const ch of s) n += ZERO.test(ch) ? 0 : WIDE.test(ch) && ch.codePointAt(0)! > 0xff ? 2 : 1
   return n
@@ -173,51 +176,30 @@ export function jsonText(v: unknown): string {
   return terminalSafe(JSON.stringify(v) ?? 'undefined', false)
 }
 
-// An SGR sequence (colours, bold, dim): the only escape sequence the tool's own text carries.
-// eslint-disable-next-line no-control-regex
-const SGR = /^\u001b\[[0-9;]*m/
-// eslint-disable-next-line no-control-regex
-const SUSPECT = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u00a0-\uffff]/
+const UNSAFE =
+  '[\\u0000-\\u0008\\u000b-\\u001a\\u001c-\\u001f\\u007f-\\u009f\\ud800-\\udfff\\p{Cf}\\p{Zl}\\p{Zp}\\u00a0\\u1680\\u2000-\\u200a\\u202f\\u205f\\u3000\\u115f\\u1160\\u3164\\uffa0]|\\u034f'
+/** With colours: an ESC that does not start an SGR sequence (SGR sequences are not even matched). */
+const GUARD_COLOURS = new RegExp(`${UNSAFE}|\\u001b(?!\\[[0-9;]*m)`, 'gu')
+const GUARD_PLAIN = new RegExp(`${UNSAFE}|\\u001b`, 'gu')
 
 /**
- * The last guard before a terminal: newlines, tabs and SGR colours pass; any other control byte,
- * escape sequence, bidi control, invisible character or lone surrogate is shown escaped.
+ * The last guard before a terminal: newlines, tabs and (with `colours`) SGR colours pass; any other
+ * control byte, escape sequence, bidi control, invisible character or lone surrogate is written as
+ * a `\uXXXX` escape. One pass over the text.
  */
 export function terminalSafe(text: string, colours = true): string {
-  if (!SUSPECT.test(text)) return text
-  let out = ''
-  const chars = [...text]
-  for (let i = 0; i < chars.length; i++) {
-    const ch = chars[i]!
-    if (ch === '\n' || ch === '\t') {
-      out += ch
-      continue
-    }
-    if (ch === '\u001b' && colours) {
-      const sgr = SGR.exec(text.slice(offsetOf(chars, i)))
-      if (sgr) {
-        out += sgr[0]
-        i += sgr[0].length - 1
-        continue
-      }
-    }
-    out += escapeOf(ch, false) === null ? ch : jsonEscape(ch)
-  }
-  return out
+  return text.replace(colours ? GUARD_COLOURS : GUARD_PLAIN, jsonEscape)
 }
 
+// What may not reach a terminal raw: a control other than newline, tab and ESC (ESC is decided by
+// the guard: only as the start of an SGR sequence, the one escape sequence the tool's own text
+// carries), a lone surrogate, or an invisible character (as INVISIBLE).
 /** `\uXXXX` (a surrogate pair above U+FFFF; `\r` for CR): the same character read back by a JSON parser. */
 function jsonEscape(ch: string): string {
   if (ch === '\r') return '\\r'
   let out = ''
   for (let i = 0; i < ch.length; i++) out += `\\u${hex(ch.charCodeAt(i), 4)}`
   return out
-}
-
-function offsetOf(chars: string[], i: number): number {
-  let n = 0
-  for (let j = 0; j < i; j++) n += chars[j]!.length
-  return n
 }
 
 type Write = typeof process.stdout.write

@@ -301,7 +301,10 @@ export class StateReader {
       const rawKey = this.keys.replica(id)
       const [err, h] = replies[i] ?? [null, null]
       if (err)
-        return out.corrupt.push({ rawKey: keyText(rawKey), error: /WRONGTYPE/.test(String(err)) ? 'wrong Redis type' : String((err as Error).message) })
+        return out.corrupt.push({
+          rawKey: keyText(rawKey),
+          error: /WRONGTYPE/.test(String(err)) ? 'wrong Redis type' : String((err as Error).message),
+        })
       const hash = h as Hash
       if (!hash || hash.beat === undefined) return
       try {
