@@ -28,10 +28,10 @@ export function countProgress(ctx: Context, what: string): { update(done: number
     update(done, total) {
       if (!tty) return
       shown = true
-      process.stderr.write(`\r${ctx.c.dim(`${what}… ${done.toLocaleString('en-US')}/${total.toLocaleString('en-US')}`)}\u001b[K`)
+      rawWrite('stderr', `\r${ctx.c.dim(`${what}… ${done.toLocaleString('en-US')}/${total.toLocaleString('en-US')}`)}\u001b[K`)
     },
     done() {
-      if (shown) process.stderr.write('\r\u001b[K')
+      if (shown) rawWrite('stderr', '\r\u001b[K')
     },
   }
 }

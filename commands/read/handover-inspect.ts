@@ -3,6 +3,7 @@ import { run } from '../run.js'
 import type { Context } from '../context.js'
 import { handoverView, shellWord, type HandoverView } from '../lib.js'
 import { cell, printOne } from '../output/format.js'
+import { jsonText } from '../output/safe-text.js'
 import { agoMs, dur } from '../output/time.js'
 import { notFound } from '../output/errors.js'
 import { examples, printCorrupt } from './common.js'
@@ -10,14 +11,15 @@ import { examples, printCorrupt } from './common.js'
 /** Collect: the marker (with its TTL, one round trip in the chat's slot) and the live replicas. */
 export async function collectHandover(ctx: Context, key: string) {
   const [detail, replicas] = await Promise.all([ctx.reader.chat(key), ctx.reader.liveReplicas()])
-  if (!detail.handover) throw notFound(`no handover marker for ${JSON.stringify(key)} under prefix ${ctx.keys.prefix}`)
+  if (!detail.handover) throw notFound(`no handover marker for ${key} under prefix ${ctx.keys.prefix}`)
   const handover = handoverView(detail.handover, detail.nowMs, replicas.items, detail.handoverTtlMs)
   return { nowMs: detail.nowMs, handover, chatFence: detail.chat?.fence ?? null, corrupt: replicas.corrupt }
 }
 
 const STATUS_TEXT = { alive: 'alive', dead: 'no heartbeat', stale: 'restarted (stale incarnation)' } as const
 
-export function printHandover(ctx: Context, m: HandoverView): void {
+/** `m` is the marker shown escaped (printOne's safe body); `data` its data as JSON text (jsonText of the raw data). */
+export function printHandover(ctx: Context, m: HandoverView, data: string): void {
   const { c } = ctx
   const kv = (k: string, val: string | number) => ctx.out(`${c.dim(k.padEnd(16))}${val}`)
   kv('chat', c.bold(cell(m.key)))
@@ -26,7 +28,7 @@ export function printHandover(ctx: Context, m: HandoverView): void {
   kv('waiting since', agoMs(m.waitingForMs))
   kv('updated', agoMs(m.updatedAgoMs))
   kv('expires in', m.expiresInMs === null ? c.dim('no TTL: stays until taken or removed') : dur(m.expiresInMs))
-  kv('data', m.dataBytes ? `${m.dataBytes} bytes ${cell(JSON.stringify(m.data))}` : c.dim('(none)'))
+  kv('data', m.dataBytes ? `${m.dataBytes} bytes ${data}` : c.dim('(none)'))
   kv('next owner', m.next)
   kv('remove', c.dim(`botmesh-coord handover rm ${shellWord(m.key)} --if-incarnation ${m.incarnation}`))
 }
@@ -45,7 +47,7 @@ export function handoverInspect(): Command {
     .action(
       run(async (ctx, key: string) => {
         const data = await collectHandover(ctx, key)
-        printOne(ctx, 'handover', data, `handover/${key}`, () => printHandover(ctx, data.handover))
+        printOne(ctx, 'handover', data, `handover/${key}`, (safe) => printHandover(ctx, safe.handover, jsonText(data.handover.data)))
         printCorrupt(ctx, data.corrupt)
       }),
     )

@@ -7,6 +7,7 @@
  */
 import { fromVisible, safeCopy, terminalSafe } from '../output/safe-text.js'
 import type { DashboardSource } from './source.js'
+import type { Interventions } from './interventions.js'
 
 /** Errors quote keys: their message is shown escaped too. */
 function safeError(err: unknown): never {
@@ -14,8 +15,30 @@ function safeError(err: unknown): never {
   throw err
 }
 
+/**
+ * An intervention's arguments as the panels give them (shown form) back to the exact values: every
+ * string, and every string option but `command` (the CLI line recorded in the audit stays as shown).
+ */
+function exactArgs(args: unknown[]): unknown[] {
+  return args.map((a) => {
+    if (typeof a === 'string') return fromVisible(a)
+    if (a && typeof a === 'object' && !Array.isArray(a)) {
+      return Object.fromEntries(Object.entries(a).map(([k, v]) => [k, typeof v === 'string' && k !== 'command' ? fromVisible(v) : v]))
+    }
+    return a
+  })
+}
+
+/** Every intervention, whatever the dashboard adds: exact arguments in, outcome text shown escaped. */
+function safeInterventions(i: Interventions): Interventions {
+  const out: Record<string, unknown> = {}
+  for (const [name, f] of Object.entries(i) as Array<[string, (...a: unknown[]) => Promise<unknown>]>) {
+    out[name] = (...args: unknown[]) => f.apply(i, exactArgs(args)).then((r) => safeCopy(r), safeError)
+  }
+  return out as unknown as Interventions
+}
+
 export function safeSource(source: DashboardSource): DashboardSource {
-  const i = source.interventions
   return {
     get url() {
       return source.url
@@ -26,15 +49,7 @@ export function safeSource(source: DashboardSource): DashboardSource {
     chat: (key) => source.chat(fromVisible(key)).then((d) => safeCopy(d), safeError),
     commandsTotal: () => source.commandsTotal(),
     status: () => source.status(),
-    interventions: {
-      yieldProvider: (name, o) => i.yieldProvider(fromVisible(name), o).then((r) => safeCopy(r), safeError),
-      releaseChat: (key, o) =>
-        i
-          .releaseChat(fromVisible(key), { ...o, ifIncarnation: o.ifIncarnation === null ? null : fromVisible(o.ifIncarnation) })
-          .then((r) => safeCopy(r), safeError),
-      skipTicket: (key, ticket, o) =>
-        i.skipTicket(fromVisible(key), ticket, { ...o, ifIncarnation: fromVisible(o.ifIncarnation) }).then((r) => safeCopy(r), safeError),
-    },
+    interventions: safeInterventions(source.interventions),
     close: () => source.close(),
   }
 }

@@ -119,8 +119,14 @@ async function carryOut(ctx: Context, raw: Plan, flags: WriteFlags, name: string
   const { c } = ctx
   // The plan and the outcome are text composed around outside strings: those the command was given
   // and the plan's data names (keys, replica ids, incarnations, flows) are shown escaped.
-  const p = { ...raw, title: showNames(raw.title, args, raw.json), lines: raw.lines.map((l) => showNames(l, args, raw.json)) }
-  p.warnings = raw.warnings?.map((w) => showNames(w, args, raw.json))
+  const shown = (t: string) => showNames(t, args, raw.json)
+  const p: Plan = {
+    ...raw,
+    title: shown(raw.title),
+    lines: raw.lines.map(shown),
+    dryRunLines: raw.dryRunLines?.map(shown),
+    warnings: raw.warnings?.map(shown),
+  }
   // The plan is for people: on stdout normally, on stderr when stdout carries JSON.
   const show = ctx.json ? ctx.err : ctx.out
   const lines = flags.dryRun && p.dryRunLines ? p.dryRunLines : p.lines

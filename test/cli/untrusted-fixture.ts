@@ -137,6 +137,7 @@ export async function hostileState(url: string, prefix: string): Promise<Hostile
     replicaId: REPLICAS.b,
     incarnation: b.incarnation,
     ttlMs: 600_000,
+    data: { note: '\u001b]0;data\u0007\u202e' },
   })
   await untilQueued(a, KEYS.osc, [REPLICAS.b])
   await store.close()

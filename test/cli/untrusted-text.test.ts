@@ -147,13 +147,20 @@ describe(`untrusted text on the terminal (seed ${SEED})`, () => {
       cli(['checkpoint', 'rm', visible(KEYS.osc), '--dry-run']),
       cli(['replicas', 'evict', visible(REPLICAS.b), '--dry-run']),
       cli(['chat', 'skip', visible(KEYS.osc), '99', '--dry-run']),
+      cli(['handover', 'inspect', visible(KEYS.bidi)]),
+      cli(['handover', 'rm', visible(KEYS.bidi), '--dry-run']),
+      cli(['checkpoint', 'extend', visible(KEYS.osc), '--ttl', '1h', '--dry-run']),
+      cli(['checkpoints', 'rm', '--flow', visible(FLOW), '--dry-run']),
       cli(['chat', 'inspect', 'nope:\u001b]0;x\u0007\u202e']),
       cli(['checkpoint', 'inspect', 'nope:\u001b[2J']),
       cli(['chat', 'release', 'nope:\u001b[2J\u2066']),
     ])
     runs.forEach((r, i) => clean(`write/error #${i}`, r))
     expect(runs.slice(0, 4).map((r) => r.code)).toEqual([0, 0, 0, 0])
-    expect(runs[5]!.stderr).toContain('nope:\\x1b]0;x\\x07\\u202e')
+    expect(runs.slice(5, 9).map((r) => [r.code, r.stderr])).toEqual([0, 0, 0, 0].map((c) => [c, '']))
+    expect(runs[5]!.stdout).toContain(visible(KEYS.bidi))
+    expect(runs[8]!.stdout).toContain(visible(KEYS.osc))
+    expect(runs[9]!.stderr).toContain('nope:\\x1b]0;x\\x07\\u202e')
   })
 
   it('an audit reason read back is escaped in events', async () => {
