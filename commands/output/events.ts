@@ -46,7 +46,9 @@ export function eventRowOf(e: { id: string; event: Record<string, unknown> }): E
 }
 
 const s = (v: unknown): string => (v === undefined || v === null || v === '' ? '' : String(v))
-const q = (v: string) => JSON.stringify(v)
+// Quoted, not JSON-encoded: the event reaches this module with its strings already shown escaped
+// (printList's and the dashboard's safe copies), so a backslash is part of the shown form.
+const q = (v: string) => `"${v.replace(/"/g, '\\"')}"`
 
 /** Fields no line repeats (shown in their own columns, or implied by the type). */
 const SHOWN = new Set(['type', 'replicaId', 'incarnation', 'at'])

@@ -170,5 +170,6 @@ describe(`untrusted text on the terminal (seed ${SEED})`, () => {
     const ev = await cli(['events', '-o', 'wide'])
     clean('events -o wide', ev)
     expect(ev.stdout).toContain(visible(KEYS.emoji))
+    expect(ev.stdout).toContain(`reason "${visible('because\u001b]0;why\u0007\u202e')}"`)
   })
 })
