@@ -21,7 +21,7 @@ interface InspectOptions {
 export async function collectChat(ctx: Context, key: string, o: InspectOptions) {
   const [detail, replicas] = await Promise.all([ctx.reader.chat(key), ctx.reader.liveReplicas()])
   const chat = chatView(detail, replicas.items, key, { turnWaitMs: o.turnWait })
-  if (!chat.exists) throw notFound(`no chat ${key} under prefix ${ctx.keys.prefix} (no turn, queue, checkpoint or handover marker)`)
+  if (!chat.exists) throw notFound(`no chat "${key}" under prefix ${ctx.keys.prefix} (no turn, queue, checkpoint or handover marker)`)
   const explain = o.explain || o.fingerprint !== undefined ? explainChat(chat, { fingerprint: o.fingerprint }) : undefined
   return { nowMs: detail.nowMs, chat, ...(explain ? { explain } : {}), corrupt: replicas.corrupt }
 }

@@ -106,7 +106,7 @@ export function checkpointsLs(): Command {
 
 export async function collectCheckpoint(ctx: Context, key: string) {
   const [detail, replicas] = await Promise.all([ctx.reader.chat(key), ctx.reader.liveReplicas()])
-  if (!detail.checkpoint) throw notFound(`no checkpoint for ${key} under prefix ${ctx.keys.prefix}`)
+  if (!detail.checkpoint) throw notFound(`no checkpoint for "${key}" under prefix ${ctx.keys.prefix}`)
   const row = checkpointRow(detail.checkpoint, detail.nowMs, replicas.items, detail.checkpointTtlMs)
   return {
     nowMs: detail.nowMs,

@@ -11,7 +11,7 @@ import { examples, printCorrupt } from './common.js'
 /** Collect: the marker (with its TTL, one round trip in the chat's slot) and the live replicas. */
 export async function collectHandover(ctx: Context, key: string) {
   const [detail, replicas] = await Promise.all([ctx.reader.chat(key), ctx.reader.liveReplicas()])
-  if (!detail.handover) throw notFound(`no handover marker for ${key} under prefix ${ctx.keys.prefix}`)
+  if (!detail.handover) throw notFound(`no handover marker for "${key}" under prefix ${ctx.keys.prefix}`)
   const handover = handoverView(detail.handover, detail.nowMs, replicas.items, detail.handoverTtlMs)
   return { nowMs: detail.nowMs, handover, chatFence: detail.chat?.fence ?? null, corrupt: replicas.corrupt }
 }
