@@ -154,6 +154,8 @@ describe(`untrusted text on the terminal (seed ${SEED})`, () => {
       cli(['chat', 'inspect', 'nope:\u001b]0;x\u0007\u202e']),
       cli(['checkpoint', 'inspect', 'nope:\u001b[2J']),
       cli(['chat', 'release', 'nope:\u001b[2J\u2066']),
+      cli(['doctor']),
+      cli(['watch', '--jsonl', '--count', '1']),
     ])
     runs.forEach((r, i) => clean(`write/error #${i}`, r))
     expect(runs.slice(0, 4).map((r) => r.code)).toEqual([0, 0, 0, 0])
