@@ -1,5 +1,6 @@
 import { Command, CommanderError, Option } from 'commander'
-import { DEFAULT_URL, LAYOUTS, PACKAGE_VERSION } from './lib.js'
+import { DEFAULT_URL, LAYOUTS, PACKAGE_VERSION, idFromBytes } from './lib.js'
+import { usage } from './output/errors.js'
 import { durationOption } from './duration.js'
 import { EXIT } from './output/exit-codes.js'
 import { OUTPUT_FORMATS } from './output/format.js'
@@ -11,6 +12,14 @@ import { registerCommands } from './registry.js'
 
 /** Options whose value names something from Redis (a replica, a flow, an incarnation, a fingerprint). */
 const NAME_OPTIONS = ['replica', 'to', 'flow', 'ifIncarnation', 'fingerprint', 'fingerprintNot', 'owner']
+
+/** `--key-hex`: the first argument as hex bytes. */
+function hexName(v: unknown): unknown {
+  if (typeof v !== 'string') return v
+  if (!/^(?:[0-9a-fA-F]{2})+$/.test(v))
+    throw usage(`--key-hex: ${JSON.stringify(v)} is not hex bytes (two hex digits per byte, e.g. 63686174ff)`)
+  return idFromBytes(Buffer.from(v, 'hex'))
+}
 
 function shownName(v: unknown): unknown {
   if (typeof v === 'string') return fromVisible(v)
@@ -46,6 +55,7 @@ export function buildProgram(): Command {
     .addOption(new Option('--no-headers', 'tables without their header line'))
     .addOption(new Option('--no-color', 'no colours (also NO_COLOR)'))
     .addOption(new Option('--read-only', 'refuse every command that changes state').env('BOTMESH_READ_ONLY'))
+    .addOption(new Option('--key-hex', "the command's key or name argument is given as hex bytes (ff00…), for keys no terminal shows"))
     .addOption(durationOption('--timeout <duration>', 'how long one Redis call may take', { min: 1, default: '5s' }))
   program.addHelpText(
     'after',
@@ -65,8 +75,9 @@ Examples:
   // Names on the command line are read in the form listings show them (escaped: `chat:\x1b`,
   // `\xff`), so a key shown can be passed back whatever bytes it holds: every positional argument,
   // and the options that name a replica, a flow or an incarnation.
-  program.hook('preAction', (_root, action) => {
-    action.processedArgs = action.processedArgs.map(shownName)
+  program.hook('preAction', (root, action) => {
+    const hex = root.opts().keyHex === true
+    action.processedArgs = action.processedArgs.map((v, i) => (hex && i === 0 ? hexName(v) : shownName(v)))
     for (const name of NAME_OPTIONS) {
       const v: unknown = action.getOptionValue(name)
       if (v !== undefined) action.setOptionValueWithSource(name, shownName(v), action.getOptionValueSource(name) ?? 'cli')

@@ -87,7 +87,17 @@ for (const layout of ['standalone', 'cluster'] as Layout[]) {
       const [names, json] = await Promise.all([cli('chat', 'ls', '-o', 'name'), cli('chat', 'ls', '--json')])
       expect(names.stdout.split('\n')).toContain(`chat/${SHOWN}`)
       expect(parseJson<J>(json).chats.map((c: J) => c.key)).toContain(BINARY)
-      const [inspect, cp] = await Promise.all([cli('chat', 'inspect', SHOWN, '--json'), cli('checkpoint', 'inspect', SHOWN)])
+      const hex = idToBytes(BINARY).toString('hex')
+      const [inspect, cp, byHex, badHex] = await Promise.all([
+        cli('chat', 'inspect', SHOWN, '--json'),
+        cli('checkpoint', 'inspect', SHOWN),
+        cli('chat', 'inspect', '--key-hex', hex, '--json'),
+        cli('--key-hex', 'chat', 'inspect', 'zz'),
+      ])
+      expect(byHex.code, byHex.stderr).toBe(0)
+      expect(parseJson<J>(byHex).chat.key).toBe(BINARY)
+      expect(badHex.code).toBe(2)
+      expect(badHex.stderr).toMatch(/^botmesh-coord: --key-hex: "zz" is not hex bytes/)
       expect(inspect.code, inspect.stderr).toBe(0)
       expect(parseJson<J>(inspect).chat.holder.replicaId).toBe('pod-a')
       expect(cp.code, cp.stderr).toBe(0)
