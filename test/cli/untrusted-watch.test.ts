@@ -29,7 +29,7 @@ function waitForScreen(s: string, ok: (text: string) => boolean, what: string): 
       if (!ok(text)) throw new Error(`last screen:\n${text}`)
       return text
     },
-    15_000,
+    30_000,
     `the dashboard to show ${what}`,
     150,
   )
@@ -69,7 +69,7 @@ describe.skipIf(!hasTmux)(`watch over untrusted text (seed ${SEED})`, () => {
       expect(shown).toContain('pod\\x1b[31m-red\\u202e')
       // The chat detail of the selected chat, then the release confirmation, then cancel.
       tmux('send-keys', '-t', name, 'Enter')
-      await waitForScreen(name, (t) => /holder|HOLDER/.test(t) && t.includes('\\x'), 'a chat detail')
+      await waitForScreen(name, (t) => /^\s*holder {5}pod\\x1b\[31m-red\\u202e/m.test(t) && /^\s*queue {6}/m.test(t), 'the chat detail')
       tmux('send-keys', '-t', name, 'r')
       const ask = await waitForScreen(name, (t) => t.includes('confirm? [y/N]'), 'the release confirmation')
       expect(ask).toMatch(/chat release \S*\\/)
