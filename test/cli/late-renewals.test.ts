@@ -3,14 +3,13 @@
  * `provider ls/status`, `chat ls`, `chat inspect --explain`, `doctor` — while their leases still run:
  * each output that says `late` also says the lease has time left.
  */
-import { spawn, type ChildProcess } from 'node:child_process'
-import { createInterface } from 'node:readline'
-import { fileURLToPath } from 'node:url'
+import type { ChildProcess } from 'node:child_process'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { RedisCoordinator, RedisStore, type Turn } from '../../src/index.js'
 import { parseJson, runCli } from '../helpers/cli.js'
 import { redisUrl, startCoordinator, uniquePrefix } from '../helpers/redis.js'
 import { untilQueued } from '../helpers/shared-state.js'
+import { spawnTurnHolder } from '../helpers/turn-holder.js'
 import { until } from '../helpers/wait.js'
 
 type J = Record<string, any> // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -29,21 +28,9 @@ describe('late renewals of a frozen replica', () => {
   const json = async (...args: string[]) => parseJson<J>(await cli(...args, '--json'))
 
   beforeAll(async () => {
-    child = spawn(
-      process.execPath,
-      [
-        fileURLToPath(new URL('../fixtures/turn-holder.mjs', import.meta.url)),
-        url,
-        prefix,
-        'standalone',
-        'chat:frozen',
-        String(LEASE_MS),
-        'provider:frozen',
-      ],
-      { stdio: ['pipe', 'pipe', 'inherit'] },
-    )
-    const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]()
-    const granted = JSON.parse(String((await lines.next()).value)) as J
+    const holder = spawnTurnHolder([url, prefix, 'standalone', 'chat:frozen', String(LEASE_MS), 'provider:frozen'])
+    child = holder.child
+    const granted = (await holder.next()) as J
     expect(granted).toMatchObject({ granted: true, leads: true })
     store = new RedisStore({ url, prefix })
     waiter = await startCoordinator(() => new RedisCoordinator({ url, prefix, replicaId: 'waiter', leaseMs: LEASE_MS }))

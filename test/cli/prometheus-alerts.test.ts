@@ -9,7 +9,6 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { RedisCoordinator, RedisStore, type Turn } from '../../src/index.js'
@@ -17,6 +16,7 @@ import { parseJson, runCli } from '../helpers/cli.js'
 import { startExporter, type ExporterProc } from '../helpers/exporter.js'
 import { freePort, startCoordinator, startRedis, uniquePrefix, type RedisProc } from '../helpers/redis.js'
 import { untilQueued } from '../helpers/shared-state.js'
+import { spawnTurnHolder } from '../helpers/turn-holder.js'
 import { until } from '../helpers/wait.js'
 
 const RULES = fileURLToPath(new URL('../../docs/prometheus/alerts.yml', import.meta.url))
@@ -57,24 +57,12 @@ describe('alerting rules on a real Prometheus', () => {
     const mk = (replicaId: string, leaseMs: number) =>
       startCoordinator(() => new RedisCoordinator({ url: redis.url, prefix, replicaId, leaseMs }))
     // A replica that will freeze, holding a chat turn and provider:frozen.
-    child = spawn(
-      process.execPath,
-      [
-        fileURLToPath(new URL('../fixtures/turn-holder.mjs', import.meta.url)),
-        redis.url,
-        prefix,
-        'standalone',
-        'chat:frozen',
-        String(LEASE_MS),
-        'provider:frozen',
-      ],
-      { stdio: ['pipe', 'pipe', 'inherit'] },
-    )
-    const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]()
-    expect(JSON.parse(String((await lines.next()).value))).toMatchObject({ granted: true, leads: true })
+    const holder = spawnTurnHolder([redis.url, prefix, 'standalone', 'chat:frozen', String(LEASE_MS), 'provider:frozen'])
+    child = holder.child
+    expect(await holder.next()).toMatchObject({ granted: true, leads: true })
     // Its heartbeat lists what it holds (what a scrape reads) before it freezes.
     child.stdin!.write('renew\n')
-    expect(JSON.parse(String((await lines.next()).value))).toEqual({ renewed: true })
+    expect(await holder.next()).toEqual({ renewed: true })
     // A chat whose holder's process died and came back (same replicaId, new incarnation): the old
     // incarnation's turn runs on for a minute, a message waits behind it.
     const old = await mk('pod-c', 60_000)

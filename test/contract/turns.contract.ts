@@ -3,12 +3,10 @@
  * Redis Cluster: each test file passes a harness that makes coordinators sharing one state.
  */
 import { afterEach, describe, expect, it } from 'vitest'
-import { spawn } from 'node:child_process'
-import { createInterface } from 'node:readline'
-import { fileURLToPath } from 'node:url'
 import { CoordinationUnavailableError, LeaseLostError, type Coordinator, type CoordinatorOptions, type Turn } from '../../src/index.js'
 import { blockEventLoop, sleep, until } from '../helpers/wait.js'
 import { startCoordinator } from '../helpers/redis.js'
+import { spawnTurnHolder } from '../helpers/turn-holder.js'
 import type { QueueView } from '../helpers/shared-state.js'
 
 export interface TurnHarness {
@@ -291,20 +289,7 @@ export function defineTurnContract(h: TurnHarness): void {
       if (!target) return ctx.skip()
       const leaseMs = 1000
       const b = await replica({ replicaId: 'b', leaseMs, maxPollMs: 50 })
-      const child = spawn(
-        process.execPath,
-        [
-          fileURLToPath(new URL('../fixtures/turn-holder.mjs', import.meta.url)),
-          target.url,
-          target.prefix,
-          target.layout,
-          'chat:sigstop',
-          String(leaseMs),
-        ],
-        { stdio: ['pipe', 'pipe', 'inherit'] },
-      )
-      const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]()
-      const next = async () => JSON.parse(String((await lines.next()).value)) as Record<string, unknown>
+      const { child, next } = spawnTurnHolder([target.url, target.prefix, target.layout, 'chat:sigstop', String(leaseMs)])
       try {
         const granted = await next()
         expect(granted.granted).toBe(true)
