@@ -265,7 +265,7 @@ export function checkRun({ events, sink, faults, cfg, keysLeft, t0 }) {
     let m = msgs.get(e.msg)
     if (!m) msgs.set(e.msg, (m = { id: e.msg, chat: e.chat, inc: e.inc, w: e.w }))
     if (e.type === 'recv') m.recv = e.t
-    else if (e.type === 'grant') m.grant = e.t
+    else if (e.type === 'grant') Object.assign(m, { grant: e.t, fence: e.fence })
     else if (e.type === 'done') m.done = e.t
     else if (e.type === 'fail') Object.assign(m, { fail: e.t, failStage: e.stage, failReason: e.reason, failCode: e.code })
   }
@@ -446,6 +446,36 @@ export function checkRun({ events, sink, faults, cfg, keysLeft, t0 }) {
         violate('superseded-shape', `${e.chat}: refused write not a LeaseLostError 'superseded' (${e.name} ${e.reason})`, [e])
     }
   }
+  // A fenced clear answers false, and a fenced write is refused, when the chat has a fence above the
+  // op's own (a newer turn was granted, or an operator revoked the turn), whatever the revision: the
+  // register may then hold the expected revision. That is possible only if a newer fence could have
+  // been set in Redis before the op returned: a grant above the op's fence whose wait began before
+  // the return; a wait that began before it, was still going when the op's own wait began and whose
+  // grant was never recorded (killed, or given up after Redis granted it); an operator's revocation.
+  const lastOfInc = new Map()
+  for (const e of ev) lastOfInc.set(e.inc, e.t)
+  const waitsByChat = groupBy(
+    [...msgs.values()].filter((m) => m.recv !== undefined),
+    (m) => m.chat,
+  )
+  const newerFencePossible = (o) => {
+    if (o.fence === undefined || o.fence === null) return false
+    const waits = waitsByChat.get(o.chat) ?? []
+    const own = waits.find((m) => m.inc === o.inc && m.fence === o.fence)
+    const ownFrom = own?.recv ?? -Infinity
+    for (const m of waits) {
+      if (m.recv >= o.ret) continue
+      if (m.fence !== undefined) {
+        if (m.fence > o.fence) return true
+      } else if ((m.fail ?? lastOfInc.get(m.inc) ?? Infinity) >= ownFrom) return true
+    }
+    return revocations.some(
+      (f) =>
+        (f.revokes.chat ? f.revokes.chat === o.chat : f.revokes.inc && !f.revokes.lead) && f.start < o.ret && (f.end ?? f.start) >= ownFrom,
+    )
+  }
+  for (const o of opsById.values()) o.newerFence = newerFencePossible(o)
+
   const evictingRun = faults.some((f) => f.kind === 'eviction')
   for (const [chat, all] of groupBy([...opsById.values()], (o) => o.chat)) {
     // split the history at each data-loss event: after one, the register starts from an unknown value

@@ -10,7 +10,10 @@
 // values, as in Porcupine's powerset models.
 //
 // op: { id, kind: 'read'|'set'|'clear', call, ret (Infinity when unknown), outcome: 'ok'|'fail'|'info',
-//       value (read), expected (set/clear), rev (set ok), cleared (clear ok), conflict, current }
+//       value (read), expected (set/clear), rev (set ok), cleared (clear ok), conflict, current,
+//       newerFence (a fenced op: the chat may have had a fence above the op's own before it returned,
+//       so a refusal on the fence — a clear answering false, a write refused as 'fence' — is possible
+//       whatever the revision) }
 // Values are revision strings, null (absent), WILD (unknown start after data loss) or '?<id>' (written
 // by an unknown write and never observed).
 
@@ -29,7 +32,8 @@ function stepOne(s, op, orphans) {
       const e = enc(op.expected)
       if (op.outcome === 'ok') return wild || s === e ? [op.rev] : []
       if (op.outcome === 'fail') {
-        if (op.conflict === 'fence') return [s] // refused on the fence before the revision was compared
+        // refused on the fence before the revision was compared: only once a newer fence could exist
+        if (op.conflict === 'fence') return op.newerFence ? [s] : []
         const cur = enc(op.current)
         if (cur === e) return [] // a revision conflict reports a current revision other than the expected one
         return wild || s === cur ? [cur] : []
@@ -42,7 +46,8 @@ function stepOne(s, op, orphans) {
       const e = enc(op.expected)
       if (op.outcome === 'ok') {
         if (op.cleared) return wild || s === e ? [NULL] : []
-        return s === e ? [] : [s]
+        // false: the revision was another one, or (a fenced clear) a newer fence refused it
+        return s === e && !op.newerFence ? [] : [s]
       }
       return wild || s === e ? [s, NULL] : [s]
     }

@@ -140,12 +140,78 @@ assert.ok(
 assert.deepEqual(
   names(
     run([
+      { t: 1, w: 'b', inc: 'b', type: 'recv', msg: 7, chat: 'c' },
+      { t: 2, w: 'b', inc: 'b', type: 'grant', msg: 7, chat: 'c', fence: 6 },
+      { t: 3, w: 'b', inc: 'b', type: 'done', msg: 7, chat: 'c', fence: 6 },
       { t: 10, inc: 'a', type: 'cp', op: 'set', chat: 'c', id: '1', phase: 'call', expected: null, fence: 5 },
       { t: 20, inc: 'a', type: 'cp', op: 'set', chat: 'c', id: '1', phase: 'fail', conflict: 'fence', isLeaseLost: false, reason: null },
     ]),
   ),
   ['superseded-shape'],
 )
+// A fenced clear that answers false while the revision still matched: refused on the fence, which is
+// only possible once a newer turn could have been granted (here: b's wait began before the clear
+// returned and b got a higher fence) — the late clear of a holder whose lease expired on a slow link
+const fencedRefusal = (extra) => [
+  ...cp('1', 'a', 'set', 10, 20, { call: { expected: null, fence: 5 }, ok: { rev: '100' } }),
+  ...cp('2', 'a', 'clear', 30, 900, { call: { expected: '100', fence: 5 }, ok: { cleared: false } }),
+  ...extra,
+  ...cp('3', 'b', 'read', 950, 960, { call: {}, ok: { value: '100' } }),
+]
+const newerTurn = (recvAt) => [
+  { t: recvAt, w: 'b', inc: 'b', type: 'recv', msg: 7, chat: 'c' },
+  { t: 940, w: 'b', inc: 'b', type: 'grant', msg: 7, chat: 'c', fence: 6 },
+]
+const ownTurn = [
+  { t: 1, w: 'a', inc: 'a', type: 'recv', msg: 6, chat: 'c' },
+  { t: 2, w: 'a', inc: 'a', type: 'grant', msg: 6, chat: 'c', fence: 5 },
+]
+const cpNames = (events) => names(run(events)).filter((n) => n === 'linearizability')
+assert.deepEqual(cpNames(fencedRefusal([...ownTurn, ...newerTurn(500)])), [])
+// …not when no newer fence could exist before it returned: then false with the revision matching is wrong
+assert.deepEqual(cpNames(fencedRefusal([...ownTurn])), ['linearizability'])
+assert.deepEqual(cpNames(fencedRefusal([...ownTurn, ...newerTurn(920)])), ['linearizability'])
+// …nor for an unfenced clear
+assert.deepEqual(
+  cpNames([
+    ...ownTurn,
+    ...newerTurn(500),
+    ...cp('1', 'a', 'set', 10, 20, { call: { expected: null, fence: 5 }, ok: { rev: '100' } }),
+    ...cp('2', 'a', 'clear', 30, 900, { call: { expected: '100' }, ok: { cleared: false } }),
+  ]),
+  ['linearizability'],
+)
+// …a wait whose grant was never recorded (its replica killed) may hold the newer fence
+assert.deepEqual(cpNames(fencedRefusal([...ownTurn, { t: 400, w: 'k', inc: 'k', type: 'recv', msg: 8, chat: 'c' }])), [])
+// …and so may an operator's release of the chat
+assert.deepEqual(
+  names(
+    run(fencedRefusal([...ownTurn]), {
+      faults: [{ kind: 'op-release-chat', scope: 'operator', start: 300, end: 310, revokes: { chat: 'c', inc: 'a' } }],
+    }),
+  ).filter((n) => n === 'linearizability'),
+  [],
+)
+// a write refused on the fence with no newer fence anywhere
+const fenceRefusedWrite = (extra) => [
+  ...cp('1', 'a', 'set', 10, 20, { call: { expected: null, fence: 5 }, ok: { rev: '100' } }),
+  { t: 30, inc: 'a', type: 'cp', op: 'set', chat: 'c', id: '2', phase: 'call', expected: '100', fence: 5 },
+  {
+    t: 900,
+    inc: 'a',
+    type: 'cp',
+    op: 'set',
+    chat: 'c',
+    id: '2',
+    phase: 'fail',
+    conflict: 'fence',
+    isLeaseLost: true,
+    reason: 'superseded',
+  },
+  ...extra,
+]
+assert.deepEqual(cpNames(fenceRefusedWrite([...ownTurn])), ['linearizability'])
+assert.deepEqual(cpNames(fenceRefusedWrite([...ownTurn, ...newerTurn(500)])), [])
 // the register: concurrent writes may linearize either way, a read must see the last
 assert.equal(
   checkRegister([

@@ -157,7 +157,7 @@ async function handle(m) {
     const expected = cp ? cp.revision : null
     if (cp && cfg.clearEvery && n % cfg.clearEvery === 0) {
       await cpOp('clear', m.chat, { expected: String(expected), fence: turn.fence }, async () => {
-        const ok = await store.clearCheckpointIf(m.chat, expected)
+        const ok = await store.clearCheckpointIf(m.chat, expected, { fence: turn.fence })
         return { value: ok, rec: { cleared: ok } }
       })
     } else {

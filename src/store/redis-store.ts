@@ -225,7 +225,10 @@ export class RedisStore {
   /**
    * Delete a checkpoint if its revision is still `revision`; false leaves a newer owner's checkpoint.
    * With `fence` (the clearer's turn fence), also false once the chat has a newer fence: a replica
-   * that lost the chat cannot delete what its new owner resumed from.
+   * that lost the chat cannot delete what its new owner resumed from. A turn holder should always pass
+   * it: unfenced, the late clear of a holder whose lease expired (a slow link, a pause) still matches
+   * the revision the next holder has just read, deletes it, and that holder's write is then refused
+   * as superseded. Unfenced is for a process that holds no turn of the chat (a clean-up job).
    */
   async clearCheckpointIf(key: string, revision: number, options: { fence?: number | null } = {}): Promise<boolean> {
     const k = this.keys.chat(validateId(key, 'checkpoint key'))
