@@ -3,7 +3,7 @@ import { DEFAULT_URL, LAYOUTS, PACKAGE_VERSION, idFromBytes } from './lib.js'
 import { usage } from './output/errors.js'
 import { durationOption } from './duration.js'
 import { EXIT } from './output/exit-codes.js'
-import { OUTPUT_FORMATS } from './output/format.js'
+import { OUTPUT_FORMATS, checkOutputFormat } from './output/format.js'
 import { reportError } from './output/report.js'
 import { quietOnClosedPipe, routeLibraryWarnings } from './output/streams.js'
 import { fromVisible, guardTerminal } from './output/safe-text.js'
@@ -49,12 +49,21 @@ export function buildProgram(): Command {
       ),
     )
     .addOption(
-      new Option('-o, --output <format>', 'output format: table, wide (more columns), json, jsonl, name').choices([...OUTPUT_FORMATS]),
+      new Option('-o, --output <format>', 'output format: table, wide (more columns), json, jsonl, name (snapshot: the file to write)')
+        .choices([...OUTPUT_FORMATS])
+        // Checked before the action instead (checkOutputFormat): `snapshot -o <file>` names a file.
+        .argParser((v: string) => v),
     )
     .addOption(new Option('--json', 'same as -o json: machine output, stable field names, schemaVersion'))
     .addOption(new Option('--no-headers', 'tables without their header line'))
     .addOption(new Option('--no-color', 'no colours (also NO_COLOR)'))
     .addOption(new Option('--read-only', 'refuse every command that changes state').env('BOTMESH_READ_ONLY'))
+    .addOption(
+      new Option(
+        '--from <snapshot>',
+        'answer read commands from a snapshot file (botmesh-coord snapshot -o) instead of Redis; writes refuse',
+      ),
+    )
     .addOption(new Option('--key-hex', "the command's key or name argument is given as hex bytes (ff00…), for keys no terminal shows"))
     .addOption(durationOption('--timeout <duration>', 'how long one Redis call may take', { min: 1, default: '5s' }))
   program.addHelpText(
@@ -83,6 +92,8 @@ Examples:
       if (v !== undefined) action.setOptionValueWithSource(name, shownName(v), action.getOptionValueSource(name) ?? 'cli')
     }
   })
+  // -o names a format, except for a command whose output is a file (snapshot -o incident.json.gz).
+  program.hook('preAction', (root, action) => checkOutputFormat(root, action))
   registerCommands(program)
   return program
 }

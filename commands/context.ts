@@ -12,6 +12,7 @@ import { headersWanted, outputFormat, type OutputFormat, type Printer } from './
 import { ConnectionFailed, corrupt, isReplyError } from './output/errors.js'
 import { openConnection, type Connection } from './connection.js'
 import { globalOptions, resolveTarget, type GlobalOptions, type Target } from './target.js'
+import { checkAgainst, fromFile, fromRefusal, loadSnapshot, snapshotHeader } from './snapshot/from.js'
 
 export interface Context extends Printer {
   opts: GlobalOptions
@@ -19,8 +20,11 @@ export interface Context extends Printer {
   url: string
   keys: KeyLayout
   io: Io
+  /** The live client (null when the command answers from a snapshot: --from). */
   redis: RedisClient
   reader: StateReader
+  /** The snapshot file the command answers from (--from), or null for a live Redis. */
+  from: string | null
   /** The operator interventions (only for a context opened with `admin: true`). */
   readonly admin: CoordinationAdmin
   c: ChalkInstance
@@ -50,7 +54,60 @@ export async function checkSchema(io: Io, reader: StateReader): Promise<void> {
   if (problem) throw corrupt(`prefix ${reader.keys.prefix}: ${problem}: upgrade botmesh-coord`)
 }
 
+/** The printing half of a context, from the command line alone. */
+function printing(cmd: Command, opts: GlobalOptions) {
+  return {
+    c: makeColour({ color: opts.color }),
+    format: outputFormat(cmd),
+    headers: headersWanted(cmd),
+    json: outputFormat(cmd) === 'json' || outputFormat(cmd) === 'jsonl',
+    out: (t: string) => process.stdout.write(t.endsWith('\n') ? t : `${t}\n`),
+    err: (t: string) => process.stderr.write(t.endsWith('\n') ? t : `${t}\n`),
+  }
+}
+
+/** A context that answers from a snapshot file (--from): its records behind the same reader. */
+async function snapshotContext(cmd: Command, path: string, o: OpenOptions): Promise<Context> {
+  const opts = globalOptions(cmd)
+  if (o.admin) throw fromRefusal('this command changes state: it')
+  const { io, snapshot } = await loadSnapshot(path)
+  checkAgainst(cmd, snapshot)
+  const keys = new KeyLayout(snapshot.target.prefix, snapshot.target.layout)
+  const reader = new io.StateReader(new io.RecordedSource(snapshot.records), keys)
+  const p = printing(cmd, opts)
+  const ctx: Context = {
+    opts,
+    target: {
+      url: snapshot.target.url,
+      prefix: keys.prefix,
+      layout: keys.layout,
+      db: 0,
+      timeoutMs: opts.timeout,
+      secrets: [],
+      context: null,
+    },
+    url: snapshot.target.url,
+    keys,
+    io,
+    redis: null as unknown as RedisClient,
+    reader,
+    from: path,
+    get admin(): CoordinationAdmin {
+      throw fromRefusal('this command changes state: it')
+    },
+    ...p,
+    secrets: [],
+    explain: (err) => err,
+    close: async () => {},
+  }
+  p.err(p.c.dim(snapshotHeader(path, snapshot)))
+  if (o.schema !== false) await checkSchema(io, reader)
+  return ctx
+}
+
 export async function openContext(cmd: Command, o: OpenOptions = {}): Promise<Context> {
+  const from = fromFile(cmd)
+  if (from !== undefined) return snapshotContext(cmd, from, o)
   const opts = globalOptions(cmd)
   const target = resolveTarget(cmd)
   const [conn, write]: [Connection, Awaited<ReturnType<typeof loadWriteSide>> | null] = await Promise.all([
@@ -68,6 +125,7 @@ export async function openContext(cmd: Command, o: OpenOptions = {}): Promise<Co
     io: conn.io,
     redis: conn.redis,
     reader,
+    from: null,
     get admin() {
       if (!write) throw new Error('internal: this command opened its context without the write side')
       admin ??= new write.CoordinationAdmin({
@@ -78,13 +136,8 @@ export async function openContext(cmd: Command, o: OpenOptions = {}): Promise<Co
       })
       return admin
     },
-    c: makeColour({ color: opts.color }),
-    format: outputFormat(cmd),
-    headers: headersWanted(cmd),
-    json: outputFormat(cmd) === 'json' || outputFormat(cmd) === 'jsonl',
+    ...printing(cmd, opts),
     secrets: target.secrets,
-    out: (t) => process.stdout.write(t.endsWith('\n') ? t : `${t}\n`),
-    err: (t) => process.stderr.write(t.endsWith('\n') ? t : `${t}\n`),
     explain: (err) => {
       const cause = conn.cause()
       return cause && !isReplyError(err) && !(err instanceof ConnectionFailed) ? new ConnectionFailed(cause) : err

@@ -5,3 +5,6 @@
 export { connect, masters, isCluster } from '../src/connection.js'
 export { StateReader, LISTING_DECODERS } from '../src/state/reader.js'
 export { readDashboard } from '../src/state/dashboard.js'
+export { RedisSource } from '../src/state/source.js'
+export { RecordedSource, RecordingSource } from '../src/state/records.js'
+export { captureSnapshot, encodeSnapshot, decodeSnapshot } from '../src/state/snapshot.js'

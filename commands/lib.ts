@@ -44,6 +44,9 @@ export type {
   ChatDetail,
 } from '../src/state/decode.js'
 export type { DashboardSnapshot, DashboardChat } from '../src/state/dashboard.js'
+export type { StateSource, ProbeName } from '../src/state/source.js'
+export type { StateRecords, HashRecord, RecordedSource } from '../src/state/records.js'
+export type { Snapshot, SnapshotServer } from '../src/state/snapshot.js'
 export type { CoordinationAdmin, AuditOutcome } from '../src/admin/admin.js'
 export type { RedisClient } from '../src/connection.js'
 export type { Turn } from '../src/coordinator/types.js'

@@ -3,6 +3,7 @@ import { openContext, type Context, type OpenOptions } from './context.js'
 import { urlContext } from './target.js'
 import { reportError } from './output/report.js'
 import { EXIT } from './output/exit-codes.js'
+import { fromFile, fromRefusal } from './snapshot/from.js'
 
 /**
  * Wrap a command action: open the context (connection, reader, admin, colour), run, close, and turn
@@ -10,13 +11,14 @@ import { EXIT } from './output/exit-codes.js'
  */
 export function run<Args extends unknown[]>(
   fn: (ctx: Context, ...args: Args) => Promise<number | void>,
-  options: { connect?: boolean } & OpenOptions = {},
+  options: { connect?: boolean; /** connects by itself yet answers from a snapshot too (--from) */ replays?: boolean } & OpenOptions = {},
 ): (...raw: unknown[]) => Promise<void> {
   return async (...raw: unknown[]) => {
     const cmd = raw[raw.length - 1] as Command
     const args = raw.slice(0, -1) as Args
     let ctx: Context | null = null
     try {
+      if (options.connect === false && !options.replays && fromFile(cmd) !== undefined) throw fromRefusal(`${cmd.name()}`)
       if (options.connect !== false) ctx = await openContext(cmd, options)
       const code = await fn(ctx as Context, ...args)
       process.exitCode = code ?? EXIT.ok

@@ -19,11 +19,29 @@ import { CELL_MAX, safeCopy, visible } from './safe-text.js'
 export const OUTPUT_FORMATS = ['table', 'wide', 'json', 'jsonl', 'name'] as const
 export type OutputFormat = (typeof OUTPUT_FORMATS)[number]
 
+/** Commands whose `-o` names the file they write (snapshot), not a format. */
+const OUTPUT_FILE_COMMANDS = new WeakSet<Command>()
+export function outputIsFile(cmd: Command): Command {
+  OUTPUT_FILE_COMMANDS.add(cmd)
+  return cmd
+}
+
+/** `-o` is one of the formats (a usage error as commander words it), unless the command writes a file. */
+export function checkOutputFormat(root: Command, action: Command): void {
+  const v = (root.opts() as { output?: string }).output
+  if (v === undefined || OUTPUT_FILE_COMMANDS.has(action) || (OUTPUT_FORMATS as readonly string[]).includes(v)) return
+  root.error(`error: option '-o, --output <format>' argument '${v}' is invalid. Allowed choices are ${OUTPUT_FORMATS.join(', ')}.`, {
+    exitCode: 2,
+    code: 'commander.invalidArgument',
+  })
+}
+
 /** The format a command was asked for: `-o`, or `--json` (an alias of `-o json`). */
 export function outputFormat(cmd: Command): OutputFormat {
   const o = cmd.optsWithGlobals() as { output?: OutputFormat; json?: boolean }
   if (o.json) return 'json'
-  return o.output ?? 'table'
+  if (OUTPUT_FILE_COMMANDS.has(cmd)) return 'table'
+  return (o.output as OutputFormat | undefined) ?? 'table'
 }
 
 /** JSON on stdout: errors go to stderr as JSON too. */

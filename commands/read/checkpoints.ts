@@ -7,6 +7,7 @@ import { jsonText } from '../output/safe-text.js'
 import { agoMs, dur, leftMs } from '../output/time.js'
 import { progress } from '../output/progress.js'
 import { notFound } from '../output/errors.js'
+import { leftOut } from '../snapshot/from.js'
 import { byNumber, byNumberDesc, byText, examples, limitOption, listingCommand, nowAndReplicas, printCorrupt, scanInfo } from './common.js'
 
 interface CheckpointsLsOptions {
@@ -108,10 +109,13 @@ export async function collectCheckpoint(ctx: Context, key: string) {
   const [detail, replicas] = await Promise.all([ctx.reader.chat(key), ctx.reader.liveReplicas()])
   if (!detail.checkpoint) throw notFound(`no checkpoint for "${key}" under prefix ${ctx.keys.prefix}`)
   const row = checkpointRow(detail.checkpoint, detail.nowMs, replicas.items, detail.checkpointTtlMs)
+  // From a snapshot taken without --include-state: the state and answer are not in the file.
+  const omitted = leftOut(ctx.reader.source, ctx.keys.chat(key).checkpoint)
   return {
     nowMs: detail.nowMs,
     checkpoint: { ...row, state: detail.checkpoint.state, answer: detail.checkpoint.answer },
     chatFence: detail.chat?.fence ?? null,
+    ...(omitted ? { leftOutOfSnapshot: omitted.includes('d') ? ['state', 'answer'] : omitted } : {}),
     corrupt: replicas.corrupt,
   }
 }
@@ -134,7 +138,13 @@ export function checkpointInspect(): Command {
         printOne(ctx, 'checkpoint', data, `checkpoint/${key}`, (safe) => {
           ctx.out(`${ctx.c.dim('chat'.padEnd(16))}${ctx.c.bold(safe.checkpoint.key)} ${ctx.c.dim(`(turn fence ${safe.chatFence ?? '-'})`)}`)
           const { state, answer } = data.checkpoint
-          formatCheckpoint(ctx, safe.checkpoint, { state: jsonText(state), answer: answer === null ? null : jsonText(answer) })
+          formatCheckpoint(
+            ctx,
+            safe.checkpoint,
+            data.leftOutOfSnapshot
+              ? { state: ctx.c.dim('(not in the snapshot: it was taken without --include-state)'), answer: null }
+              : { state: jsonText(state), answer: answer === null ? null : jsonText(answer) },
+          )
         })
         printCorrupt(ctx, data.corrupt)
       }),

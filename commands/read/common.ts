@@ -9,6 +9,7 @@ import type { Context } from '../context.js'
 import type { Corrupt, Listing } from '../lib.js'
 import { MIN_INTERVAL_MS, durationOption, interruptSignal, sleep } from '../duration.js'
 import { EXIT } from '../output/exit-codes.js'
+import { usage } from '../output/errors.js'
 import { jsonOut, printList, type KindView } from '../output/format.js'
 import { safeCopy } from '../output/safe-text.js'
 import { stdoutClosedSignal } from '../output/streams.js'
@@ -157,6 +158,7 @@ export function listingCommand<R, O>(spec: ListingSpec<R, O>): Command {
         printList(p, view, data.rows, envelope)
         if (ctx.format !== 'json') printScanNotes(ctx, data)
       }
+      if (o.watch && ctx.from) throw usage('-w/--watch follows a live Redis; a snapshot does not change (drop --from or -w)')
       if (!o.watch) {
         show(await read())
         return EXIT.ok

@@ -1,5 +1,4 @@
 import { Command } from 'commander'
-import type { Redis } from 'ioredis'
 import { run } from '../run.js'
 import type { Context } from '../context.js'
 import {
@@ -42,11 +41,16 @@ function infoField(info: string, field: string): string | null {
   return m ? m[1]!.trim() : null
 }
 
-const nodeName = (n: Redis) => `${n.options.host}:${n.options.port}`
+/** A master, by its index in the reader's source, named host:port. */
+interface Node {
+  index: number
+  name: string
+}
+const nodeName = (n: Node) => n.name
 
 /** Run one probe on every master; a refusal (ACL, renamed command) makes the check a skip that says why. */
-async function perNode<T>(nodes: Redis[], f: (n: Redis) => Promise<T>): Promise<{ ok: Array<[Redis, T]>; refused: string | null }> {
-  const ok: Array<[Redis, T]> = []
+async function perNode<T>(nodes: Node[], f: (n: Node) => Promise<T>): Promise<{ ok: Array<[Node, T]>; refused: string | null }> {
+  const ok: Array<[Node, T]> = []
   for (const n of nodes) {
     try {
       ok.push([n, await f(n)])
@@ -70,11 +74,13 @@ export async function collectDoctor(
   ctx: Context,
 ): Promise<{ nowMs: number; target: { prefix: string; layout: Layout; masters: number }; checks: Check[] }> {
   const checks: Check[] = []
-  const nowMs = await ctx.reader.now() // also loads a Cluster's slots: masters() is known after it
-  const nodes = ctx.io.masters(ctx.redis)
+  const nowMs = await ctx.reader.now() // also loads a Cluster's slots: the masters are known after it
+  const source = ctx.reader.source
+  const nodes: Node[] = Array.from({ length: await source.nodeCount() }, (_, index) => ({ index, name: source.nodeName(index) }))
+  const probe = (what: Parameters<typeof source.probe>[1]) => (n: Node) => source.probe(n.index, what)
 
   // -- Redis itself: version, eviction, persistence, failover
-  const infos = await perNode(nodes, (n) => n.info())
+  const infos = await perNode(nodes, probe('info'))
   if (infos.refused) {
     checks.push(skipped('redis-version', 'INFO', infos.refused, '+info'))
   } else {
@@ -97,7 +103,7 @@ export async function collectDoctor(
     )
   }
 
-  const policies = await perNode(nodes, async (n) => ((await n.config('GET', 'maxmemory-policy')) as string[])[1] ?? '')
+  const policies = await perNode(nodes, probe('maxmemory-policy'))
   if (policies.refused) checks.push(skipped('eviction-policy', 'CONFIG GET maxmemory-policy', policies.refused, '+config|get'))
   else {
     const bad = policies.ok.filter(([, p]) => p !== 'noeviction')
@@ -117,7 +123,7 @@ export async function collectDoctor(
     const volatile = infos.ok.filter(([, i]) => infoField(i, 'aof_enabled') !== '1')
     const saves = await perNode(
       volatile.map(([n]) => n),
-      async (n) => ((await n.config('GET', 'save')) as string[])[1] ?? '',
+      probe('save'),
     )
     const noDisk = saves.refused ? [] : saves.ok.filter(([, s]) => s.trim() === '')
     checks.push(
@@ -170,7 +176,7 @@ export async function collectDoctor(
         fix: 'drop --layout standalone (auto-detect) or use --layout cluster',
       })
     } else if (clusterOn) {
-      const states = await perNode(nodes.slice(0, 1), (n) => n.call('CLUSTER', 'INFO') as Promise<string>)
+      const states = await perNode(nodes.slice(0, 1), probe('cluster-info'))
       if (states.refused) checks.push(skipped('cluster', 'CLUSTER INFO', states.refused, '+cluster|info'))
       else {
         const state = infoField(states.ok[0]?.[1] ?? '', 'cluster_state')
@@ -199,7 +205,7 @@ export async function collectDoctor(
     schemaCorrupt = err.message
   }
   const other: Layout = ctx.keys.layout === 'cluster' ? 'standalone' : 'cluster'
-  const otherReader = new ctx.io.StateReader(ctx.redis, new KeyLayout(ctx.keys.prefix, other))
+  const otherReader = new ctx.io.StateReader(source, new KeyLayout(ctx.keys.prefix, other))
   const [replicas, chats, leads, locks, cps, hos, otherChats, otherLeads, otherReplicas] = await Promise.all([
     ctx.reader.replicas({ onProgress: progress(ctx, 'replicas') }),
     ctx.reader.chats({ onProgress: progress(ctx, 'chats') }),

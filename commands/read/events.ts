@@ -137,6 +137,7 @@ export function eventsCommand(): Command {
           return EXIT.ok
         }
         if (untilMs !== undefined) throw usage('--until cannot be combined with --follow (it follows new events)')
+        if (ctx.from) throw usage('--follow follows a live Redis; a snapshot holds no new events (drop --from or --follow)')
         // Follow: poll the stream after the last id seen (XRANGE: works for a read-only ACL user).
         // Following, -o json is one JSON object per line (jsonl), and the header is printed once.
         const p: Printer = {

@@ -6,6 +6,7 @@ import { cell, printOne } from '../output/format.js'
 import { jsonText } from '../output/safe-text.js'
 import { agoMs, dur } from '../output/time.js'
 import { notFound } from '../output/errors.js'
+import { leftOut } from '../snapshot/from.js'
 import { examples, printCorrupt } from './common.js'
 
 /** Collect: the marker (with its TTL, one round trip in the chat's slot) and the live replicas. */
@@ -13,13 +14,21 @@ export async function collectHandover(ctx: Context, key: string) {
   const [detail, replicas] = await Promise.all([ctx.reader.chat(key), ctx.reader.liveReplicas()])
   if (!detail.handover) throw notFound(`no handover marker for "${key}" under prefix ${ctx.keys.prefix}`)
   const handover = handoverView(detail.handover, detail.nowMs, replicas.items, detail.handoverTtlMs)
-  return { nowMs: detail.nowMs, handover, chatFence: detail.chat?.fence ?? null, corrupt: replicas.corrupt }
+  // From a snapshot taken without --include-state: the marker's data is not in the file.
+  const omitted = leftOut(ctx.reader.source, ctx.keys.chat(key).handover)
+  return {
+    nowMs: detail.nowMs,
+    handover,
+    chatFence: detail.chat?.fence ?? null,
+    ...(omitted ? { leftOutOfSnapshot: ['data'] } : {}),
+    corrupt: replicas.corrupt,
+  }
 }
 
 const STATUS_TEXT = { alive: 'alive', dead: 'no heartbeat', stale: 'restarted (stale incarnation)' } as const
 
 /** `m` is the marker shown escaped (printOne's safe body); `data` its data as JSON text (jsonText of the raw data). */
-export function printHandover(ctx: Context, m: HandoverView, data: string): void {
+export function printHandover(ctx: Context, m: HandoverView, data: string, leftOutOfSnapshot = false): void {
   const { c } = ctx
   const kv = (k: string, val: string | number) => ctx.out(`${c.dim(k.padEnd(16))}${val}`)
   kv('chat', c.bold(cell(m.key)))
@@ -28,7 +37,14 @@ export function printHandover(ctx: Context, m: HandoverView, data: string): void
   kv('waiting since', agoMs(m.waitingForMs))
   kv('updated', agoMs(m.updatedAgoMs))
   kv('expires in', m.expiresInMs === null ? c.dim('no TTL: stays until taken or removed') : dur(m.expiresInMs))
-  kv('data', m.dataBytes ? `${m.dataBytes} bytes ${data}` : c.dim('(none)'))
+  kv(
+    'data',
+    leftOutOfSnapshot
+      ? c.dim('(not in the snapshot: it was taken without --include-state)')
+      : m.dataBytes
+        ? `${m.dataBytes} bytes ${data}`
+        : c.dim('(none)'),
+  )
   kv('next owner', m.next)
   kv('remove', c.dim(`botmesh-coord handover rm ${shellWord(m.key)} --if-incarnation ${m.incarnation}`))
 }
@@ -47,7 +63,9 @@ export function handoverInspect(): Command {
     .action(
       run(async (ctx, key: string) => {
         const data = await collectHandover(ctx, key)
-        printOne(ctx, 'handover', data, `handover/${key}`, (safe) => printHandover(ctx, safe.handover, jsonText(data.handover.data)))
+        printOne(ctx, 'handover', data, `handover/${key}`, (safe) =>
+          printHandover(ctx, safe.handover, jsonText(data.handover.data), data.leftOutOfSnapshot !== undefined),
+        )
         printCorrupt(ctx, data.corrupt)
       }),
     )

@@ -39,6 +39,7 @@ export const OPTION_KINDS: Record<string, CompletionKind> = {
   '--context': 'context',
   '--tls-ca': 'file',
   '--password-file': 'file',
+  '--from': 'file',
 }
 
 interface Node {

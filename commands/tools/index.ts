@@ -5,11 +5,13 @@ import { watchCommand } from '../tui/watch.js'
 import { configCommand } from '../config/index.js'
 import { versionCommand } from './version.js'
 import { exporterCommand } from '../exporter/command.js'
+import { snapshotCommand } from '../snapshot/command.js'
 
 /** watch (the dashboard), exporter (Prometheus), demo, config (contexts), version, completion. */
 export function registerToolCommands(groups: Groups): void {
   for (const c of [
     watchCommand(),
+    snapshotCommand(),
     exporterCommand(),
     demoCommand(),
     configCommand(),

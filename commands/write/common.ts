@@ -6,6 +6,7 @@
  * could not be written.
  */
 import { Option, type Command } from 'commander'
+import { fromFile, fromRefusal } from '../snapshot/from.js'
 import { openContext, type Context } from '../context.js'
 import { globalOptions, urlContext } from '../target.js'
 import type { ChalkInstance } from 'chalk'
@@ -98,6 +99,7 @@ export function writeAction<Args extends unknown[]>(
       if (globalOptions(cmd).readOnly) {
         throw refused(`read-only mode (--read-only / BOTMESH_READ_ONLY): ${name} changes state; nothing done`)
       }
+      if (fromFile(cmd) !== undefined) throw fromRefusal(`${name} changes state: it`)
       check?.(flags, ...args)
       ctx = await openContext(cmd, { admin: true })
       const p = await plan(ctx, flags, ...args)

@@ -3,8 +3,7 @@
  * chats: live replicas come from the replica index, and the chats and leads worth showing come from
  * the replicas' own heartbeat records (what each holds, waits for and campaigns for), capped at `topChats`.
  */
-import type { Redis } from 'ioredis'
-import { withTimeout, type RedisClient } from '../connection.js'
+import { withTimeout } from '../connection.js'
 import { errorFromRedis } from '../errors/from-redis.js'
 import { DEFAULTS } from '../defaults.js'
 import { decodeChat, decodeLead, decodeReplica, type ChatSnapshot, type LeadSnapshot, type ReplicaSnapshot } from './decode.js'
@@ -52,13 +51,12 @@ export interface DashboardOptions {
 type Hash = Record<string, string>
 
 export async function readDashboard(reader: StateReader, options: DashboardOptions = {}): Promise<DashboardSnapshot> {
-  const redis: RedisClient = reader.redis
+  const source = reader.source
   const keys: KeyLayout = reader.keys
   const topChats = options.topChats ?? DEFAULTS.dashboardChats
   const timeoutMs = options.timeoutMs ?? DEFAULTS.dashboardTimeoutMs
   let commands = 0
   const corrupt: DashboardSnapshot['corrupt'] = []
-  const r = redis as Redis
   const call = async <T>(what: string, f: () => Promise<T>, rawKey?: RedisKey): Promise<T> => {
     commands++
     try {
@@ -69,29 +67,32 @@ export async function readDashboard(reader: StateReader, options: DashboardOptio
   }
 
   const [time, ids] = await Promise.all([
-    call('TIME', () => r.time()),
-    call('ZRANGE', () => r.zrange(keys.replicaIndex, '0', '-1'), keys.replicaIndex),
+    call('TIME', () => source.time()),
+    call('ZRANGE', () => source.zrange(keys.replicaIndex), keys.replicaIndex),
   ])
-  const nowMs = Number(time[0]) * 1000 + Math.floor(Number(time[1]) / 1000)
+  const nowMs = time
 
   // Replica records share one slot on a cluster (the prefix is their hash tag): one pipeline.
   const replicas: ReplicaSnapshot[] = []
   if (ids.length) {
-    const pipe = r.pipeline()
-    for (const id of ids) pipe.hgetall(keys.replica(id))
     commands += ids.length
-    const res =
-      (await withTimeout(pipe.exec(), timeoutMs, 'replicas').catch((e: unknown) => {
-        throw errorFromRedis(e, keys.replicaIndex)
-      })) ?? []
+    const res = await withTimeout(
+      source.hashes(
+        null,
+        ids.map((id) => keys.replica(id)),
+      ),
+      timeoutMs,
+      'replicas',
+    ).catch((e: unknown) => {
+      throw errorFromRedis(e, keys.replicaIndex)
+    })
     ids.forEach((id, i) => {
-      const [err, h] = res[i] ?? [null, null]
+      const h = res[i] ?? {}
       const rawKey = keys.replica(id)
-      if (err) return corrupt.push({ rawKey: keyText(rawKey), error: String((err as Error).message) })
-      const hash = h as Hash
-      if (!hash || hash.beat === undefined) return
+      if (h instanceof Error) return corrupt.push({ rawKey: keyText(rawKey), error: h.message })
+      if (h.beat === undefined) return
       try {
-        const rec = decodeReplica(id, rawKey, hash)
+        const rec = decodeReplica(id, rawKey, h)
         if (rec.expiresAtMs > nowMs) replicas.push(rec)
       } catch (e) {
         corrupt.push({ rawKey: keyText(rawKey), error: (e as Error).message })
@@ -109,14 +110,15 @@ export async function readDashboard(reader: StateReader, options: DashboardOptio
     for (const c of rep.leases.campaigns ?? []) leadNames.add(c)
   }
 
-  const hgetall = (rawKey: RedisKey) => call('HGETALL', () => r.hgetall(rawKey), rawKey).catch((e: unknown) => e as Error)
+  const hgetall = (rawKey: RedisKey) => call('HGETALL', () => source.hgetall(rawKey), rawKey).catch((e: unknown) => e as Error)
   const chatList = [...chatKeys].slice(0, topChats * 4)
   const [chatHashes, cpFields, leadHashes, events] = await Promise.all([
     Promise.all(chatList.map((k) => hgetall(keys.chat(k).state))),
     Promise.all(
       chatList.map((k) =>
-        call('HMGET', () => r.hmget(keys.chat(k).checkpoint, 'flow', 'step', 'eph'), keys.chat(k).checkpoint).catch(
-          () => [null, null, null] as Array<string | null>,
+        call('HMGET', () => source.hashes(null, [keys.chat(k).checkpoint], [['flow', 'step', 'eph']]), keys.chat(k).checkpoint).then(
+          ([h]) => (h instanceof Error ? {} : (h ?? {})),
+          () => ({}) as Hash,
         ),
       ),
     ),
@@ -140,11 +142,11 @@ export async function readDashboard(reader: StateReader, options: DashboardOptio
     } catch (e) {
       return corrupt.push({ rawKey: keyText(rawKey), error: (e as Error).message })
     }
-    const cp = cpFields[i] ?? []
+    const cp = cpFields[i] ?? {}
     const health = chatHealth(chat, live, nowMs, { turnWaitMs: options.turnWaitMs })
     chats.push({
       chat,
-      checkpoint: cp[0] ? { flow: cp[0], step: cp[1] ?? '', ephemeral: cp[2] === '1' } : null,
+      checkpoint: cp.flow ? { flow: cp.flow, step: cp.step ?? '', ephemeral: cp.eph === '1' } : null,
       health,
       stuck: stuckReasons(health),
       queueLength: health.queueLength,

@@ -1,11 +1,11 @@
 /**
  * The read side shared by the CLI and the dashboard: bounded SCANs on every master (never a full-keyspace listing),
- * pipelined HGETALLs, and the pure decoders of ./decode.ts. Times are Redis's clock.
+ * pipelined HGETALLs, and the pure decoders of ./decode.ts. Times are Redis's clock. It asks its
+ * questions of a StateSource (./source.ts): a live Redis, or the records of a snapshot (./records.ts).
  */
-import type { Redis } from 'ioredis'
 import { KeyLayout, SCHEMA_VERSION, type KeyKind, type Layout, type RedisKey } from '../keys.js'
 import { idFromBytes, keyText, redisKey } from '../bytes.js'
-import { isCluster, masters, withTimeout, type RedisClient } from '../connection.js'
+import { withTimeout, type RedisClient } from '../connection.js'
 import { errorFromRedis } from '../errors/from-redis.js'
 import { DEFAULTS } from '../defaults.js'
 import { CorruptStateError } from '../errors/corrupt-state-error.js'
@@ -24,6 +24,7 @@ import {
   type ReplicaSnapshot,
   type ChatDetail,
 } from './decode.js'
+import { RedisSource, type StateSource } from './source.js'
 
 export interface ScanOptions {
   /** Read only these fields (HMGET) of the keys of a kind instead of the whole hash (HGETALL). */
@@ -73,15 +74,21 @@ function corruptReason(err: CorruptStateError): string {
   return err.message.replace(/^corrupt value at Redis key "[^"]*":\s*/, '')
 }
 
+/** A source given as a Redis client is the live one. */
+function isSource(x: RedisClient | StateSource): x is StateSource {
+  return typeof (x as StateSource).origin === 'string' && typeof (x as StateSource).probe === 'function'
+}
+
 export class StateReader {
-  readonly redis: RedisClient
+  /** Where the answers come from: a live Redis, or recorded answers (a snapshot, a recording). */
+  readonly source: StateSource
   readonly keys: KeyLayout
-  private readonly timeoutMs: number
+  readonly timeoutMs: number
   /** Redis commands sent by this reader (the dashboard shows its own load). */
   commands = 0
 
-  constructor(redis: RedisClient, keys: KeyLayout, options: { timeoutMs?: number } = {}) {
-    this.redis = redis
+  constructor(from: RedisClient | StateSource, keys: KeyLayout, options: { timeoutMs?: number } = {}) {
+    this.source = isSource(from) ? from : new RedisSource(from)
     this.keys = keys
     this.timeoutMs = options.timeoutMs ?? DEFAULTS.readTimeoutMs
   }
@@ -94,31 +101,21 @@ export class StateReader {
     }
   }
 
-  /**
-   * The masters to read from. A Cluster client knows its nodes only once it loaded the slots (until
-   * then it may list just its startup node): a first keyless command, queued until the client is
-   * ready, makes sure of it — else a fresh client scans one master, or none.
-   */
-  private async masterNodes(): Promise<Redis[]> {
-    if (isCluster(this.redis) && (this.redis.status !== 'ready' || this.redis.nodes('master').length === 0)) {
-      this.commands++
-      await this.call('TIME', () => (this.redis as Redis).time())
-    }
-    return masters(this.redis)
+  /** How many masters to read from (a Cluster client loads its slots first: ./source.ts). */
+  private async masterCount(): Promise<number> {
+    return this.call('TIME', () => this.source.nodeCount())
   }
 
   /** Redis's own clock (ms). */
   async now(): Promise<number> {
-    const node = (await this.masterNodes())[0]!
     this.commands++
-    const [s, us] = await this.call('TIME', () => node.time())
-    return Number(s) * 1000 + Math.floor(Number(us) / 1000)
+    return this.call('TIME', () => this.source.time())
   }
 
   async schema(): Promise<SchemaInfo | null> {
     this.commands++
     const rawKey = this.keys.schema
-    const h = await this.call('HGETALL', () => (this.redis as Redis).hgetall(rawKey), rawKey)
+    const h = await this.call('HGETALL', () => this.source.hgetall(rawKey), rawKey)
     if (!h || Object.keys(h).length === 0) return null
     if (!/^\d+$/.test(h.version ?? '')) {
       throw new CorruptStateError(rawKey, `field version is not a whole number: ${JSON.stringify(String(h.version ?? '').slice(0, 40))}`)
@@ -145,7 +142,8 @@ export class StateReader {
     options: ScanOptions = {},
   ): AsyncGenerator<Array<{ rawKey: RedisKey; id: string; kind: KeyKind; hash: Hash }>> {
     let seen = 0
-    for (const node of await this.masterNodes()) {
+    const nodes = await this.masterCount()
+    for (let node = 0; node < nodes; node++) {
       let cursor = '0'
       do {
         const step = await this.scanBatch(node, cursor, kinds, options)
@@ -172,17 +170,17 @@ export class StateReader {
     next: { node: number; cursor: string }
     wrapped: boolean
   }> {
-    const nodes = await this.masterNodes()
-    const index = at.node < nodes.length ? at.node : 0
-    const step = await this.scanBatch(nodes[index]!, index === at.node ? at.cursor : '0', kinds, options)
+    const nodes = await this.masterCount()
+    const index = at.node < nodes ? at.node : 0
+    const step = await this.scanBatch(index, index === at.node ? at.cursor : '0', kinds, options)
     if (step.cursor !== '0') return { items: step.items, next: { node: index, cursor: step.cursor }, wrapped: false }
-    const last = index + 1 >= nodes.length
+    const last = index + 1 >= nodes
     return { items: step.items, next: { node: last ? 0 : index + 1, cursor: '0' }, wrapped: last }
   }
 
   /** One SCAN batch on one node, and the hashes (or `fields`) of its keys of `kinds`, fetched with one pipeline. */
   private async scanBatch(
-    node: Redis,
+    node: number,
     cursor: string,
     kinds: KeyKind[],
     options: Pick<ScanOptions, 'count' | 'fields'> & { keysOnly?: boolean },
@@ -192,8 +190,7 @@ export class StateReader {
     const pattern = kinds.length === 1 ? this.keys.scanPattern(kinds[0]!) : `${this.keys.prefix}:*`
     this.commands++
     // Keys as bytes: a key that is not UTF-8 is read back exactly (an id with lone surrogates, ../bytes.ts).
-    const [nextCursor, batch] = await this.call('SCAN', () => node.scanBuffer(cursor, 'MATCH', pattern, 'COUNT', count))
-    const next = String(nextCursor)
+    const { cursor: next, keys: batch } = await this.call('SCAN', () => this.source.scan(node, cursor, pattern, count))
     const ours = batch
       .map((bytes) => ({ rawKey: redisKey(idFromBytes(bytes)), parsed: this.keys.parse(bytes) }))
       .filter((x) => x.parsed !== null && wanted.has(x.parsed.kind))
@@ -201,27 +198,19 @@ export class StateReader {
     if (options.keysOnly) {
       for (const k of ours) out.push({ rawKey: k.rawKey, id: k.parsed!.id, kind: k.parsed!.kind, hash: {} })
     } else if (ours.length) {
-      const pipe = node.pipeline()
-      for (const k of ours) {
-        const fields = options.fields?.[k.parsed!.kind]
-        if (fields) pipe.hmget(k.rawKey, ...fields)
-        else pipe.hgetall(k.rawKey)
-      }
       this.commands += ours.length
-      const replies = (await this.call('HGETALL', () => pipe.exec())) ?? []
+      const replies = await this.call('HGETALL', () =>
+        this.source.hashes(
+          node,
+          ours.map((k) => k.rawKey),
+          ours.map((k) => options.fields?.[k.parsed!.kind]),
+        ),
+      )
       ours.forEach((k, i) => {
-        const [err, reply] = replies[i] ?? [null, null]
+        const reply = replies[i] ?? {}
         const { id, kind } = k.parsed!
-        if (err) return out.push({ rawKey: k.rawKey, id, kind, hash: { __error: String((err as Error).message) } })
-        const fields = options.fields?.[kind]
-        let hash = reply as Hash
-        if (fields) {
-          hash = {}
-          ;(reply as Array<string | null>).forEach((v, j) => {
-            if (v !== null) hash[fields[j]!] = v
-          })
-        }
-        if (hash && Object.keys(hash).length) out.push({ rawKey: k.rawKey, id, kind, hash })
+        if (reply instanceof Error) return out.push({ rawKey: k.rawKey, id, kind, hash: { __error: reply.message } })
+        if (Object.keys(reply).length) out.push({ rawKey: k.rawKey, id, kind, hash: reply })
       })
     }
     return { cursor: next, scanned: batch.length, items: out }
@@ -280,11 +269,10 @@ export class StateReader {
    * scans instead, and also finds records the index does not list (corrupt or orphaned ones).
    */
   async liveReplicas(): Promise<Listing<ReplicaSnapshot>> {
-    const r = this.redis as Redis
     this.commands++
     let ids: string[]
     try {
-      ids = await this.call('ZRANGE', () => r.zrange(this.keys.replicaIndex, '0', '-1'), this.keys.replicaIndex)
+      ids = await this.call('ZRANGE', () => this.source.zrange(this.keys.replicaIndex), this.keys.replicaIndex)
     } catch (err) {
       // A corrupt index is one corrupt key: nobody counts as alive, and the listing goes on.
       if (err instanceof CorruptStateError)
@@ -293,22 +281,27 @@ export class StateReader {
     }
     const out: Listing<ReplicaSnapshot> = { items: [], corrupt: [], scanned: ids.length, truncated: false }
     if (ids.length === 0) return out
-    const pipe = r.pipeline()
-    for (const id of ids) pipe.hgetall(this.keys.replica(id))
     this.commands += ids.length
-    const replies = (await this.call('HGETALL', () => pipe.exec(), this.keys.replicaIndex)) ?? []
+    const replies = await this.call(
+      'HGETALL',
+      () =>
+        this.source.hashes(
+          null,
+          ids.map((id) => this.keys.replica(id)),
+        ),
+      this.keys.replicaIndex,
+    )
     ids.forEach((id, i) => {
       const rawKey = this.keys.replica(id)
-      const [err, h] = replies[i] ?? [null, null]
-      if (err)
+      const h = replies[i] ?? {}
+      if (h instanceof Error)
         return out.corrupt.push({
           rawKey: keyText(rawKey),
-          error: /WRONGTYPE/.test(String(err)) ? 'wrong Redis type' : String((err as Error).message),
+          error: /WRONGTYPE/.test(h.message) ? 'wrong Redis type' : h.message,
         })
-      const hash = h as Hash
-      if (!hash || hash.beat === undefined) return
+      if (h.beat === undefined) return
       try {
-        out.items.push(decodeReplica(id, rawKey, hash))
+        out.items.push(decodeReplica(id, rawKey, h))
       } catch (e) {
         out.corrupt.push({ rawKey: keyText(rawKey), error: (e as Error).message })
       }
@@ -344,55 +337,45 @@ export class StateReader {
   /** One chat whole — state, checkpoint (and its TTL), handover marker — in one round trip (one slot). */
   async chat(key: string): Promise<ChatDetail> {
     const k = this.keys.chat(key)
-    // One pipeline: a Cluster client routes it by the first key's slot, which all keys of a chat share.
-    const pipe = (this.redis as Redis).pipeline()
-    pipe.hgetall(k.state)
-    pipe.hgetall(k.checkpoint)
-    pipe.pttl(k.checkpoint)
-    pipe.hgetall(k.handover)
-    pipe.time()
-    pipe.pttl(k.handover)
     this.commands += 6
-    const r = (await this.call('chat', () => pipe.exec(), k.state)) ?? []
-    const val = <T>(i: number, rawKey: RedisKey): T => {
-      const [err, v] = r[i] ?? [null, null]
-      if (err) throw errorFromRedis(err, rawKey)
-      return v as T
+    const r = await this.call('chat', () => this.source.chat(k), k.state)
+    const val = <T>(v: T | Error, rawKey: RedisKey): T => {
+      if (v instanceof Error) throw errorFromRedis(v, rawKey)
+      return v
     }
-    const state = val<Hash>(0, k.state)
-    const cp = val<Hash>(1, k.checkpoint)
-    const ttl = val<number>(2, k.checkpoint)
-    const ho = val<Hash>(3, k.handover)
-    const [s, us] = val<[string, string]>(4, k.state)
-    const hoTtl = val<number>(5, k.handover)
+    const state = val(r.state, k.state)
+    const cp = val(r.checkpoint, k.checkpoint)
+    const ttl = val(r.checkpointTtl, k.checkpoint)
+    const ho = val(r.handover, k.handover)
+    const hoTtl = val(r.handoverTtl, k.handover)
     return {
       chat: Object.keys(state).length ? decodeChat(key, k.state, state) : null,
       checkpoint: Object.keys(cp).length ? decodeCheckpoint(key, k.checkpoint, cp) : null,
       checkpointTtlMs: ttl >= 0 ? ttl : null,
       handover: Object.keys(ho).length ? decodeHandover(key, k.handover, ho) : null,
       handoverTtlMs: hoTtl >= 0 ? hoTtl : null,
-      nowMs: Number(s) * 1000 + Math.floor(Number(us) / 1000),
+      nowMs: r.nowMs,
     }
   }
 
   async lead(name: string): Promise<LeadSnapshot | null> {
     const rawKey = this.keys.lead(name)
     this.commands++
-    const h = await this.call('HGETALL', () => (this.redis as Redis).hgetall(rawKey), rawKey)
+    const h = await this.call('HGETALL', () => this.source.hgetall(rawKey), rawKey)
     return Object.keys(h).length ? decodeLead(name, rawKey, h) : null
   }
 
   async replica(replicaId: string): Promise<ReplicaSnapshot | null> {
     const rawKey = this.keys.replica(replicaId)
     this.commands++
-    const h = await this.call('HGETALL', () => (this.redis as Redis).hgetall(rawKey), rawKey)
+    const h = await this.call('HGETALL', () => this.source.hgetall(rawKey), rawKey)
     return h.beat !== undefined ? decodeReplica(replicaId, rawKey, h) : null
   }
 
   async lock(key: string): Promise<LockSnapshot | null> {
     const rawKey = this.keys.lock(key)
     this.commands++
-    const h = await this.call('HGETALL', () => (this.redis as Redis).hgetall(rawKey), rawKey)
+    const h = await this.call('HGETALL', () => this.source.hgetall(rawKey), rawKey)
     return Object.keys(h).length ? decodeLock(key, rawKey, h) : null
   }
 
@@ -405,10 +388,10 @@ export class StateReader {
     options: { count?: number; after?: string; sinceMs?: number; untilMs?: number; before?: string } = {},
   ): Promise<Array<{ id: string; event: Record<string, unknown> }>> {
     const count = options.count ?? 50
-    const r = this.redis as Redis
+    const r = this.source
     this.commands++
     const entries = options.after
-      ? await this.call('XRANGE', () => r.xrange(this.keys.events, `(${options.after}`, '+', 'COUNT', count), this.keys.events)
+      ? await this.call('XRANGE', () => r.xrange(this.keys.events, `(${options.after}`, '+', count), this.keys.events)
       : (
           await this.call(
             'XREVRANGE',
@@ -421,7 +404,6 @@ export class StateReader {
                     ? String(Math.floor(options.untilMs))
                     : '+',
                 options.sinceMs === undefined ? '-' : String(Math.max(0, Math.floor(options.sinceMs))),
-                'COUNT',
                 count,
               ),
             this.keys.events,

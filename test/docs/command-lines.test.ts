@@ -66,6 +66,9 @@ function commandLines(): Line[] {
   return out
 }
 
+/** Snapshot files the docs name: made in this test's directory before the lines run. */
+const SNAPSHOT_FILES = ['incident.json.gz', 'before.json.gz', 'after.json.gz']
+
 const REHEARSALS = ['kill', 'freeze', 'start', 'close-transport', 'open-transport', 'yield', 'status']
 /** The demo itself (not its rehearsal commands, which ask a running demo and end), the dashboard, followers. */
 const LONG_RUNNING = (args: string[]) =>
@@ -99,6 +102,11 @@ describe('documented command lines', () => {
       await client.call(cmd!, ...args)
     }
     await client.quit()
+    // The snapshots the docs replay (--from incident.json.gz, snapshot diff …): files of this test.
+    for (const f of SNAPSHOT_FILES) {
+      const r = await runCli(['--url', redis.url, '--prefix', 'shop', 'snapshot', '-o', join(dir, f)])
+      if (r.code !== 0) throw new Error(`snapshot -o ${f}: ${r.stderr}`)
+    }
   })
   afterAll(async () => {
     await redis?.stop()
@@ -117,7 +125,12 @@ describe('documented command lines', () => {
       for (let l = queue.shift(); l; l = queue.shift()) {
         const explicitTarget = l.args.includes('--url') || 'REDIS_URL' in l.env
         // The user's own files the docs name (a CA, a password file) stand in as files of this test.
-        const own = (a: string) => (/^(\/etc\/ssl\/|~\/)/.test(a) ? join(dir, a.endsWith('.pem') ? 'ca.pem' : 'password') : a)
+        const own = (a: string) =>
+          /^(\/etc\/ssl\/|~\/)/.test(a)
+            ? join(dir, a.endsWith('.pem') ? 'ca.pem' : 'password')
+            : /^[\w.-]+\.jsonl?(\.gz)?$/.test(a)
+              ? join(dir, a)
+              : a
         const given = l.args.map(own)
         const env = Object.fromEntries(Object.entries(l.env).map(([k, v]) => [k, own(v)]))
         const args = LONG_RUNNING(given) ? [...given, '--help'] : given

@@ -77,7 +77,7 @@ const LAYERS: Array<[RegExp, number]> = [
   [/^keys$|^wire\//, 1],
   [/^connection$|^state\/(decode|health|views)$/, 2],
   [/^scripts\//, 3],
-  [/^coordinator\/|^state\/(reader|dashboard)$/, 4],
+  [/^coordinator\/|^state\/(reader|dashboard|source|records|snapshot)$/, 4],
   [/^(store|admin)\/|^testing\/(memory-hub|memory-coordinator)$|^metrics$/, 5],
   [/^testing\/memory-store$/, 6],
   [/^index$|^testing\/index$/, 7],
