@@ -41,14 +41,31 @@ export interface ScriptDef<K extends string, S extends ArgSchema, R> {
   /** The reply as a typed result: every status code of the script is read here and nowhere else. */
   readonly decode: (reply: Reply, rawKey: string) => R
   /**
-   * For a script that changes state only in some outcomes: whether a decoded reply says it changed
-   * nothing (a refused compare-and-set). Such a reply is trusted only when the connection stayed up
-   * during the call: after a drop the client may have sent the command again, and the second run
-   * refuses what the first one did (its write overwritten since, the row it deleted gone). The
-   * caller then gets CoordinationUnavailableError: the outcome is unknown, as after a timeout.
+   * What a reply means when a connection of the client closed during the call. The client then sends
+   * the command again once it reconnects (ioredis `autoResendUnfulfilledCommands`), so the reply may
+   * be a second run's, and a second run of a call that took effect can answer otherwise than the
+   * first did. Every script says what its replies mean then, so no caller has to: the result to give
+   * the caller — the reply as is, when a second run answers as the first one did (an idempotent
+   * script, or one that knows its own earlier run by a token, a write id or a request id); what the
+   * first run did, when the second run's answer can only mean the state the caller asked for holds (a
+   * release finding nothing of its own: released by the first run, or not its own any more); or
+   * UNKNOWN when it cannot be told (a conditional write refused: the first run may have written). The
+   * caller then gets CoordinationUnavailableError ('unreachable'), as after a timeout.
    */
-  readonly refusal?: (result: R) => boolean
+  readonly resent: (result: R) => R | typeof UNKNOWN
 }
+
+/** A reply whose outcome cannot be told (see ScriptDef.resent). */
+export const UNKNOWN: unique symbol = Symbol('unknown outcome')
+
+/** resent: the reply as is (a second run answers as the first one did). */
+export const asIs = <R>(result: R): R => result
+
+/** resent: unknown when `refused(result)` (the first run may have done what the second one refuses). */
+export const unknownIf =
+  <R>(refused: (result: R) => boolean) =>
+  (result: R): R | typeof UNKNOWN =>
+    refused(result) ? UNKNOWN : result
 
 export function defineScript<const K extends string, const S extends ArgSchema, R>(def: ScriptDef<K, S, R>): ScriptDef<K, S, R> {
   return def

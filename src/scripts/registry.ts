@@ -20,7 +20,7 @@ import type {
   YieldCancelReply,
 } from '../wire/interventions.js'
 import type { BeatReply, Holder, LeadReply, RenewReply, TurnReleaseReply, TurnReply, YieldResult } from '../wire/types.js'
-import { defineScript, type Reply } from './define.js'
+import { asIs, defineScript, unknownIf, type Reply } from './define.js'
 
 // ---------------------------------------------------------------- reading replies
 
@@ -64,6 +64,8 @@ export const SCHEMA_INIT = defineScript({
     const [version, layout] = row(r, key)
     return { version: Number(version), layout: String(layout) }
   },
+  // idempotent: a second run answers as the first
+  resent: asIs,
 })
 
 export const REPLICA_BEAT = defineScript({
@@ -75,6 +77,8 @@ export const REPLICA_BEAT = defineScript({
     if (a[0] === -1) return { evicted: true, otherIncarnation: null }
     return { evicted: false, otherIncarnation: a[1] ? String(a[1]) : null }
   },
+  // idempotent (the same record written again)
+  resent: asIs,
 })
 
 export const REPLICA_STOP = defineScript({
@@ -82,6 +86,8 @@ export const REPLICA_STOP = defineScript({
   keys: ['replica', 'index'],
   argv: { incarnation: 'str', replicaId: 'str' },
   decode: yes,
+  // false from a second run: the first one removed the record, or it was gone — stopped either way
+  resent: () => true,
 })
 
 // ---------------------------------------------------------------- chat turns
@@ -113,6 +119,8 @@ export const TURN_ACQUIRE = defineScript({
         throw new CorruptStateError(key, `unexpected script status ${String(a[0])}`)
     }
   },
+  // the request id: a second run finds the ticket its first run took (and its grant)
+  resent: asIs,
 })
 
 export const TURN_RELEASE = defineScript({
@@ -120,6 +128,9 @@ export const TURN_RELEASE = defineScript({
   keys: ['state', 'queue'],
   argv: { incarnation: 'str', ticket: 'num?', leaseMs: 'int', idleTtlMs: 'int', wakeChannelPrefix: 'str', requestId: 'str' },
   decode: (r): TurnReleaseReply => (r === 1 ? 'released' : r === 2 ? 'withdrawn' : 'not-ours'),
+  // 'not-ours' from a second run: the first one released or withdrew — nothing of ours is left either
+  // way, which is all the coordinator asks of it (it retries a release that failed, not one refused)
+  resent: asIs,
 })
 
 /** Chat turns and leads alike: the key is the chat's state hash or the lead hash. */
@@ -132,6 +143,8 @@ export const LEASE_RENEW = defineScript({
     if (a[0] === 1) return { ok: true, yieldRequest: a[1] ? { by: String(a[1]), target: a[2] ? String(a[2]) : null } : null }
     return { ok: false, reason: a[1] === 'expired' ? 'expired' : 'revoked' }
   },
+  // a second run renews again (an answer other than ok is the state now: revoked or expired since)
+  resent: asIs,
 })
 
 // ---------------------------------------------------------------- leads
@@ -155,6 +168,8 @@ export const LEAD_ACQUIRE = defineScript({
         throw new CorruptStateError(key, `unexpected script status ${String(a[0])}`)
     }
   },
+  // a second run after a grant answers 'mine' (this incarnation holds it): the callers take that up
+  resent: asIs,
 })
 
 export const LEAD_RELEASE = defineScript({
@@ -162,6 +177,8 @@ export const LEAD_RELEASE = defineScript({
   keys: ['lead'],
   argv: { incarnation: 'str', fence: 'num?', leaseMs: 'int', idleTtlMs: 'int', wakeChannelPrefix: 'str' },
   decode: yes,
+  // false from a second run: the first one released it, or it was not ours any more — not held either way
+  resent: () => true,
 })
 
 export const LEAD_YIELD = defineScript({
@@ -183,6 +200,9 @@ export const LEAD_YIELD = defineScript({
         throw new CorruptStateError(key, `unexpected script status ${String(a[0])}`)
     }
   },
+  // a second run finds the request in place ('requested'); any other answer may follow the first run's
+  // effect (the leader stepped down for it meanwhile)
+  resent: unknownIf((r) => r.status !== 'requested'),
 })
 
 // ---------------------------------------------------------------- fenced locks
@@ -196,6 +216,8 @@ export const LOCK_ACQUIRE = defineScript({
     const a = row(r, key)
     return a[0] === 1 ? Number(a[1]) : null
   },
+  // the token: a second run finds the lock its first run took and answers its fence
+  resent: asIs,
 })
 
 export const LOCK_RENEW = defineScript({
@@ -203,6 +225,8 @@ export const LOCK_RENEW = defineScript({
   keys: ['lock'],
   argv: { token: 'str', ttlMs: 'int', idleTtlMs: 'int' },
   decode: yes,
+  // the token: a second run renews again
+  resent: asIs,
 })
 
 export const LOCK_RELEASE = defineScript({
@@ -210,6 +234,9 @@ export const LOCK_RELEASE = defineScript({
   keys: ['lock'],
   argv: { token: 'str' },
   decode: yes,
+  // false from a second run: the first one released it, or it was not held with the token any more —
+  // not held with it either way
+  resent: () => true,
 })
 
 // ---------------------------------------------------------------- checkpoints, handover markers
@@ -242,9 +269,9 @@ export const CHECKPOINT_SET = defineScript({
     if (a[0] === 0) return { status: 'revision-conflict', revision: a[1] ? Number(a[1]) : null }
     throw new CorruptStateError(key, `unexpected script status ${String(a[0])}`)
   },
-  // a run again after a lost reply answers 'written' while its write is current (the write id), but a
-  // refusal once another write replaced it
-  refusal: (r) => r.status !== 'written',
+  // the write id: a second run answers 'written' while its write is current, but a refusal once
+  // another write replaced it
+  resent: unknownIf((r) => r.status !== 'written'),
 })
 
 export const CHECKPOINT_CLEAR = defineScript({
@@ -252,8 +279,8 @@ export const CHECKPOINT_CLEAR = defineScript({
   keys: ['checkpoint', 'state'],
   argv: { revision: 'num', fence: 'num?' },
   decode: (r): 'cleared' | 'changed' | 'superseded' => (r === 1 ? 'cleared' : r === -1 ? 'superseded' : 'changed'),
-  // a run again after a lost reply finds the row it deleted gone
-  refusal: (r) => r !== 'cleared',
+  // a second run finds the row its first run deleted gone
+  resent: unknownIf((r) => r !== 'cleared'),
 })
 
 export const HANDOVER_SET = defineScript({
@@ -261,6 +288,8 @@ export const HANDOVER_SET = defineScript({
   keys: ['marker'],
   argv: { name: 'str', replicaId: 'str', incarnation: 'str', ttlMs: 'num?', data: 'json?' },
   decode: (): void => undefined,
+  // idempotent (the marker written again)
+  resent: asIs,
 })
 
 export const HANDOVER_CLEAR = defineScript({
@@ -268,6 +297,8 @@ export const HANDOVER_CLEAR = defineScript({
   keys: ['marker'],
   argv: { incarnation: 'str?' },
   decode: yes,
+  // false from a second run: the first one removed it, or it was not ours — none of ours left either way
+  resent: () => true,
 })
 
 export const HANDOVER_TAKE = defineScript({
@@ -281,6 +312,9 @@ export const HANDOVER_TAKE = defineScript({
     for (let i = 0; i + 1 < r.length; i += 2) h[String(r[i])] = String(r[i + 1])
     return h
   },
+  // none from a second run: the first one may have taken the marker, and what it read is lost with
+  // the reply
+  resent: unknownIf((r) => r === null),
 })
 
 // ---------------------------------------------------------------- operator interventions
@@ -308,6 +342,9 @@ export const ADMIN_CHAT_RELEASE = defineScript({
         throw unexpected(key, a)
     }
   },
+  // operator interventions are conditioned on what the operator saw: a refusal from a second run may
+  // follow the first run's effect
+  resent: unknownIf((r) => r.status !== 'released'),
 })
 
 export const ADMIN_CHAT_SKIP = defineScript({
@@ -337,6 +374,7 @@ export const ADMIN_CHAT_SKIP = defineScript({
         throw unexpected(key, a)
     }
   },
+  resent: unknownIf((r) => r.status !== 'skipped'),
 })
 
 export const ADMIN_CHAT_EVICT = defineScript({
@@ -353,6 +391,8 @@ export const ADMIN_CHAT_EVICT = defineScript({
       granted: grantedAt(a, 4),
     }
   },
+  // nothing found by a second run: the first one may have revoked and dropped it all
+  resent: unknownIf((r) => !r.revoked && r.ticketsDropped === 0),
 })
 
 export const ADMIN_LEAD_REVOKE = defineScript({
@@ -374,6 +414,7 @@ export const ADMIN_LEAD_REVOKE = defineScript({
         throw unexpected(key, a)
     }
   },
+  resent: unknownIf((r) => r.status !== 'revoked'),
 })
 
 export const ADMIN_YIELD_CANCEL = defineScript({
@@ -393,6 +434,7 @@ export const ADMIN_YIELD_CANCEL = defineScript({
         throw unexpected(key, a)
     }
   },
+  resent: unknownIf((r) => r.status !== 'cancelled'),
 })
 
 export const ADMIN_LEAD_EVICT = defineScript({
@@ -403,6 +445,7 @@ export const ADMIN_LEAD_EVICT = defineScript({
     const a = row(r, key)
     return { revoked: a[0] === 1, fenceBefore: numOrNull(a[1]), fenceAfter: numOrNull(a[2]), candidacyWithdrawn: a[3] === 1 }
   },
+  resent: unknownIf((r) => !r.revoked && !r.candidacyWithdrawn),
 })
 
 export const ADMIN_LOCK_RELEASE = defineScript({
@@ -422,6 +465,7 @@ export const ADMIN_LOCK_RELEASE = defineScript({
         throw unexpected(key, a)
     }
   },
+  resent: unknownIf((r) => r.status !== 'released'),
 })
 
 export const ADMIN_CHECKPOINT_RM = defineScript({
@@ -441,6 +485,7 @@ export const ADMIN_CHECKPOINT_RM = defineScript({
         throw unexpected(key, a)
     }
   },
+  resent: unknownIf((r) => r.status !== 'removed'),
 })
 
 export const ADMIN_CHECKPOINT_EXTEND = defineScript({
@@ -465,6 +510,8 @@ export const ADMIN_CHECKPOINT_EXTEND = defineScript({
         throw unexpected(key, a)
     }
   },
+  // 'unchanged' is a second run's answer too (the expiry already extended)
+  resent: unknownIf((r) => r.status !== 'extended' && r.status !== 'unchanged'),
 })
 
 export const ADMIN_HANDOVER_RM = defineScript({
@@ -485,6 +532,7 @@ export const ADMIN_HANDOVER_RM = defineScript({
         throw unexpected(key, a)
     }
   },
+  resent: unknownIf((r) => r.status !== 'removed'),
 })
 
 export const ADMIN_REPLICA_EVICT = defineScript({
@@ -510,6 +558,8 @@ export const ADMIN_REPLICA_EVICT = defineScript({
         throw unexpected(key, a)
     }
   },
+  // 'already' is a second run's answer (the tombstone its first run wrote)
+  resent: unknownIf((r) => r.status !== 'tombstoned' && r.status !== 'already'),
 })
 
 /** Every script, for the checks that hold them against lua/ (names, key counts, documented ARGV). */

@@ -3,7 +3,7 @@ import { keyText } from '../bytes.js'
 import { errorFromRedis } from '../errors/from-redis.js'
 import { connectionCloses, withTimeout, type RedisClient } from '../connection.js'
 import { CoordinationUnavailableError } from '../errors/coordination-unavailable-error.js'
-import { encodeArgs, type ArgSchema, type ScriptArgs, type ScriptDef } from './define.js'
+import { encodeArgs, UNKNOWN, type ArgSchema, type ScriptArgs, type ScriptDef } from './define.js'
 import { loadScript } from './load.js'
 
 /**
@@ -55,13 +55,16 @@ export class ScriptRunner {
     }
     const name = keyList[0] === undefined ? def.name : keyText(keyList[0])
     const result = def.decode(reply, name)
-    if (def.refusal?.(result) && this.closes() !== closesBefore) {
+    if (this.closes() === closesBefore) return result
+    // The connection dropped during the call: the reply may be a second run's (see ScriptDef.resent).
+    const meant = def.resent(result)
+    if (meant === UNKNOWN) {
       throw new CoordinationUnavailableError(
         'unreachable',
         `the connection to Redis dropped while ${def.name} was under way: it may have taken effect before the client sent it again, so its refusal is not known to be the outcome`,
         { key: keyList[0] === undefined ? undefined : keyText(keyList[0]) },
       )
     }
-    return result
+    return meant
   }
 }

@@ -164,7 +164,10 @@ export class RedisStore {
     return this.scripts.call(LOCK_RENEW, { lock: k }, { token, ttlMs: positive(ttlMs, 'ttlMs'), idleTtlMs: this.idleTtl })
   }
 
-  /** Release a lock held with `token`; false when it was not (any more) held with it. */
+  /**
+   * Release a lock held with `token`; false when it was not (any more) held with it. True after a
+   * dropped connection whose resent release found nothing: not held with the token either way.
+   */
   async releaseLock(key: string, token: string): Promise<boolean> {
     const k = this.keys.lock(validateId(key, 'lock key'))
     return this.scripts.call(LOCK_RELEASE, { lock: k }, { token })
@@ -278,7 +281,11 @@ export class RedisStore {
     return this.scripts.call(HANDOVER_CLEAR, { marker: rawKey }, { incarnation: options.incarnation ?? null })
   }
 
-  /** Read and remove the marker in one step: the new owner applies its fallback exactly once. */
+  /**
+   * Read and remove the marker in one step: the new owner applies its fallback exactly once. When the
+   * connection dropped during the call and the resent take found none, CoordinationUnavailableError:
+   * the first run may have taken it (and what it read is lost with the reply).
+   */
   async takeHandoverMarker(key: string): Promise<HandoverMarker | null> {
     const rawKey = this.keys.chat(validateId(key, 'chat key')).handover
     const h = await this.scripts.call(HANDOVER_TAKE, { marker: rawKey }, {})

@@ -23,6 +23,8 @@ export class SchedulerLeases {
   readonly replicaId: string
   /** This backend's own nonce: only it can renew or release what it acquired. */
   readonly incarnation = randomBytes(8).toString('hex')
+  /** The fence of each grant this backend answered with (a lease given back or lost stays listed: harmless). */
+  private readonly granted = new Map<string, number>()
 
   /** @internal Made by `store.leases()`. */
   constructor(
@@ -41,7 +43,18 @@ export class SchedulerLeases {
       { lead: this.keys.lead(validateId(name, 'lease name')) },
       { replicaId: this.replicaId, incarnation: this.incarnation, leaseMs: ttl(ttlMs), idleTtlMs: this.idleTtlMs, stand: false },
     )
-    return r.status === 'granted' ? { name, fence: r.fence } : null
+    if (r.status === 'granted') {
+      this.granted.set(name, r.fence)
+      return { name, fence: r.fence }
+    }
+    // Ours in Redis, at a fence this backend was never told about: a grant whose reply was lost (the
+    // connection dropped and the client sent the acquire again, or the call timed out after Redis ran
+    // it) — taken up; the script renewed it to ttlMs from now. One it was told about is held already.
+    if (r.status === 'mine' && this.granted.get(name) !== r.fence) {
+      this.granted.set(name, r.fence)
+      return { name, fence: r.fence }
+    }
+    return null
   }
 
   /** Extend the lease held with `fence` to ttlMs from now; false once it is not (expired, taken, revoked). */
