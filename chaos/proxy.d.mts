@@ -10,6 +10,8 @@ export declare class ChaosProxy {
   cut(): void
   /** Keep connections open but forward nothing (bytes are held, delivered on restore). */
   stall(): void
+  /** Forward requests but drop every reply (the server runs what it is sent; the client hears nothing) until restore(). */
+  eatReplies(): void
   /** Delay every chunk by `ms`, each way, in order. */
   slow(ms: number): void
   restore(): void

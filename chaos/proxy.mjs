@@ -43,6 +43,10 @@ export class ChaosProxy {
   }
 
   forward(pair, to, buf) {
+    if (this.mode === 'eat') {
+      if (to !== pair.down) to.write(buf) // requests go through, replies are lost
+      return
+    }
     if (this.mode === 'stall') {
       pair.held.push([to, buf])
       return
@@ -85,6 +89,11 @@ export class ChaosProxy {
   /** Keep connections open but forward nothing (bytes are held, delivered on restore). */
   stall() {
     this.mode = 'stall'
+  }
+
+  /** Forward requests but drop every reply (the server runs what it is sent; the client hears nothing) until restore(). */
+  eatReplies() {
+    this.mode = 'eat'
   }
 
   slow(ms) {

@@ -26,7 +26,17 @@ export class MemoryCoordinator extends Coordinator {
     this.#backend.linkCut = true
   }
 
+  /**
+   * Tests: from now on this replica's calls reach the hub and take effect, but their replies (and the
+   * hub's pushes) are lost, as when a connection drops after Redis ran a script and before its reply
+   * came back — until `restoreLink()`.
+   */
+  loseReplies(): void {
+    this.#backend.repliesLost = true
+  }
+
   restoreLink(): void {
     this.#backend.linkCut = false
+    this.#backend.repliesLost = false
   }
 }

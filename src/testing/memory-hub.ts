@@ -30,10 +30,12 @@ interface Ticket {
   incarnation: string
   deadline: number
   enqueuedAt: number
+  /** The acquisition that took it ('' = none given). */
+  requestId: string
 }
 
 interface LeaseRecord {
-  holder: (Holder & { ticket: number; exp: number; grantedAt: number }) | null
+  holder: (Holder & { ticket: number; exp: number; grantedAt: number; requestId?: string }) | null
   fence: number
   last: Holder | null
   previous: Holder | null
@@ -43,7 +45,15 @@ interface ChatRecord extends LeaseRecord {
   nextTicket: number
   queue: Map<number, Ticket> // insertion order is ticket order
   skipped: number
+  /** The ticket each acquisition took, until it knows it (its next poll) or gives it back (rq:<id> on Redis). */
+  requests: Map<string, number>
 }
+
+/**
+ * Is a ticket recorded for acquisition `recorded` the one of acquisition `requestId`? (A ticket number
+ * is given again after an idle chat was evicted.) Nothing recorded or no id given: the incarnation decides.
+ */
+const owns = (recorded: string | undefined, requestId: string): boolean => !recorded || requestId === '' || recorded === requestId
 
 interface LeadRecord {
   holder: (Holder & { exp: number; since: number }) | null
@@ -131,7 +141,7 @@ export class MemoryCoordinationHub {
   private chat(key: string, create: boolean): ChatRecord | undefined {
     let c = this.chats.get(key)
     if (!c && create) {
-      c = { holder: null, fence: 0, last: null, previous: null, nextTicket: 0, queue: new Map(), skipped: 0 }
+      c = { holder: null, fence: 0, last: null, previous: null, nextTicket: 0, queue: new Map(), skipped: 0, requests: new Map() }
       this.chats.set(key, c)
     }
     return c
@@ -178,9 +188,20 @@ export class MemoryCoordinationHub {
       if (t.deadline > now && t.incarnation !== deadIncarnation) {
         c.previous = c.last
         c.fence = this.nextFence()
-        c.holder = { replicaId: t.replicaId, incarnation: t.incarnation, ticket, exp: now + leaseMs, grantedAt: now }
+        c.holder = {
+          replicaId: t.replicaId,
+          incarnation: t.incarnation,
+          ticket,
+          exp: now + leaseMs,
+          grantedAt: now,
+          requestId: t.requestId,
+        }
         c.last = { replicaId: t.replicaId, incarnation: t.incarnation }
-        if (ticket !== callerTicket) this.wake(t.incarnation, 'chat', key, ticket, { fence: c.fence, previousHolder: c.previous, leaseMs })
+        if (ticket !== callerTicket) {
+          const grant: PushedGrant = { fence: c.fence, previousHolder: c.previous, leaseMs }
+          if (t.requestId) grant.requestId = t.requestId
+          this.wake(t.incarnation, 'chat', key, ticket, grant)
+        }
         return ticket
       }
       c.skipped++
@@ -188,19 +209,28 @@ export class MemoryCoordinationHub {
     return null
   }
 
-  turnAcquire(key: string, replicaId: string, incarnation: string, leaseMs: number, ticket: number | null): TurnReply {
+  /**
+   * Take a ticket (ticket null) or poll with one. `requestId` (unique per acquisition) makes taking a
+   * ticket idempotent, as on Redis: a take sent again after its reply was lost polls with the ticket
+   * the first one took instead of queueing a second one.
+   */
+  turnAcquire(key: string, replicaId: string, incarnation: string, leaseMs: number, ticket: number | null, requestId = ''): TurnReply {
     const now = this.now()
     let c: ChatRecord
-    if (ticket === null) {
+    const known = ticket === null && requestId !== '' ? this.chats.get(key)?.requests.get(requestId) : undefined
+    if (ticket === null && known === undefined) {
       c = this.chat(key, true)!
       ticket = ++c.nextTicket
-      c.queue.set(ticket, { replicaId, incarnation, deadline: now + leaseMs, enqueuedAt: now })
+      c.queue.set(ticket, { replicaId, incarnation, deadline: now + leaseMs, enqueuedAt: now, requestId })
+      if (requestId !== '') c.requests.set(requestId, ticket)
     } else {
       const found = this.chat(key, false)
       if (!found) return { status: 'dropped' }
       c = found
+      if (ticket === null) ticket = known!
+      else if (requestId !== '') c.requests.delete(requestId) // the caller knows its ticket now
       const h = c.holder
-      if (h && h.incarnation === incarnation && h.ticket === ticket) {
+      if (h && h.incarnation === incarnation && h.ticket === ticket && owns(h.requestId, requestId)) {
         if (h.exp > now) {
           h.exp = now + leaseMs
           return { status: 'granted', ticket, fence: c.fence, previousHolder: c.previous }
@@ -211,7 +241,7 @@ export class MemoryCoordinationHub {
         return { status: 'expired', ticket }
       }
       const t = c.queue.get(ticket)
-      if (!t || t.incarnation !== incarnation) return { status: 'dropped' }
+      if (!t || t.incarnation !== incarnation || !owns(t.requestId, requestId)) return { status: 'dropped' }
       t.deadline = now + leaseMs
     }
     const granted = this.grantNext(key, c, leaseMs, ticket)
@@ -220,14 +250,27 @@ export class MemoryCoordinationHub {
     return { status: 'queued', ticket }
   }
 
-  turnRelease(key: string, incarnation: string, ticket: number, leaseMs: number): TurnReleaseReply {
+  /**
+   * Give a turn back or withdraw a queued ticket; ticket null: the one acquisition `requestId` took
+   * (a waiter that gave up while its take-ticket was unanswered). With a request id, only a turn or
+   * ticket of that acquisition is given back.
+   */
+  turnRelease(key: string, incarnation: string, ticket: number | null, leaseMs: number, requestId = ''): TurnReleaseReply {
     const c = this.chat(key, false)
     if (!c) return 'not-ours'
+    if (ticket === null) {
+      if (requestId === '') return 'not-ours'
+      const known = c.requests.get(requestId)
+      if (known === undefined) return 'not-ours'
+      ticket = known
+    }
+    if (requestId !== '') c.requests.delete(requestId)
     let result: TurnReleaseReply = 'not-ours'
-    if (c.holder && c.holder.incarnation === incarnation && c.holder.ticket === ticket) {
+    const queued = c.queue.get(ticket)
+    if (c.holder && c.holder.incarnation === incarnation && c.holder.ticket === ticket && owns(c.holder.requestId, requestId)) {
       c.holder = null
       result = 'released'
-    } else if (c.queue.get(ticket)?.incarnation === incarnation) {
+    } else if (queued && queued.incarnation === incarnation && owns(queued.requestId, requestId)) {
       c.queue.delete(ticket)
       result = 'withdrawn'
     }
@@ -392,6 +435,8 @@ export class MemoryBackend implements CoordinationBackend {
   private dead = false
   /** Tests: this replica's link to the hub is cut (its calls fail, pushes to it are lost). */
   linkCut = false
+  /** Tests: this replica's calls reach the hub and take effect, but their replies are lost (they fail). */
+  repliesLost = false
 
   constructor(readonly hub: MemoryCoordinationHub) {}
 
@@ -399,54 +444,51 @@ export class MemoryBackend implements CoordinationBackend {
     if (this.dead || this.linkCut || this.hub.unavailable) throw new Error('Connection is closed.')
   }
 
+  /** One call to the hub, as one script on Redis: it runs whole or not at all; its reply may be lost. */
+  private call<T>(run: () => T): T {
+    this.check()
+    const reply = run()
+    if (this.repliesLost) throw new Error('Connection is closed.')
+    return reply
+  }
+
   async init(): Promise<Warning[]> {
     return []
   }
-  // The hub never loses a reply, so the request id (idempotent enqueue on Redis) is not needed here.
   async turnAcquire(
     key: string,
     replicaId: string,
     incarnation: string,
     leaseMs: number,
     ticket: number | null,
-    _requestId: string,
+    requestId: string,
   ): Promise<TurnReply> {
-    this.check()
-    return this.hub.turnAcquire(key, replicaId, incarnation, leaseMs, ticket)
+    return this.call(() => this.hub.turnAcquire(key, replicaId, incarnation, leaseMs, ticket, requestId))
   }
-  async turnRelease(key: string, incarnation: string, ticket: number | null, leaseMs: number): Promise<TurnReleaseReply> {
-    this.check()
-    // A take-ticket that failed here did nothing (the hub never loses a reply): no ticket to find.
-    if (ticket === null) return 'not-ours'
-    return this.hub.turnRelease(key, incarnation, ticket, leaseMs)
+  async turnRelease(key: string, incarnation: string, ticket: number | null, leaseMs: number, requestId = ''): Promise<TurnReleaseReply> {
+    return this.call(() => this.hub.turnRelease(key, incarnation, ticket, leaseMs, requestId))
   }
   async leadAcquire(name: string, replicaId: string, incarnation: string, leaseMs: number, stand: boolean): Promise<LeadReply> {
-    this.check()
-    return this.hub.leadAcquire(name, replicaId, incarnation, leaseMs, stand)
+    return this.call(() => this.hub.leadAcquire(name, replicaId, incarnation, leaseMs, stand))
   }
   async leadRelease(name: string, incarnation: string, fence: number | null): Promise<boolean> {
-    this.check()
-    return this.hub.leadRelease(name, incarnation, fence)
+    return this.call(() => this.hub.leadRelease(name, incarnation, fence))
   }
   async requestYield(name: string, request: YieldRequestInput): Promise<YieldResult> {
-    this.check()
-    return this.hub.requestYield(name, request)
+    return this.call(() => this.hub.requestYield(name, request))
   }
   async renew(items: RenewItem[], incarnation: string, leaseMs: number): Promise<Array<RenewReply | Error>> {
-    this.check()
-    return items.map((i) => this.hub.renew(i, incarnation, leaseMs))
+    return this.call(() => items.map((i) => this.hub.renew(i, incarnation, leaseMs)))
   }
   async beat(replicaId: string, incarnation: string, leaseMs: number, record: BeatRecord): Promise<BeatReply> {
-    this.check()
-    return this.hub.beat(replicaId, incarnation, leaseMs, record)
+    return this.call(() => this.hub.beat(replicaId, incarnation, leaseMs, record))
   }
   async replicaStop(replicaId: string, incarnation: string): Promise<void> {
-    this.check()
-    this.hub.replicaStop(replicaId, incarnation)
+    this.call(() => this.hub.replicaStop(replicaId, incarnation))
   }
   async subscribe(incarnation: string, onWake: WakeHandler): Promise<() => Promise<void>> {
     this.unsub = this.hub.subscribe(incarnation, (...wake) => {
-      if (!this.linkCut) onWake(...wake)
+      if (!this.linkCut && !this.repliesLost) onWake(...wake)
     })
     return async () => {
       this.unsub?.()
@@ -454,11 +496,10 @@ export class MemoryBackend implements CoordinationBackend {
     }
   }
   async serverIdentity(_leaseMs?: number): Promise<string | null> {
-    this.check()
-    return this.hub.identity
+    return this.call(() => this.hub.identity)
   }
   pushReady(): boolean {
-    return this.unsub !== null && !this.dead && !this.linkCut && !this.hub.unavailable
+    return this.unsub !== null && !this.dead && !this.linkCut && !this.repliesLost && !this.hub.unavailable
   }
   async appendEvent(event: Record<string, unknown>): Promise<void> {
     if (!this.dead && !this.linkCut) this.hub.appendEvent(event)

@@ -32,6 +32,8 @@ export interface TurnHarness {
 export interface CuttableLink {
   coordinator: Coordinator
   cut(): Promise<void>
+  /** From now on what the replica sends reaches the shared state and takes effect, but no reply comes back (until cut/restore). */
+  loseReplies(): void
   restore(): void
 }
 
@@ -388,6 +390,33 @@ export function defineTurnContract(h: TurnHarness): void {
       // (queued behind it) dropped with it. Passed on, it is granted.
       const next = await a.acquireTurn('chat:withdraw-granted', { waitMs: 10_000 })
       expect(next.held).toBe(true)
+      await next.release()
+    })
+
+    it('a wait given up while its take-ticket was unanswered leaves no ticket behind', async (ctx) => {
+      const link = await cuttable({ replicaId: 'a', leaseMs: 3000 })
+      if (!link) return ctx.skip()
+      const a = link.coordinator
+      const b = await replica({ replicaId: 'b', leaseMs: 3000 })
+      const held = await b.acquireTurn('chat:unanswered')
+      link.loseReplies()
+      const abort = new AbortController()
+      const wait = a.acquireTurn('chat:unanswered', { signal: abort.signal }).catch((e: unknown) => e)
+      // Its take ran (a retry after a lost reply finds the same ticket, not a second one); a never heard.
+      await queued('chat:unanswered', 'a')
+      await link.cut()
+      abort.abort()
+      const err = await wait
+      expect(err).toBeInstanceOf(CoordinationUnavailableError)
+      expect((err as CoordinationUnavailableError).reason).toBe('aborted')
+      await outlastClientRetries()
+      link.restore()
+      // The withdrawal names the acquisition's request id and finds the ticket its take got.
+      await queued('chat:unanswered')
+      await held.release()
+      expect((await h.queue('chat:unanswered')).holder).toBeNull()
+      const next = await a.acquireTurn('chat:unanswered')
+      expect(next.previousHolder?.replicaId).toBe('b')
       await next.release()
     })
 

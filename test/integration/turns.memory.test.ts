@@ -25,7 +25,12 @@ defineTurnContract({
   childTarget: () => null,
   linked: async (options) => {
     const coordinator = new MemoryCoordinator({ hub, ...options })
-    return { coordinator, cut: async () => coordinator.cutLink(), restore: () => coordinator.restoreLink() }
+    return {
+      coordinator,
+      cut: async () => coordinator.cutLink(),
+      loseReplies: () => coordinator.loseReplies(),
+      restore: () => coordinator.restoreLink(),
+    }
   },
   queue: async (key) => {
     const c = hub.chatState(key)

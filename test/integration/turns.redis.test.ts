@@ -42,7 +42,7 @@ defineTurnContract({
       // Commands sent before the client saw the close would be sent again on reconnect.
       await until(() => coordinator.redis.status !== 'ready', 5000, 'the client to see its link cut')
     }
-    return { coordinator, cut, restore: () => proxy.restore() }
+    return { coordinator, cut, loseReplies: () => proxy.eatReplies(), restore: () => proxy.restore() }
   },
   queue: (key) => queueView({ redis: reader, keys: new KeyLayout(prefix, 'standalone') }, key),
 })
