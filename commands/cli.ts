@@ -31,7 +31,20 @@ export function buildProgram(): Command {
   const program = new Command('botmesh-coord')
     .description('See and safely change the Redis coordination state of replicated botmesh bots')
     .version(PACKAGE_VERSION, '-V, --version', 'print the version')
-    .addOption(new Option('--url <url>', 'Redis URL (rediss:// for TLS; on a Cluster, any node)').env('REDIS_URL').default(DEFAULT_URL))
+    .addOption(
+      new Option(
+        '--url <url>',
+        'Redis URL (rediss:// for TLS; on a Cluster, any node; redis+sentinel://host:port,…/<master-name> for Sentinel)',
+      )
+        .env('REDIS_URL')
+        .default(DEFAULT_URL),
+    )
+    .addOption(
+      new Option('--sentinel <host:port>', 'a Redis Sentinel of the master named by --master-name (repeat for each sentinel)')
+        .argParser((v: string, prev: string[] | undefined) => [...(prev ?? []), ...v.split(',').filter(Boolean)])
+        .env('REDIS_SENTINELS'),
+    )
+    .addOption(new Option('--master-name <name>', 'the master the sentinels follow (with --sentinel)').env('REDIS_MASTER_NAME'))
     .addOption(new Option('--prefix <prefix>', 'key prefix of the bot').env('BOTMESH_PREFIX').default('botmesh'))
     .addOption(
       new Option('--layout <layout>', 'key layout (auto: a Cluster node means cluster)')

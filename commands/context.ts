@@ -82,6 +82,7 @@ async function snapshotContext(cmd: Command, path: string, o: OpenOptions): Prom
       prefix: keys.prefix,
       layout: keys.layout,
       db: 0,
+      sentinel: null,
       timeoutMs: opts.timeout,
       secrets: [],
       context: null,

@@ -25,8 +25,10 @@ export {
   ProviderNotLeaderError,
   CheckpointConflictError,
   InvalidIdError,
+  NotMasterError,
+  notMaster,
 } from '../src/errors/index.js'
-export { DEFAULT_URL, maskUrl } from '../src/url.js'
+export { DEFAULT_URL, maskUrl, parseRedisUrl, sentinelUrl, withCredentials, type RedisUrl } from '../src/url.js'
 export * from '../src/state/health.js'
 export * from '../src/state/views.js'
 export type { Listing, Corrupt, SchemaInfo, StateReader } from '../src/state/reader.js'

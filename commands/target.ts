@@ -6,7 +6,17 @@
  */
 import { accessSync, constants, statSync } from 'node:fs'
 import type { Command } from 'commander'
-import { DEFAULT_URL, maskUrl, validatePrefix, InvalidIdError, type Layout } from './lib.js'
+import {
+  ConfigurationError,
+  DEFAULT_URL,
+  parseRedisUrl,
+  sentinelUrl,
+  validatePrefix,
+  withCredentials,
+  InvalidIdError,
+  type Layout,
+  type RedisUrl,
+} from './lib.js'
 import { CliError, usage } from './output/errors.js'
 import { activeContext, expandHome, passwordFromFile } from './config/contexts.js'
 import { EXIT } from './output/exit-codes.js'
@@ -14,6 +24,9 @@ import { EXIT } from './output/exit-codes.js'
 /** The global options as commander parsed them (cli.ts declares them). */
 export interface GlobalOptions {
   url: string
+  /** --sentinel host:port, repeated (or comma-separated) */
+  sentinel?: string[]
+  masterName?: string
   prefix: string
   layout: Layout | 'auto'
   tlsCa?: string
@@ -35,6 +48,8 @@ export interface Target {
   layout: Layout | 'auto'
   /** The database of the URL's path (`/3`), 0 when none. */
   db: number
+  /** The master a Sentinel group names (redis+sentinel://, --sentinel/--master-name), or null: a direct address. */
+  sentinel: { masterName: string; sentinels: string[] } | null
   tlsCa?: string
   /** How long one Redis call may take. */
   timeoutMs: number
@@ -49,11 +64,12 @@ export function globalOptions(cmd: Command): GlobalOptions {
 }
 
 function secretsOf(url: string): string[] {
+  const pw = /^[a-z][a-z0-9+.-]*:\/\/[^@/:]*:([^@/]*)@/i.exec(url)?.[1]
+  if (!pw) return []
   try {
-    const u = new URL(url)
-    return [u.password, decodeURIComponent(u.password)].filter(Boolean)
+    return [pw, decodeURIComponent(pw)]
   } catch {
-    return []
+    return [pw]
   }
 }
 
@@ -68,24 +84,47 @@ export function urlContext(cmd: Command): { url: string; secrets: string[] } {
   }
 }
 
-/** Check the URL: scheme, host, port, database. */
-export function checkUrl(url: string): { db: number } {
-  let u: URL
+/** Check the URL (the library's reading of it): scheme, hosts, ports, database, master name. */
+export function checkUrl(url: string): RedisUrl {
   try {
-    u = new URL(url)
-  } catch {
-    throw usage(
-      `--url: not a Redis URL: ${maskUrl(url)} (expected redis://host:port[/db] or rediss://…; a password goes in --password-file or REDIS_PASSWORD)`,
-    )
+    return parseRedisUrl(url)
+  } catch (err) {
+    if (!(err instanceof ConfigurationError)) throw err
+    const hint = /unsupported scheme|not a Redis URL/.test(err.message) ? ' (a password goes in --password-file or REDIS_PASSWORD)' : ''
+    throw usage(`--url: ${err.message}${hint}`)
   }
-  if (u.protocol !== 'redis:' && u.protocol !== 'rediss:') {
-    throw usage(`--url: unsupported scheme ${u.protocol} in ${maskUrl(url)} (use redis:// or rediss:// for TLS)`)
+}
+
+/**
+ * `--sentinel host:port …` with `--master-name` (or a context's sentinels and masterName): the
+ * sentinel URL they mean, or null when the target is a URL. The more explicit wins — the command
+ * line over the environment over the context — and a URL and sentinels at the same level conflict.
+ */
+function sentinelTarget(
+  cmd: Command,
+  o: GlobalOptions,
+  ctx: { url?: string; sentinels?: string; masterName?: string } | undefined,
+): string | null {
+  const rank = (k: keyof GlobalOptions, inContext: boolean) => {
+    const source = cmd.getOptionValueSourceWithGlobals(k)
+    return source === 'cli' ? 3 : source === 'env' ? 2 : inContext ? 1 : 0
   }
-  if (!u.hostname) throw usage(`--url: no host in ${maskUrl(url)}`)
-  const path = u.pathname.replace(/^\//, '')
-  if (path !== '' && !/^\d+$/.test(path))
-    throw usage(`--url: the path of ${maskUrl(url)} must be a database number (/0, /1, …), not /${path}`)
-  return { db: path === '' ? 0 : Number(path) }
+  const sentinelRank = Math.max(rank('sentinel', !!ctx?.sentinels), rank('masterName', !!ctx?.masterName))
+  if (sentinelRank === 0) return null
+  const urlRank = rank('url', !!ctx?.url)
+  if (urlRank > sentinelRank) return null
+  if (urlRank === sentinelRank) {
+    throw usage('--sentinel and --url name two targets: give one (a Sentinel URL is redis+sentinel://host:port,…/<master-name>)')
+  }
+  const pick = <T>(k: keyof GlobalOptions, fromOption: T, fromContext: T) => (rank(k, false) ? fromOption : (fromContext ?? fromOption))
+  const sentinels = pick('sentinel', o.sentinel, ctx?.sentinels?.split(',').filter(Boolean)) ?? []
+  const masterName = pick('masterName', o.masterName, ctx?.masterName)
+  if (!sentinels.length) throw usage('--master-name: give the sentinels too (--sentinel host:port, once per sentinel)')
+  if (!masterName) throw usage('--sentinel: give the name of the master they follow too (--master-name <name>)')
+  for (const s of sentinels) {
+    if (!/^(\[[^\]]+\]|[^:,/@[\]]+)(:\d{1,5})?$/.test(s)) throw usage(`--sentinel: not a host:port: ${JSON.stringify(s)}`)
+  }
+  return sentinelUrl(sentinels, masterName)
 }
 
 /** A file the user named must be a readable file: a usage error naming the option otherwise. */
@@ -142,18 +181,18 @@ export function resolveTarget(cmd: Command): Target {
   const c = active?.entry
   const pick = <K extends 'url' | 'prefix' | 'layout' | 'tlsCa'>(k: K, fromContext: GlobalOptions[K] | undefined): GlobalOptions[K] =>
     given(k) || fromContext === undefined ? o[k] : fromContext
-  let url = pick('url', c?.url) || DEFAULT_URL
-  const { db } = checkUrl(url)
+  const viaSentinels = sentinelTarget(cmd, o, c ?? undefined)
+  let url = viaSentinels ?? (pick('url', c?.url) || DEFAULT_URL)
+  const parsed = checkUrl(url)
+  const db = parsed.db
   const prefix = checkPrefix(pick('prefix', c?.prefix))
   const tlsCa = pick('tlsCa', c?.tlsCa ? expandHome(c.tlsCa) : undefined)
   if (tlsCa) checkReadableFile(tlsCa, '--tls-ca')
   const secrets = secretsOf(url)
   const pw = password(o, given, given('url') ? undefined : c)
   if (pw !== null || (c?.username && !given('url'))) {
-    const u = new URL(url)
-    if (c?.username && !given('url') && !u.username) u.username = encodeURIComponent(c.username)
-    if (pw !== null) u.password = encodeURIComponent(pw)
-    url = u.toString()
+    const username = c?.username && !given('url') && !parsed.username ? c.username : undefined
+    url = withCredentials(url, { username, password: pw ?? undefined })
     if (pw !== null) secrets.push(pw, encodeURIComponent(pw))
   }
   return {
@@ -161,6 +200,8 @@ export function resolveTarget(cmd: Command): Target {
     prefix,
     layout: pick('layout', c?.layout) ?? 'auto',
     db,
+    sentinel:
+      parsed.kind === 'sentinel' ? { masterName: parsed.masterName, sentinels: parsed.sentinels.map((h) => `${h.host}:${h.port}`) } : null,
     tlsCa,
     timeoutMs: o.timeout,
     secrets,

@@ -38,10 +38,17 @@ export interface StartRedisOptions {
   detached?: boolean
   /** how long to wait for PING (default 10 s) */
   readyTimeoutMs?: number
+  /** the text of a sentinel.conf: the server runs as `redis-server sentinel.conf --sentinel` */
+  sentinelConf?: string
 }
 
 export interface ClusterProc {
+  /** every node, masters first */
   readonly nodes: RedisProc[]
+  /** the nodes that were masters at start (a failover changes roles: ask roleOf()) */
+  readonly masters: RedisProc[]
+  /** the nodes that were replicas at start (none unless `replicas`) */
+  readonly replicas: RedisProc[]
   readonly ports: number[]
   readonly pids: number[]
   /** redis://127.0.0.1:<first node's port> */
@@ -50,8 +57,35 @@ export interface ClusterProc {
 }
 
 export declare function startRedis(opts?: StartRedisOptions): Promise<RedisProc>
-export declare function startCluster(opts?: { nodeTimeoutMs?: number; readyTimeoutMs?: number }): Promise<ClusterProc>
-export declare function clusterReady(nodes: RedisProc[], timeoutMs?: number): Promise<void>
+export declare function startCluster(opts?: { nodeTimeoutMs?: number; replicas?: number; readyTimeoutMs?: number }): Promise<ClusterProc>
+export declare function clusterReady(nodes: RedisProc[], timeoutMs?: number, opts?: { replicas?: number }): Promise<void>
+export declare function roleOf(port: number): Promise<'master' | 'slave' | 'sentinel' | null>
+
+export interface SentinelSet {
+  readonly masterName: string
+  /** the two data servers (master and replica at start; a failover swaps their roles) */
+  readonly servers: RedisProc[]
+  readonly sentinels: RedisProc[]
+  /** redis+sentinel://127.0.0.1:<s1>,127.0.0.1:<s2>,127.0.0.1:<s3>/<masterName> */
+  readonly url: string
+  server(port: number): RedisProc | undefined
+  /** the master's port as the sentinels name it now */
+  master(): Promise<number | null>
+  /** the other data server's port */
+  replicaPort(): Promise<number>
+  /** every sentinel sees the others and the replica, and the replica is in sync */
+  ready(timeoutMs?: number): Promise<void>
+  /** SENTINEL FAILOVER; resolves with the new master's port once it answers as a master */
+  failover(timeoutMs?: number): Promise<number>
+  stop(): Promise<void>
+}
+
+export declare function startSentinels(opts?: {
+  masterName?: string
+  downAfterMs?: number
+  failoverTimeoutMs?: number
+  readyTimeoutMs?: number
+}): Promise<SentinelSet>
 export declare function killAllSync(): void
 export declare function killAllOnSignals(): void
 export declare function trackedPids(): number[]

@@ -4,7 +4,7 @@
 // process and SIGKILLed at exit (killAllOnSignals() adds SIGINT/SIGTERM), so nothing is left behind.
 // Plain ESM JavaScript so that bench/ and chaos/ import it as is; types: redis-procs.d.mts.
 import { execFileSync, spawn } from 'node:child_process'
-import { accessSync, constants, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { accessSync, constants, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { delimiter, join, resolve } from 'node:path'
@@ -194,7 +194,8 @@ function logTail(dir, lines = 15) {
  * also in `url`), persist ('aof': appendonly with fsync always, kept across restart()), dir (use this
  * folder instead of a fresh temp dir; not removed), tls ({ certFile, keyFile, caFile } relative to
  * dir or absolute: the port speaks TLS only, `url` is rediss://), detached (own process group: a
- * Ctrl-C in the terminal does not reach it), readyTimeoutMs (default 10 s).
+ * Ctrl-C in the terminal does not reach it), readyTimeoutMs (default 10 s), sentinelConf (the text of
+ * a sentinel.conf: written into dir and run as `redis-server sentinel.conf --sentinel`).
  */
 export async function startRedis(opts = {}) {
   const bin = opts.bin ?? assertRedisServerAvailable()
@@ -208,7 +209,10 @@ export async function startRedis(opts = {}) {
   let child = null
   let stopping = null
 
+  const sentinelConf = opts.sentinelConf ?? null
+  if (sentinelConf !== null) writeFileSync(join(dir, 'sentinel.conf'), sentinelConf)
   const argv = () => [
+    ...(sentinelConf !== null ? [join(dir, 'sentinel.conf'), '--sentinel'] : []),
     ...(tls
       ? ['--port', '0', '--tls-port', String(port), '--tls-cert-file', tls.certFile, '--tls-key-file', tls.keyFile]
       : ['--port', String(port)]),
@@ -327,19 +331,25 @@ const SLOT_RANGES = [
   [10923, 16383],
 ]
 
-/** Every node sees `cluster_state:ok`, all nodes known, and all 16384 slots served by masters on our ports. */
-export async function clusterReady(nodes, timeoutMs = 20_000) {
+/**
+ * Every node sees `cluster_state:ok`, all nodes known, all 16384 slots served by masters on our ports,
+ * and (with `replicas`) that many replicas per master, each with its replication link up.
+ */
+export async function clusterReady(nodes, timeoutMs = 20_000, { replicas = 0 } = {}) {
   const ports = nodes.map((n) => n.port)
   const ready = (port) =>
     withClient(port, async (c) => {
       const info = String(await c.call('CLUSTER', 'INFO'))
       if (!info.includes('cluster_state:ok') || !info.includes(`cluster_known_nodes:${ports.length}`)) return false
       let covered = 0
-      for (const [from, to, master] of await c.call('CLUSTER', 'SLOTS')) {
+      for (const [from, to, master, ...copies] of await c.call('CLUSTER', 'SLOTS')) {
         if (!master || !ports.includes(Number(master[1]))) return false
+        if (copies.length < replicas) return false
         covered += to - from + 1
       }
-      return covered === 16384
+      if (covered !== 16384) return false
+      const repl = String(await c.info('replication'))
+      return !/role:slave/.test(repl) || /master_link_status:up/.test(repl)
     }).catch(() => false)
   const end = performance.now() + timeoutMs
   for (;;) {
@@ -353,20 +363,24 @@ export async function clusterReady(nodes, timeoutMs = 20_000) {
 }
 
 /**
- * A 3-master Redis Cluster (no replicas). Each node gets an explicit free bus port (the default,
- * port + 10000, overflows for high ephemeral ports). Options: nodeTimeoutMs (cluster-node-timeout,
- * default 2000), readyTimeoutMs (default 20 s).
+ * A 3-master Redis Cluster, with `replicas` replicas per master (default 0). Each node gets an
+ * explicit free bus port (the default, port + 10000, overflows for high ephemeral ports). Options:
+ * nodeTimeoutMs (cluster-node-timeout, default 2000), replicas, readyTimeoutMs (default 20 s).
+ * `nodes` lists every node, masters first; `masters` / `replicas` the nodes by their role at start
+ * (a failover changes roles: ask the nodes, `roleOf()`).
  */
 export async function startCluster(opts = {}) {
   assertRedisServerAvailable()
   const count = SLOT_RANGES.length
-  const reserved = await freePorts(2 * count)
-  const busPorts = reserved.slice(count)
+  const perMaster = opts.replicas ?? 0
+  const total = count * (1 + perMaster)
+  const reserved = await freePorts(2 * total)
+  const busPorts = reserved.slice(total)
   const nodes = []
   const stop = () => Promise.all(nodes.map((n) => n.stop())).then(() => undefined)
   try {
     const started = await Promise.allSettled(
-      reserved.slice(0, count).map((port, i) =>
+      reserved.slice(0, total).map((port, i) =>
         startRedis({
           port,
           args: [
@@ -378,6 +392,18 @@ export async function startCluster(opts = {}) {
             String(opts.nodeTimeoutMs ?? 2000),
             '--cluster-port',
             String(busPorts[i]),
+            ...(perMaster
+              ? [
+                  '--cluster-replica-validity-factor',
+                  '0',
+                  '--repl-diskless-sync',
+                  'yes',
+                  '--repl-diskless-sync-delay',
+                  '0',
+                  '--repl-ping-replica-period',
+                  '1',
+                ]
+              : []),
           ],
         }),
       ),
@@ -385,9 +411,11 @@ export async function startCluster(opts = {}) {
     for (const r of started) if (r.status === 'fulfilled') nodes.push(r.value)
     const failed = started.find((r) => r.status === 'rejected')
     if (failed) throw failed.reason
+    const masters = nodes.slice(0, count)
+    const replicas = nodes.slice(count)
     // Distinct config epochs up front (what redis-cli --cluster create does), then the slots.
     await Promise.all(
-      nodes.map((n, i) =>
+      masters.map((n, i) =>
         withClient(n.port, async (c) => {
           await c.call('CLUSTER', 'SET-CONFIG-EPOCH', String(i + 1))
           await c.call('CLUSTER', 'ADDSLOTSRANGE', String(SLOT_RANGES[i][0]), String(SLOT_RANGES[i][1]))
@@ -397,9 +425,29 @@ export async function startCluster(opts = {}) {
     await withClient(nodes[0].port, async (c) => {
       for (let i = 1; i < nodes.length; i++) await c.call('CLUSTER', 'MEET', '127.0.0.1', String(nodes[i].port), String(busPorts[i]))
     })
-    await clusterReady(nodes, opts.readyTimeoutMs ?? 20_000)
+    if (perMaster) {
+      const ids = await Promise.all(masters.map((m) => withClient(m.port, (c) => c.call('CLUSTER', 'MYID'))))
+      // A node can replicate a master only once it knows it (gossip after MEET): retry until then.
+      await Promise.all(
+        replicas.map(async (n, i) => {
+          const end = performance.now() + (opts.readyTimeoutMs ?? 20_000)
+          for (;;) {
+            try {
+              await withClient(n.port, (c) => c.call('CLUSTER', 'REPLICATE', String(ids[i % count])))
+              return
+            } catch (e) {
+              if (performance.now() > end) throw e
+              await sleep(100)
+            }
+          }
+        }),
+      )
+    }
+    await clusterReady(nodes, opts.readyTimeoutMs ?? 20_000, { replicas: perMaster })
     return {
       nodes,
+      masters,
+      replicas,
       ports: nodes.map((n) => n.port),
       get pids() {
         return nodes.map((n) => n.pid)
@@ -407,6 +455,127 @@ export async function startCluster(opts = {}) {
       url: nodes[0].url,
       stop,
     }
+  } catch (e) {
+    await stop()
+    throw e
+  }
+}
+
+/** 'master' or 'slave' (a replica), as the node at `port` says now; null when it does not answer. */
+export async function roleOf(port) {
+  return withClient(port, async (c) => String((await c.call('ROLE'))[0])).catch(() => null)
+}
+
+// ---------------------------------------------------------------------------- Sentinel
+
+/**
+ * A Sentinel-managed master: 1 master, 1 replica and 3 sentinels (quorum 2) on free loopback ports.
+ * Options: masterName (default 'botmesh'), downAfterMs (sentinel down-after-milliseconds, default
+ * 1000), failoverTimeoutMs (default 5000), readyTimeoutMs (default 20 s). `url` is the
+ * redis+sentinel:// URL of the set; `master()` asks the sentinels where the master is now;
+ * `failover()` runs SENTINEL FAILOVER and resolves once the sentinels name the new master and it
+ * answers as one.
+ */
+export async function startSentinels(opts = {}) {
+  assertRedisServerAvailable()
+  const name = opts.masterName ?? 'botmesh'
+  const readyMs = opts.readyTimeoutMs ?? 20_000
+  const procs = []
+  const stop = () => Promise.all(procs.map((p) => p.stop())).then(() => undefined)
+  try {
+    const replArgs = ['--repl-diskless-sync', 'yes', '--repl-diskless-sync-delay', '0', '--repl-ping-replica-period', '1']
+    const primary = await startRedis({ args: replArgs })
+    procs.push(primary)
+    const replica = await startRedis({ args: [...replArgs, '--replicaof', '127.0.0.1', String(primary.port)] })
+    procs.push(replica)
+    const ports = await freePorts(3)
+    const conf = (port) =>
+      [
+        `port ${port}`,
+        'bind 127.0.0.1',
+        `sentinel monitor ${name} 127.0.0.1 ${primary.port} 2`,
+        `sentinel down-after-milliseconds ${name} ${opts.downAfterMs ?? 1000}`,
+        `sentinel failover-timeout ${name} ${opts.failoverTimeoutMs ?? 5000}`,
+        `sentinel parallel-syncs ${name} 1`,
+        '',
+      ].join('\n')
+    const sentinels = await Promise.all(ports.map((port) => startRedis({ port, sentinelConf: conf(port) })))
+    procs.push(...sentinels)
+    const set = {
+      masterName: name,
+      servers: [primary, replica],
+      sentinels,
+      url: `redis+sentinel://${sentinels.map((s) => `127.0.0.1:${s.port}`).join(',')}/${name}`,
+      /** The data server at `port` (the master or the replica, whichever it is now). */
+      server: (port) => [primary, replica].find((p) => p.port === port),
+      /** The master's port as the first sentinel that answers names it. */
+      async master() {
+        for (const s of sentinels) {
+          const addr = await withClient(s.port, (c) => c.call('SENTINEL', 'GET-MASTER-ADDR-BY-NAME', name)).catch(() => null)
+          if (addr) return Number(addr[1])
+        }
+        return null
+      },
+      /** The other data server's port. */
+      async replicaPort() {
+        const m = await set.master()
+        return m === primary.port ? replica.port : primary.port
+      },
+      /** Wait until every sentinel knows the other sentinels and the replica, and the replica is in sync. */
+      async ready(timeoutMs = readyMs) {
+        const end = performance.now() + timeoutMs
+        for (;;) {
+          const ok = await Promise.all(
+            sentinels.map((s) =>
+              withClient(s.port, async (c) => {
+                const m = await c.call('SENTINEL', 'MASTER', name)
+                const f = {}
+                for (let i = 0; i < m.length; i += 2) f[m[i]] = m[i + 1]
+                return Number(f['num-other-sentinels']) >= 2 && Number(f['num-slaves']) >= 1 && !/down/.test(f.flags)
+              }).catch(() => false),
+            ),
+          )
+          const m = await set.master()
+          const linked =
+            m !== null &&
+            (await withClient(m === primary.port ? replica.port : primary.port, async (c) =>
+              /master_link_status:up/.test(String(await c.info('replication'))),
+            ).catch(() => false))
+          if (ok.every(Boolean) && linked) return
+          if (performance.now() > end) {
+            throw new Error(`sentinels on ports ${ports.join(',')} did not see master ${name} with its replica in time`)
+          }
+          await sleep(100)
+        }
+      },
+      /**
+       * SENTINEL FAILOVER, then wait until the sentinels name the other server and it answers as a
+       * master. Resolves with the new master's port.
+       */
+      async failover(timeoutMs = readyMs) {
+        const before = await set.master()
+        const end = performance.now() + timeoutMs
+        for (;;) {
+          try {
+            await withClient(sentinels[0].port, (c) => c.call('SENTINEL', 'FAILOVER', name))
+            break
+          } catch (e) {
+            // NOGOODSLAVE / INPROG right after a previous failover: the replica is not yet known as good.
+            if (performance.now() > end) throw e
+            await sleep(200)
+          }
+        }
+        for (;;) {
+          const now = await set.master()
+          if (now !== null && now !== before && (await roleOf(now)) === 'master') return now
+          if (performance.now() > end) throw new Error(`sentinel failover of ${name} did not complete in time`)
+          await sleep(50)
+        }
+      },
+      stop,
+    }
+    await set.ready()
+    return set
   } catch (e) {
     await stop()
     throw e

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs'
 import { ConfigurationError } from './errors/configuration-error.js'
 import { CoordinationUnavailableError } from './errors/coordination-unavailable-error.js'
 import { KeyLayout, type Layout } from './keys.js'
-import { DEFAULT_URL, maskUrl } from './url.js'
+import { DEFAULT_URL, maskUrl, parseRedisUrl, type RedisUrl } from './url.js'
 import { DEFAULTS } from './defaults.js'
 import { parseDuration, type Duration } from './duration.js'
 
@@ -17,7 +17,7 @@ export type RedisClient = Redis | Cluster
 export interface ConnectOptions {
   url?: string
   layout?: Layout
-  /** PEM file with the CA that signed the server's certificate (rediss://). */
+  /** PEM file with the CA that signed the server's certificate (rediss://, rediss+sentinel://). */
   tlsCaFile?: string
   /** ms; how long one command may take before it counts as Redis unreachable. */
   commandTimeoutMs?: number
@@ -25,11 +25,23 @@ export interface ConnectOptions {
   connectionName?: string
   /** Fail fast instead of reconnecting forever (the CLI). */
   failFast?: boolean
+  /** redis+sentinel://: the sentinels' own ACL user and password, when they ask for one. */
+  sentinelUsername?: string
+  sentinelPassword?: string
 }
 
 export { DEFAULT_URL, maskUrl } from './url.js'
 
-function baseOptions(url: URL, opts: ConnectOptions): RedisOptions {
+/**
+ * How soon to reconnect after a connection dropped, by attempt: fast at first and capped at
+ * DEFAULTS.reconnectMaxDelayMs, so that a replica promoted by a failover is reached within a few
+ * hundred ms of answering (ioredis's own default grows to 2 s).
+ */
+export function reconnectDelay(attempt: number): number {
+  return Math.min(DEFAULTS.reconnectMinDelayMs * attempt, DEFAULTS.reconnectMaxDelayMs)
+}
+
+function baseOptions(url: RedisUrl, opts: ConnectOptions): RedisOptions {
   const o: RedisOptions = {
     lazyConnect: false,
     // RESP2: a refused password surfaces as NOAUTH/WRONGPASS instead of a closed connection.
@@ -38,6 +50,7 @@ function baseOptions(url: URL, opts: ConnectOptions): RedisOptions {
     enableOfflineQueue: true,
     connectTimeout: DEFAULTS.connectTimeoutMs,
     connectionName: opts.connectionName,
+    retryStrategy: reconnectDelay,
   }
   if (opts.failFast) {
     o.retryStrategy = () => null
@@ -47,37 +60,55 @@ function baseOptions(url: URL, opts: ConnectOptions): RedisOptions {
     o.enableReadyCheck = false
     o.disableClientInfo = true
   }
-  if (url.username) o.username = decodeURIComponent(url.username)
-  if (url.password) o.password = decodeURIComponent(url.password)
-  if (url.protocol === 'rediss:') {
+  if (url.username) o.username = url.username
+  if (url.password !== undefined) o.password = url.password
+  if (url.tls) {
     o.tls = opts.tlsCaFile ? { ca: readFileSync(opts.tlsCaFile) } : {}
   }
-  const db = url.pathname.replace(/^\//, '')
-  if (db) o.db = Number(db)
+  if (url.db) o.db = url.db
   return o
 }
 
-/** Open a client for a URL: a Redis, or a Cluster when the layout is 'cluster'. */
+/**
+ * The options of a client that follows a Sentinel group's master: it asks the sentinels where the
+ * master is, hears of a failover at once (failoverDetector: the sentinels' +switch-master), and a
+ * server that answers READONLY (a master demoted to a replica) makes it reconnect to the new master
+ * and send the command again there.
+ */
+function sentinelOptions(url: Extract<RedisUrl, { kind: 'sentinel' }>, base: RedisOptions, opts: ConnectOptions): RedisOptions {
+  return {
+    ...base,
+    sentinels: url.sentinels,
+    name: url.masterName,
+    role: 'master',
+    ...(opts.sentinelUsername ? { sentinelUsername: opts.sentinelUsername } : {}),
+    ...(opts.sentinelPassword ? { sentinelPassword: opts.sentinelPassword } : {}),
+    ...(url.tls ? { enableTLSForSentinelMode: true, sentinelTLS: base.tls } : {}),
+    sentinelRetryStrategy: opts.failFast ? () => null : reconnectDelay,
+    sentinelCommandTimeout: DEFAULTS.connectTimeoutMs,
+    failoverDetector: !opts.failFast,
+    updateSentinels: true,
+    reconnectOnError: opts.failFast ? () => false : (err: Error) => (/^READONLY/.test(err.message) ? 2 : false),
+  }
+}
+
+/** Open a client for a URL: a Redis (directly, or through its sentinels), or a Cluster when the layout is 'cluster'. */
 export function connect(opts: ConnectOptions): RedisClient {
-  const raw = opts.url ?? DEFAULT_URL
-  let url: URL
-  try {
-    url = new URL(raw)
-  } catch {
-    throw new ConfigurationError(`not a Redis URL: ${maskUrl(raw)} (expected redis://host:port or rediss://…)`)
-  }
-  if (url.protocol !== 'redis:' && url.protocol !== 'rediss:') {
-    throw new ConfigurationError(`unsupported URL scheme ${url.protocol} in ${maskUrl(raw)} (use redis:// or rediss://)`)
-  }
-  const port = url.port ? Number(url.port) : 6379
-  const host = url.hostname.replace(/^\[|\]$/g, '') || '127.0.0.1'
+  const url = parseRedisUrl(opts.url ?? DEFAULT_URL)
   const redisOptions = baseOptions(url, opts)
+  if (url.kind === 'sentinel') {
+    if (opts.layout === 'cluster') {
+      throw new ConfigurationError(`a Sentinel group is not a Redis Cluster: use layout 'standalone' with ${maskUrl(opts.url!)}`)
+    }
+    return new Redis(sentinelOptions(url, redisOptions, opts))
+  }
+  const { host, port } = url
   if (opts.layout === 'cluster') {
     const clusterOptions: ClusterOptions = {
       redisOptions,
       enableOfflineQueue: true,
       maxRedirections: 16,
-      clusterRetryStrategy: opts.failFast ? () => null : (times) => Math.min(100 * times, 2000),
+      clusterRetryStrategy: opts.failFast ? () => null : reconnectDelay,
       slotsRefreshTimeout: 3000,
       dnsLookup: (address, callback) => callback(null, address),
     }
@@ -157,8 +188,15 @@ export function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise
 
 /** Where the shared state lives, and how it is kept: the options of every Redis user of the library. */
 export interface RedisConnectionOptions {
-  /** redis:// or rediss:// URL; on a Redis Cluster, any node. Ignored when `redis` is given. */
+  /**
+   * redis:// or rediss:// URL (on a Redis Cluster, any node), or redis+sentinel://host:port[,host:port…]/<master-name>[/db]
+   * (rediss+sentinel:// for TLS): the master a Sentinel group names, followed through failovers.
+   * Ignored when `redis` is given.
+   */
   url?: string
+  /** redis+sentinel://: the sentinels' own password (and ACL user), when they ask for one. */
+  sentinelPassword?: string
+  sentinelUsername?: string
   /** Your own ioredis client (Redis or Cluster). It is not closed by stop(). */
   redis?: RedisClient
   /** Key prefix shared by every replica of one bot. Default 'botmesh'. */
@@ -207,7 +245,14 @@ export function resolveRedis(opts: RedisConnectionOptions, defaultCommandTimeout
   const keys = new KeyLayout(opts.prefix ?? DEFAULTS.prefix, layout ?? DEFAULTS.layout)
   const limits = { commandTimeoutMs, idleKeyTtlMs, eventsMaxLen }
   if (opts.redis) return { redis: opts.redis, keys, ownsClient: false, ...limits }
-  const redis = connect({ url: opts.url, layout: keys.layout, tlsCaFile: opts.tlsCaFile, commandTimeoutMs })
+  const redis = connect({
+    url: opts.url,
+    layout: keys.layout,
+    tlsCaFile: opts.tlsCaFile,
+    commandTimeoutMs,
+    sentinelUsername: opts.sentinelUsername,
+    sentinelPassword: opts.sentinelPassword,
+  })
   redis.on('error', () => {}) // surfaced per call as CoordinationUnavailableError
   return { redis, keys, ownsClient: true, ...limits }
 }

@@ -11,6 +11,10 @@ export const DEFAULTS = {
   layout: 'standalone',
   /** Connecting to a node may take this long. */
   connectTimeoutMs: 5000,
+  /** Reconnecting after a dropped connection: the first wait, growing by as much per attempt… */
+  reconnectMinDelayMs: 50,
+  /** …up to this (a failover's new master is reached within this of answering). */
+  reconnectMaxDelayMs: 500,
   /** One Redis call may take this long before it counts as unreachable (a coordinator: at most leaseMs / 3). */
   commandTimeoutMs: 5000,
   /** How long an idle chat, lead or lock keeps its last holder and counters. */

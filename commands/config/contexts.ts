@@ -1,5 +1,5 @@
 /**
- * Contexts, as kubectl has them: named targets in a config file — url, prefix, layout, TLS CA,
+ * Contexts, as kubectl has them: named targets in a config file — url (or sentinels and masterName), prefix, layout, TLS CA,
  * username and where the password comes from (a file, or an environment variable; never the file
  * itself) — chosen with `--context` / BOTMESH_CONTEXT or the file's current context. A command-line
  * option or its environment variable wins over the context, which wins over the built-in default.
@@ -15,6 +15,9 @@ import { EXIT } from '../output/exit-codes.js'
 
 export interface ContextEntry {
   url?: string
+  /** Redis Sentinels (host:port,host:port…) of the master named by masterName (instead of url). */
+  sentinels?: string
+  masterName?: string
   prefix?: string
   layout?: 'auto' | 'standalone' | 'cluster'
   tlsCa?: string
@@ -32,7 +35,17 @@ export interface Config {
 }
 
 /** The fields a context may set, and what each means (for `config set-context` and the docs). */
-export const CONTEXT_FIELDS = ['url', 'prefix', 'layout', 'tlsCa', 'username', 'passwordFile', 'passwordEnv'] as const
+export const CONTEXT_FIELDS = [
+  'url',
+  'sentinels',
+  'masterName',
+  'prefix',
+  'layout',
+  'tlsCa',
+  'username',
+  'passwordFile',
+  'passwordEnv',
+] as const
 
 export function configPath(env: NodeJS.ProcessEnv = process.env): string {
   if (env.BOTMESH_CONFIG) return resolve(env.BOTMESH_CONFIG)

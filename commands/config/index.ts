@@ -19,6 +19,8 @@ interface ContextRow {
   name: string
   current: boolean
   url: string | null
+  sentinels: string | null
+  masterName: string | null
   prefix: string | null
   layout: string | null
   tlsCa: string | null
@@ -57,6 +59,8 @@ function rows(): ContextRow[] {
       name,
       current: name === config.currentContext,
       url: e.url ? maskUrl(e.url) : null,
+      sentinels: e.sentinels ?? null,
+      masterName: e.masterName ?? null,
       prefix: e.prefix ?? null,
       layout: e.layout ?? null,
       tlsCa: e.tlsCa ?? null,
@@ -73,7 +77,7 @@ const contextsView = (p: Printer): KindView<ContextRow> => ({
   columns: [
     { header: 'CURRENT', value: (r) => (r.current ? p.c.green('*') : '') },
     { header: 'NAME', value: (r) => p.c.bold(cell(r.name)) },
-    { header: 'URL', value: (r) => cell(r.url) },
+    { header: 'URL', value: (r) => cell(r.url ?? (r.sentinels ? `sentinels ${r.sentinels} master ${r.masterName ?? '?'}` : null)) },
     { header: 'PREFIX', value: (r) => cell(r.prefix) },
     { header: 'LAYOUT', value: (r) => cell(r.layout) },
     { header: 'USER', value: (r) => cell(r.username), wide: true },
@@ -147,7 +151,7 @@ Examples:
         '\nExamples:\n  botmesh-coord --url rediss://redis.internal:6380 --prefix shop --password-file ~/.redis-pw config set-context prod --username ops\n  botmesh-coord --prefix staging config set-context prod',
       )
       .description(
-        'create or update a context from the target options given on the command line (--url, --prefix, --layout, --tls-ca, --password-file)',
+        'create or update a context from the target options given on the command line (--url or --sentinel/--master-name, --prefix, --layout, --tls-ca, --password-file)',
       )
       .argument('<name>', 'the context')
       .option('--username <user>', 'the ACL user')
@@ -158,12 +162,21 @@ Examples:
           const o = cmd.opts() as { username?: string; passwordEnv?: string; current?: boolean }
           const g = globalOptions(cmd)
           const given = (k: string) => cmd.getOptionValueSourceWithGlobals(k) === 'cli'
-          if (given('url') && new URL(g.url).password) {
+          if (given('url') && /^[a-z][a-z0-9+.-]*:\/\/[^@/:]*:[^@/]+@/i.test(g.url)) {
             throw usage('set-context: put the password in a file (--password-file) or a variable (--password-env), not in --url')
           }
           const c = readConfig()
           const entry: ContextEntry = { ...c.contexts[name] }
-          if (given('url')) entry.url = g.url
+          if (given('url')) {
+            entry.url = g.url
+            delete entry.sentinels
+            delete entry.masterName
+          }
+          if (given('sentinel') && g.sentinel?.length) {
+            entry.sentinels = g.sentinel.join(',')
+            delete entry.url
+          }
+          if (given('masterName') && g.masterName) entry.masterName = g.masterName
           if (given('prefix')) entry.prefix = g.prefix
           if (given('layout')) entry.layout = g.layout
           // Paths are kept absolute (or ~/…), so the context works from any folder.
@@ -174,7 +187,7 @@ Examples:
           if (o.passwordEnv !== undefined) entry.passwordEnv = o.passwordEnv
           if (Object.keys(entry).length === 0)
             throw usage(
-              `set-context: give at least one of --url, --prefix, --layout, --tls-ca, --username, --password-file, --password-env`,
+              `set-context: give at least one of --url, --sentinel, --master-name, --prefix, --layout, --tls-ca, --username, --password-file, --password-env`,
             )
           writeConfig({
             currentContext: o.current || !c.currentContext ? name : c.currentContext,

@@ -10,7 +10,7 @@
  * its class name.
  */
 import { CommanderError } from 'commander'
-import { ConfigurationError, CoordinationUnavailableError, CorruptStateError, InvalidIdError, maskUrl } from '../lib.js'
+import { ConfigurationError, CoordinationUnavailableError, CorruptStateError, InvalidIdError, maskUrl, notMaster } from '../lib.js'
 import { EXIT, type ExitCode } from './exit-codes.js'
 import { showNames } from './safe-text.js'
 
@@ -136,6 +136,28 @@ function classify(err: unknown, where: string): Described {
   if (first instanceof CommanderError) return { line: first.message.replace(/^error: /, ''), code: EXIT.usage }
   if (first instanceof CorruptStateError) return { line: first.message, code: EXIT.corrupt }
   if (first instanceof InvalidIdError || first instanceof ConfigurationError) return { line: first.message, code: EXIT.usage }
+  // A Sentinel or a replica where a master is needed: say which, and what to give instead.
+  for (const e of all) {
+    if (e instanceof Error && /No such master with that name/.test(e.message)) {
+      return {
+        line: `the sentinels${where} follow no master of that name: check --master-name (SENTINEL MASTERS lists theirs)`,
+        code: EXIT.usage,
+      }
+    }
+    const role = notMaster(e)
+    if (role?.role === 'sentinel') {
+      return {
+        line: `not a Redis master${where}: it is a Redis Sentinel; give the sentinels and the master's name (--sentinel host:port --master-name <name>, or --url redis+sentinel://host:port,…/<name>)`,
+        code: EXIT.usage,
+      }
+    }
+    if (role?.role === 'replica') {
+      return {
+        line: `not the Redis master${where}: it is a read-only replica (a failover may have just demoted it); point at the master, or at its sentinels (--sentinel … --master-name …)`,
+        code: EXIT.unreachable,
+      }
+    }
+  }
   // The most specific cause decides: a system, TLS, protocol or Redis error under a wrapper.
   for (const e of [...all].reverse()) {
     if (!(e instanceof Error)) continue

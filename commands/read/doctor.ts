@@ -48,6 +48,14 @@ interface Node {
 }
 const nodeName = (n: Node) => n.name
 
+/** "3 masters", "1 master", "1 server (a replica)": what the servers scanned are, by their INFO role. */
+function serversPhrase(roles: Array<string | null>): string {
+  const masters = roles.filter((r) => r !== 'slave').length
+  const replicas = roles.length - masters
+  if (!replicas) return `${masters} master${masters === 1 ? '' : 's'}`
+  return `${roles.length} server${roles.length === 1 ? '' : 's'} (${replicas === roles.length ? (replicas === 1 ? 'a replica' : 'replicas') : `${replicas} a replica`})`
+}
+
 /** Run one probe on every master; a refusal (ACL, renamed command) makes the check a skip that says why. */
 async function perNode<T>(nodes: Node[], f: (n: Node) => Promise<T>): Promise<{ ok: Array<[Node, T]>; refused: string | null }> {
   const ok: Array<[Node, T]> = []
@@ -99,7 +107,11 @@ export async function collectDoctor(
             detail: `Redis ${old.map(([n, v]) => `${v} on ${nodeName(n)}`).join(', ')}: the scripts need Redis 7.0 or newer`,
             fix: 'upgrade Redis to 7.x',
           }
-        : { id: 'redis-version', status: 'ok', detail: `Redis ${versions} on ${nodes.length} master${nodes.length > 1 ? 's' : ''}` },
+        : {
+            id: 'redis-version',
+            status: 'ok',
+            detail: `Redis ${versions} on ${serversPhrase(infos.ok.map(([, i]) => infoField(i, 'role')))}`,
+          },
     )
   }
 
@@ -152,13 +164,13 @@ export async function collectDoctor(
             id: 'failover',
             status: 'fail',
             detail: `${replicaNodes.map(([n]) => nodeName(n)).join(', ')} is a read-only replica: replicas cannot coordinate through it`,
-            fix: 'point --url / REDIS_URL at the master',
+            fix: 'point --url / REDIS_URL at the master, or at its sentinels (--sentinel host:port --master-name <name>) to follow failovers',
           }
-        : withReplicas.length || clusterOn
+        : withReplicas.length || clusterOn || ctx.target.sentinel
           ? {
               id: 'failover',
               status: 'warn',
-              detail: `${clusterOn ? 'Redis Cluster' : 'replicated master'}: a failover that loses the last writes can grant a lease twice (fences keep growing, so a fenced resource refuses the stale holder)`,
+              detail: `${clusterOn ? 'Redis Cluster' : ctx.target.sentinel ? `master ${JSON.stringify(ctx.target.sentinel.masterName)} followed through ${ctx.target.sentinel.sentinels.length} sentinel(s)` : 'replicated master'}: a failover that loses the last writes can grant a lease twice (fences keep growing, so a fenced resource refuses the stale holder)`,
               fix: 'pass turn.fence / lead.fence to what you write; min-replicas-to-write 1 narrows the window',
             }
           : {

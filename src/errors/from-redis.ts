@@ -2,6 +2,7 @@ import { CoordinationUnavailableError } from './coordination-unavailable-error.j
 import { CorruptStateError } from './corrupt-state-error.js'
 import { CoordinationError } from './coordination-error.js'
 import { InvalidIdError } from './invalid-id-error.js'
+import { NotMasterError } from './not-master-error.js'
 
 /**
  * The errors the Lua scripts raise, `redis.error_reply('BMC_<CODE>: <message>')`, each to the error
@@ -23,6 +24,24 @@ export function isConnectionError(err: unknown): boolean {
 }
 
 /**
+ * A reply that says the server is not a master: READONLY from a replica, or a command every Redis
+ * master has (TIME, EVALSHA, SCAN…) unknown to a Sentinel, which speaks the protocol but keeps no data.
+ */
+export function notMaster(err: unknown): NotMasterError | null {
+  if (err instanceof NotMasterError) return err
+  if (!(err instanceof Error)) return null
+  if (/^READONLY\b/.test(err.message)) return new NotMasterError('replica', undefined, { cause: err })
+  if (
+    /^ERR unknown command '(time|evalsha|eval|script|scan|get|set|hget|hgetall|hmget|xadd|xrevrange|publish|config|exists|type|ttl|pttl|zrange|object)'/i.test(
+      err.message,
+    )
+  ) {
+    return new NotMasterError('sentinel', undefined, { cause: err })
+  }
+  return null
+}
+
+/**
  * The one place that maps what Redis (or a script) raised into this library's errors: the scripts'
  * BMC_* errors, the wrong type at a key (WRONGTYPE), a connection that is down. The status codes
  * of script replies are not errors: src/scripts/registry.ts decodes them.
@@ -34,6 +53,8 @@ export function errorFromRedis(err: unknown, redisKey: string | Buffer | undefin
   const script = /\b(BMC_[A-Z_]+):?\s*(.*)$/.exec(e.message)
   const toClass = script && SCRIPT_ERRORS[script[1]!]
   if (toClass) return toClass(script[2]!.replace(/\s*script: .*$/, ''), e)
+  const role = notMaster(e)
+  if (role) return role
   if (isConnectionError(e)) return new CoordinationUnavailableError('unreachable', `Redis unreachable: ${e.message}`, { cause: e })
   return e
 }

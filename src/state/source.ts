@@ -88,7 +88,11 @@ export class RedisSource implements StateSource {
 
   nodeName(node: number): string {
     const n = masters(this.redis)[node]
-    return n ? `${n.options.host}:${n.options.port}` : `node ${node}`
+    if (!n) return `node ${node}`
+    // Through sentinels the options name no server: the address the connection reached does.
+    const stream = (n as unknown as { stream?: { remoteAddress?: string; remotePort?: number } }).stream
+    if (n.options.sentinels && stream?.remoteAddress) return `${stream.remoteAddress}:${stream.remotePort}`
+    return `${n.options.host}:${n.options.port}`
   }
 
   private async node(i: number): Promise<Redis> {
