@@ -168,6 +168,45 @@ export function connectionCloses(client: RedisClient): () => number {
   return () => c.closes
 }
 
+/**
+ * Call `onChange` when the server behind the client may have changed: a reconnect (to the same
+ * server, a restarted one, or a new master: a Sentinel client, a managed service's address that
+ * moved); on a Cluster, its set of masters changed (a failover, a slot moved) or a master's
+ * connection came back. Returns a function that stops watching.
+ */
+export function watchServerChanges(client: RedisClient, onChange: () => void): () => void {
+  if (!isCluster(client)) {
+    client.on('ready', onChange)
+    return () => void client.off('ready', onChange)
+  }
+  const signature = () =>
+    masters(client)
+      .map((n) => `${n.options.host}:${n.options.port}`)
+      .sort()
+      .join(',')
+  let last = signature()
+  const onRefresh = () => {
+    const now = signature()
+    if (now === last) return
+    last = now
+    onChange()
+  }
+  const watched = new Set<Redis>()
+  const watchNode = (node: Redis) => {
+    if (watched.has(node)) return
+    watched.add(node)
+    node.on('ready', onChange)
+  }
+  for (const node of client.nodes('master')) watchNode(node)
+  client.on('refresh', onRefresh)
+  client.on('+node', watchNode)
+  return () => {
+    client.off('refresh', onRefresh)
+    client.off('+node', watchNode)
+    for (const node of watched) node.off('ready', onChange)
+  }
+}
+
 /** Bound a Redis call: one that does not answer within `ms` rejects as CoordinationUnavailableError ('unreachable'). */
 export function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
   if (!(ms > 0) || !Number.isFinite(ms)) return p

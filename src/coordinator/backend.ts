@@ -60,6 +60,11 @@ export interface CoordinationBackend {
    * be told (INFO refused by an ACL). A change means a restart or a failover: state may be lost.
    */
   serverIdentity(leaseMs?: number): Promise<string | null>
+  /**
+   * Call `onChange` when the server behind the client may have changed: the client reconnected, a
+   * Cluster's masters changed. Returns a function that stops watching. (The memory hub: never.)
+   */
+  watchServer?(onChange: () => void): () => void
   /** Append a notable event to the shared event log (best effort). */
   appendEvent(event: Record<string, unknown>): Promise<void>
   /** Close what this backend opened (not a client the caller passed in). */

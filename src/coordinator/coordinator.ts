@@ -57,6 +57,7 @@ export abstract class Coordinator extends EventEmitter<CoordinatorEvents> {
   #renewTimer: NodeJS.Timeout | null = null
   #watchdogTimer: NodeJS.Timeout | null = null
   #unsubscribe: (() => Promise<void>) | null = null
+  #unwatchServer: (() => void) | null = null
 
   /** @internal By RedisCoordinator and MemoryCoordinator, with their backend. */
   constructor(backend: CoordinationBackend, options: CoordinatorOptions = {}) {
@@ -134,6 +135,12 @@ export abstract class Coordinator extends EventEmitter<CoordinatorEvents> {
         this.#onWake(kind, key, ticket, grant),
       )
       await this.#renewer.begin()
+      // A reconnect or a Cluster's new masters: ask the server's identity at once, so a lease a new
+      // server does not know is dropped about a round trip after the switch, not at the next renewal.
+      this.#unwatchServer =
+        this.#backend.watchServer?.(() => {
+          if (this.#state === 'running') void this.#renewer.checkServer(this.leaseMs).catch(() => {})
+        }) ?? null
     } catch (err) {
       this.#state = 'stopped'
       await this.#unsubscribe?.().catch(() => {})
@@ -301,6 +308,8 @@ export abstract class Coordinator extends EventEmitter<CoordinatorEvents> {
   }
 
   #clearTimers(): void {
+    this.#unwatchServer?.()
+    this.#unwatchServer = null
     if (this.#renewTimer) clearInterval(this.#renewTimer)
     if (this.#watchdogTimer) clearInterval(this.#watchdogTimer)
     this.#renewTimer = this.#watchdogTimer = null

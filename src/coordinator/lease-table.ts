@@ -48,6 +48,8 @@ function releasedError(lease: HeldLease): LeaseLostError {
 export class LeaseTable {
   private readonly held = new Map<number, HeldLease>()
   private readonly pendingReleases = new Set<PendingRelease>()
+  /** Releases that went through in the last leaseMs: a failover may lose them (see resendRecentReleases). */
+  private recentReleases: Array<{ target: ReleaseTarget; at: number }> = []
   /** Per lead: the highest fence this coordinator ever held it with (see leadOnceHeld). */
   private readonly leadFences = new Map<string, number>()
 
@@ -179,6 +181,38 @@ export class LeaseTable {
       await backend.leadRelease(lease.key, incarnation, lease.fence, leaseMs)
       this.core.logEvent({ type: 'lead-released', name: lease.key, fence: lease.fence })
     }
+    this.rememberRelease(lease)
+  }
+
+  /** Keep a release that went through for leaseMs: a lossy failover in that time may undo it. */
+  private rememberRelease(target: ReleaseTarget): void {
+    const now = monotonicNow()
+    const from = this.recentReleases.findIndex((r) => now - r.at <= this.core.leaseMs)
+    this.recentReleases = from < 0 ? [] : from > 0 ? this.recentReleases.slice(from) : this.recentReleases
+    this.recentReleases.push({ target, at: now })
+  }
+
+  /**
+   * The server changed (a failover that may have lost the last writes): send the releases of the last
+   * leaseMs again, or the chats and leads given back just before it stay blocked by our own lease
+   * until it expires. Each is conditioned on our incarnation and its request or fence, so one that
+   * did survive changes nothing. Returns how many are sent, and when they are done (those that fail
+   * are retried later).
+   */
+  resendRecentReleases(): { count: number; done: Promise<void> } {
+    const now = monotonicNow()
+    const recent = this.recentReleases.filter((r) => now - r.at <= this.core.leaseMs)
+    this.recentReleases = []
+    const done = Promise.all(
+      recent.map(async ({ target }) => {
+        try {
+          await this.releaseInBackend(target)
+        } catch {
+          this.retryLater(target)
+        }
+      }),
+    ).then(() => undefined)
+    return { count: recent.length, done }
   }
 
   /**

@@ -3,7 +3,7 @@ import { KeyLayout, SCHEMA_VERSION, type RedisKey } from '../keys.js'
 import { ScriptRunner } from '../scripts/runner.js'
 import { ConfigurationError } from '../errors/configuration-error.js'
 import { errorFromRedis } from '../errors/from-redis.js'
-import { isCluster, masters, withTimeout, type RedisClient, type ResolvedRedis } from '../connection.js'
+import { isCluster, masters, watchServerChanges, withTimeout, type RedisClient, type ResolvedRedis } from '../connection.js'
 import type { CoordinationBackend, WakeHandler, Warning } from './backend.js'
 import type {
   BeatRecord,
@@ -163,11 +163,29 @@ export class RedisBackend implements CoordinationBackend {
   }
 
   async beat(replicaId: string, incarnation: string, leaseMs: number, record: BeatRecord): Promise<BeatReply> {
+    // The wall clock goes with the beat when it is sent, not while the client reconnects: a beat that
+    // waited in the offline queue would show the wait as clock skew (doctor's clock-skew check).
+    await this.ready()
     return this.scripts.call(
       REPLICA_BEAT,
       { replica: this.keys.replica(replicaId), index: this.keys.replicaIndex },
       { replicaId, incarnation, leaseMs, info: record.info, stats: record.stats, leases: record.leases, wallClockMs: Date.now() },
     )
+  }
+
+  /** Resolves once the client is connected and ready (at once when it is), or after commandTimeoutMs. */
+  private ready(): Promise<void> {
+    const client = this.redis
+    if (client.status === 'ready') return Promise.resolve()
+    return new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer)
+        client.off('ready', done)
+        resolve()
+      }
+      const timer = setTimeout(done, this.opts.commandTimeoutMs)
+      client.once('ready', done)
+    })
   }
 
   async replicaStop(replicaId: string, incarnation: string): Promise<void> {
@@ -217,10 +235,13 @@ export class RedisBackend implements CoordinationBackend {
     // Asked with the renewals: as patient as they are, or a busy Redis would make renewals untrusted.
     const timeout = leaseMs ? this.leaseCallTimeout(leaseMs) : this.opts.commandTimeoutMs
     try {
+      const cluster = isCluster(this.redis)
       const ids = await Promise.all(
         masters(this.redis).map(async (node) => {
           const info = await withTimeout(node.info('server'), timeout, 'INFO')
-          return /run_id:([0-9a-f]+)/.exec(info)?.[1] ?? '?'
+          const run = /run_id:([0-9a-f]+)/.exec(info)?.[1] ?? '?'
+          // Per master on a Cluster (a change then names the master); one run_id otherwise.
+          return cluster ? `${node.options.host}:${node.options.port}=${run}` : run
         }),
       )
       return ids.sort().join(',')
@@ -228,6 +249,10 @@ export class RedisBackend implements CoordinationBackend {
       if (/NOPERM/.test(String((err as Error)?.message))) return null
       throw errorFromRedis(err, undefined)
     }
+  }
+
+  watchServer(onChange: () => void): () => void {
+    return watchServerChanges(this.redis, onChange)
   }
 
   async appendEvent(event: Record<string, unknown>): Promise<void> {

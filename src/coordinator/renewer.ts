@@ -1,7 +1,10 @@
 /**
  * The renewal cycle: every leaseMs / 3 one heartbeat and one renewal of every held lease (one round
  * trip per Redis node), then the server's identity. A lease is extended only when the renewal was
- * made by the server we knew; a new server (restart, failover) fails everything closed.
+ * made by the server we knew; a new server (restart, failover) fails everything closed, and the
+ * releases of the last leaseMs are sent again (the new server may have lost them). The identity is
+ * also asked as soon as the client reconnects or a Cluster's masters change, so a lease the new
+ * server does not know is dropped about one round trip after the switch, not at the next renewal.
  */
 import { monotonicNow, sleep } from '../clock.js'
 import type { BeatRecord, BeatReply, RenewReply } from '../wire/types.js'
@@ -15,11 +18,35 @@ export interface RenewerHooks {
   onEvicted(): void
 }
 
+/** What an identity check found: the same server, a new one, or nothing (INFO did not answer). */
+export type ServerCheck = 'same' | 'changed' | 'unknown'
+
+/**
+ * Which server changed, in words: identities are `host:port=run_id` per master (sorted), or one
+ * run_id. "Redis master 127.0.0.1:7002 has a new run_id" / "127.0.0.1:7005 is a new master".
+ */
+export function describeServerChange(before: string, after: string): string {
+  const parse = (id: string) => new Map(id.split(',').map((p) => (p.includes('=') ? (p.split('=') as [string, string]) : ['', p])))
+  const a = parse(before)
+  const b = parse(after)
+  const changed: string[] = []
+  for (const [node, run] of b) {
+    if (!a.has(node)) changed.push(node ? `${node} is a new master` : 'a new server answers')
+    else if (a.get(node) !== run) changed.push(node ? `master ${node} has a new run_id` : 'the server has a new run_id')
+  }
+  for (const node of a.keys()) if (!b.has(node)) changed.push(node ? `${node} is no longer a master` : 'the server changed')
+  return `Redis changed (${changed.join(', ') || 'a new run_id'})`
+}
+
 export class Renewer {
   private renewing = false
   private warnedDuplicate = false
   /** The server identity (run_ids) seen at start and at each renewal. */
   private serverId: string | null = null
+  /** Server changes seen so far (restart, failover): a waiter whose ticket vanished re-queues when it moved. */
+  generation = 0
+  /** An identity check under way (reconnects join it). */
+  private checking: Promise<ServerCheck> | null = null
 
   constructor(
     private readonly core: CoordinatorContext,
@@ -54,25 +81,13 @@ export class Renewer {
           : Promise.resolve([] as Array<RenewReply | Error>),
       ])
       if (!(beat instanceof Error)) this.core.emit('coordination:renewed', { roundTripMs: monotonicNow() - sentAt, leases: leases.length })
-      // Which server answered: asked AFTER the renewals, so a renewal that reached a restarted or
-      // failed-over server (the client re-sends commands after a reconnect) is never trusted
-      // unless the server is still the one we knew. Unknown (INFO failed) means: extend nothing.
-      const id = await backend.serverIdentity(leaseMs).catch(() => undefined)
-      if (id !== undefined && id !== null && this.serverId !== null && id !== this.serverId) {
-        // Restarted or failed over: whatever the new server says about our leases, it may have lost
-        // writes (a grant, a release). Fail closed: drop every lease; fences keep growing past it.
-        this.serverId = id
-        for (const lease of this.leases.all()) this.leases.markLost(lease, 'reset')
-        this.core.emit('coordination:warning', {
-          code: 'server-changed',
-          message: 'Redis restarted or failed over: every lease was dropped',
-        })
-        this.core.logEvent({ type: 'server-changed' })
-      } else if (id) {
-        this.serverId = id
-      }
+      // Which server answered: asked AFTER the renewals (a fresh ask, not one under way), so a
+      // renewal that reached a restarted or failed-over server (the client re-sends commands after a
+      // reconnect) is never trusted unless the server is still the one we knew. Unknown (INFO
+      // failed) means: extend nothing.
+      const check = await this.checkServer(leaseMs, true)
       if (!(beat instanceof Error)) this.checkBeat(beat)
-      const trusted = id !== undefined
+      const trusted = check !== 'unknown'
       leases.forEach((lease, i) => {
         const r = replies[i]
         if (!trusted && r && !(r instanceof Error) && r.ok) return // cannot tell which server renewed it
@@ -84,6 +99,43 @@ export class Renewer {
     } finally {
       this.renewing = false
     }
+  }
+
+  /**
+   * Ask which server holds the state now (`fresh`: a new ask, else join one under way). A change —
+   * a restart, a failover — fails every lease closed (reason 'reset'; fences keep growing past it)
+   * and sends the releases of the last leaseMs again: the new server may have lost them, and each
+   * is conditioned on our incarnation and request, so a second delivery changes nothing.
+   */
+  checkServer(leaseMs?: number, fresh = false): Promise<ServerCheck> {
+    if (this.checking && !fresh) return this.checking
+    const check = (async (): Promise<ServerCheck> => {
+      const id = await this.core.backend.serverIdentity(leaseMs).catch(() => undefined)
+      if (id === undefined) return 'unknown'
+      if (id === null || this.serverId === null || id === this.serverId) {
+        if (id !== null) this.serverId = id
+        return 'same'
+      }
+      const before = this.serverId
+      this.serverId = id
+      this.generation++
+      const held = this.leases.all()
+      for (const lease of held) this.leases.markLost(lease, 'reset')
+      // Given back now, not at the next cycle: the leases just dropped, and the releases of the last leaseMs.
+      const resend = this.leases.resendRecentReleases()
+      this.core.emit('coordination:warning', {
+        code: 'server-changed',
+        message: `${describeServerChange(before, id)}: restarted or failed over, it may have lost the last writes; ${held.length} lease(s) dropped, ${resend.count} recent release(s) sent again`,
+      })
+      this.core.logEvent({ type: 'server-changed', leasesDropped: held.length, releasesResent: resend.count })
+      await Promise.all([resend.done, this.leases.retryReleases()])
+      return 'changed'
+    })()
+    this.checking = check
+    void check.finally(() => {
+      if (this.checking === check) this.checking = null
+    })
+    return check
   }
 
   /** Renew now (tests, and callers that just woke up and want a fresh deadline). */

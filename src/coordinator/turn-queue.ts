@@ -79,6 +79,8 @@ export class TurnQueue {
     let queuedSentAt = started
     /** A take-ticket was sent and not answered: Redis may hold a ticket of ours we do not know (yet). */
     let takeInDoubt = false
+    /** The server changes seen when our ticket was taken: one since means a failover may have lost it. */
+    let ticketGeneration = this.renewer.generation
     const waitingIds = new Set<string>()
     const take = (t: number, fence: number, previousHolder: Holder | null, deadline: number): TurnHandle => {
       if (monotonicNow() >= deadline) {
@@ -116,6 +118,7 @@ export class TurnQueue {
           if (signal?.aborted) throw new CoordinationUnavailableError('aborted', `wait for ${JSON.stringify(key)} aborted`, { key })
           if (core.state !== 'running') throw new CoordinationUnavailableError('stopped', `coordinator is ${core.state}`, { key })
           const sentAt = monotonicNow()
+          const generationAtSend = this.renewer.generation
           let reply: TurnReply
           try {
             if (ticket === null) takeInDoubt = true
@@ -142,6 +145,14 @@ export class TurnQueue {
           }
           if (reply.status === 'dropped') {
             ticket = null
+            // Gone because the server changed under it (a failover that lost the last writes), not
+            // because an operator skipped it: queue again, the wait goes on (bounded by waitMs).
+            await this.renewer.checkServer(core.leaseMs)
+            if (this.renewer.generation !== ticketGeneration) {
+              ticketGeneration = this.renewer.generation
+              backoff = core.minPollMs
+              continue
+            }
             throw new CoordinationUnavailableError('dropped', `ticket for ${JSON.stringify(key)} was removed from the queue`, { key })
           }
           if (reply.status === 'expired') {
@@ -152,6 +163,7 @@ export class TurnQueue {
               { key },
             )
           }
+          if (ticket === null) ticketGeneration = generationAtSend
           ticket = reply.ticket
           // This poll was sent before any grant that comes after it: a safe start for a pushed lease.
           queuedSentAt = sentAt

@@ -16,6 +16,16 @@ import type { ChatSnapshot, LeadSnapshot, ReplicaSnapshot, TicketSnapshot } from
 import { DEFAULTS } from '../defaults.js'
 
 /** The margin past a renewal interval before a renewal counts as late, as a fraction of the interval. */
+
+/**
+ * How long ago `atMs` was, at `nowMs` (both Redis ms). A reader reads Redis's clock before it reads the
+ * keys: a renewal or grant written in between is later than its now, and counts as just now (0), never
+ * as "in 1ms" or held for a negative time.
+ */
+export function agoMs(nowMs: number, atMs: number): number {
+  return Math.max(0, nowMs - atMs)
+}
+
 export const LATE_MARGIN = 0.5
 
 /** A queue whose live head has waited this long without the turn being granted is stuck. */
@@ -106,7 +116,7 @@ export interface ReplicaHealth {
 }
 
 export function replicaHealth(r: ReplicaSnapshot, nowMs: number): ReplicaHealth {
-  const age = nowMs - r.beatAtMs
+  const age = agoMs(nowMs, r.beatAtMs)
   const renewMs = renewIntervalOf(r)
   const base = { heartbeatAgeMs: age, renewMs, renewalOverdueMs: renewalOverdue(age, renewMs), expiresInMs: r.expiresAtMs - nowMs }
   if (r.evictedIncarnation && r.evictedIncarnation === r.incarnation) {
@@ -168,7 +178,7 @@ export function leaseHealth(l: LeaseFacts, live: Liveness, nowMs: number, words:
   const status = live.status(l)
   const renewMs =
     live.renewMs(l) ?? (l.lastRenewalMs && l.expiresAtMs > l.lastRenewalMs ? Math.floor((l.expiresAtMs - l.lastRenewalMs) / 3) : null)
-  const age = l.lastRenewalMs ? nowMs - l.lastRenewalMs : null
+  const age = l.lastRenewalMs ? agoMs(nowMs, l.lastRenewalMs) : null
   const overdue = age !== null && renewMs !== null ? renewalOverdue(age, renewMs) : null
   const base = { expiresInMs, lastRenewalAgoMs: age, renewMs, renewalOverdueMs: overdue, holderAlive: status === 'alive' }
   if (expiresInMs <= 0) {
@@ -315,7 +325,7 @@ export function chatHealth(c: ChatSnapshot, live: Liveness, nowMs: number, opts:
   const holder = h ? leaseHealth(h, live, nowMs, { lease: "the turn's lease" }) : null
   const tickets = c.tickets.map((t) => ticketState(t, live, nowMs))
   const waiting = c.tickets.length
-  const heldForMs = h?.grantedAtMs ? nowMs - h.grantedAtMs : null
+  const heldForMs = h?.grantedAtMs ? agoMs(nowMs, h.grantedAtMs) : null
   if (h && holder) {
     const left = fmtMs(holder.expiresInMs)
     if (holder.state === 'dead' || holder.state === 'stale') {

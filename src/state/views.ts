@@ -27,6 +27,7 @@ import {
   type LeaseState,
   type Liveness,
   type ReplicaState,
+  agoMs,
   type Severity,
   type TicketState,
 } from './health.js'
@@ -246,7 +247,7 @@ export function leaseRows(src: LeaseSources, nowMs: number): LeaseRow[] {
       lastRenewalAgoMs: health.lastRenewalAgoMs,
       renewMs: health.renewMs,
       renewalOverdueMs: health.renewalOverdueMs,
-      heldForMs: grantedAtMs ? nowMs - grantedAtMs : null,
+      heldForMs: grantedAtMs ? agoMs(nowMs, grantedAtMs) : null,
       holderAlive: health.holderAlive,
     }
   }
@@ -269,7 +270,7 @@ export function leaseRows(src: LeaseSources, nowMs: number): LeaseRow[] {
       lastRenewalAgoMs: null,
       renewMs: null,
       renewalOverdueMs: null,
-      heldForMs: k.holder.acquiredAtMs ? nowMs - k.holder.acquiredAtMs : null,
+      heldForMs: k.holder.acquiredAtMs ? agoMs(nowMs, k.holder.acquiredAtMs) : null,
       holderAlive: health.holderAlive,
     })
   }
@@ -455,7 +456,7 @@ export function chatView(d: ChatDetail, replicas: ReplicaSnapshot[], key: string
           ticket: h.ticket,
           alive: live.isAlive(h),
           status: live.status(h),
-          heldForMs: h.grantedAtMs ? now - h.grantedAtMs : null,
+          heldForMs: h.grantedAtMs ? agoMs(now, h.grantedAtMs) : null,
           lastRenewalAgoMs: health!.holder!.lastRenewalAgoMs,
           renewMs: health!.holder!.renewMs,
           renewalOverdueMs: health!.holder!.renewalOverdueMs,

@@ -85,6 +85,19 @@ describe('lease rows', () => {
     })
   })
 
+  it('a turn granted after the reader read Redis\'s clock: renewed and held "just now" (0), never in the future', () => {
+    const [row] = leaseRows(
+      {
+        chats: [chatState('chat:new', { holder: holder('pod-a', { incarnation: 'inc-a', heldForMs: -1, lastRenewalMs: NOW + 1 }) })],
+        leads: [],
+        locks: [],
+        replicas: [A],
+      },
+      NOW,
+    )
+    expect(row).toMatchObject({ lastRenewalAgoMs: 0, heldForMs: 0 })
+  })
+
   it('knows dead and restarted holders, and maps a lock owner host:pid to its replica', () => {
     const by = Object.fromEntries(rows.map((r) => [r.key, r]))
     expect(by['chat:z']).toMatchObject({ holderAlive: false, state: 'dead' })
