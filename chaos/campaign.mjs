@@ -9,7 +9,16 @@ import { fileURLToPath, pathToFileURL } from 'node:url'
 import { Cluster } from 'ioredis'
 import { rng, runSeed } from './rng.mjs'
 import { now, sleep } from './clock.mjs'
-import { startRedis, startCluster, clusterReady, withClient, client, killAllSync as killRedisSync } from '../scripts/redis-procs.mjs'
+import {
+  startRedis,
+  startCluster,
+  startSentinels,
+  clusterReady,
+  roleOf,
+  withClient,
+  client,
+  killAllSync as killRedisSync,
+} from '../scripts/redis-procs.mjs'
 import { ChaosProxy } from './proxy.mjs'
 import { checkRun, INVARIANTS } from './checkers.mjs'
 
@@ -36,7 +45,19 @@ export const FAULTS = {
   redis: ['redis-restart-aof', 'redis-restart-empty', 'failover-lossy', 'eviction', 'script-flush'],
   operator: ['op-release-chat', 'op-skip', 'op-yield', 'op-revoke-lead', 'op-evict'],
   cluster: ['cluster-master-restart'],
+  // high-availability topologies: a Sentinel-managed master with a replica, a Cluster with a replica per master
+  sentinel: ['sentinel-failover', 'sentinel-failover-lossy'],
+  clusterHa: ['cluster-failover', 'cluster-master-kill', 'cluster-takeover'],
 }
+/** The topology a fault needs (none: the standalone server or the plain cluster). */
+export function topologyOf(faults) {
+  if (faults.some((f) => FAULTS.sentinel.includes(f))) return 'sentinel'
+  if (faults.some((f) => FAULTS.clusterHa.includes(f))) return 'cluster-ha'
+  if (faults.includes('cluster-master-restart')) return 'cluster'
+  return 'standalone'
+}
+/** Faults that need nothing but the replicas' processes: they go with any topology. */
+const PROCESS_ONLY = ['kill-holding', 'pause-1.5', 'restart-same-id', 'op-release-chat']
 export const ALL_FAULTS = Object.values(FAULTS).flat()
 const SERVER_FAULTS = ['redis-restart-aof', 'redis-restart-empty', 'failover-lossy', 'eviction']
 const SOLO = ['pause-0.5', 'pause-0.8', 'clock-jump', 'block-0.9']
@@ -58,10 +79,18 @@ process.once('exit', killAllSync)
 /** The plan of one run, from its seed alone. */
 export function planRun(seed, opts = {}) {
   const r = rng(seed)
+  let ha = opts.only ? topologyOf(opts.only) : null
+  if (!opts.only && opts.haEvery > 0 && r.chance(1 / opts.haEvery)) ha = r.pick(['sentinel', 'cluster-ha'])
   const cluster =
-    opts.cluster ?? (opts.only ? opts.only.includes('cluster-master-restart') : opts.clusterEvery > 0 && r.chance(1 / opts.clusterEvery))
+    ha === 'cluster-ha' ||
+    (opts.cluster ??
+      (opts.only
+        ? opts.only.includes('cluster-master-restart')
+        : ha !== 'sentinel' && opts.clusterEvery > 0 && r.chance(1 / opts.clusterEvery)))
   let faults
   if (opts.only) faults = [...opts.only]
+  else if (ha === 'sentinel' || ha === 'cluster-ha')
+    faults = [r.pick(ha === 'sentinel' ? FAULTS.sentinel : FAULTS.clusterHa), ...(r.chance(0.5) ? [r.pick(PROCESS_ONLY)] : [])]
   else if (cluster)
     faults = [
       'cluster-master-restart',
@@ -86,6 +115,7 @@ export function planRun(seed, opts = {}) {
   return {
     seed,
     cluster,
+    topology: topologyOf(faults) === 'standalone' && cluster ? 'cluster' : topologyOf(faults),
     faults,
     evictPolicy,
     chats: r.int(3, 5),
@@ -137,7 +167,7 @@ class Replica {
     const cfg = {
       ...run.workerCfg,
       replicaId: this.replicaId,
-      url: run.cluster ? run.cluster.url : `redis://127.0.0.1:${this.proxy.port}`,
+      url: run.cluster ? run.cluster.url : run.sentinels ? run.sentinels.url : `redis://127.0.0.1:${this.proxy.port}`,
       historyFile: join(run.dir, `${this.replicaId}-${++this.generation}.jsonl`),
     }
     const proc = fork(WORKER, [], {
@@ -276,14 +306,30 @@ export async function runOne(seed, opts = {}) {
   const proxies = []
   let stopGen = false
   let sent = 0
-  const result = { seed, plan: { cluster: plan.cluster, faults: plan.faults }, injected: {}, violations: [], stats: {}, error: null, dir }
+  const result = {
+    seed,
+    plan: { cluster: plan.cluster, topology: plan.topology, faults: plan.faults },
+    injected: {},
+    violations: [],
+    stats: {},
+    error: null,
+    dir,
+  }
   const t0 = now()
   try {
     // ---------------------------------------------------------------- servers
     const evicting = plan.faults.includes('eviction')
     if (plan.cluster) {
-      run.cluster = await startCluster({ nodeTimeoutMs: 3000 })
+      // With replicas: cluster-require-full-coverage no, so the other masters serve while one fails over.
+      run.cluster =
+        plan.topology === 'cluster-ha'
+          ? await startCluster({ nodeTimeoutMs: 2000, replicas: 1, args: ['--cluster-require-full-coverage', 'no'] })
+          : await startCluster({ nodeTimeoutMs: 3000 })
       servers.push(...run.cluster.nodes)
+    } else if (plan.topology === 'sentinel') {
+      run.sentinels = await startSentinels({ downAfterMs: 1000, failoverTimeoutMs: 5000 })
+      servers.push(...run.sentinels.servers, ...run.sentinels.sentinels)
+      run.primary = run.sentinels.server(await run.sentinels.master())
     } else {
       const persist = plan.faults.includes('redis-restart-aof') ? 'aof' : 'none'
       const args = evicting ? ['--maxmemory', '3mb', '--maxmemory-policy', plan.evictPolicy] : []
@@ -303,7 +349,7 @@ export async function runOne(seed, opts = {}) {
       run.cluster
         ? new Cluster([{ host: '127.0.0.1', port: run.cluster.nodes[0].port }], { enableOfflineQueue: true })
         : client(run.primary.port, { lazyConnect: false, enableOfflineQueue: true, maxRetriesPerRequest: 1 })
-    const adminUrl = () => (run.cluster ? run.cluster.url : `redis://127.0.0.1:${run.primary.port}`)
+    const adminUrl = () => (run.cluster ? run.cluster.url : run.sentinels ? run.sentinels.url : `redis://127.0.0.1:${run.primary.port}`)
     const withAdmin = async (fn) => {
       const admin = new CoordinationAdmin({ url: adminUrl(), prefix, layout, idleKeyTtlMs: run.workerCfg.idleKeyTtlMs })
       try {
@@ -325,7 +371,7 @@ export async function runOne(seed, opts = {}) {
     // ---------------------------------------------------------------- replicas
     for (let i = 1; i <= 3; i++) {
       const rep = new Replica(run, `r${i}`)
-      if (!plan.cluster) {
+      if (!plan.cluster && !run.sentinels) {
         rep.proxy = await new ChaosProxy(run.primary.port).listen()
         proxies.push(rep.proxy)
       }
@@ -654,6 +700,46 @@ export async function runOne(seed, opts = {}) {
         f.revokes = { inc: rep.inc }
         f.killedInc = null
       },
+      // ---- high availability: the master changes under the replicas (f.failover: the invariant
+      // 'failover-stall' bounds how soon every waiting chat moves on after restoredAt)
+      'sentinel-failover': async (f) => {
+        // SENTINEL FAILOVER promotes the replica at once and demotes the old master only after: the
+        // writes the old master accepts in between are lost (measured: up to ~1 s of them). Data loss.
+        Object.assign(f, { target: 'redis', scope: 'global', failover: true, dataLoss: true })
+        await run.sentinels.ready(20_000)
+        f.start = f.lossAt = now()
+        const old = await run.sentinels.master()
+        run.primary = run.sentinels.server(await run.sentinels.failover(30_000))
+        // the loss window closes once the old master is demoted (it refuses writes from then on)
+        const end = now() + 20_000
+        while ((await roleOf(old)) === 'master' && now() < end) await sleep(20)
+        f.restoredAt = f.end = now()
+      },
+      'sentinel-failover-lossy': async (f) => {
+        Object.assign(f, { target: 'redis', scope: 'global', dataLoss: true, failover: true })
+        const s = run.sentinels
+        await s.ready(20_000)
+        const masterPort = await s.master()
+        const replicaPort = await s.replicaPort()
+        f.start = now()
+        // cut replication (the replica keeps what it has), let the master take writes alone, kill it,
+        // and point the replica back at the dead master: the sentinels promote it without those writes
+        await withClient(replicaPort, (c) => c.call('REPLICAOF', 'NO', 'ONE'))
+        f.lossAt = now()
+        await sleep(L / 2)
+        await s.server(masterPort).kill('SIGKILL')
+        await withClient(replicaPort, (c) => c.call('REPLICAOF', '127.0.0.1', String(masterPort)))
+        const end = now() + 30_000
+        while (!((await s.master()) === replicaPort && (await roleOf(replicaPort)) === 'master')) {
+          if (now() > end) throw new Error('the sentinels did not promote the replica in time')
+          await sleep(50)
+        }
+        run.primary = s.server(replicaPort)
+        f.restoredAt = f.end = now()
+      },
+      'cluster-failover': async (f) => clusterPromotion(f, 'failover'),
+      'cluster-master-kill': async (f) => clusterPromotion(f, 'kill'),
+      'cluster-takeover': async (f) => clusterPromotion(f, 'takeover'),
       'cluster-master-restart': async (f) => {
         Object.assign(f, { target: 'redis', scope: 'global', dataLoss: true })
         const node = r.pick(run.cluster.nodes)
@@ -662,6 +748,38 @@ export async function runOne(seed, opts = {}) {
         await clusterReady(run.cluster.nodes, 15_000)
         f.restoredAt = f.end = now()
       },
+    }
+    /** The replica of one master (by the replicas' INFO replication): [master, replica] procs. */
+    const masterAndReplica = async () => {
+      for (const node of r.shuffle([...run.cluster.nodes])) {
+        if ((await roleOf(node.port)) !== 'slave') continue
+        const info = await withClient(node.port, (c) => c.info('replication')).catch(() => '')
+        const masterPort = Number(/master_port:(\d+)/.exec(info)?.[1])
+        const master = run.cluster.nodes.find((n) => n.port === masterPort)
+        if (master && /master_link_status:up/.test(info)) return [master, node]
+      }
+      throw new Error('no replica in sync')
+    }
+    /**
+     * A Cluster master replaced by its replica: 'failover' (CLUSTER FAILOVER: coordinated, no loss),
+     * 'kill' (SIGKILL; the replica is promoted after cluster-node-timeout; writes not yet replicated
+     * are lost), 'takeover' (CLUSTER FAILOVER TAKEOVER with the master alive: no agreement, so the
+     * writes on their way to the replica are lost). The old master comes back as a replica.
+     */
+    async function clusterPromotion(f, how) {
+      Object.assign(f, { target: 'redis', scope: 'global', failover: true, dataLoss: how !== 'failover' })
+      const [master, replica] = await masterAndReplica()
+      f.start = f.lossAt = now()
+      if (how === 'kill') await master.kill('SIGKILL')
+      else await withClient(replica.port, (c) => c.call('CLUSTER', 'FAILOVER', ...(how === 'takeover' ? ['TAKEOVER'] : [])))
+      const end = now() + 30_000
+      while ((await roleOf(replica.port)) !== 'master') {
+        if (now() > end) throw new Error(`replica ${replica.port} not promoted in time`)
+        await sleep(50)
+      }
+      f.restoredAt = f.end = now()
+      if (how === 'kill') await master.restart()
+      await clusterReady(run.cluster.nodes, 30_000, { replicas: 1 }).catch(() => {})
     }
     const runFault = async (kind) => {
       const f = { kind, start: now(), scope: 'replica', injected: true }
@@ -707,7 +825,13 @@ export async function runOne(seed, opts = {}) {
     // ---------------------------------------------------------------- keys left
     const keysLeft = []
     const bound = 2 * L + run.workerCfg.idleKeyTtlMs + 1000
-    const nodes = run.cluster ? run.cluster.nodes.map((n) => n.port) : [run.primary.port]
+    const masterPorts = async () => {
+      if (run.sentinels) return [await run.sentinels.master()]
+      if (!run.cluster) return [run.primary.port]
+      const roles = await Promise.all(run.cluster.nodes.map((n) => roleOf(n.port)))
+      return run.cluster.nodes.filter((_, i) => roles[i] !== 'slave').map((n) => n.port)
+    }
+    const nodes = await masterPorts()
     for (const port of nodes) {
       await withClient(port, async (c) => {
         let cursor = '0'
@@ -806,7 +930,19 @@ const pct = (xs, p) => {
 }
 
 /** Run `runs` runs from `seed`; calls onRun after each. Returns the summary behind the table. */
-export async function runCampaign({ runs, seed, leaseMs = 1000, clusterEvery = 12, only, plans, replay, keep, onRun, maxMs } = {}) {
+export async function runCampaign({
+  runs,
+  seed,
+  leaseMs = 1000,
+  clusterEvery = 12,
+  haEvery = 0,
+  only,
+  plans,
+  replay,
+  keep,
+  onRun,
+  maxMs,
+} = {}) {
   const summary = {
     runs: 0,
     seed,
@@ -829,6 +965,7 @@ export async function runCampaign({ runs, seed, leaseMs = 1000, clusterEvery = 1
     handoffs: [],
     leaderFailovers: [],
     withdrawRepairs: [],
+    failoverMoveOns: [],
     failing: [],
     warnings: {},
     losses: {},
@@ -839,7 +976,7 @@ export async function runCampaign({ runs, seed, leaseMs = 1000, clusterEvery = 1
   for (let i = 0; i < runs; i++) {
     if (maxMs && now() - started > maxMs) break
     const s = replay ?? runSeed(seed, i)
-    const res = await runOne(s, { leaseMs, clusterEvery, keep, only: plans?.length ? plans[i % plans.length] : only })
+    const res = await runOne(s, { leaseMs, clusterEvery, haEvery, keep, only: plans?.length ? plans[i % plans.length] : only })
     summary.runs++
     summary.wallMs += res.wallMs
     for (const [k, v] of Object.entries(res.injected)) summary.faults[k] = (summary.faults[k] ?? 0) + v
@@ -861,6 +998,7 @@ export async function runCampaign({ runs, seed, leaseMs = 1000, clusterEvery = 1
     summary.pauseLossChecks += st.pauseLossCheck ?? 0
     summary.handoffs.push(...(st.handoffs ?? []))
     summary.withdrawRepairs.push(...(st.withdrawRepairMs ?? []))
+    summary.failoverMoveOns.push(...(st.failoverMoveOns ?? []))
     summary.leaderFailovers.push(...(st.leaderFailovers ?? []))
     for (const [k, v] of Object.entries(st.pauseLosses ?? {})) {
       const t = (summary.pauseLosses[k] ??= { faults: 0, margin: 0, expired: 0, kept: 0 })
@@ -878,6 +1016,19 @@ export async function runCampaign({ runs, seed, leaseMs = 1000, clusterEvery = 1
   summary.leaderP50 = pct(summary.leaderFailovers, 50)
   summary.leaderP99 = pct(summary.leaderFailovers, 99)
   summary.withdrawP50 = pct(summary.withdrawRepairs, 50)
+  summary.failoverStats = {}
+  for (const kind of new Set(summary.failoverMoveOns.map((x) => x.kind))) {
+    const of = summary.failoverMoveOns.filter((x) => x.kind === kind)
+    const promotions = of.map((x) => x.promotionMs)
+    const moves = of.map((x) => x.moveOnMs)
+    summary.failoverStats[kind] = {
+      n: of.length,
+      promotionP50: pct(promotions, 50),
+      promotionMax: Math.max(...promotions),
+      moveOnP50: pct(moves, 50),
+      moveOnMax: Math.max(...moves),
+    }
+  }
   summary.withdrawMax = summary.withdrawRepairs.length ? Math.max(...summary.withdrawRepairs) : null
   return summary
 }

@@ -21,6 +21,8 @@ export const INVARIANTS = [
   'live-dropped', // a live replica's message dropped (its own ticket behind a grant it had given up)
   'keys-left', // keys left behind that should not be
   'warning-missing', // an evicting maxmemory-policy without a warning at start
+  'failover-stall', // after a failover (Sentinel, Cluster), a chat with a waiting message did not move on within leaseMs + poll of the promotion
+  'failover-dropped', // a live replica's message dropped ('dropped': an operator's reason) around a failover, with no operator at work
 ]
 
 const provider = () => 'the provider'
@@ -53,6 +55,7 @@ export function checkRun({ events, sink, faults, cfg, keysLeft, t0 }) {
     staleRejected: 0,
     fifoExcluded: 0,
     withdrawRepairMs: [],
+    failoverMoveOns: [],
   }
   const violate = (inv, message, window) => violations.push({ invariant: inv, message, window: window ?? [] })
   const ev = [...events].sort((a, b) => a.t - b.t)
@@ -326,6 +329,54 @@ export function checkRun({ events, sink, faults, cfg, keysLeft, t0 }) {
       if (m.inc !== f.inc || m.chat !== f.chat || m.failReason !== 'dropped' || m.recv < f.start) continue
       if (faultsIn(faults, m.recv - L, m.fail, operator, L).length) continue
       violate('live-dropped', `message ${m.id} of live ${m.inc} on ${m.chat} dropped after its waits were given up while cut off`, window())
+    }
+  }
+
+  // ---------------------------------------------------------------- after a failover
+  // Every chat with a message waiting at the promotion moves on (its next grant) within leaseMs + a
+  // poll of it: a lease the new master does not know is not waited out, a release it lost is sent
+  // again, a ticket it lost is queued again. And no message of a live replica fails as 'dropped'
+  // (an operator's reason) because of a failover.
+  const failoverSlack = cfg.handoffSlackMs ?? 400
+  const operatorAt = (a, b) => faultsIn(faults, a, b, (g) => g.kind.startsWith('op-'), L).length > 0
+  for (const f of faults.filter((x) => x.failover && x.restoredAt)) {
+    const bound = f.restoredAt + L + cfg.maxPollMs + failoverSlack
+    for (const [chat, list] of byChat) {
+      const waiting = [...msgs.values()].filter(
+        (m) => m.chat === chat && m.recv <= f.restoredAt && (m.grant === undefined || m.grant > f.restoredAt) && m.fail === undefined,
+      )
+      if (!waiting.length) continue
+      const next = list.filter((t) => t.grantAt > f.restoredAt).sort((a, b) => a.grantAt - b.grantAt)[0]
+      // A replica killed or frozen meanwhile explains a longer wait (its lease runs out first).
+      const excused = faultsIn(
+        faults,
+        f.start,
+        bound,
+        (g) =>
+          g !== f && (g.kind.startsWith('kill') || g.kind.startsWith('pause') || g.kind === 'restart-same-id' || g.kind.startsWith('op-')),
+        L,
+      )
+      if (next)
+        stats.failoverMoveOns.push({
+          kind: f.kind,
+          promotionMs: Math.round(f.restoredAt - f.start),
+          moveOnMs: Math.round(next.grantAt - f.restoredAt),
+        })
+      if ((next && next.grantAt <= bound) || excused.length) continue
+      violate(
+        'failover-stall',
+        `${chat}: ${waiting.length} message(s) waiting at the promotion (${f.kind}, done ${fmt(f.restoredAt, t0)}); ${next ? `next grant at ${fmt(next.grantAt, t0)}` : 'no grant after it'}, bound ${fmt(bound, t0)}`,
+        show(ev.filter((e) => (e.chat === chat || e.key === chat) && e.t >= f.start - 50 && e.t <= bound + L)),
+      )
+    }
+    for (const m of msgs.values()) {
+      if (m.failReason !== 'dropped' || m.fail === undefined || m.fail < f.start || m.recv > f.restoredAt + L) continue
+      if (operatorAt(m.recv - L, m.fail)) continue
+      violate(
+        'failover-dropped',
+        `message ${m.id} of ${m.inc} on ${m.chat} failed as 'dropped' at ${fmt(m.fail, t0)} after ${f.kind} (no operator at work)`,
+        show(ev.filter((e) => (e.chat === m.chat || e.key === m.chat) && e.t >= f.start - 50 && e.t <= m.fail + 50)),
+      )
     }
   }
 

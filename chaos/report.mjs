@@ -35,6 +35,10 @@ export function formatTable(s) {
     `| chat handoff after a holder was killed: p50 / p99 (n) | ${ms(s.handoffP50)} / ${ms(s.handoffP99)} (${s.handoffs.length}) |`,
     `| new leader after the leader was killed: p50 / p99 (n) | ${ms(s.leaderP50)} / ${ms(s.leaderP99)} (${s.leaderFailovers.length}) |`,
     `| tickets of waits given up while cut off, gone after Redis answered again: p50 / max (n) | ${ms(s.withdrawP50)} / ${ms(s.withdrawMax)} (${s.withdrawRepairs?.length ?? 0}) |`,
+    ...Object.entries(s.failoverStats ?? {}).map(
+      ([kind, v]) =>
+        `| ${kind}: promotion p50 / max, then every waiting chat moved on: p50 / max after it (n) | ${ms(v.promotionP50)} / ${ms(v.promotionMax)}, ${ms(v.moveOnP50)} / ${ms(v.moveOnMax)} (${v.n}) |`,
+    ),
     `| overlaps explained by data loss or an operator's revocation (fenced, ended within the bound) | ${s.explainedOverlaps} |`,
     ...Object.entries(s.pauseLosses ?? {}).map(
       ([k, v]) =>

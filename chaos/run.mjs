@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// node chaos/run.mjs --runs N --seed S [--lease-ms 1000] [--cluster-every 12] [--only kind,kind] [--plans 'a,b;c']
+// node chaos/run.mjs --runs N --seed S [--lease-ms 1000] [--cluster-every 12] [--ha-every 0] [--only kind,kind] [--plans 'a,b;c']
 //                    [--replay RUNSEED] [--keep] [--json] [--max-minutes M] [--no-snapshot]
 // (npm run chaos -- --runs N --seed S: builds dist/ first)
 import { cpSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs'
@@ -20,6 +20,8 @@ const runs = replay === undefined ? Number(opt('runs', 20)) : 1
 const seed = Number(opt('seed', Date.now() % 1_000_000))
 const leaseMs = Number(opt('lease-ms', 1000))
 const clusterEvery = Number(opt('cluster-every', 12))
+// --ha-every N: about one run in N on a high-availability topology (Sentinel, or a Cluster with replicas) with its failover faults
+const haEvery = Number(opt('ha-every', 0))
 const only = opt('only', null)?.split(',')
 // --plans 'a,b;c': run i injects exactly the faults of plan i (mod the number of plans)
 const plans = opt('plans', null)
@@ -76,6 +78,7 @@ const summary = await runCampaign({
   seed,
   leaseMs,
   clusterEvery,
+  haEvery,
   only,
   plans,
   replay,
@@ -85,7 +88,7 @@ const summary = await runCampaign({
     const v = res.violations.length
     const tag = res.error ? 'ERROR' : v ? `${v} VIOLATION(S)` : 'ok'
     console.error(
-      `run ${i + 1}/${runs} seed ${res.seed} ${res.plan.cluster ? 'cluster ' : ''}[${res.plan.faults.join(', ')}] ` +
+      `run ${i + 1}/${runs} seed ${res.seed} ${res.plan.topology && res.plan.topology !== 'standalone' ? `${res.plan.topology} ` : ''}[${res.plan.faults.join(', ')}] ` +
         `${res.stats.handled ?? 0}/${res.stats.messages ?? 0} msgs ${(res.wallMs / 1000).toFixed(1)}s ${tag}`,
     )
     if (res.error || v) console.error(formatFailure(res))
