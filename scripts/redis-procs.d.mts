@@ -57,7 +57,12 @@ export interface ClusterProc {
 }
 
 export declare function startRedis(opts?: StartRedisOptions): Promise<RedisProc>
-export declare function startCluster(opts?: { nodeTimeoutMs?: number; replicas?: number; readyTimeoutMs?: number }): Promise<ClusterProc>
+export declare function startCluster(opts?: {
+  nodeTimeoutMs?: number
+  replicas?: number
+  args?: string[]
+  readyTimeoutMs?: number
+}): Promise<ClusterProc>
 export declare function clusterReady(nodes: RedisProc[], timeoutMs?: number, opts?: { replicas?: number }): Promise<void>
 export declare function roleOf(port: number): Promise<'master' | 'slave' | 'sentinel' | null>
 

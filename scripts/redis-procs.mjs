@@ -365,7 +365,8 @@ export async function clusterReady(nodes, timeoutMs = 20_000, { replicas = 0 } =
 /**
  * A 3-master Redis Cluster, with `replicas` replicas per master (default 0). Each node gets an
  * explicit free bus port (the default, port + 10000, overflows for high ephemeral ports). Options:
- * nodeTimeoutMs (cluster-node-timeout, default 2000), replicas, readyTimeoutMs (default 20 s).
+ * nodeTimeoutMs (cluster-node-timeout, default 2000), replicas, args (more redis-server arguments
+ * for every node), readyTimeoutMs (default 20 s).
  * `nodes` lists every node, masters first; `masters` / `replicas` the nodes by their role at start
  * (a failover changes roles: ask the nodes, `roleOf()`).
  */
@@ -404,6 +405,7 @@ export async function startCluster(opts = {}) {
                   '1',
                 ]
               : []),
+            ...(opts.args ?? []),
           ],
         }),
       ),
