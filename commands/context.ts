@@ -6,10 +6,18 @@
  */
 import type { Command } from 'commander'
 import type { ChalkInstance } from 'chalk'
-import { KeyLayout, loadWriteSide, type CoordinationAdmin, type Io, type RedisClient, type StateReader } from './lib.js'
+import {
+  CoordinationUnavailableError,
+  KeyLayout,
+  loadWriteSide,
+  type CoordinationAdmin,
+  type Io,
+  type RedisClient,
+  type StateReader,
+} from './lib.js'
 import { makeColour } from './output/colour.js'
 import { headersWanted, outputFormat, type OutputFormat, type Printer } from './output/format.js'
-import { ConnectionFailed, corrupt, isReplyError } from './output/errors.js'
+import { CliError, ConnectionFailed, corrupt, isReplyError } from './output/errors.js'
 import { openConnection, type Connection } from './connection.js'
 import { globalOptions, resolveTarget, type GlobalOptions, type Target } from './target.js'
 import { checkAgainst, fromFile, fromRefusal, loadSnapshot, snapshotHeader } from './snapshot/from.js'
@@ -50,7 +58,16 @@ export interface OpenOptions {
 
 /** Refuse what this release cannot read: a key schema newer than this release's (the reader decides). */
 export async function checkSchema(io: Io, reader: StateReader): Promise<void> {
-  const problem = io.StateReader.schemaProblem(await reader.schema())
+  let schema: Awaited<ReturnType<StateReader['schema']>>
+  try {
+    schema = await reader.schema()
+  } catch (err) {
+    // On a Cluster whose master of the schema's slot is down (failing over), the reads of the other
+    // masters still go on: they say which master they could not read.
+    if (reader.source.slotOwners && err instanceof CoordinationUnavailableError && err.reason === 'unreachable') return
+    throw err
+  }
+  const problem = io.StateReader.schemaProblem(schema)
   if (problem) throw corrupt(`prefix ${reader.keys.prefix}: ${problem}: upgrade botmesh-coord`)
 }
 
@@ -141,7 +158,10 @@ export async function openContext(cmd: Command, o: OpenOptions = {}): Promise<Co
     secrets: target.secrets,
     explain: (err) => {
       const cause = conn.cause()
-      return cause && !isReplyError(err) && !(err instanceof ConnectionFailed) ? new ConnectionFailed(cause) : err
+      // The CLI's own errors say what happened already (e.g. which Cluster master did not answer).
+      return cause && !isReplyError(err) && !(err instanceof ConnectionFailed) && !(err instanceof CliError)
+        ? new ConnectionFailed(cause)
+        : err
     },
     close: async () => {
       await admin?.close().catch(() => {})

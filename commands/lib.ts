@@ -27,11 +27,13 @@ export {
   InvalidIdError,
   NotMasterError,
   notMaster,
+  isConnectionError,
 } from '../src/errors/index.js'
 export { DEFAULT_URL, maskUrl, parseRedisUrl, sentinelUrl, withCredentials, type RedisUrl } from '../src/url.js'
 export * from '../src/state/health.js'
 export * from '../src/state/views.js'
 export type { Listing, Corrupt, SchemaInfo, StateReader } from '../src/state/reader.js'
+export type { UnreachableMaster } from '../src/state/coverage.js'
 export { decodeReplica, leadKind } from '../src/state/decode.js'
 export type {
   ChatSnapshot,

@@ -109,6 +109,9 @@ export function connect(opts: ConnectOptions): RedisClient {
       enableOfflineQueue: true,
       maxRedirections: 16,
       clusterRetryStrategy: opts.failFast ? () => null : reconnectDelay,
+      // The client's own ready check (CLUSTER INFO on a random node) ends a fail-fast client when it
+      // hits a master that is down: the CLI then reads the masters that answer, and names the other.
+      ...(opts.failFast ? { enableReadyCheck: false } : {}),
       slotsRefreshTimeout: 3000,
       dnsLookup: (address, callback) => callback(null, address),
     }

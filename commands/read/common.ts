@@ -6,7 +6,7 @@
  */
 import { Command, InvalidArgumentError, Option } from 'commander'
 import type { Context } from '../context.js'
-import type { Corrupt, Listing } from '../lib.js'
+import type { Corrupt, KeyKind, Listing, UnreachableMaster } from '../lib.js'
 import { MIN_INTERVAL_MS, durationOption, interruptSignal, sleep } from '../duration.js'
 import { EXIT } from '../output/exit-codes.js'
 import { usage } from '../output/errors.js'
@@ -14,14 +14,22 @@ import { jsonOut, printList, type KindView } from '../output/format.js'
 import { safeCopy } from '../output/safe-text.js'
 import { stdoutClosedSignal } from '../output/streams.js'
 import { run } from '../run.js'
+import { CliError } from '../output/errors.js'
 
 /** Corrupt keys found by listings: reported on stderr, the listing goes on. */
 export function printCorrupt(ctx: Context, corrupt: Corrupt[]): void {
   for (const k of safeCopy(corrupt)) ctx.err(ctx.c.red(`corrupt: ${k.rawKey}: ${k.error}`))
 }
 
-/** After a listing's table: a --limit that cut the scan short, and the corrupt keys. */
-export function printScanNotes(ctx: Context, data: { truncated?: boolean; corrupt: Corrupt[] }): void {
+/** One line for the Cluster masters a listing could not read (down, or failing over). */
+export function unreachableLine(missing: UnreachableMaster[]): string {
+  const which = missing.map((m) => `${m.node} (slots ${m.slots}: ${m.error})`).join(', ')
+  return `partial: ${missing.length === 1 ? 'master' : 'masters'} ${which} did not answer: the keys there are not listed`
+}
+
+/** After a listing's table: masters not read, a --limit that cut the scan short, and the corrupt keys. */
+export function printScanNotes(ctx: Context, data: { truncated?: boolean; corrupt: Corrupt[]; unreachable?: UnreachableMaster[] }): void {
+  if (data.unreachable?.length) ctx.err(ctx.c.yellow(unreachableLine(data.unreachable)))
   if (data.truncated) ctx.err(ctx.c.yellow(`stopped after --limit keys: the listing is partial`))
   printCorrupt(ctx, data.corrupt)
 }
@@ -37,8 +45,25 @@ export function scanInfo(...listings: Array<Listing<unknown>>): { scanned: numbe
 
 /** Redis's now and the live replicas (liveness of every holder, from the replica index), read together. */
 export async function nowAndReplicas(ctx: Context) {
-  const [nowMs, replicas] = await Promise.all([ctx.reader.now(), ctx.reader.liveReplicas()])
+  const [nowMs, replicas] = await Promise.all([
+    ctx.reader.now(),
+    ctx.reader.liveReplicas().catch(async (err: unknown) => {
+      // On a Cluster whose master of the heartbeats is down: which replicas live cannot be known.
+      const missing = await ctx.reader.unreachable('replica')
+      throw missing.length ? unknowable(ctx, 'replica', missing) : err
+    }),
+  ])
   return { nowMs, replicas }
+}
+
+/** The rows of a one-slot listing cannot be known: its master does not answer. */
+function unknowable(ctx: Context, kind: KeyKind, missing: UnreachableMaster[]): CliError {
+  const m = missing[0]!
+  const records = kind === 'replica' ? 'heartbeat' : `${kind} record`
+  return new CliError(
+    `cannot know the ${kind}s: master ${m.node} (slots ${m.slots}), which holds every ${records} under prefix ${ctx.keys.prefix}, did not answer (${m.error}); a failover may be under way: try again once its replica is promoted`,
+    EXIT.unreachable,
+  )
 }
 
 export const limitOption = () =>
@@ -84,6 +109,8 @@ export interface ListingData<R> {
   /** Scan notes printed after a table (and kept in the JSON document). */
   truncated?: boolean
   corrupt: Corrupt[]
+  /** Cluster masters not read (filled by listingCommand). */
+  unreachable?: UnreachableMaster[]
 }
 
 export interface ListingSpec<R, O> {
@@ -101,6 +128,12 @@ export interface ListingSpec<R, O> {
   options?(cmd: Command): Command
   /** Read the state (one bounded pass) and build the rows. */
   collect(ctx: Context, o: O & ListingFlags): Promise<ListingData<R>>
+  /**
+   * The one kind of key the rows come from, when all of them share a slot on a Cluster (replicas:
+   * their heartbeats): a master down elsewhere does not make the listing partial, and that slot's
+   * master down means the rows cannot be known (an error, never an empty listing).
+   */
+  oneSlotKind?(o: O): KeyKind | null
 }
 
 export interface ListingFlags {
@@ -149,19 +182,30 @@ export function listingCommand<R, O>(spec: ListingSpec<R, O>): Command {
       const cmp = spec.sorts[o.sort] ?? spec.sorts[sortKeys[0]!]!
       const read = async () => {
         const data = await spec.collect(ctx, o)
+        const kind = spec.oneSlotKind?.(o) ?? undefined
+        const unreachable = await ctx.reader.unreachable(kind)
+        if (kind && unreachable.length) throw unknowable(ctx, kind, unreachable)
         let rows = data.rows
         if (o.replica !== undefined && spec.replicasOf) rows = rows.filter((r) => spec.replicasOf!(r).includes(o.replica!))
-        return { ...data, rows: [...rows].sort(cmp) }
+        return { ...data, unreachable, rows: [...rows].sort(cmp) }
       }
       const show = (data: ListingData<R>, p = ctx) => {
-        const envelope = { nowMs: data.nowMs, ...data.extra, truncated: data.truncated ?? false, corrupt: data.corrupt }
+        const envelope = {
+          nowMs: data.nowMs,
+          ...data.extra,
+          truncated: data.truncated ?? false,
+          corrupt: data.corrupt,
+          unreachable: data.unreachable ?? [],
+        }
         printList(p, view, data.rows, envelope)
         if (ctx.format !== 'json') printScanNotes(ctx, data)
       }
       if (o.watch && ctx.from) throw usage('-w/--watch follows a live Redis; a snapshot does not change (drop --from or -w)')
       if (!o.watch) {
-        show(await read())
-        return EXIT.ok
+        const data = await read()
+        show(data)
+        // A partial listing is printed, and its exit code says it is partial.
+        return data.unreachable?.length ? EXIT.unreachable : EXIT.ok
       }
       // -w: print again when the rows change; each read waits at least 4 times as long as the
       // last one took, so watching a huge keyspace costs Redis at most a fifth of one connection.
@@ -172,12 +216,12 @@ export function listingCommand<R, O>(spec: ListingSpec<R, O>): Command {
         const started = performance.now()
         const data = await read()
         const took = performance.now() - started
-        const now = JSON.stringify(stable({ rows: data.rows, corrupt: data.corrupt }))
+        const now = JSON.stringify(stable({ rows: data.rows, corrupt: data.corrupt, unreachable: data.unreachable }))
         if (now !== last) {
           last = now
           if (ctx.format === 'json') {
             const rows = view.document ? view.document(data.rows) : { [view.list]: data.rows }
-            ctx.out(JSON.stringify(JSON.parse(jsonOut(view.list, { nowMs: data.nowMs, ...rows }))))
+            ctx.out(JSON.stringify(JSON.parse(jsonOut(view.list, { nowMs: data.nowMs, ...rows, unreachable: data.unreachable ?? [] }))))
           } else {
             if (!first && (ctx.format === 'table' || ctx.format === 'wide')) ctx.out('')
             show(data)

@@ -2,7 +2,9 @@ import { Command } from 'commander'
 import { run } from '../run.js'
 import type { Context } from '../context.js'
 import {
+  CoordinationUnavailableError,
   CorruptStateError,
+  isConnectionError,
   KeyLayout,
   leaseRows,
   staleTickets,
@@ -65,6 +67,8 @@ async function perNode<T>(nodes: Node[], f: (n: Node) => Promise<T>): Promise<{ 
     } catch (err) {
       const msg = err instanceof Error ? err.message : String(err)
       if (/NOPERM|unknown command|ERR unknown|no permissions/i.test(msg)) return { ok, refused: msg.split('\n')[0]! }
+      // A Cluster master down (failing over): the 'cluster' check names it; the others are checked.
+      if (nodes.length > 1 && isConnectionError(err)) continue
       throw err
     }
   }
@@ -82,6 +86,8 @@ export async function collectDoctor(
   ctx: Context,
 ): Promise<{ nowMs: number; target: { prefix: string; layout: Layout; masters: number }; checks: Check[] }> {
   const checks: Check[] = []
+  /** Where the 'cluster' check is: the masters the scans could not read are added to it at the end. */
+  let clusterCheckAt = -1
   const nowMs = await ctx.reader.now() // also loads a Cluster's slots: the masters are known after it
   const source = ctx.reader.source
   const nodes: Node[] = Array.from({ length: await source.nodeCount() }, (_, index) => ({ index, name: source.nodeName(index) }))
@@ -188,18 +194,22 @@ export async function collectDoctor(
         fix: 'drop --layout standalone (auto-detect) or use --layout cluster',
       })
     } else if (clusterOn) {
-      const states = await perNode(nodes.slice(0, 1), probe('cluster-info'))
+      const states = await perNode(
+        infos.ok.map(([n]) => n),
+        probe('cluster-info'),
+      )
       if (states.refused) checks.push(skipped('cluster', 'CLUSTER INFO', states.refused, '+cluster|info'))
       else {
         const state = infoField(states.ok[0]?.[1] ?? '', 'cluster_state')
+        clusterCheckAt = checks.length
         checks.push(
           state === 'ok'
-            ? { id: 'cluster', status: 'ok', detail: `cluster_state ok, ${nodes.length} masters scanned` }
+            ? { id: 'cluster', status: 'ok', detail: `cluster_state ok` }
             : {
                 id: 'cluster',
                 status: 'fail',
                 detail: `cluster_state ${state ?? 'unknown'}: some slots have no master`,
-                fix: 'repair the cluster (redis-cli --cluster check / fix)',
+                fix: 'repair the cluster (redis-cli --cluster check / fix); while a master is failing over, wait for its replica to be promoted',
               },
         )
       }
@@ -210,11 +220,13 @@ export async function collectDoctor(
   // A corrupt schema record is one failing check, not the end of the report.
   let schema: Awaited<ReturnType<typeof ctx.reader.schema>> = null
   let schemaCorrupt: string | null = null
+  let schemaUnread: string | null = null
   try {
     schema = await ctx.reader.schema()
   } catch (err) {
-    if (!(err instanceof CorruptStateError)) throw err
-    schemaCorrupt = err.message
+    if (clusterCheckAt >= 0 && err instanceof CoordinationUnavailableError && err.reason === 'unreachable') schemaUnread = err.message
+    else if (!(err instanceof CorruptStateError)) throw err
+    else schemaCorrupt = err.message
   }
   const other: Layout = ctx.keys.layout === 'cluster' ? 'standalone' : 'cluster'
   const otherReader = new ctx.io.StateReader(source, new KeyLayout(ctx.keys.prefix, other))
@@ -230,7 +242,14 @@ export async function collectDoctor(
     otherReader.replicas({ limit: 10_000 }),
   ])
   const schemaProblem = ctx.io.StateReader.schemaProblem(schema)
-  if (schemaCorrupt) {
+  if (schemaUnread) {
+    checks.push({
+      id: 'schema',
+      status: 'skip',
+      detail: `could not read ${ctx.keys.schema}: ${schemaUnread.replace(/^Redis unreachable:\s*/, '')}`,
+      fix: 'see the cluster check',
+    })
+  } else if (schemaCorrupt) {
     checks.push({
       id: 'schema',
       status: 'fail',
@@ -294,8 +313,33 @@ export async function collectDoctor(
       : { id: 'corrupt', status: 'ok', detail: `${listings.reduce((n, [, l]) => n + l.scanned, 0)} keys scanned, none corrupt` },
   )
 
+  // The masters the scans could not read: the cluster check fails, and replicas whose heartbeats
+  // live there are not known (not "none").
+  const [unread, heartbeatsUnread] = await Promise.all([ctx.reader.unreachable(), ctx.reader.unreachable('replica')])
+  if (clusterCheckAt >= 0) {
+    const scanned = nodes.length - unread.filter((m) => nodes.some((n) => nodeName(n) === m.node)).length
+    checks[clusterCheckAt] = unread.length
+      ? {
+          id: 'cluster',
+          status: 'fail',
+          detail: `${unread.length} slot owner${unread.length > 1 ? 's' : ''} did not answer: ${unread.map((m) => `${m.node} (slots ${m.slots}: ${m.error})`).join(', ')}; what this report says of the keys there is not known`,
+          fix: 'a master is down or failing over: wait for its replica to be promoted (CLUSTER NODES shows who owns the slots), or bring it back',
+        }
+      : checks[clusterCheckAt]!.status === 'ok'
+        ? { ...checks[clusterCheckAt]!, detail: `cluster_state ok, ${scanned} masters scanned, every slot owner answered` }
+        : checks[clusterCheckAt]!
+  }
   const live = replicas.items.filter((r) => r.expiresAtMs > nowMs)
-  checks.push(replicaCheck(live))
+  checks.push(
+    heartbeatsUnread.length
+      ? {
+          id: 'replicas',
+          status: 'fail',
+          detail: `cannot know the live replicas: master ${heartbeatsUnread[0]!.node} (slots ${heartbeatsUnread[0]!.slots}), which holds every heartbeat under prefix ${ctx.keys.prefix}, did not answer`,
+          fix: 'see the cluster check',
+        }
+      : replicaCheck(live),
+  )
   const skewed = live.filter((r) => r.clockSkewMs !== null && Math.abs(r.clockSkewMs) > SKEW_WARN_MS)
   checks.push(
     skewed.length
@@ -358,6 +402,13 @@ export async function collectDoctor(
         }
       : { id: 'zombie-leases', status: 'ok', detail: 'every lease holder beats' },
   )
+  if (heartbeatsUnread.length) {
+    // Without the heartbeats, who is alive is not known: these checks would judge every holder dead.
+    for (const id of ['clock-skew', 'stale-tickets', 'late-renewals', 'zombie-leases']) {
+      const i = checks.findIndex((c) => c.id === id)
+      if (i >= 0) checks[i] = { id, status: 'skip', detail: 'cannot know: the heartbeats were not read', fix: 'see the replicas check' }
+    }
+  }
   return { nowMs, target: { prefix: ctx.keys.prefix, layout: ctx.keys.layout, masters: nodes.length }, checks }
 }
 

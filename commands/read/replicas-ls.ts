@@ -91,6 +91,7 @@ export function replicasLs(): Command {
       started: byNumber((r) => r.startedAt),
     },
     replicasOf: (r) => [r.replicaId],
+    oneSlotKind: (o) => (o.all ? null : 'replica'),
     options: (cmd) =>
       cmd
         .option('--all', 'also evicted replicas, and incarnations without a heartbeat that still hold leases or tickets (dead, stale)')

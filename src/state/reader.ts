@@ -6,7 +6,9 @@
 import { KeyLayout, SCHEMA_VERSION, type KeyKind, type Layout, type RedisKey } from '../keys.js'
 import { idFromBytes, keyText, redisKey } from '../bytes.js'
 import { withTimeout, type RedisClient } from '../connection.js'
-import { errorFromRedis } from '../errors/from-redis.js'
+import { errorFromRedis, isConnectionError } from '../errors/from-redis.js'
+import { CoordinationUnavailableError } from '../errors/coordination-unavailable-error.js'
+import { formatRanges, ownerOfSlot, unreachableOwners, type UnreachableMaster } from './coverage.js'
 import { DEFAULTS } from '../defaults.js'
 import { CorruptStateError } from '../errors/corrupt-state-error.js'
 import {
@@ -69,6 +71,11 @@ export const LISTING_DECODERS = {
   lock: (id: string, raw: RedisKey, h: Hash) => decodeLock(id, raw, h),
 } as const
 
+/** The message of an error, without a "Redis unreachable:" prefix. */
+function errorText(err: unknown): string {
+  return (err instanceof Error ? err.message : String(err)).replace(/^Redis unreachable:\s*/, '')
+}
+
 /** The reason a key is corrupt, without the key (the listing names it). */
 function corruptReason(err: CorruptStateError): string {
   return err.message.replace(/^corrupt value at Redis key "[^"]*":\s*/, '')
@@ -86,6 +93,11 @@ export class StateReader {
   readonly timeoutMs: number
   /** Redis commands sent by this reader (the dashboard shows its own load). */
   commands = 0
+  /** Cluster masters whose keys this reader's scans read, and those that failed (host:port → error). */
+  private readonly answered = new Set<string>()
+  private readonly failed = new Map<string, string>()
+  /** A scan walked every master the client knew (not stopped by a limit). */
+  private walkedAll = false
 
   constructor(from: RedisClient | StateSource, keys: KeyLayout, options: { timeoutMs?: number } = {}) {
     this.source = isSource(from) ? from : new RedisSource(from)
@@ -106,10 +118,52 @@ export class StateReader {
     return this.call('TIME', () => this.source.nodeCount())
   }
 
-  /** Redis's own clock (ms). */
+  /** Redis's own clock (ms): of the first master that answers (on a Cluster one may be down). */
   async now(): Promise<number> {
     this.commands++
     return this.call('TIME', () => this.source.time())
+  }
+
+  /** The master that holds every heartbeat did not answer: which one it is, in the error (and in unreachable('replica')). */
+  private async heartbeatsUnreachable(err: unknown): Promise<CoordinationUnavailableError> {
+    const [owners, slot] = await Promise.all([
+      this.source.slotOwners ? this.source.slotOwners().catch(() => null) : null,
+      this.source.keySlot ? this.source.keySlot(this.keys.replicaIndex).catch(() => null) : null,
+    ])
+    const owner = owners && slot !== null ? ownerOfSlot(owners, slot) : undefined
+    if (owner) this.failed.set(owner.node, errorText(err))
+    const where = owner ? `master ${owner.node} (slots ${formatRanges(owner.ranges)})` : 'the master of their slot'
+    return new CoordinationUnavailableError(
+      'unreachable',
+      `cannot know the live replicas: ${where}, which holds every heartbeat under prefix ${this.keys.prefix}, does not answer (${errorText(err)}); a failover may be under way`,
+      { cause: err },
+    )
+  }
+
+  /** A read a master did not answer (down, failing over), rather than a refusal of Redis. */
+  private unreachableError(err: unknown): boolean {
+    return (err instanceof CoordinationUnavailableError && err.reason === 'unreachable') || isConnectionError(err)
+  }
+
+  /**
+   * On a Cluster: the slot owners (CLUSTER SLOTS, asked now) whose keys this reader's scans did not
+   * read — a master down before its replica is promoted. Empty when every owner was read (and on a
+   * standalone server or a snapshot). `kind` 'replica': only the owner of the heartbeats' slot
+   * matters (every heartbeat record shares it).
+   */
+  async unreachable(kind?: KeyKind): Promise<UnreachableMaster[]> {
+    if (!this.source.slotOwners || (this.answered.size === 0 && this.failed.size === 0)) return []
+    this.commands++
+    const owners = await this.source.slotOwners().catch(() => null)
+    if (!owners) return [...this.failed].map(([node, error]) => ({ node, slots: '?', error }))
+    // After a scan of every master, an owner not read is missing; before one, only those that failed.
+    const read = this.walkedAll ? this.answered : new Set(owners.map((o) => o.node).filter((n) => !this.failed.has(n)))
+    const missing = unreachableOwners(owners, read, this.failed)
+    if (kind !== 'replica' || missing.length === 0 || !this.source.keySlot) return missing
+    this.commands++
+    const slot = await this.source.keySlot(this.keys.replicaIndex).catch(() => null)
+    const owner = slot === null ? undefined : ownerOfSlot(owners, slot)
+    return owner ? missing.filter((m) => m.node === owner.node) : missing
   }
 
   async schema(): Promise<SchemaInfo | null> {
@@ -146,14 +200,25 @@ export class StateReader {
     for (let node = 0; node < nodes; node++) {
       let cursor = '0'
       do {
-        const step = await this.scanBatch(node, cursor, kinds, options)
+        let step: Awaited<ReturnType<StateReader['scanBatch']>>
+        try {
+          step = await this.scanBatch(node, cursor, kinds, options)
+        } catch (err) {
+          // A Cluster master that does not answer (down, failing over): the others are still read,
+          // and unreachable() names it — the listing is partial, not silently short.
+          if (!this.source.slotOwners || !this.unreachableError(err)) throw err
+          this.failed.set(this.source.nodeName(node), errorText(err))
+          break
+        }
         cursor = step.cursor
         seen += step.scanned
         options.onProgress?.(seen)
         if (step.items.length) yield step.items
         if (options.limit !== undefined && seen >= options.limit) return
       } while (cursor !== '0')
+      if (!this.failed.has(this.source.nodeName(node))) this.answered.add(this.source.nodeName(node))
     }
+    this.walkedAll = true
   }
 
   /**
@@ -209,6 +274,9 @@ export class StateReader {
       ours.forEach((k, i) => {
         const reply = replies[i] ?? {}
         const { id, kind } = k.parsed!
+        // A node that cannot serve the key now (CLUSTERDOWN, MOVED during a failover, LOADING) is not
+        // a corrupt value: the batch fails, and a Cluster listing names the master as unreachable.
+        if (reply instanceof Error && isConnectionError(reply)) throw errorFromRedis(reply, k.rawKey)
         if (reply instanceof Error) return out.push({ rawKey: k.rawKey, id, kind, hash: { __error: reply.message } })
         if (Object.keys(reply).length) out.push({ rawKey: k.rawKey, id, kind, hash: reply })
       })
@@ -274,6 +342,7 @@ export class StateReader {
     try {
       ids = await this.call('ZRANGE', () => this.source.zrange(this.keys.replicaIndex), this.keys.replicaIndex)
     } catch (err) {
+      if (this.source.slotOwners && this.unreachableError(err)) throw await this.heartbeatsUnreachable(err)
       // A corrupt index is one corrupt key: nobody counts as alive, and the listing goes on.
       if (err instanceof CorruptStateError)
         return { items: [], corrupt: [{ rawKey: this.keys.replicaIndex, error: corruptReason(err) }], scanned: 1, truncated: false }

@@ -7,8 +7,10 @@
  */
 import type { Redis } from 'ioredis'
 import { isCluster, masters, type RedisClient } from '../connection.js'
-import { errorFromRedis } from '../errors/from-redis.js'
+import { errorFromRedis, isConnectionError } from '../errors/from-redis.js'
+import { CoordinationUnavailableError } from '../errors/coordination-unavailable-error.js'
 import type { ChatKeys, RedisKey } from '../keys.js'
+import { slotOwners, type SlotOwner } from './coverage.js'
 
 export type Hash = Record<string, string>
 export type StreamEntry = [id: string, fields: string[]]
@@ -56,6 +58,13 @@ export interface StateSource {
   xrevrange(key: string, end: string, start: string, count: number): Promise<StreamEntry[]>
   /** A master's answer to a configuration probe (INFO, CONFIG GET …, CLUSTER INFO); rejects as Redis refused it. */
   probe(node: number, what: ProbeName): Promise<string>
+  /**
+   * A Redis Cluster only (absent elsewhere): the slot owners as the cluster sees them now (CLUSTER
+   * SLOTS from any node that answers; null when none does), and a key's slot — what a read compares
+   * the masters it reached with (./coverage.ts).
+   */
+  slotOwners?(): Promise<SlotOwner[] | null>
+  keySlot?(key: string): Promise<number | null>
 }
 
 const asError = (e: unknown): Error => (e instanceof Error ? e : new Error(String(e)))
@@ -67,7 +76,31 @@ export class RedisSource implements StateSource {
 
   constructor(redis: RedisClient) {
     this.redis = redis
+    if (isCluster(redis)) {
+      // Asked of the masters first, then the replicas: any node that answers knows the slot map.
+      const anyNode = async <T>(ask: (n: Redis) => Promise<T>): Promise<T | null> => {
+        for (const node of [...redis.nodes('master'), ...redis.nodes('slave')]) {
+          try {
+            return await ask(node)
+          } catch {
+            // the next node
+          }
+        }
+        return null
+      }
+      this.slotOwners = async () => {
+        const reply = await anyNode((n) => n.call('CLUSTER', 'SLOTS'))
+        return reply === null ? null : slotOwners(reply)
+      }
+      this.keySlot = async (key: string) => {
+        const slot = await anyNode((n) => n.call('CLUSTER', 'KEYSLOT', key))
+        return slot === null ? null : Number(slot)
+      }
+    }
   }
+
+  slotOwners?: () => Promise<SlotOwner[] | null>
+  keySlot?: (key: string) => Promise<number | null>
 
   private get client(): Redis {
     return this.redis as Redis
@@ -78,7 +111,18 @@ export class RedisSource implements StateSource {
    * list just its startup node): a first keyless command, queued until the client is ready, makes sure of it.
    */
   async nodes(): Promise<Redis[]> {
-    if (isCluster(this.redis) && (this.redis.status !== 'ready' || this.redis.nodes('master').length === 0)) await this.client.time()
+    const cluster = this.redis
+    if (isCluster(cluster) && (cluster.status !== 'ready' || cluster.nodes('master').length === 0)) {
+      // Ready once the slots are loaded. A keyless command would do too, but it goes to a random
+      // master, which may be the one that is down while its replica is not yet promoted.
+      await new Promise<void>((resolve, reject) => {
+        if (cluster.status === 'ready') return resolve()
+        const onReady = () => (cluster.off('end', onEnd), resolve())
+        const onEnd = () => (cluster.off('ready', onReady), reject(new Error('Connection is closed.')))
+        cluster.once('ready', onReady)
+        cluster.once('end', onEnd)
+      })
+    }
     return masters(this.redis)
   }
 
@@ -97,13 +141,25 @@ export class RedisSource implements StateSource {
 
   private async node(i: number): Promise<Redis> {
     const n = (await this.nodes())[i]
-    if (!n) throw new Error(`no master ${i}: the cluster changed during the read`)
+    // A master the client dropped meanwhile (its connection ended: down, failing over) is one that does not answer.
+    if (!n) throw new CoordinationUnavailableError('unreachable', `no master ${i}: the cluster changed during the read`)
     return n
   }
 
+  /** Redis's clock: of the first master that answers (on a Cluster one may be down, failing over). */
   async time(): Promise<number> {
-    const [s, us] = await (await this.node(0)).time()
-    return Number(s) * 1000 + Math.floor(Number(us) / 1000)
+    const nodes = await this.nodes()
+    let first: unknown
+    for (const node of nodes.length ? nodes : [await this.node(0)]) {
+      try {
+        const [s, us] = await node.time()
+        return Number(s) * 1000 + Math.floor(Number(us) / 1000)
+      } catch (err) {
+        first ??= err
+        if (!isCluster(this.redis) || !isConnectionError(err)) throw err
+      }
+    }
+    throw first
   }
 
   async scan(node: number, cursor: string, pattern: string, count: number): Promise<{ cursor: string; keys: Buffer[] }> {
