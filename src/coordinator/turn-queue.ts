@@ -147,7 +147,7 @@ export class TurnQueue {
             ticket = null
             // Gone because the server changed under it (a failover that lost the last writes), not
             // because an operator skipped it: queue again, the wait goes on (bounded by waitMs).
-            await this.renewer.checkServer(core.leaseMs)
+            await this.renewer.checkServer()
             if (this.renewer.generation !== ticketGeneration) {
               ticketGeneration = this.renewer.generation
               backoff = core.minPollMs
