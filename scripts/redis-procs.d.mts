@@ -64,7 +64,7 @@ export declare function startCluster(opts?: {
   readyTimeoutMs?: number
 }): Promise<ClusterProc>
 export declare function clusterReady(nodes: RedisProc[], timeoutMs?: number, opts?: { replicas?: number }): Promise<void>
-export declare function roleOf(port: number): Promise<'master' | 'slave' | 'sentinel' | null>
+export declare function roleOf(port: number, extra?: RedisOptions): Promise<'master' | 'slave' | 'sentinel' | null>
 
 export interface SentinelSet {
   readonly masterName: string
@@ -87,6 +87,8 @@ export interface SentinelSet {
 
 export declare function startSentinels(opts?: {
   masterName?: string
+  /** requirepass (and masterauth) of the data servers; the sentinels get it as auth-pass */
+  password?: string
   downAfterMs?: number
   failoverTimeoutMs?: number
   readyTimeoutMs?: number

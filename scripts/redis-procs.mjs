@@ -464,15 +464,16 @@ export async function startCluster(opts = {}) {
 }
 
 /** 'master' or 'slave' (a replica), as the node at `port` says now; null when it does not answer. */
-export async function roleOf(port) {
-  return withClient(port, async (c) => String((await c.call('ROLE'))[0])).catch(() => null)
+export async function roleOf(port, extra = {}) {
+  return withClient(port, async (c) => String((await c.call('ROLE'))[0]), extra).catch(() => null)
 }
 
 // ---------------------------------------------------------------------------- Sentinel
 
 /**
  * A Sentinel-managed master: 1 master, 1 replica and 3 sentinels (quorum 2) on free loopback ports.
- * Options: masterName (default 'botmesh'), downAfterMs (sentinel down-after-milliseconds, default
+ * Options: masterName (default 'botmesh'), password (requirepass of the data servers, which the
+ * replica and the sentinels use too), downAfterMs (sentinel down-after-milliseconds, default
  * 1000), failoverTimeoutMs (default 5000), readyTimeoutMs (default 20 s). `url` is the
  * redis+sentinel:// URL of the set; `master()` asks the sentinels where the master is now;
  * `failover()` runs SENTINEL FAILOVER and resolves once the sentinels name the new master and it
@@ -486,9 +487,13 @@ export async function startSentinels(opts = {}) {
   const stop = () => Promise.all(procs.map((p) => p.stop())).then(() => undefined)
   try {
     const replArgs = ['--repl-diskless-sync', 'yes', '--repl-diskless-sync-delay', '0', '--repl-ping-replica-period', '1']
-    const primary = await startRedis({ args: replArgs })
+    // With a password: the data servers require it (and the replica uses it), the sentinels know it.
+    const password = opts.password
+    const auth = password === undefined ? {} : { password }
+    if (password !== undefined) replArgs.push('--masterauth', password)
+    const primary = await startRedis({ args: replArgs, ...auth })
     procs.push(primary)
-    const replica = await startRedis({ args: [...replArgs, '--replicaof', '127.0.0.1', String(primary.port)] })
+    const replica = await startRedis({ args: [...replArgs, '--replicaof', '127.0.0.1', String(primary.port)], ...auth })
     procs.push(replica)
     const ports = await freePorts(3)
     const conf = (port) =>
@@ -496,6 +501,7 @@ export async function startSentinels(opts = {}) {
         `port ${port}`,
         'bind 127.0.0.1',
         `sentinel monitor ${name} 127.0.0.1 ${primary.port} 2`,
+        ...(password === undefined ? [] : [`sentinel auth-pass ${name} ${password}`]),
         `sentinel down-after-milliseconds ${name} ${opts.downAfterMs ?? 1000}`,
         `sentinel failover-timeout ${name} ${opts.failoverTimeoutMs ?? 5000}`,
         `sentinel parallel-syncs ${name} 1`,
@@ -540,8 +546,10 @@ export async function startSentinels(opts = {}) {
           const m = await set.master()
           const linked =
             m !== null &&
-            (await withClient(m === primary.port ? replica.port : primary.port, async (c) =>
-              /master_link_status:up/.test(String(await c.info('replication'))),
+            (await withClient(
+              m === primary.port ? replica.port : primary.port,
+              async (c) => /master_link_status:up/.test(String(await c.info('replication'))),
+              auth,
             ).catch(() => false))
           if (ok.every(Boolean) && linked) return
           if (performance.now() > end) {
@@ -569,7 +577,7 @@ export async function startSentinels(opts = {}) {
         }
         for (;;) {
           const now = await set.master()
-          if (now !== null && now !== before && (await roleOf(now)) === 'master') return now
+          if (now !== null && now !== before && (await roleOf(now, auth)) === 'master') return now
           if (performance.now() > end) throw new Error(`sentinel failover of ${name} did not complete in time`)
           await sleep(50)
         }

@@ -100,7 +100,12 @@ export function connect(opts: ConnectOptions): RedisClient {
     if (opts.layout === 'cluster') {
       throw new ConfigurationError(`a Sentinel group is not a Redis Cluster: use layout 'standalone' with ${maskUrl(opts.url!)}`)
     }
-    return new Redis(sentinelOptions(url, redisOptions, opts))
+    const client = new Redis(sentinelOptions(url, redisOptions, opts))
+    // ioredis leaves the failover detector's connections to the sentinels open after quit() (they
+    // reconnect forever, keep the process alive, and report errors nobody listens to once the
+    // sentinels go): close them with the client.
+    client.once('end', () => client.disconnect())
+    return client
   }
   const { host, port } = url
   if (opts.layout === 'cluster') {

@@ -4,12 +4,13 @@
  * granting turns across a SENTINEL FAILOVER, and a sentinel or a replica given where a master is
  * needed is named as such (a typed error; one CLI line and its exit code).
  */
+import { spawn } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { NotMasterError, RedisCoordinator, type LeaseLostError } from '../../src/index.js'
-import { roleOf, startSentinels, type SentinelSet } from '../../scripts/redis-procs.mjs'
+import { roleOf, startSentinels, withClient, type SentinelSet } from '../../scripts/redis-procs.mjs'
 import { startCoordinator, uniquePrefix } from '../helpers/redis.js'
 import { parseJson, runCli } from '../helpers/cli.js'
 import { until } from '../helpers/wait.js'
@@ -124,6 +125,26 @@ describe('Redis Sentinel', () => {
     expect(doctor.stdout).toMatch(new RegExp(`failover +master "${set.masterName}" followed through 3 sentinel`))
   })
 
+  it('a process that closes its store exits by itself: no connection to the sentinels is left open', async () => {
+    const dist = new URL('../../dist/src/index.js', import.meta.url).href
+    const script = `import { RedisStore } from ${JSON.stringify(dist)}
+const store = new RedisStore({ url: process.env.SENTINEL_URL, prefix: 'exit-check' })
+await store.getCheckpoint('chat:1')
+await new Promise((r) => setTimeout(r, 300)) // the failover detector subscribes to the sentinels
+await store.close()
+console.log('closed')`
+    const child = spawn(process.execPath, ['--input-type=module', '-e', script], { env: { ...process.env, SENTINEL_URL: set.url } })
+    cleanup.push(async () => child.kill('SIGKILL'))
+    let out = ''
+    child.stdout.on('data', (b: Buffer) => (out += b.toString()))
+    const exit = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
+    let code: number | null | undefined
+    void exit.then((c) => (code = c))
+    await until(() => code !== undefined, 15_000, 'the process to exit after store.close()')
+    expect(code).toBe(0)
+    expect(out).toContain('closed')
+  })
+
   it('a context holds the sentinels and the master name', async () => {
     const prefix = uniquePrefix('sentctx')
     const dir = mkdtempSync(join(tmpdir(), 'botmesh-sent-'))
@@ -146,5 +167,48 @@ describe('Redis Sentinel', () => {
     const half = await runCli(['--context', 'bad', 'replicas', 'ls'], { env: { BOTMESH_CONFIG: join(dir, 'other.json') } })
     expect(half.code).toBe(2)
     expect(half.stderr).toMatch(/--master-name/)
+  })
+})
+
+describe('Redis Sentinel with a password and an ACL user', () => {
+  let secured: SentinelSet
+  beforeAll(async () => {
+    secured = await startSentinels({ password: 'default-pw' })
+    // An ACL user on both data servers (ACL rules are not replicated): what an operator gives the bot.
+    for (const server of secured.servers) {
+      await withClient(server.port, (c) => c.call('ACL', 'SETUSER', 'bot', 'on', '>bot-pw', '~*', '&*', '+@all'), {
+        password: 'default-pw',
+      })
+    }
+  }, 60_000)
+  const mine: Array<() => Promise<unknown>> = []
+  afterAll(async () => {
+    // Its coordinators first, while its servers still answer.
+    for (const f of mine.splice(0).reverse()) await f().catch(() => {})
+    await secured?.stop()
+  })
+
+  it('the library and the CLI reach the master as the ACL user through the sentinels; without the password the CLI says so (exit 5)', async () => {
+    const prefix = uniquePrefix('sentacl')
+    const url = secured.url.replace('redis+sentinel://', 'redis+sentinel://bot:bot-pw@')
+    const c = await startCoordinator(() => new RedisCoordinator({ url, prefix, replicaId: 'pod-acl', leaseMs: 5000 }))
+    mine.push(() => c.stop())
+    const turn = await c.acquireTurn('chat:acl')
+    await turn.release()
+    const args = secured.sentinels.flatMap((s) => ['--sentinel', `127.0.0.1:${s.port}`]).concat('--master-name', secured.masterName)
+    const ok = await runCli([...args, '--prefix', prefix, 'replicas', 'ls', '--json'], {
+      env: { REDIS_PASSWORD: 'bot-pw', REDIS_USERNAME: undefined },
+    })
+    // The user comes with the URL form; the options form uses the default user's password here.
+    expect(ok.code, ok.stderr).toBe(5)
+    const asUser = await runCli(['--url', url, '--prefix', prefix, 'replicas', 'ls', '--json'])
+    expect(asUser.code, asUser.stderr).toBe(0)
+    expect(parseJson<{ replicas: Array<{ replicaId: string }> }>(asUser).replicas.map((r) => r.replicaId)).toEqual(['pod-acl'])
+    expect(asUser.stdout + asUser.stderr).not.toContain('bot-pw')
+    const withDefault = await runCli([...args, '--prefix', prefix, 'replicas', 'ls', '--json'], { env: { REDIS_PASSWORD: 'default-pw' } })
+    expect(withDefault.code, withDefault.stderr).toBe(0)
+    const none = await runCli([...args, '--prefix', prefix, 'replicas', 'ls'])
+    expect(none.code).toBe(5)
+    expect(none.stderr).toMatch(/authentication refused/)
   })
 })
