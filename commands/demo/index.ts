@@ -241,7 +241,10 @@ function rehearsal(
   return cmd.action(
     run(
       async (_ctx, ...args: unknown[]) => {
-        const positional = args.slice(0, -1).map(String) // commander passes the arguments, then the options
+        const positional = args
+          .slice(0, -1)
+          .filter((a) => a !== undefined)
+          .map(String) // commander passes the arguments, then the options
         const reply = await request(demoPrefix(cmd), build(positional, cmd.opts()))
         if (globalOptions(cmd).json)
           process.stdout.write(`${JSON.stringify({ schemaVersion: SCHEMA_VERSION, kind: `demo-${name}`, ...reply })}\n`)
@@ -292,6 +295,8 @@ stops it on exit. The prefix is "demo" unless --prefix is given. Rehearse from a
   botmesh-coord demo close-transport      the leader's transport closes: it yields after --provider-down-ms
   botmesh-coord demo open-transport       it reopens (before the yield, nothing happens)
   botmesh-coord demo yield [--to r3]      an operator's yield request (CoordinationAdmin.requestYield)
+  botmesh-coord demo stale-write r2       r2 writes a checkpoint without the turn's fence on a chat it does not hold
+  botmesh-coord demo deploy-flow faq      a rolling deploy of a changed flow (old checkpoints: not resumed)
   botmesh-coord demo status               replicas, pids and log files of the running demo`,
     )
   demo.action(run(async (_ctx, flags: DemoFlags) => runDemo(demo, flags), { connect: false }))
@@ -332,6 +337,26 @@ stops it on exit. The prefix is "demo" unless --prefix is given. Rehearse from a
     rehearsal('yield', `ask the leader of ${PROVIDER} to step down`, 'yield --to r3', (_a, o) => ({ cmd: 'yield', to: o.to })).addOption(
       new Option('--to <replica>', 'only this standby may take the lead'),
     ),
+  )
+  demo.addCommand(
+    rehearsal(
+      'stale-write',
+      "a replica writes a checkpoint without the turn's fence, on a chat it does not hold (a runtime that does not pass turn.fence)",
+      'stale-write r2',
+      ([replica, chat]) => ({ cmd: 'stale-write', replica, ...(chat ? { chat } : {}) }),
+    )
+      .argument('<replica>', 'the writer: r1, r2, …')
+      .argument('[chat]', 'the chat (default: one with a checkpoint the writer holds no part of)'),
+  )
+  demo.addCommand(
+    rehearsal(
+      'deploy-flow',
+      'a rolling deploy of a changed flow: every replica restarts in turn running its next version (another fingerprint)',
+      'deploy-flow faq',
+      ([flow], o) => ({ cmd: 'deploy-flow', flow, ...(o.flowVersion ? { version: o.flowVersion } : {}) }),
+    )
+      .argument('<flow>', 'order or faq')
+      .addOption(new Option('--flow-version <v>', "the flow's version deployed (default: the next one)")),
   )
   demo.addCommand(rehearsal('status', 'replicas, pids and log files of the running demo', 'status', () => ({ cmd: 'status' })))
   return demo

@@ -61,6 +61,8 @@ interface Replica {
   unfreezeTimer: NodeJS.Timeout | null
   /** Resolves the pending `demo start` reply once the replica reports ready. */
   onReady: (() => void) | null
+  /** The fingerprint of each flow it runs (from its ready report). */
+  fingerprints: Record<string, string>
 }
 
 export interface Summary {
@@ -112,6 +114,7 @@ export class Demo {
   private readonly redis: RedisClient
   private readonly reader: StateReader
   private readonly admin: CoordinationAdmin
+  private store: InstanceType<WriteSide['RedisStore']> | null = null
   private server: Server | null = null
   private trafficTimer: NodeJS.Timeout | null = null
   private readonly startedAt = Date.now()
@@ -121,6 +124,8 @@ export class Demo {
   private readonly servedBy: Record<string, string> = {}
   private lastHandled = 0
   private stopping: Promise<void> | null = null
+  /** Flows deployed in another version (`demo deploy-flow`): every replica started from then on runs them. */
+  private readonly deploys: Record<string, string> = {}
 
   constructor(opts: DemoOptions) {
     this.opts = opts
@@ -148,6 +153,7 @@ export class Demo {
         lost: 0,
         unfreezeTimer: null,
         onReady: null,
+        fingerprints: {},
       })
     }
   }
@@ -192,6 +198,14 @@ export class Demo {
         '--provider-down-ms',
         String(o.providerDownMs),
         ...(flowVersion ? ['--flow-version', flowVersion] : []),
+        ...(Object.keys(this.deploys).length
+          ? [
+              '--deploy',
+              Object.entries(this.deploys)
+                .map(([f, v]) => `${f}@${v}`)
+                .join(','),
+            ]
+          : []),
       ],
       { stdio: ['ignore', fd, fd, 'ipc'], detached: true, env: { ...process.env, NO_COLOR: '1', REDIS_URL: o.url } },
     )
@@ -226,6 +240,7 @@ export class Demo {
     switch (m.type) {
       case 'ready':
         r.incarnation = String(m.incarnation)
+        r.fingerprints = (m.fingerprints as Record<string, string> | undefined) ?? {}
         if (r.state === 'starting') r.state = 'running'
         r.onReady?.()
         r.onReady = null
@@ -363,8 +378,91 @@ export class Demo {
         }[res.status]
         return { ok: false, message: `yield not requested: ${why}` }
       }
+      case 'stale-write':
+        return this.staleWrite(req)
+      case 'deploy-flow':
+        return this.deployFlow(req)
       default:
         return { ok: false, message: `unknown request ${JSON.stringify((req as { cmd?: unknown }).cmd)}` }
+    }
+  }
+
+  /**
+   * `demo stale-write r2 [chat]`: r2 writes a chat's checkpoint without the turn's fence — as a runtime
+   * that does not pass `turn.fence` to setCheckpointIf — on a chat it holds no part of (another replica
+   * holds it or held its last turns), so Redis cannot refuse it. By default a chat with a checkpoint
+   * that r2 never touched, out of the hot ones (so it stays until the operator looks).
+   */
+  private async staleWrite(req: ControlRequest): Promise<ControlReply> {
+    const r = this.replica(req.replica)
+    if (!r.incarnation || r.state !== 'running') return { ok: false, message: `${r.id} is not running (${r.state})` }
+    const p = this.opts.prefix
+    const key = req.chat ?? (await this.untouchedChat(r.id))
+    if (!key) return { ok: false, message: `no chat with a checkpoint that ${r.id} holds no part of yet: let the demo run a few seconds` }
+    const d = await this.reader.chat(key)
+    const cp = d.checkpoint
+    this.store ??= new this.opts.write.RedisStore({ redis: this.redis, prefix: p, layout: this.opts.layout })
+    const revision = await this.store.setCheckpointIf(
+      key,
+      {
+        flow: cp?.flow ?? 'faq',
+        step: cp?.step ?? 'Which topic?',
+        state: cp?.state ?? {},
+        owner: { replicaId: r.id, incarnation: r.incarnation },
+        ...(cp?.ephemeral ? { ephemeral: cp.ephemeral } : {}),
+      },
+      cp?.revision ?? null,
+    )
+    const holder = d.chat?.holder
+      ? `${d.chat.holder.replicaId} holds its turn`
+      : `${d.chat?.lastHolder?.replicaId ?? 'nobody'} held its last turn`
+    return {
+      ok: true,
+      message:
+        `${r.id} wrote the checkpoint of ${key} without the turn's fence (revision ${revision}) while ${holder}. ` +
+        `Diagnose: botmesh-coord --prefix ${p} chat inspect ${key} --explain (or doctor). ` +
+        `Fix: botmesh-coord --prefix ${p} checkpoint rm ${key} --if-revision ${revision}`,
+    }
+  }
+
+  /** A chat with a checkpoint whose holder and last two holders are other replicas than `replicaId`, coldest first. */
+  private async untouchedChat(replicaId: string): Promise<string | null> {
+    const [chats, cps] = await Promise.all([this.reader.chats(), this.reader.checkpoints()])
+    const withCp = new Set(cps.items.map((c) => c.key))
+    const n = (k: string) => Number(/^chat:(\d+)$/.exec(k)?.[1] ?? 0)
+    const ok = chats.items.filter((c) => {
+      const who = [c.holder, c.previousHolder, c.lastHolder].filter((h) => h !== null)
+      return withCp.has(c.key) && who.length > 0 && who.every((h) => h.replicaId !== replicaId)
+    })
+    ok.sort((a, b) => Number(n(a.key) <= this.balancer.hot) - Number(n(b.key) <= this.balancer.hot) || n(b.key) - n(a.key))
+    return ok[0]?.key ?? null
+  }
+
+  /**
+   * `demo deploy-flow faq`: a rolling deploy of a changed flow — each running replica in turn stops in
+   * order and starts again running the flow's next version (another fingerprint). Checkpoints the old
+   * version wrote are not resumed (`changed`) when their chat's next message comes.
+   */
+  private async deployFlow(req: ControlRequest): Promise<ControlReply> {
+    const flow = req.flow ?? ''
+    const running = [...this.replicas.values()].filter((r) => r.child && r.state === 'running')
+    const known = new Set(running.flatMap((r) => Object.keys(r.fingerprints)))
+    if (!known.has(flow)) return { ok: false, message: `no flow ${JSON.stringify(flow)} (the demo runs ${[...known].join(', ')})` }
+    const before = running[0]?.fingerprints[flow] ?? '?'
+    const version = req.version ?? String(Number(this.deploys[flow] ?? '1') + 1)
+    this.deploys[flow] = version
+    for (const r of running) {
+      await this.stopReplica(r)
+      await this.spawnReplica(r)
+    }
+    this.writeState()
+    const after = running[0]?.fingerprints[flow] ?? '?'
+    const p = this.opts.prefix
+    return {
+      ok: true,
+      message:
+        `deployed ${flow} version ${version} on ${running.map((r) => r.id).join(', ')} (rolling restart): fingerprint ${before} → ${after}. ` +
+        `Checkpoints of the old version are not resumed (changed): botmesh-coord --prefix ${p} checkpoints ls --fingerprint ${flow}=${after} --mismatched`,
     }
   }
 
@@ -511,6 +609,7 @@ export class Demo {
     rmSync(this.paths.state, { force: true })
     await Promise.all([...this.replicas.values()].map((r) => this.stopReplica(r)))
     await this.admin.close().catch(() => {})
+    await this.store?.close().catch(() => {})
     this.redis.disconnect()
     await this.opts.redis?.stop()
   }

@@ -52,6 +52,8 @@ const { values: argv } = parseArgs({
     rate: { type: 'string', default: process.env.DEMO_RATE ?? '5' },
     // Change it on one replica to rehearse a rolling deploy of a changed flow ('changed' handovers).
     'flow-version': { type: 'string', default: process.env.DEMO_FLOW_VERSION ?? '1' },
+    // `faq@2,order@3`: these flows run another version (a deploy of changed flows: other fingerprints).
+    deploy: { type: 'string', default: process.env.DEMO_DEPLOY ?? '' },
   },
 })
 
@@ -67,6 +69,13 @@ const config = {
   chats: Number(argv.chats),
   rate: Number(argv.rate),
   flowVersion: argv['flow-version']!,
+  /** The version each deployed flow runs (`--deploy faq@2`); the others run flowVersion. */
+  deployed: Object.fromEntries(
+    argv
+      .deploy!.split(',')
+      .filter(Boolean)
+      .map((d) => d.split('@') as [string, string]),
+  ) as Record<string, string>,
   /** How long a message waits for its chat's turn before it is given up. */
   turnWaitMs: 30_000,
   /** Forward (ephemeral) checkpoints expire this long after their last write. */
@@ -205,7 +214,7 @@ const FLOWS: Record<string, Flow> = {
 
 function fingerprint(flow: Flow): string {
   return createHash('sha256')
-    .update(JSON.stringify([config.flowVersion, flow]))
+    .update(JSON.stringify([config.deployed[flow.name] ?? config.flowVersion, flow]))
     .digest('hex')
     .slice(0, 12)
 }
@@ -534,7 +543,13 @@ try {
   process.exit(4)
 }
 log('started', { incarnation: me.incarnation, pid: process.pid, leaseMs: config.leaseMs, prefix: config.prefix })
-report({ type: 'ready', replicaId: me.replicaId, incarnation: me.incarnation, pid: process.pid })
+report({
+  type: 'ready',
+  replicaId: me.replicaId,
+  incarnation: me.incarnation,
+  pid: process.pid,
+  fingerprints: Object.fromEntries(Object.values(FLOWS).map((f) => [f.name, fingerprint(f)])),
+})
 jobTimer = setInterval(() => void digestJob(), config.jobEveryMs)
 void digestJob()
 

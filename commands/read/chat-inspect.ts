@@ -9,10 +9,10 @@ import { notFound } from '../output/errors.js'
 import { examples, printCorrupt } from './common.js'
 import { durationOption } from '../duration.js'
 import { formatCheckpoint } from './checkpoints.js'
+import { BARE, deployedFingerprints, fingerprintOptions, type FingerprintFlags } from './fingerprints.js'
 
-interface InspectOptions {
+interface InspectOptions extends FingerprintFlags {
   explain?: boolean
-  fingerprint?: string
   /** ms */
   turnWait: number
 }
@@ -22,7 +22,9 @@ export async function collectChat(ctx: Context, key: string, o: InspectOptions) 
   const [detail, replicas] = await Promise.all([ctx.reader.chat(key), ctx.reader.liveReplicas()])
   const chat = chatView(detail, replicas.items, key, { turnWaitMs: o.turnWait })
   if (!chat.exists) throw notFound(`no chat "${key}" under prefix ${ctx.keys.prefix} (no turn, queue, checkpoint or handover marker)`)
-  const explain = o.explain || o.fingerprint !== undefined ? explainChat(chat, { fingerprint: o.fingerprint }) : undefined
+  const deployed = deployedFingerprints(o)
+  const explain =
+    o.explain || deployed ? explainChat(chat, { fingerprint: deployed?.[BARE], fingerprints: deployed ?? undefined }) : undefined
   return { nowMs: detail.nowMs, chat, ...(explain ? { explain } : {}), corrupt: replicas.corrupt }
 }
 
@@ -106,24 +108,22 @@ export function printChat(ctx: Context, data: { chat: ChatView; explain?: Explan
 }
 
 export function chatInspect(): Command {
-  return new Command('inspect')
+  const cmd = new Command('inspect')
     .alias('show')
     .description(
       'one chat whole: holder, fence, previous holder, queue tickets, checkpoint, handover marker; --explain says why it is stuck',
     )
     .argument('<key>', 'the chat key exactly as the runtime passed it to acquireTurn (e.g. chat:42)')
     .option('--explain', 'a verdict: stuck or not, and why (dead holder, dead head ticket, checkpoint fences, …) with the fix')
-    .option(
-      '--fingerprint <hash>',
-      "your flow's current fingerprint: reports an ephemeral checkpoint written by another flow version (implies --explain)",
-    )
+  fingerprintOptions(cmd, true)
+  return cmd
     .addOption(durationOption('--turn-wait <duration>', "the runtime's turnWaitMs, for the slow-holder check", { min: 1, default: '2m' }))
     .addHelpText(
       'after',
       examples(
         'botmesh-coord --prefix shop chat inspect chat:42',
         "botmesh-coord --prefix shop chat inspect 'group:7:user:9' --explain",
-        'botmesh-coord --prefix shop chat inspect chat:42 --fingerprint 3f9a1c --json',
+        'botmesh-coord --prefix shop chat inspect chat:42 --fingerprint order=3f9a1c --json',
       ),
     )
     .action(

@@ -6,15 +6,17 @@ import { cell, printOne, type KindView } from '../output/format.js'
 import { jsonText } from '../output/safe-text.js'
 import { agoMs, dur, leftMs } from '../output/time.js'
 import { progress } from '../output/progress.js'
-import { notFound } from '../output/errors.js'
+import { notFound, usage } from '../output/errors.js'
+import { deployedFingerprints, fingerprintOptions, type FingerprintFlags } from './fingerprints.js'
 import { leftOut } from '../snapshot/from.js'
 import { byNumber, byNumberDesc, byText, examples, limitOption, listingCommand, nowAndReplicas, printCorrupt, scanInfo } from './common.js'
 
-interface CheckpointsLsOptions {
+interface CheckpointsLsOptions extends FingerprintFlags {
   ephemeral?: boolean
   persistent?: boolean
   flow?: string
   limit?: number
+  mismatched?: boolean
 }
 
 export async function collectCheckpoints(ctx: Context, o: CheckpointsLsOptions) {
@@ -22,7 +24,9 @@ export async function collectCheckpoints(ctx: Context, o: CheckpointsLsOptions) 
     nowAndReplicas(ctx),
     ctx.reader.checkpoints({ limit: o.limit, onProgress: progress(ctx, 'checkpoints') }),
   ])
-  const checkpoints = checkpointRows(cps.items, replicas.items, nowMs, o)
+  const deployed = deployedFingerprints(o)
+  if (o.mismatched && !deployed) throw usage('--mismatched needs the deployed fingerprints: --fingerprint flow=fp or --fingerprint-file')
+  const checkpoints = checkpointRows(cps.items, replicas.items, nowMs, { ...o, deployed: deployed ?? undefined })
   return { nowMs, checkpoints, ...scanInfo(replicas, cps) }
 }
 
@@ -43,7 +47,15 @@ function checkpointsView(ctx: Context): KindView<CheckpointRow> {
       },
       { header: 'FENCE', value: (r) => r.fence ?? '-' },
       { header: 'UPDATED', value: (r) => agoMs(r.updatedAgoMs) },
-      { header: 'TYPE', value: (r) => (r.ephemeral ? c.cyan(`ephemeral ${cell(r.fingerprint ?? '')}`.trim()) : 'persistent') },
+      {
+        header: 'TYPE',
+        value: (r) =>
+          !r.ephemeral
+            ? 'persistent'
+            : r.fallback
+              ? c.yellow(`ephemeral ${cell(r.fingerprint)} ≠ deployed ${cell(r.deployedFingerprint)}: ${r.fallback}`)
+              : c.cyan(`ephemeral ${cell(r.fingerprint ?? '')}`.trim()),
+      },
       { header: 'EXPIRES IN', value: (r) => leftMs(r.expiresInMs) },
       { header: 'ANSWER', value: (r) => (r.answerBytes ? `${r.answerBytes} B` : '-') },
     ],
@@ -81,6 +93,7 @@ export function checkpointsLs(): Command {
       'botmesh-coord --prefix shop checkpoints ls',
       'botmesh-coord --prefix shop checkpoints ls --ephemeral --flow order -o json',
       'botmesh-coord --prefix shop checkpoints ls --sort updated --replica pod-a',
+      'botmesh-coord --prefix shop checkpoints ls --fingerprint order=3f9a1c --mismatched',
     ],
     view: checkpointsView,
     sorts: {
@@ -93,11 +106,16 @@ export function checkpointsLs(): Command {
     },
     replicasOf: (r) => [r.replicaId],
     options: (cmd) =>
-      cmd
+      fingerprintOptions(cmd)
         .option('--ephemeral', 'only ephemeral (forward) checkpoints')
         .option('--persistent', 'only persistent checkpoints')
         .option('--flow <name>', 'only checkpoints of this flow')
-        .addOption(limitOption()),
+        .option('--mismatched', 'only ephemeral checkpoints of another version of a deployed flow (with --fingerprint): not resumed')
+        .addOption(limitOption())
+        .addHelpText(
+          'after',
+          '\nWith the deployed fingerprints (--fingerprint flow=fp, --fingerprint-file), an ephemeral checkpoint of another\nversion of its flow shows "≠ deployed …: changed" (JSON: fallback "changed"): the runtime will not resume it.',
+        ),
     collect: async (ctx, o) => {
       const d = await collectCheckpoints(ctx, o)
       return { nowMs: d.nowMs, rows: d.checkpoints, truncated: d.truncated, corrupt: d.corrupt, extra: { scanned: d.scanned } }

@@ -14,17 +14,25 @@ import {
   type Layout,
   type Listing,
   type ReplicaSnapshot,
+  type ChatSnapshot,
+  type FlowCheckpoint,
+  type DeployedFingerprints,
+  staleCheckpointWrite,
+  fingerprintMismatch,
+  fingerprintsByFlow,
+  shellWord,
 } from '../lib.js'
 import { EXIT } from '../output/exit-codes.js'
 import { jsonOut } from '../output/format.js'
 import { dur } from '../output/time.js'
 import { progress } from '../output/progress.js'
 import { examples } from './common.js'
+import { deployedFingerprints, fingerprintOptions, type FingerprintFlags } from './fingerprints.js'
 
 export type CheckStatus = 'ok' | 'warn' | 'fail' | 'skip'
 
 export interface Check {
-  /** Stable id: redis-version, eviction-policy, persistence, failover, cluster, schema, layout, corrupt, replicas, clock-skew, stale-tickets, late-renewals, zombie-leases. */
+  /** Stable id: redis-version, eviction-policy, persistence, failover, cluster, schema, layout, corrupt, replicas, clock-skew, stale-tickets, late-renewals, zombie-leases, stale-writes, flow-versions. */
   id: string
   status: CheckStatus
   /** One line: what was found. */
@@ -84,6 +92,7 @@ const skipped = (id: string, what: string, refused: string, grant: string): Chec
 
 export async function collectDoctor(
   ctx: Context,
+  o: { deployed?: DeployedFingerprints | null } = {},
 ): Promise<{ nowMs: number; target: { prefix: string; layout: Layout; masters: number }; checks: Check[] }> {
   const checks: Check[] = []
   /** Where the 'cluster' check is: the masters the scans could not read are added to it at the end. */
@@ -409,7 +418,65 @@ export async function collectDoctor(
       if (i >= 0) checks[i] = { id, status: 'skip', detail: 'cannot know: the heartbeats were not read', fix: 'see the replicas check' }
     }
   }
+  checks.push(...checkpointChecks(chats.items, cps.items, o.deployed ?? null))
   return { nowMs, target: { prefix: ctx.keys.prefix, layout: ctx.keys.layout, masters: nodes.length }, checks }
+}
+
+/** Checkpoints written from outside their turn, and ephemeral ones of a flow version no longer deployed. */
+function checkpointChecks(chats: ChatSnapshot[], cps: FlowCheckpoint[], deployed: DeployedFingerprints | null): Check[] {
+  const byKey = new Map(chats.map((c) => [c.key, c]))
+  const stale = cps.map((cp) => staleCheckpointWrite(byKey.get(cp.key) ?? null, cp)).filter((x) => x !== null)
+  const writes: Check = stale.length
+    ? {
+        id: 'stale-writes',
+        status: 'fail',
+        detail: `${stale.length} checkpoint(s) written from outside the chat's turn: ${stale
+          .slice(0, 3)
+          .map(
+            (w) => `${w.key} (revision ${w.revision} by ${w.replicaId} ${w.fence === null ? 'without a fence' : `under fence ${w.fence}`})`,
+          )
+          .join(', ')}${stale.length > 3 ? ', …' : ''}; the next turn resumes from a state its holder did not write`,
+        fix: `pass turn.fence to setCheckpointIf in that runtime; remove each: ${stale[0]!.fix}${stale.length > 1 ? ' (botmesh-coord chat inspect <key> --explain names each one)' : ''}`,
+      }
+    : { id: 'stale-writes', status: 'ok', detail: `every checkpoint written by its chat's turn (${cps.length} checked)` }
+  let fingerprints: Check
+  if (deployed) {
+    const mism = cps.map((cp) => fingerprintMismatch(cp, deployed)).filter((x) => x !== null)
+    const perFlow = new Map<string, number>()
+    for (const m of mism) perFlow.set(m.flow, (perFlow.get(m.flow) ?? 0) + 1)
+    fingerprints = mism.length
+      ? {
+          id: 'flow-versions',
+          status: 'warn',
+          detail: `${mism.length} ephemeral checkpoint(s) of a flow version no longer deployed: ${[...perFlow]
+            .map(([flow, n]) => `${flow} ${n} (deployed ${deployed[flow]})`)
+            .join(', ')}; the runtime will not resume them (fallback changed: the conversation restarts)`,
+          fix: [...perFlow.keys()]
+            .map(
+              (flow) =>
+                `botmesh-coord checkpoints rm --flow ${shellWord(flow)} --ephemeral --fingerprint-not ${shellWord(deployed[flow]!)}`,
+            )
+            .join('; '),
+        }
+      : {
+          id: 'flow-versions',
+          status: 'ok',
+          detail: `every ephemeral checkpoint of ${Object.keys(deployed).join(', ')} matches the deployed fingerprint`,
+        }
+  } else {
+    const mixed = [...fingerprintsByFlow(cps)].filter(([, fps]) => fps.size > 1)
+    fingerprints = mixed.length
+      ? {
+          id: 'flow-versions',
+          status: 'warn',
+          detail: `ephemeral checkpoints of more than one version of ${mixed
+            .map(([flow, fps]) => `${flow} (${[...fps].map(([fp, n]) => `${fp}: ${n}`).join(', ')})`)
+            .join(', ')}: those of a version no longer deployed will not be resumed`,
+          fix: 'botmesh-coord doctor --fingerprint <flow>=<deployed fingerprint> counts them; botmesh-coord checkpoints ls --fingerprint <flow>=<fp> --mismatched lists them',
+        }
+      : { id: 'flow-versions', status: 'ok', detail: 'one flow version per flow among the ephemeral checkpoints' }
+  }
+  return [writes, fingerprints]
 }
 
 function replicaCheck(live: ReplicaSnapshot[]): Check {
@@ -433,21 +500,25 @@ function replicaCheck(live: ReplicaSnapshot[]): Check {
 }
 
 export function doctorCommand(): Command {
-  return new Command('doctor')
+  const cmd = new Command('doctor')
     .description('what makes coordination unsafe or slow here, and how to fix it; exits 1 when something is unsafe')
     .option('--strict', 'exit 1 on warnings too')
+  return fingerprintOptions(cmd)
     .addHelpText(
       'after',
       `${examples('botmesh-coord --prefix shop doctor', 'botmesh-coord --prefix shop doctor --json | jq \'.checks[] | select(.status != "ok")\'')}
 
 Checks: redis-version, eviction-policy, persistence, failover, cluster, schema, layout, corrupt,
-replicas, clock-skew, stale-tickets, late-renewals, zombie-leases. A check the ACL user may not run is "skip".
+replicas, clock-skew, stale-tickets, late-renewals, zombie-leases, stale-writes (written from
+outside the chat's turn), flow-versions (ephemeral checkpoints of a flow version other than the
+deployed one, given with --fingerprint flow=fp; without it: more than one version per flow). A check
+the ACL user may not run is "skip".
 Exit: 0 nothing unsafe (warnings allowed), 1 something unsafe (or a warning with --strict).`,
     )
     .action(
       run(
-        async (ctx, o: { strict?: boolean }) => {
-          const data = await collectDoctor(ctx)
+        async (ctx, o: { strict?: boolean } & FingerprintFlags) => {
+          const data = await collectDoctor(ctx, { deployed: deployedFingerprints(o) })
           const fails = data.checks.filter((c) => c.status === 'fail').length
           const warns = data.checks.filter((c) => c.status === 'warn').length
           const unsafe = fails > 0 || (o.strict === true && warns > 0)

@@ -13,6 +13,8 @@ import { changed, parseFence, withWriteOptions, writeAction, type Plan, type Wri
 import { stripAudit } from './chat.js'
 
 interface CheckpointRmFlags extends WriteFlags {
+  ifRevision?: string
+  /** The older spelling of --if-revision. */
   revision?: string
   flow?: string
   ephemeral?: boolean
@@ -97,8 +99,12 @@ export async function planCheckpointsRm(ctx: Context, flags: CheckpointRmFlags, 
   })
 }
 
-export async function planCheckpointRm(ctx: Context, key: string, flags: { revision?: string; reason?: string }): Promise<Plan> {
-  const wanted = parseFence(flags.revision, '--revision')
+export async function planCheckpointRm(
+  ctx: Context,
+  key: string,
+  flags: { ifRevision?: string; revision?: string; reason?: string },
+): Promise<Plan> {
+  const wanted = parseFence(flags.ifRevision ?? flags.revision, flags.ifRevision !== undefined ? '--if-revision' : '--revision')
   const { chat, checkpoint: cp, checkpointTtlMs, nowMs } = await ctx.reader.chat(key)
   if (!cp) throw notFound(`${key} has no checkpoint: nothing to remove`)
   if (wanted !== null && cp.revision !== wanted) {
@@ -122,14 +128,14 @@ export async function planCheckpointRm(ctx: Context, key: string, flags: { revis
   }
   return {
     title: `remove the checkpoint of ${key}`,
-    command: `checkpoint rm ${key} --revision ${cp.revision}`,
+    command: `checkpoint rm ${key} --if-revision ${cp.revision}`,
     lines,
     warnings,
     json: { action: 'checkpoint-rm', key, expected: { revision: cp.revision }, flow: cp.flow, step: cp.step },
     execute: async () => {
       const r = await ctx.admin.removeCheckpoint(key, cp.revision, {
         reason: flags.reason,
-        command: `checkpoint rm ${key} --revision ${cp.revision}`,
+        command: `checkpoint rm ${key} --if-revision ${cp.revision}`,
       })
       const json = { action: 'checkpoint-rm', ...stripAudit(r) }
       if (r.status === 'removed')
@@ -157,7 +163,8 @@ export function checkpointRm(): Command {
         'delete a checkpoint, compare-and-set on its revision (default: the revision shown); with --flow, every checkpoint the filters select',
       )
       .argument('[key]', 'the chat key of the checkpoint')
-      .addOption(new Option('--revision <rev>', 'only if the checkpoint is still at this revision'))
+      .addOption(new Option('--if-revision <rev>', 'only if the checkpoint is still at this revision'))
+      .addOption(new Option('--revision <rev>', 'same as --if-revision').hideHelp())
       .addOption(new Option('--flow <name>', 'bulk: the checkpoints of this flow (required for a bulk removal)'))
       .addOption(new Option('--ephemeral', 'bulk: only ephemeral (forward) checkpoints'))
       .addOption(new Option('--fingerprint-not <fp>', 'bulk: only ephemeral checkpoints written by another flow version than <fp>'))
@@ -168,7 +175,7 @@ export function checkpointRm(): Command {
       'after',
       [
         '\nExamples:',
-        '  botmesh-coord --prefix shop checkpoint rm chat:42 --revision 1767225600000456 --reason "flow changed" --yes',
+        '  botmesh-coord --prefix shop checkpoint rm chat:42 --if-revision 1767225600000456 --reason "flow changed" --yes',
         '  botmesh-coord --prefix shop checkpoints rm --flow order --ephemeral --fingerprint-not f1a2b3 --dry-run',
         '  botmesh-coord --prefix shop checkpoints rm --flow order --older-than 1h --owner-dead --reason "deploy 42 cleanup"',
       ].join('\n'),
@@ -187,7 +194,8 @@ export function checkpointRm(): Command {
           if (key !== undefined && filter) throw usage('checkpoint rm: give a chat key or bulk filters (--flow …), not both')
           if (key === undefined && !filter) throw usage('checkpoint rm: give a chat key, or --flow <name> (and filters) for a bulk removal')
           if (key === undefined && f.flow === undefined) throw usage('checkpoints rm: a bulk removal needs --flow <name>')
-          if (key === undefined && f.revision !== undefined) throw usage('checkpoints rm: --revision goes with a chat key')
+          if (key === undefined && (f.revision ?? f.ifRevision) !== undefined)
+            throw usage('checkpoints rm: --if-revision goes with a chat key')
         },
       ),
     )

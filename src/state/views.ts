@@ -8,6 +8,13 @@
  */
 import type { Holder } from '../wire/types.js'
 import type { ChatSnapshot, FlowCheckpoint, HandoverMarker, Json, LeadSnapshot, LockSnapshot, ReplicaSnapshot } from './decode.js'
+import {
+  fingerprintMismatch,
+  removeCommand,
+  staleCheckpointWrite,
+  type DeployedFingerprints,
+  type StaleCheckpointWrite,
+} from './checkpoint-incidents.js'
 import { leadKind, type ChatDetail, type LeaseKindLabel } from './decode.js'
 import {
   absentReplicaState,
@@ -17,7 +24,6 @@ import {
   liveness,
   lockHealth,
   replicaHealth,
-  shellWord,
   ticketState,
   type ChatFinding,
   type HolderStatus,
@@ -415,10 +421,17 @@ export interface ChatView extends ChatRow {
   /** What the health model found about the turn and the queue (explainChat adds the checkpoint's). */
   findings: ChatFinding[]
   checkpoint: CheckpointRow | null
+  /** The checkpoint was written from outside the turn current at the time (./checkpoint-incidents.ts), or null. */
+  staleWrite: StaleCheckpointWrite | null
   handover: HandoverView | null
 }
 
-export function chatView(d: ChatDetail, replicas: ReplicaSnapshot[], key: string, opts: { turnWaitMs?: number } = {}): ChatView {
+export function chatView(
+  d: ChatDetail,
+  replicas: ReplicaSnapshot[],
+  key: string,
+  opts: { turnWaitMs?: number; deployed?: DeployedFingerprints } = {},
+): ChatView {
   const now = d.nowMs
   const live = liveness(replicas, now)
   const c = d.chat
@@ -481,7 +494,8 @@ export function chatView(d: ChatDetail, replicas: ReplicaSnapshot[], key: string
     }),
     nextTicket: health?.next?.ticket ?? null,
     findings: health?.findings ?? [],
-    checkpoint: d.checkpoint ? checkpointRow(d.checkpoint, now, replicas, d.checkpointTtlMs) : null,
+    checkpoint: d.checkpoint ? checkpointRow(d.checkpoint, now, replicas, d.checkpointTtlMs, opts.deployed) : null,
+    staleWrite: d.checkpoint ? staleCheckpointWrite(c ?? null, d.checkpoint) : null,
     handover: d.handover ? handoverView(d.handover, now, replicas, d.handoverTtlMs) : null,
   }
 }
@@ -507,10 +521,10 @@ export interface Explanation {
 /**
  * Why a chat is (or is not) stuck: the health model's findings about its turn and queue (chatView
  * carries them), and what its checkpoint and handover marker add.
- * `fingerprint`: the flow fingerprint the operator's code computes; a mismatch with an ephemeral
- * checkpoint is only knowable with it.
+ * `fingerprints`: the deployed flows' fingerprints (flow → fingerprint; `fingerprint` alone: the one of
+ * the checkpoint's flow) — a mismatch with an ephemeral checkpoint is only knowable with them.
  */
-export function explainChat(v: ChatView, opts: { fingerprint?: string } = {}): Explanation {
+export function explainChat(v: ChatView, opts: { fingerprint?: string; fingerprints?: DeployedFingerprints } = {}): Explanation {
   const key = v.key
   if (!v.exists) {
     return { verdict: 'unknown', summary: `no state for chat ${JSON.stringify(key)} under this prefix`, findings: [] }
@@ -519,7 +533,14 @@ export function explainChat(v: ChatView, opts: { fingerprint?: string } = {}): E
   const h = v.holder
   const cp = v.checkpoint
   if (cp) {
-    if (cp.fence !== null && v.fence !== null && cp.fence < v.fence) {
+    if (v.staleWrite) {
+      findings.push({
+        code: 'checkpoint-stale-write',
+        severity: 'warning',
+        message: v.staleWrite.message,
+        fix: `check that the writer's runtime passes turn.fence to setCheckpointIf; remove it: ${v.staleWrite.fix}`,
+      })
+    } else if (cp.fence !== null && v.fence !== null && cp.fence < v.fence) {
       const holderNote = h
         ? `the holder ${h.replicaId} (fence ${v.fence}) has not written it yet`
         : `the turn has moved on to fence ${v.fence}`
@@ -537,18 +558,19 @@ export function explainChat(v: ChatView, opts: { fingerprint?: string } = {}): E
       })
     }
     if (cp.ephemeral) {
-      if (opts.fingerprint !== undefined && opts.fingerprint !== cp.fingerprint) {
+      const deployed = opts.fingerprints?.[cp.flow] ?? opts.fingerprint
+      if (deployed !== undefined && deployed !== cp.fingerprint) {
         findings.push({
           code: 'fingerprint-mismatch',
           severity: 'problem',
-          message: `the ephemeral checkpoint's flow fingerprint ${cp.fingerprint} differs from ${opts.fingerprint}: a replica running that flow version will not resume it (the conversation restarts)`,
-          fix: `finish the rollout, or remove it: botmesh-coord checkpoint rm ${shellWord(key)}`,
+          message: `the ephemeral checkpoint's flow fingerprint ${cp.fingerprint} differs from ${deployed}, the deployed ${cp.flow}: a replica running that flow version will not resume it (fallback changed: the conversation restarts)`,
+          fix: `finish the rollout, or remove it: ${removeCommand(key, cp.revision)}`,
         })
-      } else if (opts.fingerprint === undefined) {
+      } else if (deployed === undefined) {
         findings.push({
           code: 'fingerprint-unchecked',
           severity: 'info',
-          message: `ephemeral checkpoint (fingerprint ${cp.fingerprint}); pass --fingerprint <hash> to check it against your flow version`,
+          message: `ephemeral checkpoint (fingerprint ${cp.fingerprint}); pass --fingerprint ${cp.flow}=<fingerprint> to check it against the deployed flow`,
         })
       }
     }
@@ -738,11 +760,22 @@ export interface CheckpointRow {
   expiresInMs: number | null
   fingerprint: string | null
   answerBytes: number
+  /** The deployed fingerprint of its flow, when the operator gave it (--fingerprint flow=fp). */
+  deployedFingerprint: string | null
+  /** `changed`: an ephemeral checkpoint of another flow version, which the runtime will not resume; null otherwise or unchecked. */
+  fallback: 'changed' | null
 }
 
-export function checkpointRow(cp: FlowCheckpoint, nowMs: number, replicas: ReplicaSnapshot[], pttlMs?: number | null): CheckpointRow {
+export function checkpointRow(
+  cp: FlowCheckpoint,
+  nowMs: number,
+  replicas: ReplicaSnapshot[],
+  pttlMs?: number | null,
+  deployed: DeployedFingerprints = {},
+): CheckpointRow {
   const live = liveness(replicas, nowMs)
   const eph = cp.ephemeral
+  const mismatch = fingerprintMismatch(cp, deployed)
   return {
     kind: 'checkpoint',
     key: cp.key,
@@ -759,6 +792,8 @@ export function checkpointRow(cp: FlowCheckpoint, nowMs: number, replicas: Repli
     expiresInMs: eph ? (pttlMs ?? (cp.updatedAt ? cp.updatedAt + eph.ttlMs - nowMs : null)) : null,
     fingerprint: eph?.fingerprint ?? null,
     answerBytes: cp.answerBytes,
+    deployedFingerprint: eph && Object.prototype.hasOwnProperty.call(deployed, cp.flow) ? deployed[cp.flow]! : null,
+    fallback: mismatch ? mismatch.fallback : null,
   }
 }
 
@@ -773,6 +808,10 @@ export interface CheckpointFilter {
   olderThanMs?: number
   /** Only those whose writer (that incarnation) has no live heartbeat. */
   ownerDead?: boolean
+  /** The deployed flows' fingerprints: each row says whether the runtime will resume it. */
+  deployed?: DeployedFingerprints
+  /** Only ephemeral checkpoints of another version of a deployed flow (needs `deployed`). */
+  mismatched?: boolean
 }
 
 export function checkpointRows(
@@ -790,8 +829,9 @@ export function checkpointRows(
         (filter.fingerprintNot === undefined || (c.ephemeral !== null && c.ephemeral.fingerprint !== filter.fingerprintNot)) &&
         (filter.olderThanMs === undefined || (c.updatedAt > 0 && nowMs - c.updatedAt >= filter.olderThanMs)),
     )
-    .map((c) => checkpointRow(c, nowMs, replicas))
+    .map((c) => checkpointRow(c, nowMs, replicas, undefined, filter.deployed))
     .filter((r) => !filter.ownerDead || (r.replicaId !== null && !r.ownerAlive))
+    .filter((r) => !filter.mismatched || r.fallback !== null)
     .sort((a, b) => byText(a.key, b.key))
 }
 

@@ -4,9 +4,12 @@
  * Ctrl-C leaves no child process running.
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process'
-import { readFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
-import { BIN, runCli } from '../helpers/cli.js'
+import { BIN, parseJson, runCli } from '../helpers/cli.js'
+import { timeless } from '../helpers/timeless.js'
 import { redisUrl, uniquePrefix } from '../helpers/redis.js'
 import { until } from '../helpers/wait.js'
 
@@ -184,6 +187,84 @@ describe('demo', () => {
       if (demo.child.exitCode === null && demo.child.signalCode === null) demo.child.kill('SIGKILL')
     }
   }, 45_000)
+
+  it('rehearses a stale checkpoint write and a flow deploy: diagnosed, snapshotted, replayed with the same answers, fixed', async () => {
+    const prefix = uniquePrefix('demoinc')
+    const cli = (...args: string[]) => runCli(['--url', redisUrl(), '--prefix', prefix, ...args])
+    const demo = startDemo(['--no-tui', '--json', '--url', redisUrl(), '--prefix', prefix, '--chats', '40', '--rate', '4'])
+    const dir = mkdtempSync(join(tmpdir(), 'botmesh-demo-inc-'))
+    try {
+      const start = await demo.waitFor('the start line', () => demo.lines.find((l) => l.kind === 'demo-start'))
+      started.push(...(start.pids as number[]))
+      // Conversations in progress (checkpoints), and a provider leader.
+      await demo.waitFor('checkpoints of both flows and a provider leader', () => {
+        const s = demo.latest()
+        return s?.provider.leader && s.messages.handled > 30 ? s : null
+      })
+      const w = await until(
+        async () => {
+          const r = await cli('demo', 'stale-write', 'r2')
+          return r.code === 0 ? r : null
+        },
+        20_000,
+        'a chat with a checkpoint that r2 holds no part of',
+        200,
+      )
+      const m = /checkpoint of (chat:\d+) without the turn's fence \(revision (\d+)\)/.exec(w.stdout)
+      expect(m, w.stdout).toBeTruthy()
+      const [, chat, rev] = m!
+      expect(w.stdout).toContain(`checkpoint rm ${chat} --if-revision ${rev}`)
+
+      // Diagnosed by one command; the snapshot taken in the incident answers as the live commands did.
+      const questions = [['chat', 'inspect', chat!, '--explain'], ['provider', 'status', 'demo'], ['doctor']]
+      const file = join(dir, 'incident.json.gz')
+      await until(
+        async () => {
+          const [live, snap] = await Promise.all([Promise.all(questions.map((q) => cli(...q, '--json'))), cli('snapshot', '-o', file)])
+          expect(snap.code, snap.stderr).toBe(0)
+          const replay = await Promise.all(questions.map((q) => runCli(['--from', file, ...q, '--json'])))
+          const [j] = live.map((r) => parseJson<Record<string, any>>(r)) // eslint-disable-line @typescript-eslint/no-explicit-any
+          expect(j!.explain.findings.map((f: { code: string }) => f.code)).toContain('checkpoint-stale-write')
+          expect(
+            parseJson<{ checks: Array<{ id: string; status: string }> }>(live[2]!).checks.find((c) => c.id === 'stale-writes')?.status,
+          ).toBe('fail')
+          questions.forEach((q, i) => expect(timeless(parseJson(replay[i]!)), q.join(' ')).toEqual(timeless(parseJson(live[i]!))))
+          return true
+        },
+        30_000,
+        'live answers and the snapshot taken with them, replayed, to agree',
+        100,
+      )
+      // Fixed by one command.
+      const rm = await cli('checkpoint', 'rm', chat!, '--if-revision', rev!, '--yes', '--reason', 'stale write rehearsal')
+      expect([0, 6], rm.stderr).toContain(rm.code) // 6: the conversation wrote over it first (also gone)
+      const after = parseJson<{ chat: { staleWrite: unknown } }>(await cli('chat', 'inspect', chat!, '--json'))
+      expect(after.chat.staleWrite).toBeNull()
+
+      // A flow deploy: the old version's forward checkpoints are listed as not resumed (changed) and counted.
+      await demo.waitFor('faq conversations in progress', async () => {
+        const r = parseJson<{ checkpoints: unknown[] }>(await cli('checkpoints', 'ls', '--ephemeral', '--flow', 'faq', '--json'))
+        return r.checkpoints.length > 0 ? true : null
+      })
+      const dep = await cli('demo', 'deploy-flow', 'faq')
+      expect(dep.code, dep.stderr).toBe(0)
+      const fp = /fingerprint \w+ → (\w+)/.exec(dep.stdout)?.[1]
+      expect(fp, dep.stdout).toBeTruthy()
+      const mism = parseJson<{ checkpoints: Array<{ fallback: string }> }>(
+        await cli('checkpoints', 'ls', '--fingerprint', `faq=${fp}`, '--mismatched', '--json'),
+      )
+      expect(mism.checkpoints.length).toBeGreaterThan(0)
+      expect(mism.checkpoints.every((c) => c.fallback === 'changed')).toBe(true)
+      const doc = parseJson<{ checks: Array<{ id: string; status: string; detail: string }> }>(
+        await cli('doctor', '--fingerprint', `faq=${fp}`, '--json'),
+      )
+      expect(doc.checks.find((c) => c.id === 'flow-versions')).toMatchObject({ status: 'warn', detail: expect.stringContaining('faq') })
+    } finally {
+      demo.child.kill('SIGINT')
+      await demo.waitFor('the demo to exit', () => demo.child.exitCode !== null || demo.child.signalCode !== null, 20_000).catch(() => {})
+      if (demo.child.exitCode === null && demo.child.signalCode === null) demo.child.kill('SIGKILL')
+    }
+  }, 120_000)
 
   it('says so in one line when no demo runs on the prefix', async () => {
     const r = await runCli(['--prefix', uniquePrefix('nodemo'), 'demo', 'kill', 'r1'])

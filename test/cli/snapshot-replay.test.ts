@@ -12,19 +12,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { clusterUrl, redisUrl, uniquePrefix } from '../helpers/redis.js'
 import { parseJson, runCli } from '../helpers/cli.js'
 import { liveState, type LiveState } from './read-fixture.js'
+import { timeless } from '../helpers/timeless.js'
 import type { Layout } from '../../src/index.js'
 
 type J = Record<string, any> // eslint-disable-line @typescript-eslint/no-explicit-any
-
-/** Time-dependent values made comparable: numbers of time fields, and durations inside text. */
-export function timeless(v: unknown, field = ''): unknown {
-  if (Array.isArray(v)) return v.map((x) => timeless(x))
-  if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, timeless(x, k)]))
-  if (typeof v === 'number' && /(Ms|At|AtMs)$/.test(field)) return '<time>'
-  if (typeof v === 'string')
-    return v.replace(/(?:expired )?(?:\d+(?:\.\d+)?(?:ms|s|m|h|d)\s?)+(?: ago)?/g, '<dur>').replace(/\d{4}-\d\d-\d\dT[\d:.]+Z/g, '<date>')
-  return v
-}
 
 const dir = mkdtempSync(join(tmpdir(), 'botmesh-snap-'))
 

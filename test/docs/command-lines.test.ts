@@ -69,7 +69,7 @@ function commandLines(): Line[] {
 /** Snapshot files the docs name: made in this test's directory before the lines run. */
 const SNAPSHOT_FILES = ['incident.json.gz', 'before.json.gz', 'after.json.gz']
 
-const REHEARSALS = ['kill', 'freeze', 'start', 'close-transport', 'open-transport', 'yield', 'status']
+const REHEARSALS = ['kill', 'freeze', 'start', 'close-transport', 'open-transport', 'yield', 'stale-write', 'deploy-flow', 'status']
 /** The demo itself (not its rehearsal commands, which ask a running demo and end), the dashboard, followers. */
 const LONG_RUNNING = (args: string[]) =>
   args.some((a) => ['watch', 'exporter', '-f', '--follow', '-w', '--watch', '--wait'].includes(a)) ||

@@ -231,7 +231,8 @@ describe('chat inspect --explain', () => {
       state: {},
       revision: 7,
       owner: { replicaId: 'pod-b', incarnation: 'inc-b', fence },
-      updatedAt: NOW - 1000,
+      // Written before the holder's grant (5 s ago): by the turn before it.
+      updatedAt: NOW - 9000,
       ephemeral,
       answer: null,
       answerBytes: 0,
