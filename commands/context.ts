@@ -71,7 +71,11 @@ export async function checkSchema(io: Io, reader: StateReader): Promise<void> {
   if (problem) throw corrupt(`prefix ${reader.keys.prefix}: ${problem}: upgrade botmesh-coord`)
 }
 
-/** The printing half of a context, from the command line alone. */
+/** The printing half of a context, from the command line alone (commands that read files, not Redis). */
+export function printerOf(cmd: Command) {
+  return printing(cmd, globalOptions(cmd))
+}
+
 function printing(cmd: Command, opts: GlobalOptions) {
   return {
     c: makeColour({ color: opts.color }),

@@ -14,6 +14,7 @@ import { jsonOut, outputIsFile } from '../output/format.js'
 import { progress } from '../output/progress.js'
 import { dur } from '../output/time.js'
 import { examples } from '../read/common.js'
+import { snapshotDiffCommand } from './diff.js'
 
 interface SnapshotFlags {
   maxKeys?: number
@@ -63,12 +64,14 @@ export function snapshotCommand(): Command {
         'botmesh-coord --prefix shop snapshot -o incident.json.gz',
         'botmesh-coord --from incident.json.gz chat inspect chat:42 --explain',
         'botmesh-coord --from incident.json.gz doctor',
+        'botmesh-coord snapshot diff before.json.gz after.json.gz',
       )}
 
 The capture is one pass: SCAN on every master, one pipeline per batch. It is not atomic across keys:
 each record keeps the Redis time it was read at, and the file the time span of the capture.`,
     )
   outputIsFile(cmd)
+  cmd.addCommand(snapshotDiffCommand())
   return cmd.action(
     run(async (ctx, flags: SnapshotFlags) => {
       if (ctx.from) throw usage('snapshot reads a live Redis: drop --from')
