@@ -275,6 +275,16 @@ export function markdown(r) {
           `| ${sc.layout} | ${state} | \`${c.command}\` | ${c.status === 'ok' ? c.ms : `${c.status}`} | ${c.status === 'ok' ? `${c.redisCommands} (${c.dataCommands})` : (c.note ?? '')} | ${top} |`,
         )
       }
+      const sn = sc.snapshot
+      if (sn)
+        L.push(
+          ...(sn.status === 'ok'
+            ? [
+                `| ${sc.layout} | ${state} | \`snapshot -o state.json.gz\` (${sn.keys} keys, ${sn.records} records; file ${sn.bytes >= 1048576 ? `${(sn.bytes / 1048576).toFixed(1)} MiB` : `${(sn.bytes / 1024).toFixed(1)} KiB`}) | ${sn.ms} | ${sn.redisCommands} (${sn.dataCommands}) | |`,
+                `| ${sc.layout} | ${state} | \`--from state.json.gz chat ls\` (${sn.replayItems} chats, no Redis) | ${sn.replayMs ?? 'error'} | 0 | |`,
+              ]
+            : [`| ${sc.layout} | ${state} | \`snapshot -o\` | ${sn.status} | ${sn.note ?? ''} | |`]),
+        )
       for (const w of [sc.watch.small, sc.watch.large]) {
         L.push(
           `| ${sc.layout} | ${w.chats} chats | \`watch --jsonl\` per refresh | | ${w.status === 'ok' ? w.commandsPerRefresh : `${w.status}: ${w.note ?? ''}`} | |`,

@@ -6,6 +6,10 @@
 // (summed over every master) is read around it. Memory per held chat / queued ticket / idle chat
 // is measured separately with real acquisitions.
 import { spawn } from 'node:child_process'
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { gunzipSync } from 'node:zlib'
 import { fileURLToPath } from 'node:url'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { Redis } from 'ioredis'
@@ -308,6 +312,32 @@ export async function measureMemory(url, n) {
   }
 }
 
+/**
+ * `snapshot -o <file>.json.gz` of the whole state: wall time, Redis commands, the file's size, and
+ * `--from <file> chat ls` (the replay reads no Redis).
+ */
+async function measureSnapshot(nodes, base) {
+  const dir = mkdtempSync(join(tmpdir(), 'botmesh-bench-snap-'))
+  const file = join(dir, 'state.json.gz')
+  try {
+    const r = await measureCli(nodes, base, ['snapshot', '-o', file], 'snapshot -o state.json.gz')
+    if (r.status !== 'ok') return r
+    const doc = JSON.parse(gunzipSync(readFileSync(file)).toString())
+    const replay = await runCli(['--from', file, '--json'], ['chat', 'ls'])
+    return {
+      ...r,
+      bytes: statSync(file).size,
+      keys: doc.capture.keys,
+      records: doc.capture.records,
+      spanMs: doc.capture.finishedAtMs - doc.capture.startedAtMs,
+      replayMs: replay.code === 0 ? round(replay.ms, 0) : null,
+      replayItems: replay.code === 0 ? JSON.parse(replay.stdout).chats.length : null,
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+}
+
 const exporterLine = (e) =>
   e.status === 'ok' ? `${e.commandsPerScrape} commands/scrape, ${e.medianScrapeMs} ms` : `${e.status} (${e.note})`
 
@@ -377,6 +407,10 @@ export async function runScale(o, log) {
         `  ${o.layout}: ${label}: ${r.status === 'ok' ? `${r.ms} ms, ${r.redisCommands} Redis commands${r.items !== null ? `, ${r.items} items` : ''}` : `${r.status} (${r.note})`}`,
       )
     }
+    out.snapshot = await measureSnapshot(nodes, base)
+    log(
+      `  ${o.layout}: snapshot of ${o.chats} chats: ${out.snapshot.status === 'ok' ? `${out.snapshot.ms} ms, ${out.snapshot.bytes} bytes gzipped, ${out.snapshot.keys} keys; replayed chat ls ${out.snapshot.replayMs} ms` : `${out.snapshot.status} (${out.snapshot.note})`}`,
+    )
     out.watch.large = { chats: o.chats, ...(await measureWatch(nodes, base, o.refreshes)) }
     log(
       `  ${o.layout}: dashboard at ${o.chats} chats: ${out.watch.large.status === 'ok' ? `${out.watch.large.commandsPerRefresh} commands/refresh` : out.watch.large.status}`,
