@@ -43,6 +43,19 @@ export interface DashboardAppProps {
   logFiles?: Record<string, string>
   /** Local clock (tests). */
   now?: () => number
+  /** `watch --replay`: the player of the recording (space/p pause, . , step, + - speed, [ ] ±10s, g time). */
+  player?: ReplayControls
+}
+
+/** What the replay keys drive (./recording.ts Player). */
+export interface ReplayControls {
+  describe(): string
+  toggle(): void
+  step(by: number): void
+  faster(factor: number): void
+  jumpBy(ms: number): void
+  /** Jump to a time of day (UTC) on the recording's day; false when the text is not a time. */
+  jumpToClock(text: string): boolean
 }
 
 /** At least this wide for the two-column layout. */
@@ -106,6 +119,8 @@ export function DashboardApp(props: DashboardAppProps): React.ReactElement {
   const [confirm, setConfirm] = useState<Confirm | null>(null)
   const [busy, setBusy] = useState<string | null>(null)
   const [message, setMessage] = useState<{ text: string; tone: Tone } | null>(null)
+  /** `g` in a replay: the time being typed. */
+  const [jumpText, setJumpText] = useState<string | null>(null)
 
   // The poll reads the dashboard and, in the detail view, the open chat; the model remembers the
   // previous refresh (rates, gone replicas).
@@ -332,11 +347,36 @@ export function DashboardApp(props: DashboardAppProps): React.ReactElement {
       else if (input && !key.ctrl && !key.meta && !key.tab) setFilter((f) => f + input)
       return
     }
+    if (jumpText !== null) {
+      if (key.return) {
+        if (!props.player!.jumpToClock(jumpText)) setMessage({ text: `not a time: ${jumpText} (HH:MM:SS, UTC)`, tone: 'warn' })
+        setJumpText(null)
+        poll.refresh()
+      } else if (key.escape) setJumpText(null)
+      else if (key.backspace || key.delete) setJumpText((t) => (t ?? '').slice(0, -1))
+      else if (input && !key.ctrl && !key.meta) setJumpText((t) => `${t ?? ''}${input}`)
+      return
+    }
     if (input === 'q' || (key.ctrl && input === 'c')) {
       exit()
       return
     }
     setMessage(null)
+    const player = props.player
+    if (player && view !== 'help') {
+      const act = (f: () => void) => {
+        f()
+        poll.refresh()
+      }
+      if (input === ' ' || input === 'p') return act(() => player.toggle())
+      if (input === '.') return act(() => player.step(1))
+      if (input === ',') return act(() => player.step(-1))
+      if (input === '+') return act(() => player.faster(2))
+      if (input === '-') return act(() => player.faster(0.5))
+      if (input === ']') return act(() => player.jumpBy(10_000))
+      if (input === '[') return act(() => player.jumpBy(-10_000))
+      if (input === 'g') return setJumpText('')
+    }
     if (view === 'help') {
       setView(helpFrom)
       return
@@ -405,9 +445,11 @@ export function DashboardApp(props: DashboardAppProps): React.ReactElement {
       ? { kind: 'busy', text: busy }
       : editingFilter
         ? { kind: 'filter', text: filter }
-        : message
-          ? { kind: 'message', ...message }
-          : { kind: 'keys', detail: view === 'detail', readOnly }
+        : jumpText !== null
+          ? { kind: 'message', text: `jump to (HH:MM:SS UTC, Enter): ${jumpText}`, tone: 'info' }
+          : message
+            ? { kind: 'message', ...message }
+            : { kind: 'keys', detail: view === 'detail', readOnly }
 
   const bodyHeight = Math.max(1, size.rows - 1 - 2 - footerLines(footer))
   let body: React.ReactElement
@@ -482,6 +524,7 @@ export function DashboardApp(props: DashboardAppProps): React.ReactElement {
         layout={source.layout}
         redisNowMs={model?.nowMs ?? null}
         connection={connection}
+        replay={props.player?.describe()}
         commandsPerSec={model?.commandsPerSec ?? null}
         refreshCommands={model?.refreshCommands ?? null}
         intervalMs={props.intervalMs}

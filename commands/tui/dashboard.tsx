@@ -8,6 +8,7 @@ import { DashboardApp } from './dashboard-app.js'
 import { renderFullScreen } from './render.js'
 import { openSource } from './source.js'
 import { safeSource } from './safe-source.js'
+import { replaySource, type RecordingWriter } from './recording.js'
 
 export interface RunDashboardOptions {
   url: string
@@ -25,6 +26,11 @@ export interface RunDashboardOptions {
   color?: boolean
   /** How long one refresh may take. Default 5000 ms. */
   timeoutMs?: number
+  /** `watch --record`: each refresh's raw records appended to this recording. */
+  record?: RecordingWriter
+  includeState?: boolean
+  /** `watch --replay <file>` (or `--from <snapshot>`): play a recording instead of reading Redis. */
+  replay?: { file: string; recording: Parameters<typeof replaySource>[2] }
 }
 
 export const DEFAULT_INTERVAL_MS = 1000
@@ -43,21 +49,26 @@ export async function runDashboard(options: RunDashboardOptions): Promise<void> 
   const prefix = validatePrefix(options.prefix)
   const interval = options.interval ?? DEFAULT_INTERVAL_MS
   if (!Number.isFinite(interval) || interval < 100) throw new RangeError('interval must be at least 100 ms')
+  const replay = options.replay ? replaySource(await loadIo(), options.replay.file, options.replay.recording) : null
   const source = safeSource(
-    openSource({
-      io: await loadIo(),
-      write: await loadWriteSide(),
-      url: options.url,
-      prefix,
-      layout: options.layout,
-      tlsCa: options.tlsCa,
-      timeoutMs: options.timeoutMs,
-    }),
+    replay ??
+      openSource({
+        io: await loadIo(),
+        write: await loadWriteSide(),
+        url: options.url,
+        prefix,
+        layout: options.layout,
+        tlsCa: options.tlsCa,
+        timeoutMs: options.timeoutMs,
+        record: options.record,
+        includeState: options.includeState,
+      }),
   )
   try {
     await renderFullScreen(
       <DashboardApp
         source={source}
+        player={replay?.controls}
         intervalMs={interval}
         readOnly={options.readOnly ?? readOnlyFromEnv()}
         colour={colourEnabled(options.color)}

@@ -16,6 +16,7 @@ import {
 } from '../lib.js'
 import { ConnectionFailed, isReplyError } from '../output/errors.js'
 import { adminInterventions, type Interventions } from './interventions.js'
+import type { RecordingWriter } from './recording.js'
 
 export interface DashboardSource {
   /** The URL with its password masked. */
@@ -44,6 +45,10 @@ export interface SourceOptions {
   timeoutMs?: number
   /** Chats shown at most (readDashboard's topChats). Default 30. */
   topChats?: number
+  /** `watch --record`: every refresh's raw records are appended here (./recording.ts). */
+  record?: RecordingWriter
+  /** With `record`: keep conversation state and marker data too. */
+  includeState?: boolean
 }
 
 export function openSource(o: SourceOptions): DashboardSource {
@@ -61,7 +66,9 @@ export function openSource(o: SourceOptions): DashboardSource {
   let lastError: Error | null = null
   redis.on('error', (e: Error) => (lastError = e))
   redis.on('ready', () => (lastError = null))
-  const reader = new io.StateReader(redis, keys, { timeoutMs })
+  // Recording: the reader asks a source that keeps what Redis answered; each refresh's records make one line.
+  const recording = o.record ? new io.RecordingSource(new io.RedisSource(redis), keys, o.includeState === true) : null
+  const reader = new io.StateReader(recording ?? redis, keys, { timeoutMs })
   const admin = new o.write.CoordinationAdmin({ redis, prefix: o.prefix, layout: o.layout, commandTimeoutMs: timeoutMs })
   let total = 0
   // The client reports why a connection failed on its 'error' event; the command only sees it closed.
@@ -91,6 +98,7 @@ export function openSource(o: SourceOptions): DashboardSource {
       try {
         const snap = await io.readDashboard(reader, { topChats: o.topChats, timeoutMs })
         total += snap.commands
+        if (recording) o.record!.write(recording.take())
         return snap
       } catch (err) {
         return withCause(err)
@@ -111,6 +119,7 @@ export function openSource(o: SourceOptions): DashboardSource {
     interventions,
     close: async () => {
       await admin.close().catch(() => {})
+      o.record?.close()
       if (redis.status !== 'end') await redis.quit().catch(() => redis.disconnect())
     },
   }

@@ -22,6 +22,8 @@ export interface HeaderProps {
   readOnly: boolean
   width: number
   colour: boolean
+  /** `watch --replay`: where the player stands, instead of the connection's state. */
+  replay?: string
 }
 
 /** Two lines: where we look, then how the dashboard itself is doing (or a banner when Redis is gone). */
@@ -42,6 +44,12 @@ export function Header(p: HeaderProps): React.ReactElement {
     status = (
       <Text color={toneColour('bad', p.colour)} bold inverse={!p.colour} wrap="truncate">
         {truncate(text, p.width)}
+      </Text>
+    )
+  } else if (p.replay) {
+    status = (
+      <Text color={toneColour('warn', p.colour)} bold wrap="truncate">
+        {truncate(`${p.replay}   space pause · . , step · + - speed · [ ] ±10s · g time`, p.width)}
       </Text>
     )
   } else {
