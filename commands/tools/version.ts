@@ -23,11 +23,13 @@ export function versionCommand(): Command {
       try {
         // The schema check is off: a schema newer than this release is what this command reports.
         ctx = await openContext(cmd, { schema: false })
-        const nodes = ctx.io.masters(ctx.redis)
+        // Through the reader's source: a live server's masters, or the ones a snapshot recorded (--from).
+        const source = ctx.reader.source
+        const nodes = Array.from({ length: await source.nodeCount() }, (_, i) => i)
         const infos = await Promise.all(
           nodes.map((n) =>
-            n
-              .info('server')
+            source
+              .probe(n, 'info')
               .then((i) => /^redis_version:(.*)$/m.exec(i)?.[1]?.trim() ?? '?')
               .catch(() => null),
           ),

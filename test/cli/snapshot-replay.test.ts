@@ -135,6 +135,11 @@ for (const layout of ['standalone', 'cluster'] as Layout[]) {
       const t = await runCli(['--from', file, 'chat', 'inspect', 'chat:7', '--explain'])
       expect(t.code).toBe(0)
       expect(t.stdout).toContain('STUCK')
+      const v = await runCli(['--from', file, 'version'])
+      expect(v.code, v.stderr).toBe(0)
+      expect(v.stdout).toMatch(
+        new RegExp(`server +Redis \\d+\\.\\d+\\.\\d+ at .* \\(${layout}, ${layout === 'cluster' ? 3 : 1} masters?\\)`),
+      )
       const w = await runCli(['--from', file, 'chat', 'release', 'chat:7', '--yes'])
       expect(w.code).toBe(7)
       expect(w.stderr).toMatch(
