@@ -281,7 +281,7 @@ export function markdown(r) {
           ...(sn.status === 'ok'
             ? [
                 `| ${sc.layout} | ${state} | \`snapshot -o state.json.gz\` (${sn.keys} keys, ${sn.records} records; file ${sn.bytes >= 1048576 ? `${(sn.bytes / 1048576).toFixed(1)} MiB` : `${(sn.bytes / 1024).toFixed(1)} KiB`}) | ${sn.ms} | ${sn.redisCommands} (${sn.dataCommands}) | |`,
-                `| ${sc.layout} | ${state} | \`--from state.json.gz chat ls\` (${sn.replayItems} chats, no Redis) | ${sn.replayMs ?? 'error'} | 0 | |`,
+                `| ${sc.layout} | ${state} | \`--from state.json.gz chat ls\` (every chat, no Redis) | ${sn.replayMs ?? 'error'} | 0 | |`,
               ]
             : [`| ${sc.layout} | ${state} | \`snapshot -o\` | ${sn.status} | ${sn.note ?? ''} | |`]),
         )
