@@ -16,7 +16,7 @@
 
   Returns
     { 1, ticket, fence, prevReplica|nil, prevIncarnation|nil }   granted: the lease runs leaseMs from now
-    { 0, ticket, position, holderReplica|nil, holderIncarnation|nil, holderFence|nil }  still queued
+    { 0, ticket }   still queued
     { -1 }          the ticket is no longer queued (an operator skipped it, or it expired unrefreshed), or
                     it is not this acquisition's (Redis lost it and gave its number again)
     { -2, ticket }  the ticket was granted, but its lease expired before this poll confirmed it
@@ -29,60 +29,80 @@ local state, queue = KEYS[1], KEYS[2]
 local rid, inc = ARGV[1], ARGV[2]
 local leaseMs, idleTtl = tonumber(ARGV[3]), tonumber(ARGV[4])
 local ticket, wake, reqId = ARGV[5], ARGV[6], ARGV[7] or ''
+
+-- What the script needs from the hash is read in one HMGET per path, at these positions (a listpack
+-- hash scans its fields once per name asked, so each read asks only for what its path uses).
+-- Taking a ticket: the request id's field (a retry after a lost reply), the holder, the last holder
+-- and fence (for a grant), the last ticket. Polling with a ticket: the holder's fields, the previous
+-- holder (a grant confirmed), the last holder and fence (for a grant), the ticket's own fields and
+-- the request id's field.
+local HOLDER, EXPIRES, FENCE, LAST, LAST_INC, LAST_TICKET, REQUEST = 1, 2, 3, 4, 5, 6, 7
+local POLL_REQUEST, HOLDER_INC, HOLDER_TICKET, HOLDER_REQUEST, PREV, PREV_INC, TICKET, TICKET_REQUEST = 6, 7, 8, 9, 10, 11, 12, 13
 local fresh = false
+local h
 
 if ticket == '' then
-  local known = false
+  h = redis.call('HMGET', state, CHAT.holder, CHAT.expiresAt, CHAT.fence, CHAT.lastHolder, CHAT.lastHolderIncarnation,
+    CHAT.lastTicket, request_field(reqId))
   -- Always looked up: the client itself may send a command again after a reconnect.
-  if reqId ~= '' then known = redis.call('HGET', state, request_field(reqId)) end
+  local known = reqId ~= '' and h[REQUEST]
   if known then
     ticket = known -- a retry: poll with the ticket the lost reply carried
   else
-    -- Fast path: a free chat with nobody queued is granted without touching the queue.
-    local h = redis.call('HMGET', state, CHAT.holder, CHAT.expiresAt, CHAT.fence, CHAT.lastHolder, CHAT.lastHolderIncarnation,
-      CHAT.lastTicket)
-    if (not h[1] or (tonumber(h[2]) or 0) <= NOW) and redis.call('EXISTS', queue) == 0 then
-      ticket = fmt((tonumber(h[6]) or 0) + 1)
-      local extra = { CHAT.lastTicket, ticket }
-      if reqId ~= '' then table.insert(extra, request_field(reqId)); table.insert(extra, ticket) end
-      local fence = grant_turn(state, ticket, rid, inc, reqId, leaseMs, 0, { h[4], h[5], h[3] }, extra)
+    local holder, held = h[HOLDER], (tonumber(h[EXPIRES]) or 0) > NOW
+    ticket = fmt((tonumber(h[LAST_TICKET]) or 0) + 1)
+    -- Fast path: a free chat is granted without touching the queue. Every script that frees a chat
+    -- grants its next live ticket (or empties the queue) on the way, so with no holder at all nobody
+    -- is queued; a holder whose lease ran out may still have waiters behind it.
+    if not holder or (not held and redis.call('EXISTS', queue) == 0) then
+      local extra = reqId ~= '' and { CHAT.lastTicket, ticket, request_field(reqId), ticket } or { CHAT.lastTicket, ticket }
+      local fence = grant_turn(state, ticket, rid, inc, reqId, leaseMs, 0, { h[LAST], h[LAST_INC], h[FENCE] }, extra)
       redis.call('PEXPIRE', state, fmt(leaseMs * 2 + idleTtl))
-      return { 1, ticket, fence, h[4] or false, h[5] or false }
+      return { 1, ticket, fence, h[LAST] or false, h[LAST_INC] or false }
     end
     fresh = true
-    ticket = fmt(redis.call('HINCRBY', state, CHAT.lastTicket, 1))
+    if reqId ~= '' then
+      redis.call('HSET', state, CHAT.lastTicket, ticket, ticket_field(ticket), ticket_value(NOW + leaseMs, NOW, inc, rid),
+        request_field(reqId), ticket, ticket_request_field(ticket), reqId)
+    else
+      redis.call('HSET', state, CHAT.lastTicket, ticket, ticket_field(ticket), ticket_value(NOW + leaseMs, NOW, inc, rid))
+    end
     redis.call('ZADD', queue, ticket, ticket)
-    redis.call('HSET', state, ticket_field(ticket), ticket_value(NOW + leaseMs, NOW, inc, rid))
-    if reqId ~= '' then redis.call('HSET', state, request_field(reqId), ticket, ticket_request_field(ticket), reqId) end
+    if held then
+      touch(state, queue, leaseMs, idleTtl)
+      return { 0, ticket }
+    end
   end
-elseif reqId ~= '' then
-  redis.call('HDEL', state, request_field(reqId)) -- the caller knows its ticket now
 end
 
 if not fresh then
-  local h = redis.call('HMGET', state, CHAT.holderIncarnation, CHAT.holderTicket, CHAT.expiresAt, CHAT.fence, CHAT.previousHolder,
-    CHAT.previousHolderIncarnation, CHAT.holderRequest)
-  if h[1] == inc and h[2] == ticket and owns(h[7], reqId) then
-    if (tonumber(h[3]) or 0) > NOW then
+  h = redis.call('HMGET', state, CHAT.holder, CHAT.expiresAt, CHAT.fence, CHAT.lastHolder, CHAT.lastHolderIncarnation,
+    request_field(reqId), CHAT.holderIncarnation, CHAT.holderTicket, CHAT.holderRequest, CHAT.previousHolder,
+    CHAT.previousHolderIncarnation, ticket_field(ticket), ticket_request_field(ticket))
+  -- The caller knows its ticket now (it sent it): the request id's field goes. A retry that found its
+  -- ticket by the request id keeps it: its reply may be lost again.
+  if ARGV[5] ~= '' and reqId ~= '' and h[POLL_REQUEST] then redis.call('HDEL', state, request_field(reqId)) end
+  if h[HOLDER_INC] == inc and h[HOLDER_TICKET] == ticket and owns(h[HOLDER_REQUEST], reqId) then
+    if (tonumber(h[EXPIRES]) or 0) > NOW then
       redis.call('HSET', state, CHAT.expiresAt, fmt(NOW + leaseMs), CHAT.lastRenewal, fmt(NOW))
       touch(state, queue, leaseMs, idleTtl)
-      return { 1, ticket, h[4], h[5] or false, h[6] or false }
+      return { 1, ticket, h[FENCE], h[PREV] or false, h[PREV_INC] or false }
     end
     clear_holder(state)
-    grant_next(state, queue, leaseMs, wake, ticket)
+    grant_next(state, queue, leaseMs, wake, ticket, FREE, { h[LAST], h[LAST_INC], h[FENCE] })
     touch(state, queue, leaseMs, idleTtl)
     return { -2, ticket }
   end
-  local t = parse_ticket(redis.call('HGET', state, ticket_field(ticket)))
-  if not t or t.inc ~= inc or not owns(redis.call('HGET', state, ticket_request_field(ticket)), reqId) then return { -1 } end
+  local t = parse_ticket(h[TICKET])
+  if not t or t.inc ~= inc or not owns(h[TICKET_REQUEST], reqId) then return { -1 } end
   redis.call('HSET', state, ticket_field(ticket), ticket_value(NOW + leaseMs, t.enq, inc, rid))
 end
 
-local g = grant_next(state, queue, leaseMs, wake, ticket)
+-- Polling: the holder as read above. A new ticket behind a lapsed holder: grant_next reads it.
+local g = grant_next(state, queue, leaseMs, wake, ticket, not fresh and { h[HOLDER], h[EXPIRES], h[HOLDER_INC] } or nil,
+  { h[LAST], h[LAST_INC], h[FENCE] })
 touch(state, queue, leaseMs, idleTtl)
 if g and g.ticket == ticket then
   return { 1, ticket, g.fence, g.ph or false, g.phi or false }
 end
-local pos = redis.call('ZRANK', queue, ticket)
-local h = redis.call('HMGET', state, CHAT.holder, CHAT.holderIncarnation, CHAT.fence)
-return { 0, ticket, pos or 0, h[1] or false, h[2] or false, h[3] or false }
+return { 0, ticket }

@@ -30,19 +30,19 @@ end
 local h = redis.call('HMGET', state, CHAT.holderIncarnation, CHAT.holderTicket, CHAT.holderRequest)
 if h[1] == inc and h[2] == ticket and owns(h[3], reqId) then
   clear_holder(state, request_field(reqId))
-  if redis.call('EXISTS', queue) == 1 then
-    grant_next(state, queue, leaseMs, wake, ticket)
-    redis.call('PEXPIRE', queue, fmt(leaseMs * 2 + idleTtl))
-  end
-  redis.call('PEXPIRE', state, fmt(leaseMs * 2 + idleTtl))
+  -- Nobody queued: nothing else to write (the key keeps the expiry its grant or last renewal set).
+  if grant_next(state, queue, leaseMs, wake, ticket, FREE) then touch(state, queue, leaseMs, idleTtl) end
   return 1
 end
-if reqId ~= '' then redis.call('HDEL', state, request_field(reqId)) end
-local t = parse_ticket(redis.call('HGET', state, ticket_field(ticket)))
-if t and t.inc == inc and owns(redis.call('HGET', state, ticket_request_field(ticket)), reqId) then
-  remove_ticket(state, queue, ticket)
-  grant_next(state, queue, leaseMs, wake, ticket)
+-- A ticket still queued: its fields, and the holder (for the next grant).
+local q = redis.call('HMGET', state, ticket_field(ticket), ticket_request_field(ticket), CHAT.holder, CHAT.expiresAt)
+local t = parse_ticket(q[1])
+if t and t.inc == inc and owns(q[2], reqId) then
+  redis.call('ZREM', queue, ticket)
+  redis.call('HDEL', state, ticket_field(ticket), ticket_request_field(ticket), request_field(reqId))
+  grant_next(state, queue, leaseMs, wake, ticket, { q[3], q[4], h[1] })
   touch(state, queue, leaseMs, idleTtl)
   return 2
 end
+if reqId ~= '' then redis.call('HDEL', state, request_field(reqId)) end
 return 0

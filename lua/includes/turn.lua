@@ -46,11 +46,11 @@ local function remove_ticket(state, queue, ticket)
 end
 
 -- Keep an active chat alive; an idle one expires idleTtl after its last write (fences stay
--- monotonic without it, see next_fence).
+-- monotonic without it, see next_fence). PEXPIRE of a queue that is gone does nothing.
 local function touch(state, queue, leaseMs, idleTtl)
   local ttl = fmt(leaseMs * 2 + idleTtl)
   redis.call('PEXPIRE', state, ttl)
-  if redis.call('EXISTS', queue) == 1 then redis.call('PEXPIRE', queue, ttl) end
+  redis.call('PEXPIRE', queue, ttl)
 end
 
 -- Make `ticket` of (rid, inc) and of the acquisition `reqId` ('' or false: unknown) the holder for
@@ -59,18 +59,25 @@ end
 -- pairs to write with the grant. Returns the fence.
 local function grant_turn(state, ticket, rid, inc, reqId, leaseMs, waited, last, extra)
   local fence = fmt(next_fence(last[3]))
+  local now, hasReq = fmt(NOW), reqId and reqId ~= ''
   local fields = { CHAT.holder, rid, CHAT.holderIncarnation, inc, CHAT.holderTicket, ticket, CHAT.fence, fence,
-    CHAT.expiresAt, fmt(NOW + leaseMs), CHAT.grantedAt, fmt(NOW), CHAT.lastRenewal, fmt(NOW),
+    CHAT.expiresAt, fmt(NOW + leaseMs), CHAT.grantedAt, now, CHAT.lastRenewal, now,
     CHAT.lastHolder, rid, CHAT.lastHolderIncarnation, inc, CHAT.waited, fmt(waited) }
+  local n = #fields
   if last[1] then
-    table.insert(fields, CHAT.previousHolder); table.insert(fields, last[1])
-    table.insert(fields, CHAT.previousHolderIncarnation); table.insert(fields, last[2] or '')
+    fields[n + 1], fields[n + 2], fields[n + 3], fields[n + 4] = CHAT.previousHolder, last[1], CHAT.previousHolderIncarnation, last[2] or ''
+    n = n + 4
   end
-  if reqId and reqId ~= '' then table.insert(fields, CHAT.holderRequest); table.insert(fields, reqId) end
-  for _, v in ipairs(extra or {}) do table.insert(fields, v) end
+  if hasReq then
+    fields[n + 1], fields[n + 2] = CHAT.holderRequest, reqId
+    n = n + 2
+  end
+  if extra then
+    for i = 1, #extra do fields[n + i] = extra[i] end
+  end
   redis.call('HSET', state, unpack(fields))
   if not last[1] then redis.call('HDEL', state, CHAT.previousHolder, CHAT.previousHolderIncarnation) end
-  if not reqId or reqId == '' then redis.call('HDEL', state, CHAT.holderRequest) end
+  if not hasReq then redis.call('HDEL', state, CHAT.holderRequest) end
   return fence
 end
 
@@ -78,9 +85,12 @@ end
 -- refreshed within leaseMs: their replica died, froze or lost Redis) are dropped on the way.
 -- Wakes the grantee on its incarnation's channel unless it is the caller's own ticket, with the
 -- grant as JSON: { t = ticket, q = its request id, f = fence, l = leaseMs, k = raw state key,
--- p/pi = previous holder }.
-local function grant_next(state, queue, leaseMs, wake, callerTicket)
-  local cur = redis.call('HMGET', state, CHAT.holder, CHAT.expiresAt, CHAT.holderIncarnation)
+-- p/pi = previous holder }. `cur` ({ holder, expiresAt, holderIncarnation }; FREE when the caller
+-- just cleared the holder) and `last` ({ lastHolder, lastHolderIncarnation, fence }) are what the
+-- caller already read from the hash in this script; nil: read here.
+local FREE = { false, false, false }
+local function grant_next(state, queue, leaseMs, wake, callerTicket, cur, last)
+  cur = cur or redis.call('HMGET', state, CHAT.holder, CHAT.expiresAt, CHAT.holderIncarnation)
   -- A holder whose lease ran out did not renew for a whole lease: its process is dead, frozen or cut
   -- off, so its own tickets queued behind it (refreshed until it stopped) are dead too.
   local deadInc = nil
@@ -92,11 +102,11 @@ local function grant_next(state, queue, leaseMs, wake, callerTicket)
   while true do
     local head = redis.call('ZRANGE', queue, 0, 0)[1]
     if not head then return nil end
-    local t = parse_ticket(redis.call('HGET', state, ticket_field(head)))
-    local q = redis.call('HGET', state, ticket_request_field(head))
+    local tq = redis.call('HMGET', state, ticket_field(head), ticket_request_field(head))
+    local t, q = parse_ticket(tq[1]), tq[2]
     remove_ticket(state, queue, head)
     if t and t.deadline > NOW and t.inc ~= deadInc then
-      local last = redis.call('HMGET', state, CHAT.lastHolder, CHAT.lastHolderIncarnation, CHAT.fence)
+      last = last or redis.call('HMGET', state, CHAT.lastHolder, CHAT.lastHolderIncarnation, CHAT.fence)
       local fence = grant_turn(state, head, t.rid, t.inc, q, leaseMs, NOW - t.enq, last)
       if head ~= callerTicket then
         -- The grant itself travels in the wake-up, so the waiter can take the turn without another
