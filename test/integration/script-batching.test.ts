@@ -1,0 +1,67 @@
+import { afterAll, describe, expect, it } from 'vitest'
+import { Redis } from 'ioredis'
+import { KeyLayout } from '../../src/index.js'
+import { ScriptRunner } from '../../src/scripts/runner.js'
+import { TURN_ACQUIRE } from '../../src/scripts/registry.js'
+import { redisUrl, uniquePrefix } from '../helpers/redis.js'
+
+const client = new Redis(redisUrl())
+afterAll(() => client.quit())
+
+/** Counts the socket's writes (a write or a writev is one system call). */
+function countWrites(redis: Redis): { writes: number } {
+  const counter = { writes: 0 }
+  type Write = (...a: unknown[]) => void
+  const stream = (redis as unknown as { stream: { _write: Write; _writev: Write } }).stream
+  const write = stream._write.bind(stream)
+  const writev = stream._writev.bind(stream)
+  stream._write = (...a: unknown[]) => (counter.writes++, write(...a))
+  stream._writev = (...a: unknown[]) => (counter.writes++, writev(...a))
+  return counter
+}
+
+describe('script calls', () => {
+  it('calls made in one turn of the event loop leave in one write, each answered on its own', async () => {
+    await client.ping()
+    const keys = new KeyLayout(uniquePrefix('sb'), 'standalone')
+    const scripts = new ScriptRunner(client, 5000)
+    const take = (i: number) => {
+      const k = keys.chat(`chat:${i}`)
+      return scripts.call(
+        TURN_ACQUIRE,
+        { state: k.state, queue: k.queue },
+        {
+          replicaId: 'r',
+          incarnation: 'i1',
+          leaseMs: 5000,
+          idleTtlMs: 60000,
+          ticket: null,
+          wakeChannelPrefix: keys.wakeChannelPrefix,
+          requestId: `i1:${i}`,
+        },
+      )
+    }
+    await take(100) // Redis knows the script from now on (EVALSHA, no EVAL after NOSCRIPT)
+    const counter = countWrites(client)
+    const replies = await Promise.all(Array.from({ length: 20 }, (_, i) => take(i)))
+    expect(replies.map((r) => r.status)).toEqual(Array(20).fill('granted'))
+    expect(counter.writes).toBe(1)
+    // A call in a later turn of the loop is not held back for the next batch.
+    const k = keys.chat('chat:later')
+    const later = await scripts.call(
+      TURN_ACQUIRE,
+      { state: k.state, queue: k.queue },
+      {
+        replicaId: 'r',
+        incarnation: 'i1',
+        leaseMs: 5000,
+        idleTtlMs: 60000,
+        ticket: null,
+        wakeChannelPrefix: keys.wakeChannelPrefix,
+        requestId: 'i1:later',
+      },
+    )
+    expect(later.status).toBe('granted')
+    expect(counter.writes).toBe(2)
+  })
+})
