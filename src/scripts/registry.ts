@@ -562,6 +562,41 @@ export const ADMIN_REPLICA_EVICT = defineScript({
   resent: unknownIf((r) => r.status !== 'tombstoned' && r.status !== 'already'),
 })
 
+// ---------------------------------------------------------------- reads
+
+/**
+ * The hashes of one SCAN batch (the listings): the keys go as ARGV, any number of them. Read-only, so
+ * it is called directly on the node that answered the SCAN, not through the ScriptRunner.
+ */
+export const READ_HASHES = defineScript({
+  name: 'read-hashes-0',
+  keys: [],
+  argv: {},
+  /** Per key, in order: its fields (empty when the key is gone), 'wrongtype', or null: read it with HGETALL. */
+  decode: (r, key): Array<Record<string, string> | 'wrongtype' | null> => {
+    const a = row(r, key)
+    const out: Array<Record<string, string> | 'wrongtype' | null> = []
+    for (let i = 0; i + 1 < a.length; i += 2) {
+      const count = Number(a[i])
+      if (count === -1) {
+        out.push('wrongtype')
+        continue
+      }
+      const parts = count === 0 ? [] : String(a[i + 1]).split('\0')
+      if (parts.length !== count) {
+        out.push(null) // a NUL inside a value
+        continue
+      }
+      const h: Record<string, string> = {}
+      for (let j = 0; j + 1 < parts.length; j += 2) h[parts[j]!] = parts[j + 1]!
+      out.push(h)
+    }
+    return out
+  },
+  // Read-only: a second run reads what is there then, as any read after a reconnect would.
+  resent: (hashes) => hashes,
+})
+
 /** Every script, for the checks that hold them against lua/ (names, key counts, documented ARGV). */
 export const ALL_SCRIPTS = [
   SCHEMA_INIT,
@@ -592,4 +627,5 @@ export const ALL_SCRIPTS = [
   ADMIN_CHECKPOINT_EXTEND,
   ADMIN_HANDOVER_RM,
   ADMIN_REPLICA_EVICT,
+  READ_HASHES,
 ] as const

@@ -263,7 +263,7 @@ export class StateReader {
     if (options.keysOnly) {
       for (const k of ours) out.push({ rawKey: k.rawKey, id: k.parsed!.id, kind: k.parsed!.kind, hash: {} })
     } else if (ours.length) {
-      this.commands += ours.length
+      const sentBefore = this.source.hashCommands
       const replies = await this.call('HGETALL', () =>
         this.source.hashes(
           node,
@@ -271,6 +271,8 @@ export class StateReader {
           ours.map((k) => options.fields?.[k.parsed!.kind]),
         ),
       )
+      // One per key with HGETALLs; one per batch when the source read it with a script.
+      this.commands += sentBefore === undefined ? ours.length : this.source.hashCommands! - sentBefore
       ours.forEach((k, i) => {
         const reply = replies[i] ?? {}
         const { id, kind } = k.parsed!

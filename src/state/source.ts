@@ -11,6 +11,8 @@ import { errorFromRedis, isConnectionError } from '../errors/from-redis.js'
 import { CoordinationUnavailableError } from '../errors/coordination-unavailable-error.js'
 import type { ChatKeys, RedisKey } from '../keys.js'
 import { slotOwners, type SlotOwner } from './coverage.js'
+import { loadScript } from '../scripts/load.js'
+import { READ_HASHES } from '../scripts/registry.js'
 
 export type Hash = Record<string, string>
 export type StreamEntry = [id: string, fields: string[]]
@@ -34,6 +36,8 @@ export interface ChatRaw {
 export interface StateSource {
   /** 'redis' for a live server; 'recorded' for a snapshot or a recording. */
   readonly origin: 'redis' | 'recorded'
+  /** Redis commands sent so far by hashes(), where it knows (one per batch when read by a script). */
+  readonly hashCommands?: number
   /** The masters to walk (one for a standalone server). */
   nodeCount(): Promise<number>
   /** `host:port` of a master, for reports. */
@@ -73,6 +77,9 @@ const asError = (e: unknown): Error => (e instanceof Error ? e : new Error(Strin
 export class RedisSource implements StateSource {
   readonly origin = 'redis' as const
   readonly redis: RedisClient
+  hashCommands = 0
+  /** read-hashes-0 was refused here (an ACL user without EVALSHA, scripting off): HGETALLs from now on. */
+  private scriptRefused = false
 
   constructor(redis: RedisClient) {
     this.redis = redis
@@ -167,8 +174,53 @@ export class RedisSource implements StateSource {
     return { cursor: String(next), keys }
   }
 
+  /**
+   * A SCAN batch's hashes read whole on its node come from one read-hashes-0 call (one reply element
+   * per key instead of one per field); a key it cannot carry (a value holding a NUL), or a batch whose
+   * script Redis refused, is read with the pipeline below.
+   */
   async hashes(node: number | null, keys: RedisKey[], fields?: Array<string[] | undefined>): Promise<Array<Hash | Error>> {
     if (keys.length === 0) return []
+    if (node !== null && !fields?.some((f) => f) && !this.scriptRefused) {
+      const read = await this.readHashes(node, keys)
+      if (read) {
+        const again = keys.filter((_, i) => read[i] === null)
+        if (again.length === 0) return read as Array<Hash | Error>
+        const more = await this.pipelined(node, again)
+        let j = 0
+        return read.map((h) => h ?? more[j++]!)
+      }
+    }
+    return this.pipelined(node, keys, fields)
+  }
+
+  /** read-hashes-0 on one node (EVAL after NOSCRIPT); null when Redis refused the script. */
+  private async readHashes(node: number, keys: RedisKey[]): Promise<Array<Hash | Error | null> | null> {
+    const n = await this.node(node)
+    const script = loadScript(READ_HASHES.name)
+    this.hashCommands++
+    let reply: unknown
+    try {
+      try {
+        reply = await n.evalsha(script.sha, 0, ...keys)
+      } catch (err) {
+        if (!(err instanceof Error && err.message.startsWith('NOSCRIPT'))) throw err
+        reply = await n.eval(script.source, 0, ...keys)
+      }
+    } catch (err) {
+      // Redis said no (an ACL user without EVALSHA, scripting off, a slot moving or failing over): this
+      // batch with HGETALLs, which answer key by key; the rest too when the script itself is refused.
+      if ((err as Error)?.name !== 'ReplyError') throw err
+      this.scriptRefused = /NOPERM|unknown command|disabled/i.test((err as Error).message)
+      return null
+    }
+    return READ_HASHES.decode(reply, READ_HASHES.name).map((h) =>
+      h === 'wrongtype' ? new Error('WRONGTYPE Operation against a key holding the wrong kind of value') : h,
+    )
+  }
+
+  private async pipelined(node: number | null, keys: RedisKey[], fields?: Array<string[] | undefined>): Promise<Array<Hash | Error>> {
+    this.hashCommands += keys.length
     const pipe = (node === null ? this.client : await this.node(node)).pipeline()
     keys.forEach((k, i) => {
       const f = fields?.[i]
