@@ -54,6 +54,11 @@ export interface OpenOptions {
   schema?: boolean
   /** Load the write side: interventions (CoordinationAdmin). */
   admin?: boolean
+  /**
+   * A read-only command whose every read goes through the reader: its reads are sent with the
+   * connection and schema check, in the same round trip, and answered once the check passed.
+   */
+  readsWithCheck?: boolean
 }
 
 /** Refuse what this release cannot read: a key schema newer than this release's (the reader decides). */
@@ -172,10 +177,21 @@ export async function openContext(cmd: Command, o: OpenOptions = {}): Promise<Co
       await conn.close()
     },
   }
-  // Fail here, with one line, when Redis is down, refuses us, or holds a schema we cannot read.
+  // Fail here, with one line, when Redis is down, refuses us, or holds a schema we cannot read. Redis's
+  // clock and the schema are asked together (one round trip).
+  const now = reader.now()
+  const schema = o.schema !== false ? checkSchema(conn.io, reader) : null
+  schema?.catch(() => {})
+  const checked = (async () => {
+    await conn.check(now)
+    await schema
+  })()
+  if (o.readsWithCheck && !o.admin) {
+    reader.answerAfter(checked)
+    return ctx
+  }
   try {
-    await conn.check(reader.now())
-    if (o.schema !== false) await checkSchema(conn.io, reader)
+    await checked
   } catch (err) {
     await ctx.close()
     throw err

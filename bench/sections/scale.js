@@ -10,6 +10,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { gunzipSync } from 'node:zlib'
+import { roundTripRelay } from '../../scripts/round-trip-relay.mjs'
 import { fileURLToPath } from 'node:url'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { Redis } from 'ioredis'
@@ -91,6 +92,20 @@ async function measureCli(nodes, base, args, label) {
   }
   const dataCommands = total(Object.fromEntries(Object.entries(cmds).filter(([k]) => !HOUSEKEEPING.test(k))))
   return { command: label, status: 'ok', ms: round(r.ms, 0), redisCommands: total(cmds), dataCommands, byCommand: cmds, items }
+}
+
+/** Round trips of one CLI run against a standalone Redis (after connection set-up), counted by a relay. */
+async function countRoundTrips(url, base, args) {
+  const relay = await roundTripRelay(url)
+  try {
+    const r = await runCli(
+      base.map((a) => (a === url ? relay.url : a)),
+      args,
+    )
+    return r.code === 0 ? relay.roundTrips() : null
+  } finally {
+    await relay.close()
+  }
 }
 
 /**
@@ -402,6 +417,7 @@ export async function runScale(o, log) {
       ['chat inspect chat:7 --json', ['chat', 'inspect', 'chat:7']],
     ]) {
       const r = await measureCli(nodes, base, args, label)
+      if (o.layout === 'standalone' && args[1] === 'inspect' && r.status === 'ok') r.roundTrips = await countRoundTrips(o.url, base, args)
       out.cli.push(r)
       log(
         `  ${o.layout}: ${label}: ${r.status === 'ok' ? `${r.ms} ms, ${r.redisCommands} Redis commands${r.items !== null ? `, ${r.items} items` : ''}` : `${r.status} (${r.note})`}`,

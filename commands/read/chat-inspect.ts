@@ -127,10 +127,13 @@ export function chatInspect(): Command {
       ),
     )
     .action(
-      run(async (ctx, key: string, o: InspectOptions) => {
-        const data = await collectChat(ctx, key, o)
-        printOne(ctx, 'chat', data, `chat/${key}`, (safe) => printChat(ctx, safe))
-        printCorrupt(ctx, data.corrupt)
-      }),
+      run(
+        async (ctx, key: string, o: InspectOptions) => {
+          const data = await collectChat(ctx, key, o)
+          printOne(ctx, 'chat', data, `chat/${key}`, (safe) => printChat(ctx, safe))
+          printCorrupt(ctx, data.corrupt)
+        },
+        { readsWithCheck: true },
+      ),
     )
 }

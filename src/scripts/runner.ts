@@ -1,7 +1,7 @@
 import type { RedisKey } from '../keys.js'
 import { keyText } from '../bytes.js'
 import { errorFromRedis } from '../errors/from-redis.js'
-import { connectionCloses, masters, withTimeout, type RedisClient } from '../connection.js'
+import { batchWrites, connectionCloses, withTimeout, type RedisClient } from '../connection.js'
 import { CoordinationUnavailableError } from '../errors/coordination-unavailable-error.js'
 import { encodeArgs, UNKNOWN, type ArgSchema, type ScriptArgs, type ScriptDef } from './define.js'
 import { loadScript } from './load.js'
@@ -13,8 +13,6 @@ import { loadScript } from './load.js'
  */
 export class ScriptRunner {
   private readonly closes: () => number
-  /** The sockets corked in this turn of the event loop (see batchWrites). */
-  private corked: Array<{ uncork(): void }> | null = null
   constructor(
     private readonly redis: RedisClient,
     private readonly timeoutMs: number,
@@ -38,13 +36,13 @@ export class ScriptRunner {
       throw new Error(`script ${def.name} takes ${script.numberOfKeys} keys, its definition names ${keyList.length}`)
     }
     const argv = encodeArgs(def.argv, args)
-    this.batchWrites()
+    batchWrites(this.redis)
     const call = async (): Promise<unknown> => {
       try {
         return await this.redis.evalsha(script.sha, keyList.length, ...keyList, ...argv)
       } catch (err) {
         if (err instanceof Error && err.message.startsWith('NOSCRIPT')) {
-          this.batchWrites()
+          batchWrites(this.redis)
           return await this.redis.eval(script.source, keyList.length, ...keyList, ...argv)
         }
         throw err
@@ -70,28 +68,5 @@ export class ScriptRunner {
       )
     }
     return meant
-  }
-
-  /**
-   * Calls made in the same turn of the event loop (replies that came in one read, a renewal cycle)
-   * leave in one write: the sockets are corked until the loop's check phase. A write per command
-   * is a system call, the largest part of a replica's CPU per turn on a busy machine. Nothing waits
-   * longer than the current turn of the loop, and no call waits for another's reply.
-   */
-  private batchWrites(): void {
-    if (this.corked) return
-    const sockets: Array<{ cork(): void; uncork(): void; writable: boolean }> = []
-    for (const node of masters(this.redis)) {
-      const stream = (node as unknown as { stream?: { cork(): void; uncork(): void; writable: boolean } }).stream
-      if (stream?.writable && typeof stream.cork === 'function') sockets.push(stream)
-    }
-    if (!sockets.length) return
-    for (const s of sockets) s.cork()
-    this.corked = sockets
-    setImmediate(() => {
-      const corked = this.corked ?? []
-      this.corked = null
-      for (const s of corked) s.uncork()
-    })
   }
 }

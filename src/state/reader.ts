@@ -5,7 +5,7 @@
  */
 import { KeyLayout, SCHEMA_VERSION, type KeyKind, type Layout, type RedisKey } from '../keys.js'
 import { idFromBytes, keyText, redisKey } from '../bytes.js'
-import { withTimeout, type RedisClient } from '../connection.js'
+import { batchWrites, withTimeout, type RedisClient } from '../connection.js'
 import { errorFromRedis, isConnectionError } from '../errors/from-redis.js'
 import { CoordinationUnavailableError } from '../errors/coordination-unavailable-error.js'
 import { formatRanges, ownerOfSlot, unreachableOwners, type UnreachableMaster } from './coverage.js'
@@ -98,6 +98,8 @@ export class StateReader {
   private readonly failed = new Map<string, string>()
   /** A scan walked every master the client knew (not stopped by a limit). */
   private walkedAll = false
+  /** See answerAfter. */
+  private gate: Promise<unknown> | null = null
 
   constructor(from: RedisClient | StateSource, keys: KeyLayout, options: { timeoutMs?: number } = {}) {
     this.source = isSource(from) ? from : new RedisSource(from)
@@ -105,23 +107,46 @@ export class StateReader {
     this.timeoutMs = options.timeoutMs ?? DEFAULTS.readTimeoutMs
   }
 
-  private async call<T>(what: string, f: () => Promise<T>, rawKey?: RedisKey): Promise<T> {
+  /** One question to the source, bounded in time; `gate: false` for what the check itself asks (clock, schema). */
+  private async call<T>(what: string, f: () => Promise<T>, rawKey?: RedisKey, gate = true): Promise<T> {
+    // Questions asked in one turn of the event loop leave in one write.
+    if (this.source instanceof RedisSource) batchWrites(this.source.redis)
+    let p: Promise<T>
     try {
-      return await withTimeout(f(), this.timeoutMs, what)
+      p = withTimeout(f(), this.timeoutMs, what)
+    } catch (err) {
+      throw errorFromRedis(err, rawKey)
+    }
+    if (gate && this.gate) {
+      p.catch(() => {})
+      await this.gate // the check's failure as it is
+    }
+    try {
+      return await p
     } catch (err) {
       throw errorFromRedis(err, rawKey)
     }
   }
 
+  /**
+   * Questions are sent at once but answered only once `check` resolved (a command's connection and
+   * schema check): a command's first reads then share the check's round trip, and nothing read is
+   * used before the check passed. A failed check fails every read with its error.
+   */
+  answerAfter(check: Promise<unknown>): void {
+    check.catch(() => {})
+    this.gate = check
+  }
+
   /** How many masters to read from (a Cluster client loads its slots first: ./source.ts). */
   private async masterCount(): Promise<number> {
-    return this.call('TIME', () => this.source.nodeCount())
+    return this.call('TIME', () => this.source.nodeCount(), undefined, false)
   }
 
   /** Redis's own clock (ms): of the first master that answers (on a Cluster one may be down). */
   async now(): Promise<number> {
     this.commands++
-    return this.call('TIME', () => this.source.time())
+    return this.call('TIME', () => this.source.time(), undefined, false)
   }
 
   /** The master that holds every heartbeat did not answer: which one it is, in the error (and in unreachable('replica')). */
@@ -169,7 +194,7 @@ export class StateReader {
   async schema(): Promise<SchemaInfo | null> {
     this.commands++
     const rawKey = this.keys.schema
-    const h = await this.call('HGETALL', () => this.source.hgetall(rawKey), rawKey)
+    const h = await this.call('HGETALL', () => this.source.hgetall(rawKey), rawKey, false)
     if (!h || Object.keys(h).length === 0) return null
     if (!/^\d+$/.test(h.version ?? '')) {
       throw new CorruptStateError(rawKey, `field version is not a whole number: ${JSON.stringify(String(h.version ?? '').slice(0, 40))}`)

@@ -1,0 +1,9 @@
+// Types of ./round-trip-relay.mjs (plain JavaScript, so that bench/ runs it without a build).
+export interface RoundTripRelay {
+  /** redis://127.0.0.1:<relay port> (with the original's user, password and database) */
+  readonly url: string
+  /** Round trips counted so far (connection set-up and tear-down bursts left out). */
+  roundTrips(): number
+  close(): Promise<void>
+}
+export declare function roundTripRelay(url: string): Promise<RoundTripRelay>
