@@ -13,6 +13,7 @@ import { runTurns } from './sections/turns.js'
 import { runFailover } from './sections/failover.js'
 import { runScale, measureMemory } from './sections/scale.js'
 import { runStartup } from './sections/startup.js'
+import { runRenewal } from './sections/renewal.js'
 import { evaluateTargets, markdown } from './lib/report.js'
 import { performancePage, writePerformancePage } from './lib/performance-page.js'
 
@@ -92,6 +93,8 @@ async function main() {
       refreshes: o.refreshes,
       memoryChats: o.memoryChats,
       startupRounds: o.startupRounds,
+      renewLeases: o.renewLeases,
+      renewCycles: o.renewCycles,
     },
     errors: {},
   }
@@ -128,6 +131,9 @@ async function main() {
     await section('turns', async () => {
       result.turns = await runTurns({ url: redis.url, ...o, works: o.work }, log)
     })
+    await section('renewal', async () => {
+      result.renewal = await runRenewal({ url: redis.url, counts: o.renewLeases, cycles: o.renewCycles }, log)
+    })
     await section('failover', async () => {
       result.failover = await runFailover({ url: redis.url, leaseMs: o.failoverLeaseMs, trials: o.failoverTrials }, log)
     })
@@ -160,7 +166,7 @@ async function main() {
     // Keep the saved run, and replace only the sections run now (noted per section).
     const outDirSaved = o.out ? resolve(o.out) : join(here, 'results')
     const saved = JSON.parse(readFileSync(join(outDirSaved, 'latest.json'), 'utf8'))
-    const key = { limit: 'limit', turns: 'turns', failover: 'failover', startup: 'startup', scale: 'scale' }
+    const key = { limit: 'limit', turns: 'turns', renewal: 'renewal', failover: 'failover', startup: 'startup', scale: 'scale' }
     saved.merged = { ...(saved.merged ?? {}) }
     for (const s of o.sections) {
       if (result[key[s]] === undefined) continue

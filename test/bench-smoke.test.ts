@@ -44,6 +44,10 @@ describe('npm run bench (smoke)', () => {
       expect(typeof s.overlaps).toBe('number')
       expect(typeof s.outOfOrder).toBe('number')
     }
+    // Renewals: the commands per cycle grow with the leases held, the writes (batches) do not.
+    expect(json.renewal.map((x: { leases: number }) => x.leases)).toEqual([10, 100])
+    expect(json.renewal[1].commandsSent).toBeGreaterThan(json.renewal[0].commandsSent)
+    expect(json.renewal[1].writes).toBeLessThanOrEqual(json.renewal[0].writes)
     expect(json.failover.holderKill.length).toBe(1)
     expect(json.failover.leaderKill.length).toBe(1)
     expect(json.failover.yield.length).toBe(1)
@@ -55,6 +59,7 @@ describe('npm run bench (smoke)', () => {
       '### Targets',
       "### Redis's own limit",
       '### Turns',
+      '### Renewals',
       '### Failover',
       '### Operator side at scale',
       '### Redis memory',

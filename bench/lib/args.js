@@ -5,7 +5,7 @@ import { join } from 'node:path'
 export const HELP = `botmesh-coord benchmark: node bench/run.js [flags]
   --quick                 small, fast run (about 2 minutes)
   --smoke                 tiny run that only checks that everything runs (CI)
-  --sections a,b          limit,turns,failover,startup,scale (default: all)
+  --sections a,b          limit,turns,renewal,failover,startup,scale (default: all)
   --replicas P            replica processes in the turns benchmark (default 4)
   --inflight L            messages in flight per replica (default 8)
   --chats C               chats of the uniform and 10%/90% traffic (default 1000)
@@ -17,6 +17,8 @@ export const HELP = `botmesh-coord benchmark: node bench/run.js [flags]
   --lease-ms N            botmesh leaseMs in the turns benchmark (default 15000)
   --peer-ttl-ms N         lock TTL of the peers (default 10000)
   --retry-ms N            the peers' retry interval while a lock is taken (default 10)
+  --renew-leases a,b      leases held at once in the renewal section (default 10,100,1000)
+  --renew-cycles N        renewal cycles measured per count (default 5)
   --failover-lease-ms N   leaseMs of the failover runs (default 3000)
   --failover-trials N     kills and yields per kind (default 3)
   --scale-chats N         live chat leases (and checkpoints) for the operator side (default 100000)
@@ -57,6 +59,8 @@ const PRESETS = {
     work: [0],
     patterns: ['uniform', 'hot1'],
     warmup: 4,
+    renewLeases: [10, 100],
+    renewCycles: 2,
     failoverLeaseMs: 600,
     failoverTrials: 1,
     scaleChats: 300,
@@ -76,7 +80,7 @@ const PRESETS = {
 export function parseArgs(argv) {
   const o = {
     preset: 'full',
-    sections: ['limit', 'turns', 'failover', 'startup', 'scale'],
+    sections: ['limit', 'turns', 'renewal', 'failover', 'startup', 'scale'],
     replicas: 4,
     inflight: 8,
     chats: 1000,
@@ -89,6 +93,8 @@ export function parseArgs(argv) {
     peerTtlMs: 10000,
     retryMs: 10,
     warmup: 40,
+    renewLeases: [10, 100, 1000],
+    renewCycles: 5,
     failoverLeaseMs: 3000,
     failoverTrials: 3,
     scaleChats: 100000,
@@ -129,6 +135,8 @@ export function parseArgs(argv) {
     '--lease-ms': ['leaseMs', num],
     '--peer-ttl-ms': ['peerTtlMs', num],
     '--retry-ms': ['retryMs', num],
+    '--renew-leases': ['renewLeases', (v) => list(v).map(Number)],
+    '--renew-cycles': ['renewCycles', num],
     '--failover-lease-ms': ['failoverLeaseMs', num],
     '--failover-trials': ['failoverTrials', num],
     '--scale-chats': ['scaleChats', num],

@@ -35,7 +35,7 @@ export function performancePage(r, md) {
   const L = []
   L.push('# Performance', '', '<!-- Written by `npm run bench` (bench/lib/performance-page.js): edit the generator, not this page. -->', '')
   L.push(
-    `\`npm run bench\` (folder [bench/](../bench)) measures, in one run on one machine, botmesh-coord's turns side by side with redlock 5 (one instance), redis-semaphore's \`Mutex\` and a hand-written \`SET NX PX\` + poll + Lua compare-and-delete lock, against what the same private redis-server can do; then failover times and the operator side at scale. Flags: \`npm run bench -- --help\` (\`--quick\` for a short run). Results: [bench/results/latest.md](../bench/results/latest.md) and \`latest.json\`.`,
+    `\`npm run bench\` (folder [bench/](../bench)) measures, in one run on one machine, botmesh-coord's turns side by side with redlock 5 (one instance), redis-semaphore's \`Mutex\` and a hand-written \`SET NX PX\` + poll + Lua compare-and-delete lock, against what the same private redis-server can do; then the cost of one replica's renewal cycle at 10, 100 and 1,000 held leases, failover times and the operator side at scale. Flags: \`npm run bench -- --help\` (\`--quick\` for a short run). Results: [bench/results/latest.md](../bench/results/latest.md) and \`latest.json\`.`,
     '',
   )
   L.push(

@@ -140,6 +140,24 @@ export function evaluateTargets(r, cfg) {
       )
     }
   }
+  if (r.renewal?.length >= 2) {
+    const rows = r.renewal
+    const first = rows[0]
+    const last = rows[rows.length - 1]
+    // Linear: the commands per held lease stay the same (within 10%), and the writes per cycle do not grow.
+    const perLease = (x) => (x.commandsSent - first.commandsSent) / Math.max(1, x.leases - first.leases)
+    const linear = rows.slice(1).every((x) => Math.abs(perLease(x) - perLease(last)) <= 0.1 * perLease(last))
+    const batched = last.writes <= first.writes
+    add(
+      'renewal',
+      `a replica holding ${first.leases} → ${last.leases} leases renews them in batches, at a cost growing linearly`,
+      rows
+        .map((x) => `${x.leases}: ${x.commandsSent} commands in ${x.writes} writes, ${x.redisCommands} Redis commands, ${x.wallMs} ms`)
+        .join('; '),
+      linear && batched,
+      !batched ? `${last.writes} writes per cycle` : !linear ? 'not linear' : null,
+    )
+  }
   if (r.failover) {
     const s = r.failover.summary
     const L = r.failover.leaseMs
@@ -229,6 +247,17 @@ export function markdown(r) {
         `| ${PATTERN[s.pattern]} | ${s.workMs} | ${ADAPTER_LABELS[s.adapter]} | ${s.msgPerS}${s.holdBoundPct ? ` (${s.holdBoundPct}% of 1/hold)` : ''} | ${f(s.acquireMs.p50)} / ${f(s.acquireMs.p99)} / ${f(s.acquireMs.max)} | ${f(s.handoffGapMs.p50)} / ${f(s.handoffGapMs.p99)} (${s.handoffGapMs.n}) | ${s.roundTripsPerMsg} | ${s.serverCommandsPerMsg} | ${f(s.redisCpuUsPerMsg)} | ${s.overlaps} | ${s.outOfOrder} (${s.invertedPairs}) | ${s.errors} |`,
       )
     }
+    L.push('')
+  }
+  if (r.renewal) {
+    L.push(
+      '### Renewals: one replica holding N chat turns, per renewal cycle (heartbeat, a renewal of every held lease, then the server identity)',
+      '',
+      '| leases held | commands sent | writes on the wire (batches) | Redis commands (incl. in Lua) | Redis CPU µs | wall ms |',
+      '| ---: | ---: | ---: | ---: | ---: | ---: |',
+    )
+    for (const x of r.renewal)
+      L.push(`| ${x.leases} | ${x.commandsSent} | ${x.writes} | ${x.redisCommands} | ${x.redisCpuUs} | ${x.wallMs} |`)
     L.push('')
   }
   if (r.failover) {

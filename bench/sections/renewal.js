@@ -1,0 +1,89 @@
+// Section: renewals at scale. One replica holds N chat turns at once (10, 100, 1,000) and runs its
+// renewal cycle (heartbeat + a renewal of every held lease, then the server's identity); per cycle:
+// the commands it sends (counted in ioredis), the writes on its sockets (commands sent together leave
+// in one write: that is one batch on the wire), the Redis commands run (INFO commandstats, those
+// inside Lua included), Redis CPU, and the cycle's wall time.
+import net from 'node:net'
+import { Redis } from 'ioredis'
+import { installCommandCounter, resetCommandCounts, commandCounts } from '../lib/count-commands.js'
+import { parseCommandStats, parseInfo, diffStats, total, round } from '../lib/stats.js'
+
+const redisCpuUs = (text) => {
+  const i = parseInfo(text)
+  return (Number(i.used_cpu_user) + Number(i.used_cpu_sys)) * 1e6
+}
+
+/** Count socket writes (write or writev system calls) in this process while `fn` runs. */
+async function countingWrites(fn) {
+  const proto = net.Socket.prototype
+  const { _write: write, _writev: writev } = proto
+  let writes = 0
+  proto._write = function (...a) {
+    writes++
+    return write.apply(this, a)
+  }
+  proto._writev = function (...a) {
+    writes++
+    return writev.apply(this, a)
+  }
+  try {
+    await fn()
+  } finally {
+    proto._write = write
+    proto._writev = writev
+  }
+  return writes
+}
+
+/** o: { url, counts: number[], cycles } */
+export async function runRenewal(o, log) {
+  const { RedisCoordinator } = await import('../../dist/src/index.js')
+  installCommandCounter()
+  const admin = new Redis(o.url)
+  admin.on('error', () => {})
+  const out = []
+  try {
+    for (const n of o.counts) {
+      const c = new RedisCoordinator({ url: o.url, prefix: `bench-renew-${n}`, leaseMs: 600_000, replicaId: `renew-${n}` })
+      c.on('coordination:warning', () => {})
+      await c.start()
+      const turns = []
+      for (let i = 0; i < n; i += 200) {
+        const batch = []
+        for (let j = i; j < Math.min(n, i + 200); j++) batch.push(c.acquireTurn(`chat:${j}`))
+        turns.push(...(await Promise.all(batch)))
+      }
+      await c.renewNow() // warm: scripts loaded, connections up
+      const cpu0 = redisCpuUs(await admin.info('cpu'))
+      const before = parseCommandStats(await admin.info('commandstats'))
+      resetCommandCounts()
+      const t0 = performance.now()
+      const writes = await countingWrites(async () => {
+        for (let k = 0; k < o.cycles; k++) await c.renewNow()
+      })
+      const ms = (performance.now() - t0) / o.cycles
+      const client = commandCounts()
+      const server = diffStats(before, parseCommandStats(await admin.info('commandstats')), 2)
+      const cpu = redisCpuUs(await admin.info('cpu')) - cpu0
+      const row = {
+        leases: n,
+        commandsSent: round(total(client) / o.cycles, 1),
+        writes: round(writes / o.cycles, 1),
+        redisCommands: round(total(server) / o.cycles, 1),
+        redisCpuUs: round(cpu / o.cycles, 0),
+        wallMs: round(ms, 2),
+        clientCommands: Object.fromEntries(Object.entries(client).map(([k, v]) => [k, round(v / o.cycles, 1)])),
+      }
+      out.push(row)
+      log(
+        `  ${String(n).padStart(5)} leases: ${row.commandsSent} commands sent in ${row.writes} writes, ${row.redisCommands} Redis commands, ${row.redisCpuUs} µs Redis CPU, ${row.wallMs} ms per cycle`,
+      )
+      await Promise.all(turns.map((t) => t.release()))
+      await c.stop()
+      await admin.flushall()
+    }
+  } finally {
+    admin.disconnect()
+  }
+  return out
+}
