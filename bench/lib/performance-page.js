@@ -1,15 +1,28 @@
 // docs/performance.md, written whole by every full `npm run bench` (and by `--render latest.json`).
 const find = (r, pattern, w, a) => r.turns?.find((s) => s.pattern === pattern && s.workMs === w && s.adapter === a)
 
+/** What a turn costs beside the best peer's lock, and where the cost goes (measured outside the bench, said once). */
+function turnCost(b, p) {
+  return `A botmesh-coord turn is two Lua scripts that run about ${b?.serverCommandsPerMsg} Redis commands in all (taking a free chat: TIME, one HMGET, one HSET, PEXPIRE; giving it back with nobody queued: HMGET, HDEL, ZRANGE), against ${p?.serverCommandsPerMsg} for ${p?.adapter}; Redis CPU per message ${b?.redisCpuUsPerMsg} µs vs ${p?.redisCpuUsPerMsg} µs, replica CPU ${b?.nodeCpuUsPerMsg} µs vs ${p?.nodeCpuUsPerMsg} µs. Most of a script's cost is Lua itself, not the commands it runs: callgrind on redis-server counts about 120,000–150,000 instructions per turn script, of which the commands inside are 25,000–40,000 and the preamble every call runs (the helper functions and the chat's field table) about 35,000, against 15,000 for \`return 1\`. On the replica, commands sent in one turn of the event loop now leave in one write; the rest is the turn's own bookkeeping (FIFO ticket order per chat, the lease table, fences, the push routing) that a bare lock does not have.`
+}
+
 function why(t, r) {
   const b2 = find(r, 'hot1', 2, 'botmesh')
+  if (/W=0$/.test(t.area)) {
+    const pattern = t.area.startsWith('one hot') ? 'hot1' : t.area.startsWith('10%') ? 'hot10' : 'uniform'
+    const b = find(r, pattern, 0, 'botmesh')
+    const p = r.turns
+      .filter((x) => x.pattern === pattern && x.workMs === 0 && x.adapter !== 'botmesh')
+      .sort((x, y) => y.msgPerS - x.msgPerS)[0]
+    return `${turnCost(b, p)}${pattern === 'uniform' ? '' : ' On a shared chat, a second message of one chat queues a ticket (HSET, ZADD, two PEXPIREs) and the release grants it and PUBLISHes the grant (ZRANGE, HMGET, ZREM, HDEL, HSET, PUBLISH): strict FIFO with a push costs more per message than a lock whose waiters poll and retry, and hands the turn to the oldest ticket even when its replica is descheduled.'}`
+  }
   if (t.area.startsWith('uncontended') && t.target.startsWith('throughput')) {
     const w = /W=(\d+)/.exec(t.target)?.[1]
     const b = find(r, 'uniform', Number(w), 'botmesh')
     const p = r.turns
       .filter((s) => s.pattern === 'uniform' && s.workMs === Number(w) && s.adapter !== 'botmesh')
       .sort((x, y) => y.msgPerS - x.msgPerS)[0]
-    return `The run is CPU-bound: Redis and ${r.config.replicas} replica processes share ${r.machine.cpus} cores. A botmesh-coord turn is two Lua scripts that run about ${b?.serverCommandsPerMsg} Redis commands in all (TIME, HGET, HMGET, EXISTS, HSET, PEXPIRE… for the idempotent ticket, the fence and the previous holder — a free chat skips the queue), against ${p?.serverCommandsPerMsg} for ${p?.adapter}; Redis CPU per message ${b?.redisCpuUsPerMsg} µs vs ${p?.redisCpuUsPerMsg} µs, replica CPU ${b?.nodeCpuUsPerMsg} µs vs ${p?.nodeCpuUsPerMsg} µs. The round trips are the same (${b?.roundTripsPerMsg} vs ${p?.roundTripsPerMsg}).`
+    return `The run is CPU-bound: Redis and ${r.config.replicas} replica processes share ${r.machine.cpus} cores. ${turnCost(b, p)} The round trips are the same (${b?.roundTripsPerMsg} vs ${p?.roundTripsPerMsg}).`
   }
   if (t.target.startsWith('≤ 2 round trips'))
     return 'Extra round trips are polls of a queued ticket when two messages of one chat meet, and the renewal/heartbeat cycle.'
@@ -18,12 +31,14 @@ function why(t, r) {
   if (t.target.startsWith('throughput ≥ best peer') || t.target.startsWith('handoff gap')) {
     return `The handoff is on the critical path of a hot chat: the holder's release script grants the next ticket and PUBLISHes the grant, and the woken replica takes it at once (handoff gap p50 ${b2?.handoffGapMs.p50} ms, one script and one pub/sub hop); the peers' next SET often lands right after the DEL. The rest is CPU on ${r.machine.cpus} shared cores: each botmesh-coord message costs ${b2?.redisCpuUsPerMsg} µs of Redis CPU (two scripts with the FIFO queue, fences and the previous holder) against the peers' plain SET and a small script — and strict FIFO hands the turn to the oldest ticket even when its replica is the one descheduled, where a poller that happens to run wins a plain lock.`
   }
+  if (t.target.startsWith('≥ 90% of 1/W'))
+    return `Each handoff costs the release script, one pub/sub hop and the woken replica's scheduling on ${r.machine.cpus} shared cores (handoff gap p50 ${b2?.handoffGapMs.p50} ms, mean ${b2?.handoffGapMs.mean} ms against a hold of ${b2?.holdMs.mean} ms).`
   if (t.target.startsWith('longest wait'))
     return `Tickets are strictly FIFO, so a wait is the queue ahead times (hold + handoff); the tail comes from slow handoffs (gap p99 ${b2?.handoffGapMs.p99} ms, max ${b2?.handoffGapMs.max} ms) when the woken replica is descheduled on the ${r.machine.cpus} shared cores. The peers' longest waits are many times longer (no queue: unlucky pollers starve).`
   if (t.target.startsWith('chat inspect'))
     return "The commands are few but not one pipeline: on the connection that detected the layout (INFO), Redis TIME, the key schema (HGETALL: a schema newer than the CLI is refused before anything is shown), then in parallel the chat's own keys (state, checkpoint, its TTL, handover marker and TIME: one pipeline, one slot) and the replica index (ZRANGE) followed by the live replicas' heartbeat records (one pipeline; one slot on a cluster, where the first command also loads the slot map): four round trips after the layout probe, not one or two. One read-only script over the chat's slot cannot also read the replica records, which live in the prefix's slot."
   if (t.target.startsWith('leases ls') || t.target.startsWith('chat ls'))
-    return "leases ls walks the keyspace once (SCAN COUNT 2000, chats, leads and locks together) and reads each key whole with one HGETALL, pipelined per batch — whole, so that a chat whose ticket fields are malformed is reported as corrupt, as chat ls reports it, at the cost of more bytes per key than the holder fields alone. Redis answers all of it in about a second. The rest is client-side: ioredis 6 decoding 100,000 replies, building and sorting the rows and printing the JSON in one Node process, plus Node start-up (shown). It grows linearly with the number of leases; an index of held leases would need a key outside each chat's slot and a second write per grant."
+    return "leases ls walks the keyspace once (SCAN COUNT 2000, chats, leads and locks together; the next SCAN asked while a batch is decoded) and reads each batch whole with one read-only script call (read-hashes-0: one reply element per key), whole so that a chat whose ticket fields are malformed is reported as corrupt, as chat ls reports it. What is left is the client's work on 100,000 rows in one Node process: decoding, the health of every lease, sorting, and printing a JSON document of about 50 MB (node --cpu-prof of leases ls on the bench's state: JSON.stringify of the document about 0.5 s, garbage collection about 15% of the time, the health model and the rows about 15%, the terminal guard over the output about 0.3 s), plus Node start-up (shown). It grows linearly with the number of leases."
   if (t.target.startsWith('SIGKILL') || t.area === 'failover') return 'See the failover table.'
   return ''
 }
