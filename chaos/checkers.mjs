@@ -339,6 +339,13 @@ export function checkRun({ events, sink, faults, cfg, keysLeft, t0 }) {
   // (an operator's reason) because of a failover.
   const failoverSlack = cfg.handoffSlackMs ?? 400
   const operatorAt = (a, b) => faultsIn(faults, a, b, (g) => g.kind.startsWith('op-'), L).length > 0
+  // A replica frozen, cut off or restarted by a fault of its own is presumed dead once its lease runs
+  // out, and its queued tickets are passed over ('dropped') with or without a failover: the liveness
+  // check below excuses it by the same faults; only the replica's own faults count here, not the
+  // failover itself.
+  const ownFaultAt = (m, a, b) =>
+    faultsIn(faults, a, b, (g) => !globalFault(g) && (g.target === m.w || g.inc === m.inc || g.affects?.includes(m.w)), 2 * L + 500)
+      .length > 0
   for (const f of faults.filter((x) => x.failover && x.restoredAt)) {
     const bound = f.restoredAt + L + cfg.maxPollMs + failoverSlack
     for (const [chat, list] of byChat) {
@@ -371,7 +378,7 @@ export function checkRun({ events, sink, faults, cfg, keysLeft, t0 }) {
     }
     for (const m of msgs.values()) {
       if (m.failReason !== 'dropped' || m.fail === undefined || m.fail < f.start || m.recv > f.restoredAt + L) continue
-      if (operatorAt(m.recv - L, m.fail)) continue
+      if (operatorAt(m.recv - L, m.fail) || ownFaultAt(m, m.recv - L, m.fail)) continue
       violate(
         'failover-dropped',
         `message ${m.id} of ${m.inc} on ${m.chat} failed as 'dropped' at ${fmt(m.fail, t0)} after ${f.kind} (no operator at work)`,

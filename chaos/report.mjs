@@ -4,7 +4,7 @@ import { ALL_FAULTS } from './campaign.mjs'
 
 const ms = (x) => (x === null || x === undefined ? '–' : `${Math.round(x)} ms`)
 
-export function formatTable(s) {
+export function formatTable(s, replayCommand = 'node chaos/run.mjs --replay <seed>') {
   const rows = []
   rows.push(
     `| runs | seed | leaseMs | library | wall time | errors |`,
@@ -58,7 +58,7 @@ export function formatTable(s) {
     } |`,
   )
   if (s.failing.length) {
-    rows.push('', `failing seeds: ${s.failing.map((f) => f.seed).join(', ')} (replay one: node chaos/run.mjs --replay <seed>)`)
+    rows.push('', `failing seeds: ${s.failing.map((f) => f.seed).join(', ')} (replay one: ${replayCommand})`)
   }
   return rows.join('\n')
 }

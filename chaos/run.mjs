@@ -103,7 +103,16 @@ if (json)
       1,
     ),
   )
-else console.log(formatTable(summary))
+else {
+  // A run's plan follows from its seed and the options that choose plans: a replay names them too.
+  const choosing = [
+    leaseMs !== 1000 && `--lease-ms ${leaseMs}`,
+    clusterEvery !== 12 && `--cluster-every ${clusterEvery}`,
+    haEvery !== 0 && `--ha-every ${haEvery}`,
+    only && `--only ${only.join(',')}`,
+  ].filter(Boolean)
+  console.log(formatTable(summary, ['node chaos/run.mjs --replay <seed>', ...choosing].join(' ')))
+}
 const bad = summary.errors + Object.values(summary.violations).reduce((a, b) => a + b, 0)
 killAllSync()
 process.exit(bad ? 1 : 0)

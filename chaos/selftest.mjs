@@ -229,4 +229,39 @@ assert.equal(
   ]).ok,
   false,
 )
+// After a failover: a live replica's waiting message failing as 'dropped' (an operator's reason,
+// no operator at work) is caught; the same replica frozen longer than its lease meanwhile (presumed
+// dead, its tickets passed over) is not a failover's doing and is excused, as the liveness check does.
+{
+  const failover = {
+    kind: 'sentinel-failover-lossy',
+    target: 'redis',
+    scope: 'global',
+    failover: true,
+    dataLoss: true,
+    start: 1000,
+    end: 3800,
+    restoredAt: 3800,
+  }
+  const droppedMsg = [
+    ...turn('b', 'c', 10, 100, 200, 1),
+    { t: 3000, w: 'a', inc: 'a', type: 'recv', msg: 2, chat: 'c' },
+    {
+      t: 6000,
+      w: 'a',
+      inc: 'a',
+      type: 'fail',
+      msg: 2,
+      chat: 'c',
+      stage: 'acquire',
+      code: 'ERR_COORDINATION_UNAVAILABLE',
+      reason: 'dropped',
+    },
+    ...turn('b', 'c', 11, 4000, 4100, 3),
+  ]
+  assert.deepEqual(names(run(droppedMsg, { faults: [failover] })), ['failover-dropped'])
+  const paused = { kind: 'pause-1.5', target: 'a', scope: 'replica', start: 4200, end: 5700 }
+  assert.deepEqual(names(run(droppedMsg, { faults: [failover, paused] })), [])
+}
+
 console.log('chaos checkers: all planted violations caught')
