@@ -11,36 +11,18 @@
  * (CoordinationUnavailableError, as after a timeout), never a refusal.
  */
 import { afterEach, describe, expect, it } from 'vitest'
-import { RedisStore, CheckpointConflictError, CoordinationUnavailableError } from '../../src/index.js'
-import { redisUrl, uniquePrefix } from '../helpers/redis.js'
+import { CheckpointConflictError, CoordinationUnavailableError } from '../../src/index.js'
 import { until } from '../helpers/wait.js'
-import { replyEater } from '../helpers/proxies.js'
+import { settle, storesBehindReplyEater } from '../helpers/resent.js'
 
 const cleanup: Array<() => Promise<unknown>> = []
 afterEach(async () => {
   for (const f of cleanup.splice(0).reverse()) await f().catch(() => {})
 })
 
-async function setup(name: string) {
-  const proxy = await replyEater(Number(new URL(redisUrl()).port))
-  cleanup.push(() => proxy.close())
-  const prefix = uniquePrefix(name)
-  const store = new RedisStore({ url: `redis://127.0.0.1:${proxy.port}`, prefix })
-  cleanup.push(() => store.close())
-  const other = new RedisStore({ url: redisUrl(), prefix })
-  cleanup.push(() => other.close())
-  return { proxy, store, other }
-}
-
-const settle = <T>(p: Promise<T>) =>
-  p.then(
-    (value) => ({ value }),
-    (err: unknown) => ({ err }),
-  )
-
 describe('a checkpoint write run twice by a client that lost its reply (found by the fault campaign)', () => {
   it('is not reported refused when another write replaced it before the second run', async () => {
-    const { proxy, store, other } = await setup('resent-set')
+    const { proxy, store, other } = await storesBehindReplyEater('resent-set', cleanup)
     const first = await store.setCheckpointIf('chat:1', { flow: 'f', step: 1, state: { n: 1 } }, null)
     proxy.eatReplies(true) // Redis runs the write; its reply never arrives
     const write = settle(store.setCheckpointIf('chat:1', { flow: 'f', step: 2, state: { n: 2 } }, first))
@@ -66,7 +48,7 @@ describe('a checkpoint write run twice by a client that lost its reply (found by
   }, 20_000)
 
   it('a clear that deleted the row is not reported as having left it', async () => {
-    const { proxy, store, other } = await setup('resent-clear')
+    const { proxy, store, other } = await storesBehindReplyEater('resent-clear', cleanup)
     const rev = await store.setCheckpointIf('chat:1', { flow: 'f', step: 1, state: { n: 1 } }, null)
     expect(await store.clearCheckpointIf('chat:2', 1)).toBe(false) // the script is cached: no NOSCRIPT round trip to lose
     proxy.eatReplies(true)
@@ -80,7 +62,7 @@ describe('a checkpoint write run twice by a client that lost its reply (found by
   }, 20_000)
 
   it('a refusal on a connection that stayed up is still a refusal', async () => {
-    const { store, other } = await setup('resent-control')
+    const { store, other } = await storesBehindReplyEater('resent-control', cleanup)
     const rev = await store.setCheckpointIf('chat:1', { flow: 'f', step: 1, state: { n: 1 } }, null)
     await other.setCheckpointIf('chat:1', { flow: 'f', step: 2, state: { n: 2 } }, rev)
     await expect(store.setCheckpointIf('chat:1', { flow: 'f', step: 3, state: { n: 3 } }, rev)).rejects.toBeInstanceOf(

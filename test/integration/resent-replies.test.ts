@@ -10,10 +10,9 @@
  * when it cannot be told — never a refusal of what took effect.
  */
 import { afterEach, describe, expect, it } from 'vitest'
-import { CoordinationAdmin, CoordinationUnavailableError, RedisStore } from '../../src/index.js'
-import { redisUrl, uniquePrefix } from '../helpers/redis.js'
+import { CoordinationAdmin, CoordinationUnavailableError } from '../../src/index.js'
 import { until } from '../helpers/wait.js'
-import { replyEater } from '../helpers/proxies.js'
+import { settle, storesBehindReplyEater } from '../helpers/resent.js'
 
 const cleanup: Array<() => Promise<unknown>> = []
 afterEach(async () => {
@@ -21,24 +20,14 @@ afterEach(async () => {
 })
 
 async function setup(name: string) {
-  const proxy = await replyEater(Number(new URL(redisUrl()).port))
-  cleanup.push(() => proxy.close())
-  const prefix = uniquePrefix(name)
-  const url = `redis://127.0.0.1:${proxy.port}`
-  const store = new RedisStore({ url, prefix })
-  cleanup.push(() => store.close())
-  const other = new RedisStore({ url: redisUrl(), prefix })
-  cleanup.push(() => other.close())
+  const { proxy, store, other, url, prefix } = await storesBehindReplyEater(name, cleanup)
   /**
    * Run `call` with its reply eaten until `tookEffect` sees it done in Redis, then drop the
    * connection: the client sends it again, and the call settles with the second run's reply.
    */
   const resent = async <T>(call: () => Promise<T>, tookEffect: () => Promise<boolean>, what: string) => {
     proxy.eatReplies(true)
-    const outcome = call().then(
-      (value) => ({ value }),
-      (err: unknown) => ({ err }),
-    )
+    const outcome = settle(call())
     await until(tookEffect, 5000, what)
     proxy.eatReplies(false)
     proxy.dropAll()
