@@ -274,8 +274,9 @@ export function checkRun({ events, sink, faults, cfg, keysLeft, t0 }) {
   }
   const sent = cfg.sentMessages ?? msgs.size
   stats.messages = sent
-  const replicaFaults = (m, a, b) =>
-    faultsIn(faults, a, b, (f) => globalFault(f) || f.target === m.w || f.inc === m.inc || f.affects?.includes(m.w), 2 * L + 500)
+  // A fault of the message's own replica (its process, its link), and with the global ones.
+  const ownFault = (m, f) => f.target === m.w || f.inc === m.inc || f.affects?.includes(m.w)
+  const replicaFaults = (m, a, b) => faultsIn(faults, a, b, (f) => globalFault(f) || ownFault(m, f), 2 * L + 500)
   const byIncChat = groupBy(
     [...msgs.values()].filter((m) => m.recv !== undefined),
     (m) => `${m.inc}|${m.chat}`,
@@ -343,9 +344,7 @@ export function checkRun({ events, sink, faults, cfg, keysLeft, t0 }) {
   // out, and its queued tickets are passed over ('dropped') with or without a failover: the liveness
   // check below excuses it by the same faults; only the replica's own faults count here, not the
   // failover itself.
-  const ownFaultAt = (m, a, b) =>
-    faultsIn(faults, a, b, (g) => !globalFault(g) && (g.target === m.w || g.inc === m.inc || g.affects?.includes(m.w)), 2 * L + 500)
-      .length > 0
+  const ownFaultAt = (m, a, b) => faultsIn(faults, a, b, (g) => !globalFault(g) && ownFault(m, g), 2 * L + 500).length > 0
   for (const f of faults.filter((x) => x.failover && x.restoredAt)) {
     const bound = f.restoredAt + L + cfg.maxPollMs + failoverSlack
     for (const [chat, list] of byChat) {
