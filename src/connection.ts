@@ -242,6 +242,23 @@ export function batchWrites(client: RedisClient): void {
   })
 }
 
+/**
+ * Close a client within about `ms`: QUIT when it is connected (replies on their way still come),
+ * else at once. A QUIT that does not answer in time is cut, and a client that is reconnecting is
+ * disconnected: through sentinels that are all gone it would wait forever, since its reconnect loop
+ * never gives up and its queued commands (QUIT among them) never fail. A Sentinel client's loop is
+ * told to stop too (ioredis's own disconnect leaves it asking the sentinels again every retry).
+ */
+export async function closeClient(client: RedisClient, ms: number): Promise<void> {
+  const sentinelOptions = (client.options as { sentinels?: unknown; sentinelRetryStrategy?: unknown }) ?? {}
+  if (sentinelOptions.sentinels) sentinelOptions.sentinelRetryStrategy = () => null
+  if (client.status === 'end') return
+  if (client.status === 'ready') {
+    await withTimeout(client.quit(), ms, 'QUIT').catch(() => {})
+  }
+  if ((client.status as string) !== 'end') client.disconnect()
+}
+
 /** Bound a Redis call: one that does not answer within `ms` rejects as CoordinationUnavailableError ('unreachable'). */
 export function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
   if (!(ms > 0) || !Number.isFinite(ms)) return p

@@ -67,7 +67,12 @@ export interface CoordinationBackend {
   watchServer?(onChange: () => void): () => void
   /** Append a notable event to the shared event log (best effort). */
   appendEvent(event: Record<string, unknown>): Promise<void>
-  /** Close what this backend opened (not a client the caller passed in). */
+  /**
+   * How long stop() may spend giving back what it holds (releases, withdrawals, the heartbeat's
+   * removal) before it closes anyway: a Redis that is gone must not hold a stop for ever.
+   */
+  readonly stopBudgetMs: number
+  /** Close what this backend opened (not a client the caller passed in), within about commandTimeoutMs. */
   close(): Promise<void>
   /** As if the process died: drop connections without a word to the server. */
   crash(): void

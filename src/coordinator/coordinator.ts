@@ -27,6 +27,15 @@ import { TurnQueue } from './turn-queue.js'
 import { registerIncarnation, unregisterIncarnation } from './incarnations.js'
 import type { AcquireTurnOptions, CampaignOptions, CoordinatorEvents, CoordinatorOptions, HandoverEvent, Lead, Turn } from './types.js'
 
+/** Resolves when `p` settles or after `ms`, whichever comes first (never rejects). */
+function settledWithin(p: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined
+  const late = new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))
+  return Promise.race([p.then(noop, noop), late]).finally(() => clearTimeout(timer))
+}
+
+function noop(): void {}
+
 /** The default replicaId: one random UUID per process, shared by every coordinator made without one. */
 export const PROCESS_REPLICA_ID = randomUUID()
 
@@ -220,7 +229,11 @@ export abstract class Coordinator extends EventEmitter<CoordinatorEvents> {
     return this.#state === 'stopped' || this.#state === 'crashed'
   }
 
-  /** Orderly stop: withdraws waiting tickets, releases everything held, removes the heartbeat. */
+  /**
+   * Orderly stop: withdraws waiting tickets, releases everything held, removes the heartbeat. Bounded:
+   * when Redis does not answer (every server or every sentinel gone), it gives up giving back after
+   * about 2 × commandTimeoutMs (what it held then expires in Redis a lease later) and closes anyway.
+   */
   async stop(): Promise<void> {
     if (this.#state === 'stopped' || this.#state === 'crashed') return
     if (this.#state === 'new') {
@@ -234,17 +247,20 @@ export abstract class Coordinator extends EventEmitter<CoordinatorEvents> {
     const wasEvicted = this.#state === 'evicted'
     this.#state = 'stopping'
     this.#clearTimers()
-    await this.#leadership.stopAll().catch(() => {})
-    this.#turns.wakeAll()
-    await this.#turns.settled()
-    await Promise.allSettled(this.#leases.all().map((l) => this.#leases.releaseLease(l)))
-    if (this.#leases.pending) await this.#leases.retryReleases()
-    if (!wasEvicted) await this.#backend.replicaStop(this.replicaId, this.incarnation).catch(() => {})
+    const giveBack = async () => {
+      await this.#leadership.stopAll().catch(() => {})
+      this.#turns.wakeAll()
+      await this.#turns.settled()
+      // Every release at once (one write), with the ones that failed before.
+      await Promise.allSettled([...this.#leases.all().map((l) => this.#leases.releaseLease(l)), this.#leases.retryReleases()])
+      if (!wasEvicted) await this.#backend.replicaStop(this.replicaId, this.incarnation).catch(() => {})
+    }
+    // Past the budget, closing the connections fails whatever is still under way at once.
+    await settledWithin(giveBack(), this.#backend.stopBudgetMs)
     this.#logEvent({ type: 'replica-stop' })
-    await this.#unsubscribe?.().catch(() => {})
     this.#state = 'stopped'
     unregisterIncarnation(this.incarnation)
-    await this.#backend.close().catch(() => {})
+    await Promise.allSettled([this.#unsubscribe?.(), this.#backend.close()])
   }
 
   /** Tests: stop every timer and connection WITHOUT releasing anything, as if the process died. */

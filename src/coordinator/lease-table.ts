@@ -233,19 +233,24 @@ export class LeaseTable {
    * those of one chat with `chatKey` (a new acquisition there goes first behind nothing of its own).
    */
   async retryReleases(chatKey?: string): Promise<void> {
-    for (const p of [...this.pendingReleases]) {
-      if (chatKey !== undefined && (p.target.kind !== 'chat' || p.target.key !== chatKey)) continue
-      if (monotonicNow() > p.giveUpAt) {
-        this.pendingReleases.delete(p)
-        continue
-      }
-      try {
-        await this.releaseInBackend(p.target)
-        this.pendingReleases.delete(p)
-      } catch {
-        // still unreachable: next cycle
-      }
-    }
+    const now = monotonicNow()
+    const due = [...this.pendingReleases].filter((p) => chatKey === undefined || (p.target.kind === 'chat' && p.target.key === chatKey))
+    // Sent together (one write, one round trip), not one after another: a Redis that does not
+    // answer then costs one commandTimeoutMs, not one per release.
+    await Promise.all(
+      due.map(async (p) => {
+        if (now > p.giveUpAt) {
+          this.pendingReleases.delete(p)
+          return
+        }
+        try {
+          await this.releaseInBackend(p.target)
+          this.pendingReleases.delete(p)
+        } catch {
+          // still unreachable: next cycle
+        }
+      }),
+    )
   }
 
   /** A checkpoint write with turn `fence` (null: any) on chat `key` was refused: those turns are lost. */

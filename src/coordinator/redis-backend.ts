@@ -3,7 +3,7 @@ import { KeyLayout, SCHEMA_VERSION, type RedisKey } from '../keys.js'
 import { ScriptRunner } from '../scripts/runner.js'
 import { ConfigurationError } from '../errors/configuration-error.js'
 import { errorFromRedis } from '../errors/from-redis.js'
-import { isCluster, masters, watchServerChanges, withTimeout, type RedisClient, type ResolvedRedis } from '../connection.js'
+import { closeClient, isCluster, masters, watchServerChanges, withTimeout, type RedisClient, type ResolvedRedis } from '../connection.js'
 import type { CoordinationBackend, WakeHandler, Warning } from './backend.js'
 import type {
   BeatRecord,
@@ -212,10 +212,10 @@ export class RedisBackend implements CoordinationBackend {
       if (this.subscriber === sub) this.subscribed = true
     })
     try {
-      await sub.subscribe(channel)
+      await withTimeout(sub.subscribe(channel), this.opts.commandTimeoutMs, 'SUBSCRIBE')
       this.subscribed = true
     } catch (err) {
-      sub.disconnect()
+      await closeClient(sub, 0)
       this.subscriber = null
       throw errorFromRedis(err, undefined)
     }
@@ -223,7 +223,7 @@ export class RedisBackend implements CoordinationBackend {
       if (this.subscriber !== sub) return
       this.subscriber = null
       this.subscribed = false
-      await sub.quit().catch(() => sub.disconnect())
+      await closeClient(sub, this.opts.commandTimeoutMs)
     }
   }
 
@@ -267,13 +267,17 @@ export class RedisBackend implements CoordinationBackend {
     )
   }
 
+  get stopBudgetMs(): number {
+    return 2 * this.opts.commandTimeoutMs
+  }
+
   async close(): Promise<void> {
-    if (this.subscriber) {
-      const s = this.subscriber
-      this.subscriber = null
-      await s.quit().catch(() => s.disconnect())
-    }
-    if (this.opts.ownsClient) await this.redis.quit().catch(() => this.redis.disconnect())
+    const sub = this.subscriber
+    this.subscriber = null
+    await Promise.all([
+      sub && closeClient(sub, this.opts.commandTimeoutMs),
+      this.opts.ownsClient && closeClient(this.redis, this.opts.commandTimeoutMs),
+    ])
   }
 
   crash(): void {

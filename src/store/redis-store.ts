@@ -18,7 +18,7 @@ import {
   LOCK_RELEASE,
   LOCK_RENEW,
 } from '../scripts/registry.js'
-import { isCluster, resolveRedis, withTimeout, type RedisClient, type RedisConnectionOptions } from '../connection.js'
+import { closeClient, isCluster, resolveRedis, withTimeout, type RedisClient, type RedisConnectionOptions } from '../connection.js'
 import { DEFAULTS } from '../defaults.js'
 import { validateId, type KeyLayout, type RedisKey } from '../keys.js'
 import { parseDuration, type Duration } from '../duration.js'
@@ -310,7 +310,7 @@ export class RedisStore {
   /** Close the connection the store opened (not a client you passed in). */
   async close(): Promise<void> {
     if (!this.ownsClient) return
-    await this.redis.quit().catch(() => this.redis.disconnect())
+    await closeClient(this.redis, this.timeoutMs)
   }
 
   get isCluster(): boolean {

@@ -431,6 +431,8 @@ export class MemoryCoordinationHub {
 /** One coordinator's view of a hub (so that crash() cuts just this replica off). */
 export class MemoryBackend implements CoordinationBackend {
   readonly kind = 'memory' as const
+  /** Every call answers at once (or fails at once): stop() never waits on the hub. */
+  readonly stopBudgetMs = 2 * DEFAULTS.commandTimeoutMs
   private unsub: (() => void) | null = null
   private dead = false
   /** Tests: this replica's link to the hub is cut (its calls fail, pushes to it are lost). */
