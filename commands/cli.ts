@@ -45,6 +45,16 @@ export function buildProgram(): Command {
         .env('REDIS_SENTINELS'),
     )
     .addOption(new Option('--master-name <name>', 'the master the sentinels follow (with --sentinel)').env('REDIS_MASTER_NAME'))
+    .addOption(
+      new Option('--sentinel-username <user>', "the sentinels' own ACL user, when they ask for one").env('REDIS_SENTINEL_USERNAME'),
+    )
+    .addOption(
+      new Option(
+        '--sentinel-password-file <file>',
+        "a file whose first line is the sentinels' own password (also REDIS_SENTINEL_PASSWORD holds one)",
+      ).env('BOTMESH_SENTINEL_PASSWORD_FILE'),
+    )
+    .addOption(new Option('--tls', 'with --sentinel: TLS to the sentinels and the master (as rediss+sentinel://)').env('REDIS_TLS'))
     .addOption(new Option('--prefix <prefix>', 'key prefix of the bot').env('BOTMESH_PREFIX').default('botmesh'))
     .addOption(
       new Option('--layout <layout>', 'key layout (auto: a Cluster node means cluster)')

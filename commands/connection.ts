@@ -33,7 +33,7 @@ function bounded<T>(p: Promise<T>, ms: number, url: string): Promise<T> {
 }
 
 function attach(io: Io, t: Target, layout: Layout, connectionName: string | undefined) {
-  const redis = io.connect({ url: t.url, layout, tlsCaFile: t.tlsCa, failFast: true, connectionName })
+  const redis = io.connect({ url: t.url, layout, tlsCaFile: t.tlsCa, failFast: true, connectionName, ...t.sentinelAuth })
   const errors: Error[] = []
   let selectError: Error | null = null
   const onError = (e: Error) => {

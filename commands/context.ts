@@ -109,6 +109,7 @@ async function snapshotContext(cmd: Command, path: string, o: OpenOptions): Prom
       layout: keys.layout,
       db: 0,
       sentinel: null,
+      sentinelAuth: {},
       timeoutMs: opts.timeout,
       secrets: [],
       context: null,

@@ -39,6 +39,11 @@ export interface GlobalOptions {
   timeout: number
   context?: string
   passwordFile?: string
+  /** The sentinels' own ACL user and password file (redis+sentinel://, --sentinel). */
+  sentinelUsername?: string
+  sentinelPasswordFile?: string
+  /** --sentinel: reach the sentinels and the master over TLS (rediss+sentinel://). */
+  tls?: boolean
 }
 
 export interface Target {
@@ -51,6 +56,8 @@ export interface Target {
   /** The master a Sentinel group names (redis+sentinel://, --sentinel/--master-name), or null: a direct address. */
   sentinel: { masterName: string; sentinels: string[] } | null
   tlsCa?: string
+  /** The sentinels' own ACL user and password, when they ask for one (never printed). */
+  sentinelAuth: { sentinelUsername?: string; sentinelPassword?: string }
   /** How long one Redis call may take. */
   timeoutMs: number
   /** Passwords to scrub from any message. */
@@ -103,7 +110,7 @@ export function checkUrl(url: string): RedisUrl {
 function sentinelTarget(
   cmd: Command,
   o: GlobalOptions,
-  ctx: { url?: string; sentinels?: string; masterName?: string } | undefined,
+  ctx: { url?: string; sentinels?: string; masterName?: string; tls?: boolean } | undefined,
 ): string | null {
   const rank = (k: keyof GlobalOptions, inContext: boolean) => {
     const source = cmd.getOptionValueSourceWithGlobals(k)
@@ -124,7 +131,29 @@ function sentinelTarget(
   for (const s of sentinels) {
     if (!/^(\[[^\]]+\]|[^:,/@[\]]+)(:\d{1,5})?$/.test(s)) throw usage(`--sentinel: not a host:port: ${JSON.stringify(s)}`)
   }
-  return sentinelUrl(sentinels, masterName)
+  return sentinelUrl(sentinels, masterName, { tls: rank('tls', false) ? o.tls === true : (ctx?.tls ?? false) })
+}
+
+/**
+ * The sentinels' own user and password (they may ask for one apart from the master's): the command
+ * line or its environment variable, else the context. The password comes from a file
+ * (--sentinel-password-file, the context's sentinelPasswordFile) or REDIS_SENTINEL_PASSWORD.
+ */
+function sentinelAuth(
+  o: GlobalOptions,
+  given: (k: keyof GlobalOptions) => boolean,
+  ctx: { sentinelUsername?: string; sentinelPasswordFile?: string } | undefined,
+): Target['sentinelAuth'] {
+  const username = given('sentinelUsername') ? o.sentinelUsername : ctx?.sentinelUsername
+  let password: string | undefined
+  if (o.sentinelPasswordFile && given('sentinelPasswordFile')) {
+    password = passwordFromFile(o.sentinelPasswordFile, '--sentinel-password-file')
+  } else if (process.env.REDIS_SENTINEL_PASSWORD) {
+    password = process.env.REDIS_SENTINEL_PASSWORD
+  } else if (ctx?.sentinelPasswordFile) {
+    password = passwordFromFile(expandHome(ctx.sentinelPasswordFile), "the context's sentinelPasswordFile")
+  }
+  return { ...(username ? { sentinelUsername: username } : {}), ...(password ? { sentinelPassword: password } : {}) }
 }
 
 /** A file the user named must be a readable file: a usage error naming the option otherwise. */
@@ -195,6 +224,8 @@ export function resolveTarget(cmd: Command): Target {
     url = withCredentials(url, { username, password: pw ?? undefined })
     if (pw !== null) secrets.push(pw, encodeURIComponent(pw))
   }
+  const sentinel = parsed.kind === 'sentinel' ? sentinelAuth(o, given, c ?? undefined) : {}
+  if (sentinel.sentinelPassword) secrets.push(sentinel.sentinelPassword, encodeURIComponent(sentinel.sentinelPassword))
   return {
     url,
     prefix,
@@ -203,6 +234,7 @@ export function resolveTarget(cmd: Command): Target {
     sentinel:
       parsed.kind === 'sentinel' ? { masterName: parsed.masterName, sentinels: parsed.sentinels.map((h) => `${h.host}:${h.port}`) } : null,
     tlsCa,
+    sentinelAuth: sentinel,
     timeoutMs: o.timeout,
     secrets,
     context: active?.name ?? null,

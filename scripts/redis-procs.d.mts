@@ -89,6 +89,10 @@ export declare function startSentinels(opts?: {
   masterName?: string
   /** requirepass (and masterauth) of the data servers; the sentinels get it as auth-pass */
   password?: string
+  /** the sentinels' own requirepass (and sentinel-pass between them) */
+  sentinelPassword?: string
+  /** every server and sentinel speaks TLS only (absolute paths); `url` is rediss+sentinel:// */
+  tls?: { certFile: string; keyFile: string; caFile: string }
   downAfterMs?: number
   failoverTimeoutMs?: number
   readyTimeoutMs?: number

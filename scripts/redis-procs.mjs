@@ -475,7 +475,10 @@ export async function roleOf(port, extra = {}) {
  * Options: masterName (default 'botmesh'), password (requirepass of the data servers, which the
  * replica and the sentinels use too), downAfterMs (sentinel down-after-milliseconds, default
  * 1000), failoverTimeoutMs (default 5000), readyTimeoutMs (default 20 s). `url` is the
- * redis+sentinel:// URL of the set; `master()` asks the sentinels where the master is now;
+ * redis+sentinel:// URL of the set; sentinelPassword (the sentinels' own requirepass, and
+ * sentinel-pass between them); tls ({ certFile, keyFile, caFile }, absolute paths: every server and
+ * sentinel speaks TLS only, replication and the sentinels' links too, and `url` is
+ * rediss+sentinel://); `master()` asks the sentinels where the master is now;
  * `failover()` runs SENTINEL FAILOVER and resolves once the sentinels name the new master and it
  * answers as one.
  */
@@ -489,11 +492,17 @@ export async function startSentinels(opts = {}) {
     const replArgs = ['--repl-diskless-sync', 'yes', '--repl-diskless-sync-delay', '0', '--repl-ping-replica-period', '1']
     // With a password: the data servers require it (and the replica uses it), the sentinels know it.
     const password = opts.password
-    const auth = password === undefined ? {} : { password }
+    const tls = opts.tls ?? null
+    // How this launcher's own clients reach the servers (auth) and the sentinels (sentinelAuth).
+    const tlsClient = tls ? { tls: { ca: readFileSync(tls.caFile) } } : {}
+    const auth = { ...(password === undefined ? {} : { password }), ...tlsClient }
+    const sentinelAuth = { ...(opts.sentinelPassword === undefined ? {} : { password: opts.sentinelPassword }), ...tlsClient }
     if (password !== undefined) replArgs.push('--masterauth', password)
-    const primary = await startRedis({ args: replArgs, ...auth })
+    if (tls) replArgs.push('--tls-replication', 'yes')
+    const serverOpts = { ...(password === undefined ? {} : { password }), ...(tls ? { tls } : {}) }
+    const primary = await startRedis({ args: replArgs, ...serverOpts })
     procs.push(primary)
-    const replica = await startRedis({ args: [...replArgs, '--replicaof', '127.0.0.1', String(primary.port)], ...auth })
+    const replica = await startRedis({ args: [...replArgs, '--replicaof', '127.0.0.1', String(primary.port)], ...serverOpts })
     procs.push(replica)
     const ports = await freePorts(3)
     const conf = (port) =>
@@ -502,24 +511,35 @@ export async function startSentinels(opts = {}) {
         'bind 127.0.0.1',
         `sentinel monitor ${name} 127.0.0.1 ${primary.port} 2`,
         ...(password === undefined ? [] : [`sentinel auth-pass ${name} ${password}`]),
+        ...(opts.sentinelPassword === undefined ? [] : [`sentinel sentinel-pass ${opts.sentinelPassword}`]),
+        ...(tls ? ['tls-replication yes'] : []),
         `sentinel down-after-milliseconds ${name} ${opts.downAfterMs ?? 1000}`,
         `sentinel failover-timeout ${name} ${opts.failoverTimeoutMs ?? 5000}`,
         `sentinel parallel-syncs ${name} 1`,
         '',
       ].join('\n')
-    const sentinels = await Promise.all(ports.map((port) => startRedis({ port, sentinelConf: conf(port) })))
+    const sentinels = await Promise.all(
+      ports.map((port) =>
+        startRedis({
+          port,
+          sentinelConf: conf(port),
+          ...(opts.sentinelPassword === undefined ? {} : { password: opts.sentinelPassword }),
+          ...(tls ? { tls } : {}),
+        }),
+      ),
+    )
     procs.push(...sentinels)
     const set = {
       masterName: name,
       servers: [primary, replica],
       sentinels,
-      url: `redis+sentinel://${sentinels.map((s) => `127.0.0.1:${s.port}`).join(',')}/${name}`,
+      url: `${tls ? 'rediss' : 'redis'}+sentinel://${sentinels.map((s) => `127.0.0.1:${s.port}`).join(',')}/${name}`,
       /** The data server at `port` (the master or the replica, whichever it is now). */
       server: (port) => [primary, replica].find((p) => p.port === port),
       /** The master's port as the first sentinel that answers names it. */
       async master() {
         for (const s of sentinels) {
-          const addr = await withClient(s.port, (c) => c.call('SENTINEL', 'GET-MASTER-ADDR-BY-NAME', name)).catch(() => null)
+          const addr = await withClient(s.port, (c) => c.call('SENTINEL', 'GET-MASTER-ADDR-BY-NAME', name), sentinelAuth).catch(() => null)
           if (addr) return Number(addr[1])
         }
         return null
@@ -535,12 +555,16 @@ export async function startSentinels(opts = {}) {
         for (;;) {
           const ok = await Promise.all(
             sentinels.map((s) =>
-              withClient(s.port, async (c) => {
-                const m = await c.call('SENTINEL', 'MASTER', name)
-                const f = {}
-                for (let i = 0; i < m.length; i += 2) f[m[i]] = m[i + 1]
-                return Number(f['num-other-sentinels']) >= 2 && Number(f['num-slaves']) >= 1 && !/down/.test(f.flags)
-              }).catch(() => false),
+              withClient(
+                s.port,
+                async (c) => {
+                  const m = await c.call('SENTINEL', 'MASTER', name)
+                  const f = {}
+                  for (let i = 0; i < m.length; i += 2) f[m[i]] = m[i + 1]
+                  return Number(f['num-other-sentinels']) >= 2 && Number(f['num-slaves']) >= 1 && !/down/.test(f.flags)
+                },
+                sentinelAuth,
+              ).catch(() => false),
             ),
           )
           const m = await set.master()
@@ -567,7 +591,7 @@ export async function startSentinels(opts = {}) {
         const end = performance.now() + timeoutMs
         for (;;) {
           try {
-            await withClient(sentinels[0].port, (c) => c.call('SENTINEL', 'FAILOVER', name))
+            await withClient(sentinels[0].port, (c) => c.call('SENTINEL', 'FAILOVER', name), sentinelAuth)
             break
           } catch (e) {
             // NOGOODSLAVE / INPROG right after a previous failover: the replica is not yet known as good.

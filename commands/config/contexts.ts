@@ -27,6 +27,11 @@ export interface ContextEntry {
   passwordFile?: string
   /** The name of an environment variable holding the password. */
   passwordEnv?: string
+  /** With sentinels: TLS to them and to the master (rediss+sentinel://). */
+  tls?: boolean
+  /** The sentinels' own ACL user, and a file holding their password, when they ask for one. */
+  sentinelUsername?: string
+  sentinelPasswordFile?: string
 }
 
 export interface Config {
@@ -45,6 +50,9 @@ export const CONTEXT_FIELDS = [
   'username',
   'passwordFile',
   'passwordEnv',
+  'tls',
+  'sentinelUsername',
+  'sentinelPasswordFile',
 ] as const
 
 export function configPath(env: NodeJS.ProcessEnv = process.env): string {
@@ -80,6 +88,11 @@ export function readConfig(path = configPath()): Config {
         throw usage(
           `config file ${path}: context ${JSON.stringify(name)} has an unknown field ${JSON.stringify(k)} (${CONTEXT_FIELDS.join(', ')})`,
         )
+      }
+      if (k === 'tls') {
+        if (typeof v !== 'boolean') throw usage(`config file ${path}: ${name}.tls must be true or false`)
+        e.tls = v
+        continue
       }
       if (typeof v !== 'string') throw usage(`config file ${path}: ${name}.${k} must be a string`)
       ;(e as Record<string, string>)[k] = v

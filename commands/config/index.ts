@@ -27,6 +27,9 @@ interface ContextRow {
   username: string | null
   passwordFile: string | null
   passwordEnv: string | null
+  tls: boolean
+  sentinelUsername: string | null
+  sentinelPasswordFile: string | null
 }
 
 const printer = (cmd: Command): Printer => ({
@@ -67,6 +70,9 @@ function rows(): ContextRow[] {
       username: e.username ?? null,
       passwordFile: e.passwordFile ?? null,
       passwordEnv: e.passwordEnv ?? null,
+      tls: e.tls === true,
+      sentinelUsername: e.sentinelUsername ?? null,
+      sentinelPasswordFile: e.sentinelPasswordFile ?? null,
     }))
 }
 
@@ -77,12 +83,16 @@ const contextsView = (p: Printer): KindView<ContextRow> => ({
   columns: [
     { header: 'CURRENT', value: (r) => (r.current ? p.c.green('*') : '') },
     { header: 'NAME', value: (r) => p.c.bold(cell(r.name)) },
-    { header: 'URL', value: (r) => cell(r.url ?? (r.sentinels ? `sentinels ${r.sentinels} master ${r.masterName ?? '?'}` : null)) },
+    {
+      header: 'URL',
+      value: (r) => cell(r.url ?? (r.sentinels ? `${r.tls ? 'TLS ' : ''}sentinels ${r.sentinels} master ${r.masterName ?? '?'}` : null)),
+    },
     { header: 'PREFIX', value: (r) => cell(r.prefix) },
     { header: 'LAYOUT', value: (r) => cell(r.layout) },
     { header: 'USER', value: (r) => cell(r.username), wide: true },
     { header: 'PASSWORD FROM', value: (r) => cell(r.passwordFile ?? (r.passwordEnv ? `$${r.passwordEnv}` : null)), wide: true },
     { header: 'TLS CA', value: (r) => cell(r.tlsCa), wide: true },
+    { header: 'SENTINEL AUTH', value: (r) => cell(r.sentinelPasswordFile ?? r.sentinelUsername), wide: true },
   ],
 })
 
@@ -176,18 +186,21 @@ Examples:
             entry.sentinels = g.sentinel.join(',')
             delete entry.url
           }
-          if (given('masterName') && g.masterName) entry.masterName = g.masterName
-          if (given('prefix')) entry.prefix = g.prefix
-          if (given('layout')) entry.layout = g.layout
           // Paths are kept absolute (or ~/…), so the context works from any folder.
           const abs = (p: string) => (p.startsWith('~') ? p : resolve(p))
+          if (given('masterName') && g.masterName) entry.masterName = g.masterName
+          if (given('tls')) entry.tls = g.tls === true
+          if (given('sentinelUsername') && g.sentinelUsername) entry.sentinelUsername = g.sentinelUsername
+          if (given('sentinelPasswordFile') && g.sentinelPasswordFile) entry.sentinelPasswordFile = abs(g.sentinelPasswordFile)
+          if (given('prefix')) entry.prefix = g.prefix
+          if (given('layout')) entry.layout = g.layout
           if (given('tlsCa') && g.tlsCa) entry.tlsCa = abs(g.tlsCa)
           if (o.username !== undefined) entry.username = o.username
           if (given('passwordFile') && g.passwordFile) entry.passwordFile = abs(g.passwordFile)
           if (o.passwordEnv !== undefined) entry.passwordEnv = o.passwordEnv
           if (Object.keys(entry).length === 0)
             throw usage(
-              `set-context: give at least one of --url, --sentinel, --master-name, --prefix, --layout, --tls-ca, --username, --password-file, --password-env`,
+              `set-context: give at least one of --url, --sentinel, --master-name, --tls, --sentinel-username, --sentinel-password-file, --prefix, --layout, --tls-ca, --username, --password-file, --password-env`,
             )
           writeConfig({
             currentContext: o.current || !c.currentContext ? name : c.currentContext,

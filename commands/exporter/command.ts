@@ -52,6 +52,8 @@ export function openScraper(o: {
   prefix: string
   layout: Layout
   tlsCa?: string
+  /** redis+sentinel://: the sentinels' own user and password, when they ask for one. */
+  sentinelAuth?: { sentinelUsername?: string; sentinelPassword?: string }
   timeoutMs: number
   maxChats: number
   turnWaitMs: number
@@ -63,6 +65,7 @@ export function openScraper(o: {
     url: o.url,
     layout: o.layout,
     tlsCaFile: o.tlsCa,
+    ...o.sentinelAuth,
     commandTimeoutMs: o.timeoutMs,
     connectionName: 'botmesh-coord-exporter',
   })
@@ -185,7 +188,14 @@ Examples:
         // Like every command: one line and an exit code when Redis is unreachable at the start (the
         // layout is detected here); then the exporter runs on its own reconnecting client.
         const ctx = await openContext(cmd)
-        const base = { io: ctx.io, url: ctx.url, prefix: ctx.keys.prefix, layout: ctx.keys.layout, secrets: ctx.secrets }
+        const base = {
+          io: ctx.io,
+          url: ctx.url,
+          prefix: ctx.keys.prefix,
+          layout: ctx.keys.layout,
+          secrets: ctx.secrets,
+          sentinelAuth: ctx.target.sentinelAuth,
+        }
         await ctx.close()
         const scraper = openScraper({ ...base, tlsCa: g.tlsCa, timeoutMs: flags.scrapeTimeout, maxChats, turnWaitMs: flags.turnWait })
         const server = createServer((req: IncomingMessage, res: ServerResponse) => {

@@ -144,6 +144,16 @@ function classify(err: unknown, where: string): Described {
         code: EXIT.usage,
       }
     }
+    // The sentinels' own password refused (the client names it as its last error with every sentinel).
+    if (
+      e instanceof Error &&
+      /All sentinels are unreachable.*Last error: (WRONGPASS|NOAUTH|.*invalid (username-)?password)/.test(e.message)
+    ) {
+      return {
+        line: `authentication refused by the sentinels${where}: check their own user and password (--sentinel-username, --sentinel-password-file, REDIS_SENTINEL_PASSWORD, the context)`,
+        code: EXIT.auth,
+      }
+    }
     const role = notMaster(e)
     if (role?.role === 'sentinel') {
       return {

@@ -20,6 +20,8 @@ export interface RunDashboardOptions {
   /** y / r / s refused. Default: BOTMESH_READ_ONLY set. */
   readOnly?: boolean
   tlsCa?: string
+  /** redis+sentinel://: the sentinels' own user and password, when they ask for one. */
+  sentinelAuth?: { sentinelUsername?: string; sentinelPassword?: string }
   /** Log file of each replica (the demo's), listed in the help screen. */
   logFiles?: Record<string, string>
   /** Colours; default: on unless NO_COLOR is set. */
@@ -59,6 +61,7 @@ export async function runDashboard(options: RunDashboardOptions): Promise<void> 
         prefix,
         layout: options.layout,
         tlsCa: options.tlsCa,
+        sentinelAuth: options.sentinelAuth,
         timeoutMs: options.timeoutMs,
         record: options.record,
         includeState: options.includeState,

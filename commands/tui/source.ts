@@ -41,6 +41,8 @@ export interface SourceOptions {
   prefix: string
   layout: Layout
   tlsCa?: string
+  /** redis+sentinel://: the sentinels' own user and password, when they ask for one. */
+  sentinelAuth?: { sentinelUsername?: string; sentinelPassword?: string }
   /** How long one refresh may take before it counts as a failure. Default 5 s. */
   timeoutMs?: number
   /** Chats shown at most (readDashboard's topChats). Default 30. */
@@ -60,6 +62,7 @@ export function openSource(o: SourceOptions): DashboardSource {
     url: o.url,
     layout: o.layout,
     tlsCaFile: o.tlsCa,
+    ...o.sentinelAuth,
     commandTimeoutMs: timeoutMs,
     connectionName: 'botmesh-coord-watch',
   })

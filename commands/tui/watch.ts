@@ -126,6 +126,7 @@ Examples:
           prefix: ctx.keys.prefix,
           layout: ctx.keys.layout,
           tlsCa: g.tlsCa,
+          sentinelAuth: ctx.target.sentinelAuth,
           timeoutMs: g.timeout,
           record,
           includeState: flags.includeState === true,

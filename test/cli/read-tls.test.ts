@@ -3,39 +3,15 @@
  * `rediss://` and `--tls-ca`; without the CA the certificate is refused (one line, exit 4).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { execFileSync } from 'node:child_process'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { RedisCoordinator } from '../../src/index.js'
 import { startRedis, uniquePrefix, type RedisProc } from '../helpers/redis.js'
 import { parseJson, runCli } from '../helpers/cli.js'
+import { makeCerts } from '../helpers/tls.js'
 
 type J = Record<string, any> // eslint-disable-line @typescript-eslint/no-explicit-any
-
-function makeCerts(dir: string): void {
-  const ssl = (...args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: 'ignore' })
-  ssl('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '2', '-subj', '/CN=botmesh test CA', '-keyout', 'ca.key', '-out', 'ca.crt')
-  ssl('req', '-newkey', 'rsa:2048', '-nodes', '-subj', '/CN=127.0.0.1', '-keyout', 'server.key', '-out', 'server.csr')
-  writeFileSync(join(dir, 'ext.cnf'), 'subjectAltName=IP:127.0.0.1,DNS:localhost\n')
-  ssl(
-    'x509',
-    '-req',
-    '-in',
-    'server.csr',
-    '-CA',
-    'ca.crt',
-    '-CAkey',
-    'ca.key',
-    '-CAcreateserial',
-    '-days',
-    '2',
-    '-extfile',
-    'ext.cnf',
-    '-out',
-    'server.crt',
-  )
-}
 
 describe('over TLS', () => {
   let dir: string
