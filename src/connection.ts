@@ -139,6 +139,104 @@ export function assertNoKeyPrefix(client: RedisClient): void {
   }
 }
 
+/** The Cluster hash slot of a key: CRC16 (XMODEM) of its hash tag (or of the whole key) mod 16384, as Redis computes it. */
+export function keySlot(key: string | Buffer): number {
+  let bytes = typeof key === 'string' ? Buffer.from(key) : key
+  const open = bytes.indexOf(0x7b) // {
+  if (open >= 0) {
+    const close = bytes.indexOf(0x7d, open + 1) // }
+    if (close > open + 1) bytes = bytes.subarray(open + 1, close)
+  }
+  let crc = 0
+  for (const b of bytes) {
+    crc ^= b << 8
+    for (let i = 0; i < 8; i++) crc = crc & 0x8000 ? ((crc << 1) ^ 0x1021) & 0xffff : (crc << 1) & 0xffff
+  }
+  return crc % 16384
+}
+
+/**
+ * Who serves a Cluster's slots now, with each master's run_id: `host:port=run_id@0-5460,…`, one entry
+ * per master (sorted, `;` between them). The slot map is read at once from a master that answers
+ * (CLUSTER SLOTS; ioredis refreshes its own lazily), and each slot owner must answer INFO as a master
+ * — one that does not answer, or answers as a replica (a stale map), makes the whole check fail,
+ * and a master ioredis has no connection to yet makes it refresh its map and fail this time.
+ */
+export async function clusterIdentity(client: Cluster, timeoutMs: number): Promise<string> {
+  type Slots = Array<[number, number, [string, number, ...unknown[]], ...unknown[]]>
+  let slots: Slots | undefined
+  let lastError: unknown = new CoordinationUnavailableError('unreachable', 'no Cluster master answered CLUSTER SLOTS')
+  for (const node of client.nodes('master')) {
+    try {
+      slots = (await withTimeout(node.call('CLUSTER', 'SLOTS'), timeoutMs, 'CLUSTER SLOTS')) as Slots
+      break
+    } catch (err) {
+      lastError = err
+    }
+  }
+  if (!slots) throw lastError
+  const ranges = new Map<string, string[]>()
+  for (const [start, end, [host, port]] of slots) {
+    const addr = `${host}:${port}`
+    ranges.set(addr, [...(ranges.get(addr) ?? []), start === end ? `${start}` : `${start}-${end}`])
+  }
+  const nodes = new Map(client.nodes('all').map((n) => [`${n.options.host}:${n.options.port}`, n]))
+  const entries = await Promise.all(
+    [...ranges].map(async ([addr, owned]) => {
+      const node = nodes.get(addr)
+      if (!node) {
+        void client.refreshSlotsCache()
+        throw new CoordinationUnavailableError('unreachable', `no connection to the Cluster master ${addr} yet`)
+      }
+      const info = String(await withTimeout(node.call('INFO', 'server', 'replication'), timeoutMs, 'INFO'))
+      if (!/role:master/.test(info)) {
+        void client.refreshSlotsCache()
+        throw new CoordinationUnavailableError('unreachable', `${addr} is no longer a master (the slot map was stale)`)
+      }
+      const run = /run_id:([0-9a-f]+)/.exec(info)?.[1] ?? '?'
+      return `${addr}=${run}@${owned.sort((a, b) => parseInt(a) - parseInt(b)).join(',')}`
+    }),
+  )
+  return entries.sort().join(';')
+}
+
+/**
+ * The entry of a Cluster identity (clusterIdentity) that serves `slot`: `host:port=run_id`, or null
+ * when none does (the identity is not a Cluster's, or the slot had no owner).
+ */
+export function slotOwnerIn(identity: string, slot: number): string | null {
+  for (const entry of identity.split(';')) {
+    const at = entry.indexOf('@')
+    if (at < 0) return null
+    for (const range of entry.slice(at + 1).split(',')) {
+      const [a, b = a] = range.split('-')
+      if (slot >= Number(a) && slot <= Number(b)) return entry.slice(0, at)
+    }
+  }
+  return null
+}
+
+/** maxmemory-policy other than noeviction can silently evict lease keys. Checked on every master. */
+export async function evictionWarnings(client: RedisClient): Promise<Array<{ code: string; message: string }>> {
+  const out: Array<{ code: string; message: string }> = []
+  const nodes: Redis[] = isCluster(client) ? masters(client) : [client as Redis]
+  for (const node of nodes) {
+    try {
+      const r = (await node.config('GET', 'maxmemory-policy')) as string[]
+      const policy = r[1]
+      if (policy && policy !== 'noeviction') {
+        out.push({
+          code: 'eviction-policy',
+          message: `Redis ${node.options.host}:${node.options.port} has maxmemory-policy ${policy}: it may evict lease keys; set it to noeviction`,
+        })
+      }
+    } catch {
+      // CONFIG may be refused to an ACL user: nothing to say then
+    }
+  }
+  return out
+}
+
 /** The master nodes to scan (one for a standalone client). */
 export function masters(client: RedisClient): Redis[] {
   return isCluster(client) ? client.nodes('master') : [client]

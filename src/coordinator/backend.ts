@@ -61,6 +61,12 @@ export interface CoordinationBackend {
    */
   serverIdentity(leaseMs?: number): Promise<string | null>
   /**
+   * A Cluster's identity names each master with the slots it serves: which master (`host:port=run_id`)
+   * serves this lease in `identity`, so that a change reaches only the leases of the masters that
+   * changed. Null (or no such method): one server holds everything, and any change reaches all.
+   */
+  ownerIn?(identity: string, lease: { kind: 'chat' | 'lead'; key: string }): string | null
+  /**
    * Call `onChange` when the server behind the client may have changed: the client reconnected, a
    * Cluster's masters changed. Returns a function that stops watching. (The memory hub: never.)
    */

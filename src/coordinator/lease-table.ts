@@ -41,6 +41,21 @@ interface PendingRelease {
 
 let leaseIds = 0
 
+/**
+ * At most this many releases are kept for a resend after a server change (about 260 bytes each,
+ * so about 5 MB): release rate × leaseMs reaches it at 2,000 releases a second with a 10 s lease. Past it the
+ * oldest go first — a lossy failover loses the last writes, and an older lost release holds its
+ * chat only for what was left of its lease.
+ */
+export const RECENT_RELEASES_CAP = 20_000
+/** Releases re-sent per batch (one write; the next batch when its replies are in). */
+export const RESEND_BATCH = 500
+
+/** Run `f` on every item, RESEND_BATCH at a time (a batch leaves in one write; the next waits for its replies). */
+async function inBatches<T>(items: T[], f: (item: T) => Promise<void>): Promise<void> {
+  for (let i = 0; i < items.length; i += RESEND_BATCH) await Promise.all(items.slice(i, i + RESEND_BATCH).map(f))
+}
+
 function releasedError(lease: HeldLease): LeaseLostError {
   return new LeaseLostError(lease.key, 'stopped', `lease on ${JSON.stringify(lease.key)} was released`)
 }
@@ -48,8 +63,14 @@ function releasedError(lease: HeldLease): LeaseLostError {
 export class LeaseTable {
   private readonly held = new Map<number, HeldLease>()
   private readonly pendingReleases = new Set<PendingRelease>()
-  /** Releases that went through in the last leaseMs: a failover may lose them (see resendRecentReleases). */
-  private recentReleases: Array<{ target: ReleaseTarget; at: number }> = []
+  /**
+   * Releases that went through in the last leaseMs, oldest first from `recentHead` (a failover may
+   * lose them: see resendRecentReleases). A copy of what each names, not the lease itself.
+   */
+  private recentReleases: Array<{ target: ReleaseTarget; at: number } | undefined> = []
+  private recentHead = 0
+  /** Recent releases dropped past RECENT_RELEASES_CAP since the last resend. */
+  private recentOverCap = 0
   /** Per lead: the highest fence this coordinator ever held it with (see leadOnceHeld). */
   private readonly leadFences = new Map<string, number>()
 
@@ -187,32 +208,50 @@ export class LeaseTable {
   /** Keep a release that went through for leaseMs: a lossy failover in that time may undo it. */
   private rememberRelease(target: ReleaseTarget): void {
     const now = monotonicNow()
-    const from = this.recentReleases.findIndex((r) => now - r.at <= this.core.leaseMs)
-    this.recentReleases = from < 0 ? [] : from > 0 ? this.recentReleases.slice(from) : this.recentReleases
-    this.recentReleases.push({ target, at: now })
+    const { kind, key, ticket, fence, requestId } = target
+    const list = this.recentReleases
+    list.push({ target: { kind, key, ticket, fence, requestId }, at: now })
+    while (this.recentHead < list.length && now - list[this.recentHead]!.at > this.core.leaseMs) list[this.recentHead++] = undefined
+    for (; list.length - this.recentHead > RECENT_RELEASES_CAP; this.recentOverCap++) list[this.recentHead++] = undefined
+    // The slots of dropped entries leave the array in one copy once they are half of it (amortised
+    // O(1) per release; what they named is freed at once).
+    if (this.recentHead > 1024 && this.recentHead * 2 > list.length) {
+      this.recentReleases = list.slice(this.recentHead)
+      this.recentHead = 0
+    }
   }
 
   /**
    * The server changed (a failover that may have lost the last writes): send the releases of the last
    * leaseMs again, or the chats and leads given back just before it stay blocked by our own lease
    * until it expires. Each is conditioned on our incarnation and its request or fence, so one that
-   * did survive changes nothing. Returns how many are sent, and when they are done (those that fail
-   * are retried later).
+   * did survive changes nothing. `reached`: only those (on a Cluster, the ones in the slots of the
+   * masters that changed; the others are kept). Sent in batches of RESEND_BATCH, each one write.
+   * Returns how many are sent, how many older ones the cap had dropped, and when they are done
+   * (those that fail are retried later).
    */
-  resendRecentReleases(): { count: number; done: Promise<void> } {
+  resendRecentReleases(reached: (target: ReleaseTarget) => boolean = () => true): { count: number; overCap: number; done: Promise<void> } {
     const now = monotonicNow()
-    const recent = this.recentReleases.filter((r) => now - r.at <= this.core.leaseMs)
-    this.recentReleases = []
-    const done = Promise.all(
-      recent.map(async ({ target }) => {
-        try {
-          await this.releaseInBackend(target)
-        } catch {
-          this.retryLater(target)
-        }
-      }),
-    ).then(() => undefined)
-    return { count: recent.length, done }
+    const recent: ReleaseTarget[] = []
+    const kept: Array<{ target: ReleaseTarget; at: number }> = []
+    for (let i = this.recentHead; i < this.recentReleases.length; i++) {
+      const r = this.recentReleases[i]
+      if (!r || now - r.at > this.core.leaseMs) continue
+      if (reached(r.target)) recent.push(r.target)
+      else kept.push(r)
+    }
+    this.recentReleases = kept
+    this.recentHead = 0
+    const overCap = this.recentOverCap
+    this.recentOverCap = 0
+    const done = inBatches(recent, async (target) => {
+      try {
+        await this.releaseInBackend(target)
+      } catch {
+        this.retryLater(target)
+      }
+    })
+    return { count: recent.length, overCap, done }
   }
 
   /**
@@ -235,22 +274,20 @@ export class LeaseTable {
   async retryReleases(chatKey?: string): Promise<void> {
     const now = monotonicNow()
     const due = [...this.pendingReleases].filter((p) => chatKey === undefined || (p.target.kind === 'chat' && p.target.key === chatKey))
-    // Sent together (one write, one round trip), not one after another: a Redis that does not
-    // answer then costs one commandTimeoutMs, not one per release.
-    await Promise.all(
-      due.map(async (p) => {
-        if (now > p.giveUpAt) {
-          this.pendingReleases.delete(p)
-          return
-        }
-        try {
-          await this.releaseInBackend(p.target)
-          this.pendingReleases.delete(p)
-        } catch {
-          // still unreachable: next cycle
-        }
-      }),
-    )
+    // Sent together (a batch is one write), not one after another: a Redis that does not answer
+    // then costs one commandTimeoutMs per batch, not one per release.
+    await inBatches(due, async (p) => {
+      if (now > p.giveUpAt) {
+        this.pendingReleases.delete(p)
+        return
+      }
+      try {
+        await this.releaseInBackend(p.target)
+        this.pendingReleases.delete(p)
+      } catch {
+        // still unreachable: next cycle
+      }
+    })
   }
 
   /** A checkpoint write with turn `fence` (null: any) on chat `key` was refused: those turns are lost. */

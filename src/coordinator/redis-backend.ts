@@ -3,7 +3,18 @@ import { KeyLayout, SCHEMA_VERSION, type RedisKey } from '../keys.js'
 import { ScriptRunner } from '../scripts/runner.js'
 import { ConfigurationError } from '../errors/configuration-error.js'
 import { errorFromRedis } from '../errors/from-redis.js'
-import { closeClient, isCluster, masters, watchServerChanges, withTimeout, type RedisClient, type ResolvedRedis } from '../connection.js'
+import {
+  closeClient,
+  clusterIdentity,
+  evictionWarnings,
+  isCluster,
+  keySlot,
+  slotOwnerIn,
+  watchServerChanges,
+  withTimeout,
+  type RedisClient,
+  type ResolvedRedis,
+} from '../connection.js'
 import type { CoordinationBackend, WakeHandler, Warning } from './backend.js'
 import type {
   BeatRecord,
@@ -235,20 +246,21 @@ export class RedisBackend implements CoordinationBackend {
     // Asked with the renewals: as patient as they are, or a busy Redis would make renewals untrusted.
     const timeout = leaseMs ? this.leaseCallTimeout(leaseMs) : this.opts.commandTimeoutMs
     try {
-      const cluster = isCluster(this.redis)
-      const ids = await Promise.all(
-        masters(this.redis).map(async (node) => {
-          const info = await withTimeout(node.info('server'), timeout, 'INFO')
-          const run = /run_id:([0-9a-f]+)/.exec(info)?.[1] ?? '?'
-          // Per master on a Cluster (a change then names the master); one run_id otherwise.
-          return cluster ? `${node.options.host}:${node.options.port}=${run}` : run
-        }),
-      )
-      return ids.sort().join(',')
+      // Per master on a Cluster, with the slots each serves (a change then names the master, and
+      // reaches only the leases in its slots); one run_id otherwise.
+      if (isCluster(this.redis)) return await clusterIdentity(this.redis, timeout)
+      const info = await withTimeout((this.redis as Redis).info('server'), timeout, 'INFO')
+      return /run_id:([0-9a-f]+)/.exec(info)?.[1] ?? '?'
     } catch (err) {
       if (/NOPERM/.test(String((err as Error)?.message))) return null
       throw errorFromRedis(err, undefined)
     }
+  }
+
+  /** On a Cluster: the master (`host:port=run_id`) that serves the lease's slot in `identity`. */
+  ownerIn(identity: string, lease: { kind: 'chat' | 'lead'; key: string }): string | null {
+    if (!isCluster(this.redis)) return null
+    return slotOwnerIn(identity, keySlot(this.leaseKey(lease)))
   }
 
   watchServer(onChange: () => void): () => void {
@@ -330,25 +342,4 @@ export function decodeWake(
   }
   if (parsed.kind === 'lead') return { kind: 'lead', key: parsed.id, ticket: null }
   return null
-}
-
-/** maxmemory-policy other than noeviction can silently evict lease keys. Checked on every master. */
-export async function evictionWarnings(client: RedisClient): Promise<Warning[]> {
-  const out: Warning[] = []
-  const nodes: Redis[] = isCluster(client) ? masters(client) : [client as Redis]
-  for (const node of nodes) {
-    try {
-      const r = (await node.config('GET', 'maxmemory-policy')) as string[]
-      const policy = r[1]
-      if (policy && policy !== 'noeviction') {
-        out.push({
-          code: 'eviction-policy',
-          message: `Redis ${node.options.host}:${node.options.port} has maxmemory-policy ${policy}: it may evict lease keys; set it to noeviction`,
-        })
-      }
-    } catch {
-      // CONFIG may be refused to an ACL user: nothing to say then
-    }
-  }
-  return out
 }

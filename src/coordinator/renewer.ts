@@ -7,9 +7,9 @@
  * server does not know is dropped about one round trip after the switch, not at the next renewal.
  */
 import { monotonicNow, sleep } from '../clock.js'
-import type { BeatRecord, BeatReply, RenewReply } from '../wire/types.js'
+import type { BeatRecord, BeatReply, LeaseKind, RenewReply } from '../wire/types.js'
 import { leaseDeadline, type CoordinatorContext } from './context.js'
-import type { HeldLease, LeaseTable } from './lease-table.js'
+import { RECENT_RELEASES_CAP, type HeldLease, type LeaseTable } from './lease-table.js'
 
 export interface RenewerHooks {
   /** The heartbeat record to write now. */
@@ -22,17 +22,26 @@ export interface RenewerHooks {
 export type ServerCheck = 'same' | 'changed' | 'unknown'
 
 /**
- * Which server changed, in words: identities are `host:port=run_id` per master (sorted), or one
- * run_id. "Redis master 127.0.0.1:7002 has a new run_id" / "127.0.0.1:7005 is a new master".
+ * Which server changed, in words: identities are `host:port=run_id@slots` per master (`;` between
+ * them), or one run_id. "master 127.0.0.1:7002 has a new run_id" / "127.0.0.1:7005 is a new master".
  */
 export function describeServerChange(before: string, after: string): string {
-  const parse = (id: string) => new Map(id.split(',').map((p) => (p.includes('=') ? (p.split('=') as [string, string]) : ['', p])))
+  const parse = (id: string) =>
+    new Map(
+      id.split(';').map((p) => {
+        const [node, rest] = p.includes('=') ? (p.split('=') as [string, string]) : ['', p]
+        const [run, slots = ''] = rest.split('@') as [string, string?]
+        return [node, { run, slots }]
+      }),
+    )
   const a = parse(before)
   const b = parse(after)
   const changed: string[] = []
-  for (const [node, run] of b) {
-    if (!a.has(node)) changed.push(node ? `${node} is a new master` : 'a new server answers')
-    else if (a.get(node) !== run) changed.push(node ? `master ${node} has a new run_id` : 'the server has a new run_id')
+  for (const [node, now] of b) {
+    const was = a.get(node)
+    if (!was) changed.push(node ? `${node} is a new master` : 'a new server answers')
+    else if (was.run !== now.run) changed.push(node ? `master ${node} has a new run_id` : 'the server has a new run_id')
+    else if (was.slots !== now.slots) changed.push(`master ${node} serves other slots`)
   }
   for (const node of a.keys()) if (!b.has(node)) changed.push(node ? `${node} is no longer a master` : 'the server changed')
   return `Redis changed (${changed.join(', ') || 'a new run_id'})`
@@ -119,15 +128,24 @@ export class Renewer {
       const before = this.serverId
       this.serverId = id
       this.generation++
+      // On a Cluster, only what the masters that changed serve: a lease whose slot is served by the
+      // same master, with the same run_id, before and after, was on a server that lost nothing.
+      const ownerIn = this.core.backend.ownerIn?.bind(this.core.backend)
+      const reached = (lease: { kind: LeaseKind; key: string }) => {
+        const was = ownerIn?.(before, lease) ?? null
+        return was === null || was !== ownerIn?.(id, lease)
+      }
       const held = this.leases.all()
-      for (const lease of held) this.leases.markLost(lease, 'reset')
+      const dropped = held.filter(reached)
+      for (const lease of dropped) this.leases.markLost(lease, 'reset')
       // Given back now, not at the next cycle: the leases just dropped, and the releases of the last leaseMs.
-      const resend = this.leases.resendRecentReleases()
+      const resend = this.leases.resendRecentReleases(reached)
+      const kept = held.length - dropped.length
       this.core.emit('coordination:warning', {
         code: 'server-changed',
-        message: `${describeServerChange(before, id)}: restarted or failed over, it may have lost the last writes; ${held.length} lease(s) dropped, ${resend.count} recent release(s) sent again`,
+        message: `${describeServerChange(before, id)}: restarted or failed over, it may have lost the last writes; ${dropped.length} lease(s) dropped${kept ? ` (${kept} on masters that did not change kept)` : ''}, ${resend.count} recent release(s) sent again${resend.overCap ? ` (${resend.overCap} older one(s) past the cap of ${RECENT_RELEASES_CAP} not kept)` : ''}`,
       })
-      this.core.logEvent({ type: 'server-changed', leasesDropped: held.length, releasesResent: resend.count })
+      this.core.logEvent({ type: 'server-changed', leasesDropped: dropped.length, leasesKept: kept, releasesResent: resend.count })
       await Promise.all([resend.done, this.leases.retryReleases()])
       return 'changed'
     })()
