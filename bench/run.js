@@ -79,6 +79,7 @@ async function main() {
       chats: o.chats,
       messages: o.messages,
       maxSeconds: o.maxSeconds,
+      repeats: o.repeats,
       work: o.work,
       patterns: o.patterns,
       adapters: o.adapters,
@@ -97,12 +98,16 @@ async function main() {
       renewCycles: o.renewCycles,
     },
     errors: {},
+    sectionSeconds: {},
   }
   const section = async (name, fn) => {
     if (!o.sections.includes(name)) return
     log(`== ${name}`)
+    const t0 = Date.now()
     try {
       await fn()
+      result.sectionSeconds[name] = Math.round((Date.now() - t0) / 1000)
+      log(`== ${name}: ${result.sectionSeconds[name]} s`)
     } catch (e) {
       result.errors[name] = String(e?.stack ?? e)
         .split('\n')
@@ -172,6 +177,7 @@ async function main() {
       if (result[key[s]] === undefined) continue
       saved[key[s]] = result[key[s]]
       if (s === 'scale') saved.memory = result.memory
+      saved.sectionSeconds = { ...(saved.sectionSeconds ?? {}), [s]: result.sectionSeconds[s] }
       saved.merged[s] = { startedAt: result.startedAt, machine: result.machine, sections: o.sections }
     }
     saved.errors = { ...(saved.errors ?? {}), ...result.errors }

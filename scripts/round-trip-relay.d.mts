@@ -7,3 +7,5 @@ export interface RoundTripRelay {
   close(): Promise<void>
 }
 export declare function roundTripRelay(url: string): Promise<RoundTripRelay>
+/** Whether a burst of RESP commands a client sent (latin1 text) holds a command besides connection set-up. */
+export declare function dataBurst(burst: string): boolean

@@ -6,6 +6,12 @@ import { createConnection, createServer } from 'node:net'
 
 const SET_UP = /^(client|hello|info|quit|cluster|readonly|ping|select|auth|command)$/
 
+/** Whether a burst of RESP commands a client sent (latin1 text) holds a command besides connection set-up. */
+export function dataBurst(burst) {
+  const names = [...burst.matchAll(/\*\d+\r\n\$\d+\r\n([A-Za-z]+)/g)].map((m) => m[1].toLowerCase())
+  return names.some((n) => !SET_UP.test(n))
+}
+
 /** Start a relay to `url` (redis://host:port); `url` of the result is the relay's. */
 export async function roundTripRelay(url) {
   const target = new URL(url)
@@ -15,8 +21,7 @@ export async function roundTripRelay(url) {
     let serverSpoke = true
     let burst = ''
     const closeBurst = () => {
-      const names = [...burst.matchAll(/\*\d+\r\n\$\d+\r\n([A-Za-z]+)/g)].map((m) => m[1].toLowerCase())
-      if (names.some((n) => !SET_UP.test(n))) roundTrips++
+      if (dataBurst(burst)) roundTrips++
       burst = ''
     }
     client.on('data', (d) => {

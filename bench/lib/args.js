@@ -11,6 +11,8 @@ export const HELP = `botmesh-coord benchmark: node bench/run.js [flags]
   --chats C               chats of the uniform and 10%/90% traffic (default 1000)
   --messages M            messages per scenario, all replicas together (default 20000)
   --max-seconds S         cap of one scenario's duration (default 8)
+  --repeats N             runs of every turn scenario, adapters interleaved; rows show the median and
+                          the range (default 3; --quick and --smoke: 1)
   --work 0,2              handler work W in ms (default 0,2)
   --patterns p,..         uniform,hot10,hot1 (default all)
   --adapters a,..         botmesh,redlock,semaphore,naive (default all)
@@ -40,6 +42,7 @@ const PRESETS = {
   quick: {
     messages: 4000,
     maxSeconds: 2.5,
+    repeats: 1,
     chats: 500,
     failoverLeaseMs: 1000,
     failoverTrials: 1,
@@ -56,6 +59,7 @@ const PRESETS = {
     chats: 20,
     messages: 60,
     maxSeconds: 1,
+    repeats: 1,
     work: [0],
     patterns: ['uniform', 'hot1'],
     warmup: 4,
@@ -86,6 +90,7 @@ export function parseArgs(argv) {
     chats: 1000,
     messages: 20000,
     maxSeconds: 8,
+    repeats: 3,
     work: [0, 2],
     patterns: ['uniform', 'hot10', 'hot1'],
     adapters: ['botmesh', 'redlock', 'semaphore', 'naive'],
@@ -129,6 +134,7 @@ export function parseArgs(argv) {
     '--chats': ['chats', num],
     '--messages': ['messages', num],
     '--max-seconds': ['maxSeconds', num],
+    '--repeats': ['repeats', num],
     '--work': ['work', (v) => list(v).map(Number)],
     '--patterns': ['patterns', list],
     '--adapters': ['adapters', list],

@@ -92,3 +92,46 @@ export const sharedNow = now
 export const mulberry32 = (seed) => rng(seed).next
 
 export const round = (v, d = 2) => (v === null || v === undefined || Number.isNaN(v) ? null : Math.round(v * 10 ** d) / 10 ** d)
+
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b)
+  const m = s.length >> 1
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2
+}
+
+/** Counts of events that must be zero in every run: summed over the runs, never a median. */
+const SUMMED = new Set(['messages', 'overlaps', 'outOfOrder', 'invertedPairs', 'fenceRegressions', 'errors'])
+/** The figures shown with their range (min–max over the runs) beside the median. */
+export const RANGED = ['msgPerS', 'redisCpuUsPerMsg', 'nodeCpuUsPerMsg', 'roundTripsPerMsg', 'serverCommandsPerMsg', 'holdBoundPct']
+
+/**
+ * One scenario run `runs.length` times → one row: the median of every figure (of each field of the
+ * latency summaries too, except `max`: the largest of the runs), the event counts summed, and for
+ * the RANGED figures their range over the runs. The runs themselves are kept under `runs`.
+ */
+export function aggregateRuns(runs) {
+  if (runs.length === 1) return { ...runs[0], repeats: 1 }
+  const first = runs[0]
+  const out = { repeats: runs.length }
+  for (const [k, v] of Object.entries(first)) {
+    const all = runs.map((r) => r[k])
+    if (SUMMED.has(k)) out[k] = all.reduce((a, b) => a + (b ?? 0), 0)
+    else if (typeof v === 'number') out[k] = round(median(all.filter((x) => typeof x === 'number')), 3)
+    else if (v && typeof v === 'object' && !Array.isArray(v) && Object.values(v).every((x) => x === null || typeof x === 'number')) {
+      const sub = {}
+      for (const f of Object.keys(v)) {
+        const xs = all.map((r) => r?.[f]).filter((x) => typeof x === 'number')
+        sub[f] = xs.length === 0 ? null : f === 'max' ? Math.max(...xs) : round(median(xs), 3)
+      }
+      out[k] = sub
+    } else if (Array.isArray(v)) out[k] = all.flat().slice(0, Math.max(3, v.length))
+    else out[k] = v
+  }
+  out.range = {}
+  for (const k of RANGED) {
+    const xs = runs.map((r) => r[k]).filter((x) => typeof x === 'number')
+    if (xs.length) out.range[k] = [Math.min(...xs), Math.max(...xs)]
+  }
+  out.runs = runs.map((r) => Object.fromEntries(Object.entries(r).filter(([k]) => k !== 'clientCommands' && k !== 'serverCommands')))
+  return out
+}

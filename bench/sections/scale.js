@@ -10,7 +10,6 @@ import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { gunzipSync } from 'node:zlib'
-import { roundTripRelay } from '../../scripts/round-trip-relay.mjs'
 import { fileURLToPath } from 'node:url'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { Redis } from 'ioredis'
@@ -20,6 +19,7 @@ import { parseCommandStats, parseInfo, diffStats, addStats, total, round, shared
 const HOUSEKEEPING = /^(client\||hello|info|quit|cluster|readonly|ping|select|auth|command)/
 
 const BIN = fileURLToPath(new URL('../../bin/botmesh-coord.js', import.meta.url))
+const ROUND_TRIP_HOOK = fileURLToPath(new URL('../lib/round-trip-hook.mjs', import.meta.url))
 
 /** Commands sent to one node, or to each master of a cluster. */
 function nodeClients(urls) {
@@ -37,12 +37,12 @@ async function commandStats(nodes) {
 }
 
 /** Run the CLI once; n/a when the command does not exist (yet): exit 2 = usage error. */
-function runCli(base, args, { timeoutMs = 120_000, onLine } = {}) {
+function runCli(base, args, { timeoutMs = 120_000, onLine, nodeArgs = [], env = {} } = {}) {
   return new Promise((resolve) => {
     const t0 = sharedNow()
-    const p = spawn(process.execPath, [BIN, ...base, ...args], {
+    const p = spawn(process.execPath, [...nodeArgs, BIN, ...base, ...args], {
       stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, NO_COLOR: '1' },
+      env: { ...process.env, NO_COLOR: '1', ...env },
     })
     let stdout = ''
     let stderr = ''
@@ -94,17 +94,20 @@ async function measureCli(nodes, base, args, label) {
   return { command: label, status: 'ok', ms: round(r.ms, 0), redisCommands: total(cmds), dataCommands, byCommand: cmds, items }
 }
 
-/** Round trips of one CLI run against a standalone Redis (after connection set-up), counted by a relay. */
-async function countRoundTrips(url, base, args) {
-  const relay = await roundTripRelay(url)
+/**
+ * Round trips of one CLI run after connection set-up, on any layout: counted inside the process by
+ * bench/lib/round-trip-hook.mjs. `sequential`: a round trip starts only once a server answered since
+ * the last one began (requests to two masters at once count once); `perConnection`: summed per
+ * connection, as the relay of scripts/round-trip-relay.mjs counts on one server.
+ */
+async function countRoundTrips(base, args) {
+  const dir = mkdtempSync(join(tmpdir(), 'botmesh-bench-rt-'))
+  const file = join(dir, 'round-trips.json')
   try {
-    const r = await runCli(
-      base.map((a) => (a === url ? relay.url : a)),
-      args,
-    )
-    return r.code === 0 ? relay.roundTrips() : null
+    const r = await runCli(base, args, { nodeArgs: ['--import', ROUND_TRIP_HOOK], env: { BOTMESH_ROUND_TRIPS_FILE: file } })
+    return r.code === 0 ? JSON.parse(readFileSync(file, 'utf8')) : null
   } finally {
-    await relay.close()
+    rmSync(dir, { recursive: true, force: true })
   }
 }
 
@@ -201,7 +204,7 @@ async function batched(n, size, fn) {
  * Write the state directly. Held chats [from, to) with a live lease by one of `holders`; `ticketsPer`
  * queued tickets on chats [from, from + ticketChats); a checkpoint per chat.
  */
-async function buildState(client, keys, holders, from, to, ticketChats, ticketsPer, leaseLeftMs) {
+export async function buildState(client, keys, holders, from, to, ticketChats, ticketsPer, leaseLeftMs) {
   const now = Number((await client.time())[0]) * 1000
   await batched(to - from, 2000, async (k) => {
     const i = from + k
@@ -417,7 +420,11 @@ export async function runScale(o, log) {
       ['chat inspect chat:7 --json', ['chat', 'inspect', 'chat:7']],
     ]) {
       const r = await measureCli(nodes, base, args, label)
-      if (o.layout === 'standalone' && args[1] === 'inspect' && r.status === 'ok') r.roundTrips = await countRoundTrips(o.url, base, args)
+      if (args[1] === 'inspect' && r.status === 'ok') {
+        const rt = await countRoundTrips(base, args)
+        r.roundTrips = rt?.sequential ?? null
+        r.roundTripsPerConnection = rt?.perConnection ?? null
+      }
       out.cli.push(r)
       log(
         `  ${o.layout}: ${label}: ${r.status === 'ok' ? `${r.ms} ms, ${r.redisCommands} Redis commands${r.items !== null ? `, ${r.items} items` : ''}` : `${r.status} (${r.note})`}`,

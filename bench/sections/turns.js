@@ -3,7 +3,7 @@ import { fork } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { Redis } from 'ioredis'
 import { ADAPTERS } from '../workers/adapters.js'
-import { parseCommandStats, parseInfo, diffStats, total, summarize, inversions, round } from '../lib/stats.js'
+import { parseCommandStats, parseInfo, diffStats, total, summarize, inversions, round, aggregateRuns } from '../lib/stats.js'
 
 const redisCpuUs = (text) => {
   const i = parseInfo(text)
@@ -162,39 +162,61 @@ async function runScenario(url, admin, cfg, log) {
   }
 }
 
-/** o: { url, replicas, inflight, chats, messages, maxSeconds, works, patterns, adapters, leaseMs, peerTtlMs, retryMs, warmup } */
+/**
+ * o: { url, replicas, inflight, chats, messages, maxSeconds, works, patterns, adapters, leaseMs, peerTtlMs, retryMs, warmup, repeats }
+ *
+ * Every scenario runs `repeats` times. The repeats are the outer loop and the adapters' order turns
+ * by one place per repeat (botmesh-coord first, then last, …), so that a change of load on the
+ * machine falls on every adapter alike; each row is the median of its runs (stats.aggregateRuns).
+ */
 export async function runTurns(o, log) {
   const admin = new Redis(o.url)
   admin.on('error', () => {})
-  const scenarios = []
+  const repeats = Math.max(1, Math.floor(o.repeats ?? 1))
+  const adapters = o.adapters.filter((a) => ADAPTERS.includes(a))
+  const runs = new Map() // pattern|work|adapter -> [run]
   try {
-    for (const pattern of o.patterns) {
-      for (const workMs of o.works) {
-        for (const adapter of o.adapters.filter((a) => ADAPTERS.includes(a))) {
-          const cfg = {
-            adapter,
-            pattern,
-            workMs,
-            replicas: o.replicas,
-            inflight: o.inflight,
-            chats: pattern === 'hot1' ? 1 : o.chats,
-            messages: o.messages,
-            maxSeconds: o.maxSeconds,
-            prefix: `bt-${adapter}-${pattern}-w${workMs}`,
-            leaseMs: o.leaseMs,
-            peerTtlMs: o.peerTtlMs,
-            retryMs: o.retryMs,
-            waitMs: 120_000,
-            warmup: o.warmup,
-            seed: 12345,
+    for (let rep = 0; rep < repeats; rep++) {
+      const order = adapters.map((_, i) => adapters[(i + rep) % adapters.length])
+      if (repeats > 1) log(`  repeat ${rep + 1}/${repeats}: ${order.join(', ')}`)
+      for (const pattern of o.patterns) {
+        for (const workMs of o.works) {
+          for (const adapter of order) {
+            const cfg = {
+              adapter,
+              pattern,
+              workMs,
+              replicas: o.replicas,
+              inflight: o.inflight,
+              chats: pattern === 'hot1' ? 1 : o.chats,
+              messages: o.messages,
+              maxSeconds: o.maxSeconds,
+              prefix: `bt-${adapter}-${pattern}-w${workMs}-r${rep}`,
+              leaseMs: o.leaseMs,
+              peerTtlMs: o.peerTtlMs,
+              retryMs: o.retryMs,
+              waitMs: 120_000,
+              warmup: o.warmup,
+              seed: 12345 + rep,
+            }
+            const key = `${pattern}|${workMs}|${adapter}`
+            if (!runs.has(key)) runs.set(key, [])
+            runs.get(key).push(await runScenario(o.url, admin, cfg, log))
+            await admin.flushall()
           }
-          scenarios.push(await runScenario(o.url, admin, cfg, log))
-          await admin.flushall()
         }
       }
     }
   } finally {
     admin.disconnect()
   }
+  // Rows in the report's order: traffic, work, adapter.
+  const scenarios = []
+  for (const pattern of o.patterns)
+    for (const workMs of o.works)
+      for (const adapter of adapters) {
+        const r = runs.get(`${pattern}|${workMs}|${adapter}`)
+        if (r?.length) scenarios.push(aggregateRuns(r))
+      }
   return scenarios
 }
