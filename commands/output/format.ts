@@ -60,6 +60,41 @@ export function jsonOut(kind: string, body: Record<string, unknown>): string {
   return JSON.stringify({ schemaVersion: SCHEMA_VERSION, kind, ...body }, null, 2)
 }
 
+/** Rows per piece of a listing's JSON document written at a time (a few hundred kilobytes of text). */
+const ROWS_PER_PIECE = 500
+
+/**
+ * `jsonOut(kind, body)` in pieces, byte for byte: an array longer than ROWS_PER_PIECE goes out a few
+ * hundred elements at a time (each slice stringified by JSON.stringify itself, at the depth it has
+ * in the document), so that a listing of 100,000 rows is never one 50 MB string. Every piece but the
+ * last ends with a newline.
+ */
+export function* jsonPieces(kind: string, body: Record<string, unknown>): Generator<string> {
+  let text = '{'
+  let first = true
+  for (const [k, v] of Object.entries({ schemaVersion: SCHEMA_VERSION, kind, ...body })) {
+    const name = JSON.stringify(k)
+    if (Array.isArray(v) && v.length > ROWS_PER_PIECE) {
+      // JSON.stringify({ [k]: slice }, null, 2) is `{\n  "k": [\n` + the elements at this depth + `\n  ]\n}`.
+      const open = `{\n  ${name}: [\n`
+      const close = '\n  ]\n}'
+      text += `${first ? '' : ','}\n  ${name}: [\n`
+      for (let i = 0; i < v.length; i += ROWS_PER_PIECE) {
+        const slice = JSON.stringify({ [k]: v.slice(i, i + ROWS_PER_PIECE) }, null, 2)
+        yield `${text}${slice.slice(open.length, slice.length - close.length)}${i + ROWS_PER_PIECE < v.length ? ',' : ''}\n`
+        text = ''
+      }
+      text += '  ]'
+    } else {
+      const value = JSON.stringify(v, null, 2) as string | undefined
+      if (value === undefined) continue
+      text += `${first ? '' : ','}\n  ${name}: ${value.replace(/\n/g, '\n  ')}`
+    }
+    first = false
+  }
+  yield `${text}${first ? '' : '\n'}}`
+}
+
 /** A value of safe data (a row or body as printList/printOne hand it over) as a cell: '-' for none. */
 export function cell(v: string | number | null | undefined): string {
   if (v === null || v === undefined) return '-'
@@ -114,7 +149,8 @@ export function renderTable<R>(p: Printer, view: KindView<R>, rows: R[]): string
 export function printList<R>(p: Printer, view: KindView<R>, rows: R[], envelope: Record<string, unknown> = {}): void {
   switch (p.format) {
     case 'json':
-      p.out(jsonOut(view.list, { ...envelope, ...(view.document ? view.document(rows) : { [view.list]: rows }) }))
+      for (const piece of jsonPieces(view.list, { ...envelope, ...(view.document ? view.document(rows) : { [view.list]: rows }) }))
+        p.out(piece)
       return
     case 'jsonl':
       for (const r of rows) p.out(JSON.stringify(r))

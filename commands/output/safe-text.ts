@@ -181,6 +181,7 @@ const UNSAFE =
 /** With colours: an ESC that does not start an SGR sequence (SGR sequences are not even matched). */
 const GUARD_COLOURS = new RegExp(`${UNSAFE}|\\u001b(?!\\[[0-9;]*m)`, 'gu')
 const GUARD_PLAIN = new RegExp(`${UNSAFE}|\\u001b`, 'gu')
+const PRINTABLE = /^[\n\t\u0020-\u007e]*$/
 
 /**
  * The last guard before a terminal: newlines, tabs and (with `colours`) SGR colours pass; any other
@@ -188,6 +189,8 @@ const GUARD_PLAIN = new RegExp(`${UNSAFE}|\\u001b`, 'gu')
  * a `\uXXXX` escape. One pass over the text.
  */
 export function terminalSafe(text: string, colours = true): string {
+  // Printable ASCII, newlines and tabs: nothing to escape (the usual case, and a much cheaper pass).
+  if (PRINTABLE.test(text)) return text
   return text.replace(colours ? GUARD_COLOURS : GUARD_PLAIN, jsonEscape)
 }
 

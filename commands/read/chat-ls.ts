@@ -1,6 +1,6 @@
 import type { Command } from 'commander'
 import type { Context } from '../context.js'
-import { chatRows, type ChatRow } from '../lib.js'
+import { CHAT_ORDER, chatRowMaker, type ChatRow } from '../lib.js'
 import { cell, type KindView } from '../output/format.js'
 import { dur, leftMs, renewedText } from '../output/time.js'
 import { progress } from '../output/progress.js'
@@ -11,14 +11,21 @@ interface ChatLsOptions {
   all?: boolean
 }
 
-/** Collect: chats with a holder or a queue (with --all, idle chats too: they only remember their last holder and fence). */
+/**
+ * Collect: chats with a holder or a queue (with --all, idle chats too: they only remember their last
+ * holder and fence). The live replicas and the clock are read first, so that each batch of the scan
+ * becomes rows as it arrives (while Redis reads the next ones).
+ */
 export async function collectChats(ctx: Context, o: ChatLsOptions & Partial<ListingFlags>) {
-  const [{ nowMs, replicas }, chats] = await Promise.all([
-    nowAndReplicas(ctx),
-    ctx.reader.chats({ limit: o.limit, onProgress: progress(ctx, 'chats') }),
-  ])
-  const rows = chatRows(chats.items, replicas.items, nowMs, { all: o.all }).filter((r) => !o.waiting || r.queueLength > 0)
-  return { nowMs, chats: rows, ...scanInfo(replicas, chats) }
+  const { nowMs, replicas } = await nowAndReplicas(ctx)
+  const row = chatRowMaker(replicas.items, nowMs, { all: o.all })
+  const d = ctx.io.LISTING_DECODERS
+  const chats = await ctx.reader.listMany(
+    { chat: (...a: Parameters<typeof d.chat>) => row(d.chat(...a)) },
+    { limit: o.limit, onProgress: progress(ctx, 'chats') },
+  )
+  const rows = chats.chat.items.filter((r) => !o.waiting || r.queueLength > 0).sort(CHAT_ORDER)
+  return { nowMs, chats: rows, ...scanInfo(replicas, chats.chat) }
 }
 
 function chatsView(ctx: Context): KindView<ChatRow> {

@@ -1,6 +1,15 @@
 import { InvalidArgumentError, Option, type Command } from 'commander'
 import type { Context } from '../context.js'
-import { LEASE_KINDS, LEASE_ORDER, filterLeases, leaseRows, type LeaseFilter, type LeaseKindLabel, type LeaseRow } from '../lib.js'
+import {
+  LEASE_KINDS,
+  LEASE_ORDER,
+  filterLeases,
+  leaseRowMaker,
+  sortLeases,
+  type LeaseFilter,
+  type LeaseKindLabel,
+  type LeaseRow,
+} from '../lib.js'
 import { durationOption } from '../duration.js'
 import { cell, type KindView } from '../output/format.js'
 import { dur, leftMs, renewedText } from '../output/time.js'
@@ -14,26 +23,29 @@ interface LeasesOptions {
   stale?: boolean
 }
 
-/** Collect: every lease of every kind asked for (chat turns, leads, locks) in one pass, holders' liveness, Redis's clock. */
+/**
+ * Collect: every lease of every kind asked for (chat turns, leads, locks) in one pass, holders'
+ * liveness, Redis's clock. The live replicas and the clock are read first, so that each batch of
+ * the scan becomes rows as it arrives (while Redis reads the next ones), not 100,000 records first.
+ */
 export async function collectLeases(ctx: Context, o: LeasesOptions & Partial<ListingFlags>) {
   const filter: LeaseFilter = { kinds: o.kind, expiringWithinMs: o.expiring, stale: o.stale }
   const want = (k: LeaseKindLabel[]) => !filter.kinds?.length || k.some((x) => filter.kinds!.includes(x))
   const empty = { items: [], corrupt: [], scanned: 0, truncated: false }
   const d = ctx.io.LISTING_DECODERS
+  const { nowMs, replicas } = await nowAndReplicas(ctx)
+  const row = leaseRowMaker(replicas.items, nowMs)
   const decoders = {
-    ...(want(['chat']) ? { chat: d.chat } : {}),
-    ...(want(['provider', 'scheduler', 'lead']) ? { lead: d.lead } : {}),
-    ...(want(['lock']) ? { lock: d.lock } : {}),
-  }
-  const [{ nowMs, replicas }, found] = await Promise.all([
-    nowAndReplicas(ctx),
     // Whole hashes: a chat whose ticket fields are malformed is reported as corrupt here too, as in chat ls.
-    ctx.reader.listMany(decoders, { limit: o.limit, onProgress: progress(ctx, 'leases') }),
-  ])
+    ...(want(['chat']) ? { chat: (...a: Parameters<typeof d.chat>) => row.chat(d.chat(...a)) } : {}),
+    ...(want(['provider', 'scheduler', 'lead']) ? { lead: (...a: Parameters<typeof d.lead>) => row.lead(d.lead(...a)) } : {}),
+    ...(want(['lock']) ? { lock: (...a: Parameters<typeof d.lock>) => row.lock(d.lock(...a)) } : {}),
+  }
+  const found = await ctx.reader.listMany(decoders, { limit: o.limit, onProgress: progress(ctx, 'leases') })
   const chats = found.chat ?? empty
   const leads = found.lead ?? empty
   const locks = found.lock ?? empty
-  const all = leaseRows({ chats: chats.items, leads: leads.items, locks: locks.items, replicas: replicas.items }, nowMs)
+  const all = sortLeases([...chats.items, ...leads.items, ...locks.items], 'kind')
   return { nowMs, leases: filterLeases(all, filter), ...scanInfo(replicas, chats, leads, locks) }
 }
 

@@ -61,6 +61,33 @@ export interface SchemaInfo {
 }
 
 type Hash = Record<string, string>
+/** A key of a SCAN batch that is one of ours, of a kind asked for. */
+type ScannedKey = { rawKey: RedisKey; id: string; kind: KeyKind }
+
+/** Batches of one master asked for ahead of the one being decoded (a walk without a limit). */
+const SCAN_AHEAD = 3
+
+/** Several walks at once: each step as soon as its walk has it. The first error ends them all. */
+async function* mergeWalks<T>(walks: Array<AsyncGenerator<T>>): AsyncGenerator<T> {
+  if (walks.length === 1) return yield* walks[0]!
+  const next = (i: number) => walks[i]!.next().then((r) => ({ i, r }))
+  const pending = new Map(walks.map((_, i) => [i, next(i)]))
+  try {
+    while (pending.size) {
+      const { i, r } = await Promise.race(pending.values())
+      if (r.done) {
+        pending.delete(i)
+        continue
+      }
+      pending.set(i, next(i))
+      yield r.value
+    }
+  } finally {
+    // An error (or a consumer that stopped) ends the other walks; their reads in flight are dropped.
+    for (const p of pending.values()) p.catch(() => {})
+    for (const w of walks) w.return(undefined).catch(() => {})
+  }
+}
 type Decoders = Partial<Record<KeyKind, (id: string, rawKey: RedisKey, h: Hash) => unknown>>
 type DecodedBy<F> = F extends (...a: never[]) => infer R ? Exclude<R, null> : never
 
@@ -215,6 +242,11 @@ export class StateReader {
    * Every key of the given kinds under the prefix, in one pass over the keyspace (a listing of chats,
    * leads and locks does not walk it three times): SCAN MATCH `<prefix>:*` (or the one kind's pattern)
    * in batches of `count` on every master, each batch fetched with one pipeline on the node that owns it.
+   *
+   * Without a `limit`, a master is asked for its next batches while one is decoded (SCAN_AHEAD of them
+   * in flight), and the masters of a Cluster are walked at once: batches come as they are read, in no
+   * particular order. With a `limit` (a bounded look, the dashboard's refresh), one batch at a time,
+   * master after master, so that nothing past the limit is read.
    */
   async *scanKinds(
     kinds: KeyKind[],
@@ -222,6 +254,15 @@ export class StateReader {
   ): AsyncGenerator<Array<{ rawKey: RedisKey; id: string; kind: KeyKind; hash: Hash }>> {
     let seen = 0
     const nodes = await this.masterCount()
+    if (options.limit === undefined) {
+      for await (const step of mergeWalks(Array.from({ length: nodes }, (_, node) => this.walkAhead(node, kinds, options)))) {
+        seen += step.scanned
+        options.onProgress?.(seen)
+        if (step.items.length) yield step.items
+      }
+      this.walkedAll = true
+      return
+    }
     for (let node = 0; node < nodes; node++) {
       let cursor = '0'
       do {
@@ -229,21 +270,58 @@ export class StateReader {
         try {
           step = await this.scanBatch(node, cursor, kinds, options)
         } catch (err) {
-          // A Cluster master that does not answer (down, failing over): the others are still read,
-          // and unreachable() names it — the listing is partial, not silently short.
-          if (!this.source.slotOwners || !this.unreachableError(err)) throw err
-          this.failed.set(this.source.nodeName(node), errorText(err))
+          if (!this.nodeFailed(node, err)) throw err
           break
         }
         cursor = step.cursor
         seen += step.scanned
         options.onProgress?.(seen)
         if (step.items.length) yield step.items
-        if (options.limit !== undefined && seen >= options.limit) return
+        if (seen >= options.limit) return
       } while (cursor !== '0')
       if (!this.failed.has(this.source.nodeName(node))) this.answered.add(this.source.nodeName(node))
     }
     this.walkedAll = true
+  }
+
+  /**
+   * A Cluster master that does not answer (down, failing over): noted, and the others are still read
+   * — unreachable() names it, so the listing is partial, not silently short. False: the error is the read's.
+   */
+  private nodeFailed(node: number, err: unknown): boolean {
+    if (!this.source.slotOwners || !this.unreachableError(err)) return false
+    this.failed.set(this.source.nodeName(node), errorText(err))
+    return true
+  }
+
+  /** One master walked whole, its next SCAN and reads asked for while a batch is decoded. */
+  private async *walkAhead(
+    node: number,
+    kinds: KeyKind[],
+    options: ScanOptions,
+  ): AsyncGenerator<{ scanned: number; items: Array<{ rawKey: RedisKey; id: string; kind: KeyKind; hash: Hash }> }> {
+    const quiet = <T>(p: Promise<T>): Promise<T> => (p.catch(() => {}), p)
+    const scan = (cursor: string): Promise<{ cursor: string; scanned: number; ours: ScannedKey[] }> =>
+      quiet(this.scanKeys(node, cursor, kinds, options))
+    let next: Promise<{ cursor: string; scanned: number; ours: ScannedKey[] }> | null = scan('0')
+    const pending: Array<{ scanned: number; items: Promise<Array<{ rawKey: RedisKey; id: string; kind: KeyKind; hash: Hash }>> }> = []
+    try {
+      while (next || pending.length) {
+        while (next && pending.length < SCAN_AHEAD) {
+          const step: { cursor: string; scanned: number; ours: ScannedKey[] } = await next
+          const { cursor, scanned, ours } = step
+          // The next SCAN and this batch's read leave together, so Redis has the next batch to work on.
+          next = cursor !== '0' ? scan(cursor) : null
+          pending.push({ scanned, items: quiet(this.readKeys(node, ours, options)) })
+        }
+        const b = pending.shift()!
+        yield { scanned: b.scanned, items: await b.items }
+      }
+    } catch (err) {
+      if (!this.nodeFailed(node, err)) throw err
+      return
+    }
+    this.answered.add(this.source.nodeName(node))
   }
 
   /**
@@ -275,32 +353,54 @@ export class StateReader {
     kinds: KeyKind[],
     options: Pick<ScanOptions, 'count' | 'fields'> & { keysOnly?: boolean },
   ): Promise<{ cursor: string; scanned: number; items: Array<{ rawKey: RedisKey; id: string; kind: KeyKind; hash: Hash }> }> {
+    const { cursor: next, scanned, ours } = await this.scanKeys(node, cursor, kinds, options)
+    return { cursor: next, scanned, items: await this.readKeys(node, ours, options) }
+  }
+
+  /** One SCAN batch on one node: its keys of `kinds`, parsed. */
+  private async scanKeys(
+    node: number,
+    cursor: string,
+    kinds: KeyKind[],
+    options: Pick<ScanOptions, 'count'>,
+  ): Promise<{ cursor: string; scanned: number; ours: ScannedKey[] }> {
     const count = options.count ?? DEFAULTS.scanCount
     const wanted = new Set(kinds)
     const pattern = kinds.length === 1 ? this.keys.scanPattern(kinds[0]!) : `${this.keys.prefix}:*`
     this.commands++
     // Keys as bytes: a key that is not UTF-8 is read back exactly (an id with lone surrogates, ../bytes.ts).
     const { cursor: next, keys: batch } = await this.call('SCAN', () => this.source.scan(node, cursor, pattern, count))
-    const ours = batch
-      .map((bytes) => ({ rawKey: redisKey(idFromBytes(bytes)), parsed: this.keys.parse(bytes) }))
-      .filter((x) => x.parsed !== null && wanted.has(x.parsed.kind))
+    const ours: ScannedKey[] = []
+    for (const bytes of batch) {
+      const parsed = this.keys.parse(bytes)
+      if (parsed !== null && wanted.has(parsed.kind)) ours.push({ rawKey: redisKey(idFromBytes(bytes)), id: parsed.id, kind: parsed.kind })
+    }
+    return { cursor: next, scanned: batch.length, ours }
+  }
+
+  /** The hashes (or `fields`; with `keysOnly` nothing) of a SCAN batch's keys, read with one pipeline (or one script call) on its node. */
+  private async readKeys(
+    node: number,
+    ours: ScannedKey[],
+    options: Pick<ScanOptions, 'fields'> & { keysOnly?: boolean },
+  ): Promise<Array<{ rawKey: RedisKey; id: string; kind: KeyKind; hash: Hash }>> {
     const out: Array<{ rawKey: RedisKey; id: string; kind: KeyKind; hash: Hash }> = []
     if (options.keysOnly) {
-      for (const k of ours) out.push({ rawKey: k.rawKey, id: k.parsed!.id, kind: k.parsed!.kind, hash: {} })
+      for (const k of ours) out.push({ rawKey: k.rawKey, id: k.id, kind: k.kind, hash: {} })
     } else if (ours.length) {
       const sentBefore = this.source.hashCommands
       const replies = await this.call('HGETALL', () =>
         this.source.hashes(
           node,
           ours.map((k) => k.rawKey),
-          ours.map((k) => options.fields?.[k.parsed!.kind]),
+          ours.map((k) => options.fields?.[k.kind]),
         ),
       )
       // One per key with HGETALLs; one per batch when the source read it with a script.
       this.commands += sentBefore === undefined ? ours.length : this.source.hashCommands! - sentBefore
       ours.forEach((k, i) => {
         const reply = replies[i] ?? {}
-        const { id, kind } = k.parsed!
+        const { id, kind } = k
         // A node that cannot serve the key now (CLUSTERDOWN, MOVED during a failover, LOADING) is not
         // a corrupt value: the batch fails, and a Cluster listing names the master as unreachable.
         if (reply instanceof Error && isConnectionError(reply)) throw errorFromRedis(reply, k.rawKey)
@@ -308,7 +408,7 @@ export class StateReader {
         if (Object.keys(reply).length) out.push({ rawKey: k.rawKey, id, kind, hash: reply })
       })
     }
-    return { cursor: next, scanned: batch.length, items: out }
+    return out
   }
 
   private async list<T>(

@@ -228,9 +228,12 @@ export interface LeaseSources {
   replicas: ReplicaSnapshot[]
 }
 
-export function leaseRows(src: LeaseSources, nowMs: number): LeaseRow[] {
-  const live = liveness(src.replicas, nowMs)
-  const rows: LeaseRow[] = []
+/**
+ * The lease row of one record at a time (null: nothing held), against one reading of the live
+ * replicas and Redis's now: what leaseRows builds, and what a listing builds as its scan goes.
+ */
+export function leaseRowMaker(replicas: ReplicaSnapshot[], nowMs: number) {
+  const live = liveness(replicas, nowMs)
   // A chat turn or a lead: held by a replica, renewed by it.
   const replicaLease = (
     kind: LeaseKindLabel,
@@ -257,29 +260,43 @@ export function leaseRows(src: LeaseSources, nowMs: number): LeaseRow[] {
       holderAlive: health.holderAlive,
     }
   }
-  for (const c of src.chats) if (c.holder) rows.push(replicaLease('chat', c.key, c.fence, c.holder, c.holder.grantedAtMs))
-  for (const l of src.leads) if (l.holder) rows.push(replicaLease(leadKind(l.key), l.key, l.fence, l.holder, l.holder.sinceMs))
-  for (const k of src.locks) {
-    if (!k.holder) continue
-    const r = live.byOwner(k.holder.owner)
-    const health = lockHealth(k.holder, live, nowMs)
-    rows.push({
-      kind: 'lock',
-      key: k.key,
-      replicaId: r?.replicaId ?? null,
-      incarnation: r?.incarnation ?? null,
-      owner: k.holder.owner,
-      fence: k.fence,
-      expiresInMs: health.expiresInMs,
-      state: health.state,
-      reason: health.reason,
-      lastRenewalAgoMs: null,
-      renewMs: null,
-      renewalOverdueMs: null,
-      heldForMs: k.holder.acquiredAtMs ? agoMs(nowMs, k.holder.acquiredAtMs) : null,
-      holderAlive: health.holderAlive,
-    })
+  return {
+    chat: (c: ChatSnapshot): LeaseRow | null => (c.holder ? replicaLease('chat', c.key, c.fence, c.holder, c.holder.grantedAtMs) : null),
+    lead: (l: LeadSnapshot): LeaseRow | null =>
+      l.holder ? replicaLease(leadKind(l.key), l.key, l.fence, l.holder, l.holder.sinceMs) : null,
+    lock: (k: LockSnapshot): LeaseRow | null => {
+      if (!k.holder) return null
+      const r = live.byOwner(k.holder.owner)
+      const health = lockHealth(k.holder, live, nowMs)
+      return {
+        kind: 'lock',
+        key: k.key,
+        replicaId: r?.replicaId ?? null,
+        incarnation: r?.incarnation ?? null,
+        owner: k.holder.owner,
+        fence: k.fence,
+        expiresInMs: health.expiresInMs,
+        state: health.state,
+        reason: health.reason,
+        lastRenewalAgoMs: null,
+        renewMs: null,
+        renewalOverdueMs: null,
+        heldForMs: k.holder.acquiredAtMs ? agoMs(nowMs, k.holder.acquiredAtMs) : null,
+        holderAlive: health.holderAlive,
+      }
+    },
   }
+}
+
+export function leaseRows(src: LeaseSources, nowMs: number): LeaseRow[] {
+  const make = leaseRowMaker(src.replicas, nowMs)
+  const rows: LeaseRow[] = []
+  const add = (r: LeaseRow | null) => {
+    if (r) rows.push(r)
+  }
+  for (const c of src.chats) add(make.chat(c))
+  for (const l of src.leads) add(make.lead(l))
+  for (const k of src.locks) add(make.lock(k))
   return sortLeases(rows, 'kind')
 }
 
@@ -376,13 +393,27 @@ export function chatRow(c: ChatSnapshot, live: Liveness, nowMs: number, health: 
   }
 }
 
+/** The order of `chat ls`: the longest wait first, then by key. */
+export const CHAT_ORDER = (a: ChatRow, b: ChatRow): number => byNum(b.oldestWaitMs, a.oldestWaitMs) || byText(a.key, b.key)
+
+/**
+ * The chat row of one chat at a time (null: an idle chat, unless `all`), against one reading of the
+ * live replicas and Redis's now: what chatRows builds, and what a listing builds as its scan goes.
+ */
+export function chatRowMaker(replicas: ReplicaSnapshot[], nowMs: number, options: { all?: boolean } = {}) {
+  const live = liveness(replicas, nowMs)
+  return (c: ChatSnapshot): ChatRow | null => (options.all || c.holder || c.tickets.length > 0 ? chatRow(c, live, nowMs) : null)
+}
+
 /** Chats with a holder or a queue (with `all`, idle ones too: they only remember their last holder and fence). */
 export function chatRows(chats: ChatSnapshot[], replicas: ReplicaSnapshot[], nowMs: number, options: { all?: boolean } = {}): ChatRow[] {
-  const live = liveness(replicas, nowMs)
-  return chats
-    .filter((c) => options.all || c.holder || c.tickets.length > 0)
-    .map((c) => chatRow(c, live, nowMs))
-    .sort((a, b) => byNum(b.oldestWaitMs, a.oldestWaitMs) || byText(a.key, b.key))
+  const make = chatRowMaker(replicas, nowMs, options)
+  const rows: ChatRow[] = []
+  for (const c of chats) {
+    const r = make(c)
+    if (r) rows.push(r)
+  }
+  return rows.sort(CHAT_ORDER)
 }
 
 export interface TicketRow {
