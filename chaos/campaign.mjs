@@ -903,6 +903,11 @@ export async function runOne(seed, opts = {}) {
       events.filter((e) => e.type === 'lost'),
       (e) => e.reason,
     )
+    // How many recent releases each server change sent again (the server-changed warning says it).
+    result.resends = events
+      .filter((e) => e.type === 'warning' && e.code === 'server-changed')
+      .map((e) => Number(/(\d+) recent release\(s\) sent again/.exec(e.message ?? '')?.[1] ?? NaN))
+      .filter((n) => Number.isFinite(n))
   } catch (e) {
     result.error = String(e?.stack ?? e)
   } finally {
@@ -923,7 +928,7 @@ function countBy(list, f) {
   return out
 }
 
-const pct = (xs, p) => {
+export const pct = (xs, p) => {
   if (!xs.length) return null
   const s = [...xs].sort((a, b) => a - b)
   return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)]
@@ -966,6 +971,8 @@ export async function runCampaign({
     leaderFailovers: [],
     withdrawRepairs: [],
     failoverMoveOns: [],
+    overlapWindows: [],
+    resends: [],
     failing: [],
     warnings: {},
     losses: {},
@@ -999,6 +1006,8 @@ export async function runCampaign({
     summary.handoffs.push(...(st.handoffs ?? []))
     summary.withdrawRepairs.push(...(st.withdrawRepairMs ?? []))
     summary.failoverMoveOns.push(...(st.failoverMoveOns ?? []))
+    summary.overlapWindows.push(...(st.overlapWindows ?? []))
+    summary.resends.push(...(res.resends ?? []))
     summary.leaderFailovers.push(...(st.leaderFailovers ?? []))
     for (const [k, v] of Object.entries(st.pauseLosses ?? {})) {
       const t = (summary.pauseLosses[k] ??= { faults: 0, margin: 0, expired: 0, kept: 0 })

@@ -56,6 +56,12 @@ export function checkRun({ events, sink, faults, cfg, keysLeft, t0 }) {
     fifoExcluded: 0,
     withdrawRepairMs: [],
     failoverMoveOns: [],
+    /** Explained overlaps: the fault behind each and how long both held (the old holder's last assertHeld − the new grant). */
+    overlapWindows: [],
+  }
+  const explained = (x, a, b) => {
+    stats.explainedOverlaps++
+    stats.overlapWindows.push({ why: x.why, ms: Math.round(a.lastAssert - b.grantAt) })
   }
   const violate = (inv, message, window) => violations.push({ invariant: inv, message, window: window ?? [] })
   const ev = [...events].sort((a, b) => a.t - b.t)
@@ -132,7 +138,7 @@ export function checkRun({ events, sink, faults, cfg, keysLeft, t0 }) {
         const b = held[j]
         if (b.grantAt >= a.lastAssert) continue
         const x = explain(a, b, chatRevokes)
-        if (x?.ok) stats.explainedOverlaps++
+        if (x?.ok) explained(x, a, b)
         else if (x)
           violate(
             'fail-closed',
@@ -210,7 +216,7 @@ export function checkRun({ events, sink, faults, cfg, keysLeft, t0 }) {
       const b = leadList[j]
       if (a.asserts === 0 || b.grantAt >= a.lastAssert) continue
       const x = explain(a, b, leadRevokes)
-      if (x?.ok) stats.explainedOverlaps++
+      if (x?.ok) explained(x, a, b)
       else if (x)
         violate(
           'fail-closed',

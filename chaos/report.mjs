@@ -1,6 +1,6 @@
 // The campaign's table and the failure report of a run.
 import { INVARIANTS } from './checkers.mjs'
-import { ALL_FAULTS } from './campaign.mjs'
+import { ALL_FAULTS, pct } from './campaign.mjs'
 
 const ms = (x) => (x === null || x === undefined ? '–' : `${Math.round(x)} ms`)
 
@@ -40,6 +40,15 @@ export function formatTable(s, replayCommand = 'node chaos/run.mjs --replay <see
         `| ${kind}: promotion p50 / max, then every waiting chat moved on: p50 / max after it (n) | ${ms(v.promotionP50)} / ${ms(v.promotionMax)}, ${ms(v.moveOnP50)} / ${ms(v.moveOnMax)} (${v.n}) |`,
     ),
     `| overlaps explained by data loss or an operator's revocation (fenced, ended within the bound) | ${s.explainedOverlaps} |`,
+    ...[...new Set((s.overlapWindows ?? []).map((w) => w.why))].map((why) => {
+      const w = s.overlapWindows.filter((x) => x.why === why).map((x) => x.ms)
+      return `| ${why}: double holding (old holder's last assertHeld after the new grant): p50 / max (n) | ${ms(pct(w, 50))} / ${ms(Math.max(...w))} (${w.length}) |`
+    }),
+    ...(s.resends?.length
+      ? [
+          `| recent releases sent again per server change: p50 / max (n) | ${pct(s.resends, 50)} / ${Math.max(...s.resends)} (${s.resends.length}) |`,
+        ]
+      : []),
     ...Object.entries(s.pauseLosses ?? {}).map(
       ([k, v]) =>
         `| ${k}: faults / nothing lost / leases lost while Redis still held them (renewMarginMs) / lost after Redis expired them too | ${v.faults} / ${v.kept} / ${v.margin} / ${v.expired} |`,
