@@ -11,7 +11,12 @@
   ARGV[6] request id of the acquisition ('' = none): its rq:<id> field goes too, and only a turn or
           ticket of that acquisition is given back (a ticket number may have been given again)
 
-  Returns 1 the turn was released, 2 the queued ticket was withdrawn, 0 neither was ours any more
+  Returns 1 the turn was released, 2 the queued ticket was withdrawn, 0 neither was ours any more;
+  when the turn went on to a ticket of this same incarnation (its next message of the chat), the
+  grant comes in the reply instead of a wake-up (a local hand-off):
+    { 1 | 2, ticket, fence, its request id|false, prevReplica|false, prevIncarnation|false, leaseMs }
+  and with 0, a turn this incarnation holds on the chat now is reported the same way (a release sent
+  again after its reply was lost finds its first run's hand-off done: the grant is reported again).
 ]]
 --@include time
 --@include chat
@@ -27,12 +32,19 @@ if ticket == '' then
   if not ticket then return 0 end
 end
 
+-- The status, with the grant when the turn went to a ticket of ours (see Returns).
+local function handed(status, g)
+  if not (g and g.mine) then return status end
+  return { status, g.ticket, g.fence, g.q or false, g.ph or false, g.phi or false, leaseMs }
+end
+
 local h = redis.call('HMGET', state, CHAT.holderIncarnation, CHAT.holderTicket, CHAT.holderRequest)
 if h[1] == inc and h[2] == ticket and owns(h[3], reqId) then
   clear_holder(state, request_field(reqId))
   -- Nobody queued: nothing else to write (the key keeps the expiry its grant or last renewal set).
-  if grant_next(state, queue, leaseMs, wake, ticket, FREE) then touch(state, queue, leaseMs, idleTtl) end
-  return 1
+  local g = grant_next(state, queue, leaseMs, wake, ticket, FREE, nil, inc)
+  if g then touch(state, queue, leaseMs, idleTtl) end
+  return handed(1, g)
 end
 -- A ticket still queued: its fields, and the holder (for the next grant).
 local q = redis.call('HMGET', state, ticket_field(ticket), ticket_request_field(ticket), CHAT.holder, CHAT.expiresAt)
@@ -40,9 +52,14 @@ local t = parse_ticket(q[1])
 if t and t.inc == inc and owns(q[2], reqId) then
   redis.call('ZREM', queue, ticket)
   redis.call('HDEL', state, ticket_field(ticket), ticket_request_field(ticket), request_field(reqId))
-  grant_next(state, queue, leaseMs, wake, ticket, { q[3], q[4], h[1] })
+  local g = grant_next(state, queue, leaseMs, wake, ticket, { q[3], q[4], h[1] }, nil, inc)
   touch(state, queue, leaseMs, idleTtl)
-  return 2
+  return handed(2, g)
 end
 if reqId ~= '' then redis.call('HDEL', state, request_field(reqId)) end
+if h[1] == inc and (tonumber(q[4]) or 0) > NOW then
+  -- A turn of ours holds the chat: maybe the one our first run handed over, whose reply was lost.
+  local g = redis.call('HMGET', state, CHAT.fence, CHAT.previousHolder, CHAT.previousHolderIncarnation)
+  return { 0, h[2], g[1], h[3] or false, g[2] or false, g[3] or false, leaseMs }
+end
 return 0

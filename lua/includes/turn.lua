@@ -83,13 +83,14 @@ end
 
 -- Grant the turn to the oldest live ticket when nobody holds a valid lease. Dead tickets (not
 -- refreshed within leaseMs: their replica died, froze or lost Redis) are dropped on the way.
--- Wakes the grantee on its incarnation's channel unless it is the caller's own ticket, with the
--- grant as JSON: { t = ticket, q = its request id, f = fence, l = leaseMs, k = raw state key,
+-- Wakes the grantee on its incarnation's channel unless it is the caller's own ticket or a ticket
+-- of the caller's incarnation `localInc` (a release hands that one over in its reply: g.mine), with
+-- the grant as JSON: { t = ticket, q = its request id, f = fence, l = leaseMs, k = raw state key,
 -- p/pi = previous holder }. `cur` ({ holder, expiresAt, holderIncarnation }; FREE when the caller
 -- just cleared the holder) and `last` ({ lastHolder, lastHolderIncarnation, fence }) are what the
 -- caller already read from the hash in this script; nil: read here.
 local FREE = { false, false, false }
-local function grant_next(state, queue, leaseMs, wake, callerTicket, cur, last)
+local function grant_next(state, queue, leaseMs, wake, callerTicket, cur, last, localInc)
   cur = cur or redis.call('HMGET', state, CHAT.holder, CHAT.expiresAt, CHAT.holderIncarnation)
   -- A holder whose lease ran out did not renew for a whole lease: its process is dead, frozen or cut
   -- off, so its own tickets queued behind it (refreshed until it stopped) are dead too.
@@ -108,13 +109,14 @@ local function grant_next(state, queue, leaseMs, wake, callerTicket, cur, last)
     if t and t.deadline > NOW and t.inc ~= deadInc then
       last = last or redis.call('HMGET', state, CHAT.lastHolder, CHAT.lastHolderIncarnation, CHAT.fence)
       local fence = grant_turn(state, head, t.rid, t.inc, q, leaseMs, NOW - t.enq, last)
-      if head ~= callerTicket then
+      local mine = t.inc == localInc
+      if head ~= callerTicket and not mine then
         -- The grant itself travels in the wake-up, so the waiter can take the turn without another
         -- round trip (it bounds its local deadline by the send time of its last 'queued' poll).
         redis.call('PUBLISH', wake .. t.inc, cjson.encode({ t = head, q = q or '', f = fence, l = leaseMs, k = state,
           p = last[1] or '', pi = last[2] or '' }))
       end
-      return { ticket = head, fence = fence, ph = last[1], phi = last[2] }
+      return { ticket = head, fence = fence, ph = last[1], phi = last[2], q = q, mine = mine }
     end
     redis.call('HINCRBY', state, CHAT.skipped, 1)
   end

@@ -5,7 +5,7 @@
  */
 import { monotonicNow } from '../clock.js'
 import { LeaseLostError, type LeaseLostReason } from '../errors/lease-lost-error.js'
-import type { LeaseKind, YieldRequest } from '../wire/types.js'
+import type { HandedGrant, LeaseKind, YieldRequest } from '../wire/types.js'
 import type { CoordinatorContext } from './context.js'
 import type { LeaseLostEvent } from './types.js'
 
@@ -73,6 +73,11 @@ export class LeaseTable {
   private recentOverCap = 0
   /** Per lead: the highest fence this coordinator ever held it with (see leadOnceHeld). */
   private readonly leadFences = new Map<string, number>()
+  /**
+   * A release handed the chat's turn to a ticket of ours (a local hand-off: the grant came in the
+   * reply, not as a wake-up): the turn queue routes it to the acquisition waiting with that ticket.
+   */
+  onHanded: (key: string, grant: HandedGrant) => void = () => {}
 
   constructor(private readonly core: CoordinatorContext) {}
 
@@ -197,7 +202,8 @@ export class LeaseTable {
   async releaseInBackend(lease: ReleaseTarget): Promise<void> {
     const { backend, incarnation, leaseMs } = this.core
     if (lease.kind === 'chat') {
-      await backend.turnRelease(lease.key, incarnation, lease.ticket, leaseMs, lease.requestId)
+      const reply = await backend.turnRelease(lease.key, incarnation, lease.ticket, leaseMs, lease.requestId)
+      if (reply.handed) this.onHanded(lease.key, reply.handed)
     } else if (lease.kind === 'lead') {
       await backend.leadRelease(lease.key, incarnation, lease.fence, leaseMs)
       this.core.logEvent({ type: 'lead-released', name: lease.key, fence: lease.fence })

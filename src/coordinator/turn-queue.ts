@@ -63,7 +63,10 @@ export class TurnQueue {
     private readonly renewer: Renewer,
     /** The coordinator's default wait (turnWaitMs). */
     private readonly turnWaitMs: number,
-  ) {}
+  ) {
+    // A grant our own release made to one of our tickets is routed as a wake-up carrying it would be.
+    leases.onHanded = (key, grant) => this.onWake(key, grant.ticket, grant)
+  }
 
   /** Take the turn of a chat: FIFO across replicas, one holder at a time. The coordinator is running. */
   acquire(key: string, options: AcquireTurnOptions): Promise<Turn> {

@@ -19,7 +19,7 @@ import type {
   ReplicaEvictReply,
   YieldCancelReply,
 } from '../wire/interventions.js'
-import type { BeatReply, Holder, LeadReply, RenewReply, TurnReleaseReply, TurnReply, YieldResult } from '../wire/types.js'
+import type { BeatReply, HandedGrant, Holder, LeadReply, RenewReply, TurnReleaseReply, TurnReply, YieldResult } from '../wire/types.js'
 import { asIs, defineScript, unknownIf, type Reply } from './define.js'
 
 // ---------------------------------------------------------------- reading replies
@@ -50,6 +50,9 @@ function grantedAt(r: Row, at: number): Granted | null {
 
 /** The checkpoint an operator script found: revision, flow, step, writer's replicaId from position 1. */
 const checkpointFound = (a: Row) => ({ revision: Number(a[1]), flow: strOrNull(a[2]), step: strOrNull(a[3]), owner: strOrNull(a[4]) })
+
+const releaseOutcome = (status: unknown): TurnReleaseReply['outcome'] =>
+  status === 1 ? 'released' : status === 2 ? 'withdrawn' : 'not-ours'
 
 /** A 0/1 answer. */
 const yes = (r: Reply): boolean => r === 1
@@ -127,9 +130,19 @@ export const TURN_RELEASE = defineScript({
   name: 'turn-release-2',
   keys: ['state', 'queue'],
   argv: { incarnation: 'str', ticket: 'num?', leaseMs: 'int', idleTtlMs: 'int', wakeChannelPrefix: 'str', requestId: 'str' },
-  decode: (r): TurnReleaseReply => (r === 1 ? 'released' : r === 2 ? 'withdrawn' : 'not-ours'),
+  decode: (r, key): TurnReleaseReply => {
+    if (!Array.isArray(r)) return { outcome: releaseOutcome(r), handed: null }
+    const a = r as Row
+    const ticket = num(a[1])
+    const fence = num(a[2])
+    if (!Number.isInteger(ticket) || !Number.isFinite(fence)) throw unexpected(key, r)
+    const handed: HandedGrant = { ticket, fence, previousHolder: holderOf(a[4], a[5]), leaseMs: num(a[6]) }
+    if (a[3]) handed.requestId = String(a[3])
+    return { outcome: releaseOutcome(a[0]), handed }
+  },
   // 'not-ours' from a second run: the first one released or withdrew — nothing of ours is left either
-  // way, which is all the coordinator asks of it (it retries a release that failed, not one refused)
+  // way, which is all the coordinator asks of it (it retries a release that failed, not one refused);
+  // a turn the first run handed to a ticket of ours is reported by the second run as held by us
   resent: asIs,
 })
 

@@ -89,6 +89,7 @@ export class MemoryCoordinationHub {
   private readonly replicas = new Map<string, ReplicaRecord>()
   private readonly leads = new Map<string, LeadRecord>()
   private readonly subscribers = new Map<string, WakeHandler>()
+  private readonly pushCounts = new Map<string, number>()
   readonly events: Array<Record<string, unknown>> = []
   /** Changes when the hub "restarts" (tests): coordinators drop every lease, as after a Redis failover. */
   identity = 'memory-1'
@@ -169,12 +170,22 @@ export class MemoryCoordinationHub {
     }
   }
 
+  /** Wake-ups sent to an incarnation so far (tests: a grant handed over in a reply sends none). */
+  pushesTo(incarnation: string): number {
+    return this.pushCounts.get(incarnation) ?? 0
+  }
+
   private wake(incarnation: string, kind: 'chat' | 'lead', key: string, ticket: number | null, grant?: PushedGrant): void {
+    this.pushCounts.set(incarnation, this.pushesTo(incarnation) + 1)
     const handler = this.subscribers.get(incarnation)
     if (handler) queueMicrotask(() => handler(kind, key, ticket, grant))
   }
 
-  private grantNext(key: string, c: ChatRecord, leaseMs: number, callerTicket: number | null): number | null {
+  /**
+   * Grant the oldest live ticket when the chat is free, waking its replica — unless it is the caller's
+   * own ticket or one of `localIncarnation`'s (a release hands that one over in its reply).
+   */
+  private grantNext(key: string, c: ChatRecord, leaseMs: number, callerTicket: number | null, localIncarnation?: string): number | null {
     const now = this.now()
     // As on Redis: a holder whose lease ran out is presumed dead, and so are its own queued tickets.
     let deadIncarnation: string | null = null
@@ -197,16 +208,21 @@ export class MemoryCoordinationHub {
           requestId: t.requestId,
         }
         c.last = { replicaId: t.replicaId, incarnation: t.incarnation }
-        if (ticket !== callerTicket) {
-          const grant: PushedGrant = { fence: c.fence, previousHolder: c.previous, leaseMs }
-          if (t.requestId) grant.requestId = t.requestId
-          this.wake(t.incarnation, 'chat', key, ticket, grant)
+        if (ticket !== callerTicket && t.incarnation !== localIncarnation) {
+          this.wake(t.incarnation, 'chat', key, ticket, this.grantOf(c, leaseMs))
         }
         return ticket
       }
       c.skipped++
     }
     return null
+  }
+
+  /** The current holder's grant as a wake-up (or a release's reply) carries it. */
+  private grantOf(c: ChatRecord, leaseMs: number): PushedGrant {
+    const grant: PushedGrant = { fence: c.fence, previousHolder: c.previous, leaseMs }
+    if (c.holder?.requestId) grant.requestId = c.holder.requestId
+    return grant
   }
 
   /**
@@ -257,28 +273,35 @@ export class MemoryCoordinationHub {
    */
   turnRelease(key: string, incarnation: string, ticket: number | null, leaseMs: number, requestId = ''): TurnReleaseReply {
     const c = this.chat(key, false)
-    if (!c) return 'not-ours'
+    if (!c) return { outcome: 'not-ours', handed: null }
     if (ticket === null) {
-      if (requestId === '') return 'not-ours'
+      if (requestId === '') return { outcome: 'not-ours', handed: null }
       const known = c.requests.get(requestId)
-      if (known === undefined) return 'not-ours'
+      if (known === undefined) return { outcome: 'not-ours', handed: null }
       ticket = known
     }
     if (requestId !== '') c.requests.delete(requestId)
-    let result: TurnReleaseReply = 'not-ours'
+    let outcome: TurnReleaseReply['outcome'] = 'not-ours'
     const queued = c.queue.get(ticket)
     if (c.holder && c.holder.incarnation === incarnation && c.holder.ticket === ticket && owns(c.holder.requestId, requestId)) {
       c.holder = null
-      result = 'released'
+      outcome = 'released'
     } else if (queued && queued.incarnation === incarnation && owns(queued.requestId, requestId)) {
       c.queue.delete(ticket)
-      result = 'withdrawn'
+      outcome = 'withdrawn'
     }
-    if (result !== 'not-ours') {
-      this.grantNext(key, c, leaseMs, ticket)
+    let granted: number | null = null
+    if (outcome !== 'not-ours') {
+      granted = this.grantNext(key, c, leaseMs, ticket, incarnation)
       this.settle(key, c)
     }
-    return result
+    // The turn is a ticket of ours now: handed over in this reply (with 'not-ours': a release sent
+    // again whose first run handed it over, as on Redis).
+    const h = c.holder
+    if (h && h.incarnation === incarnation && h.exp > this.now() && (outcome === 'not-ours' || granted === h.ticket)) {
+      return { outcome, handed: { ticket: h.ticket, ...this.grantOf(c, leaseMs) } }
+    }
+    return { outcome, handed: null }
   }
 
   renew(item: RenewItem, incarnation: string, leaseMs: number): RenewReply {

@@ -16,8 +16,22 @@ export type TurnReply =
   | { status: 'dropped' }
   | { status: 'expired'; ticket: number }
 
-/** What giving a turn back did: released it, withdrew a queued ticket, or found neither ours. */
-export type TurnReleaseReply = 'released' | 'withdrawn' | 'not-ours'
+/**
+ * What giving a turn back did: released it, withdrew a queued ticket, or found neither ours; and
+ * `handed`, when the turn is now a ticket of the same incarnation's (its next message of the chat):
+ * the grant, handed over in the reply instead of a wake-up (a local hand-off). With 'not-ours', a
+ * turn of ours that holds the chat now (a release sent again after its reply was lost: the first
+ * run's hand-off).
+ */
+export interface TurnReleaseReply {
+  outcome: 'released' | 'withdrawn' | 'not-ours'
+  handed: HandedGrant | null
+}
+
+/** A grant of one of our tickets made by our own release (see TurnReleaseReply). */
+export interface HandedGrant extends PushedGrant {
+  ticket: number
+}
 
 export type LeaseKind = 'chat' | 'lead'
 

@@ -27,6 +27,14 @@ export interface TurnHarness {
    * for later). Null where the harness cannot (a cluster).
    */
   linked(options?: CoordinatorOptions): Promise<CuttableLink> | null
+  /** Count the wake-ups the shared state sends to a (started) coordinator from now on. */
+  pushesTo(coordinator: Coordinator): Promise<PushCounter>
+}
+
+export interface PushCounter {
+  /** Wake-ups sent so far: every one published before this call is counted. */
+  count(): Promise<number>
+  stop(): Promise<void>
 }
 
 export interface CuttableLink {
@@ -110,6 +118,65 @@ export function defineTurnContract(h: TurnHarness): void {
       expect(order).toEqual(['b1', 'c1', 'a2', 'b2', 'c2'])
       expect(maxHolding).toBe(1)
       for (let i = 1; i < fences.length; i++) expect(fences[i]!).toBeGreaterThan(fences[i - 1]!)
+    })
+
+    it("a release hands the turn to the same replica's next message in its reply, with no wake-up; order kept across replicas", async () => {
+      const [a, b] = await Promise.all([replica({ replicaId: 'a', maxPollMs: 5000 }), replica({ replicaId: 'b', maxPollMs: 5000 })])
+      const first = await a.acquireTurn('chat:local')
+      const pushesToA = await h.pushesTo(a)
+      const order: Array<{ label: string; fence: number; previous: string | null }> = []
+      const take = async (who: Coordinator, label: string) => {
+        const t = await who.acquireTurn('chat:local')
+        order.push({ label, fence: t.fence, previous: t.previousHolder?.replicaId ?? null })
+        await t.release()
+      }
+      const pending: Promise<void>[] = []
+      const inLine: string[] = []
+      for (const [who, label] of [
+        [a, 'a2'],
+        [b, 'b1'],
+        [a, 'a3'],
+        [a, 'a4'],
+        [b, 'b2'],
+      ] as const) {
+        pending.push(take(who, label))
+        inLine.push(who.replicaId)
+        await queued('chat:local', ...inLine)
+      }
+      await first.release()
+      await Promise.all(pending)
+      expect(order.map((o) => o.label)).toEqual(['a2', 'b1', 'a3', 'a4', 'b2'])
+      expect(order.map((o) => o.previous)).toEqual(['a', 'a', 'b', 'a', 'a'])
+      const fences = [first.fence, ...order.map((o) => o.fence)]
+      for (let i = 1; i < fences.length; i++) expect(fences[i]!).toBeGreaterThan(fences[i - 1]!)
+      // a2 and a4 came in the replies of a's own releases; only a3 (after b1) was pushed to a. With the
+      // poll interval at 5 s, a wait that missed both would have failed the test's time limit.
+      expect(await pushesToA.count()).toBe(1)
+      await pushesToA.stop()
+    })
+
+    it('a message that gives up as its own replica hands it the turn passes the turn on at once', async () => {
+      const a = await replica({ replicaId: 'a', maxPollMs: 5000 })
+      const b = await replica({ replicaId: 'b', maxPollMs: 5000 })
+      for (const abortFirst of [true, false]) {
+        const held = await a.acquireTurn('chat:local-abort')
+        const ctl = new AbortController()
+        const mine = a.acquireTurn('chat:local-abort', { signal: ctl.signal }).catch((e: unknown) => e)
+        await queued('chat:local-abort', 'a')
+        const theirs = b.acquireTurn('chat:local-abort', { waitMs: 1000 }) // below leaseMs: a turn left to expire fails it
+        await queued('chat:local-abort', 'a', 'b')
+        // In one tick: the release (which hands the turn to a's queued message) and the abort.
+        if (abortFirst) ctl.abort()
+        const released = held.release()
+        if (!abortFirst) ctl.abort()
+        await released
+        const err = await mine
+        expect(err).toBeInstanceOf(CoordinationUnavailableError)
+        expect((err as CoordinationUnavailableError).reason).toBe('aborted')
+        const t = await theirs
+        expect(t.fence).toBeGreaterThan(held.fence)
+        await t.release()
+      }
     })
 
     it('under load: no overlap, fences grow per chat, and each replica is served in its arrival order', async () => {

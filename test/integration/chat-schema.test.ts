@@ -81,7 +81,7 @@ describe('the chat hash: Lua writers and the TypeScript decoder agree', () => {
         wakeChannelPrefix,
         requestId: 'ia:1',
       }),
-    ).toBe('released')
+    ).toEqual({ outcome: 'released', handed: null })
     c = await read()
     expect(c.holder).toMatchObject({ replicaId: 'rb', incarnation: 'ib', ticket: 2 })
     expect(c.holder!.waitedMs).toBeGreaterThanOrEqual(0)

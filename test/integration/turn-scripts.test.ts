@@ -36,7 +36,7 @@ describe('turn scripts', () => {
       { state: k.state, queue: k.queue },
       { incarnation: 'i1', ticket: 1, leaseMs: 5000, idleTtlMs: 60000, wakeChannelPrefix: keys.wakeChannelPrefix, requestId: 'i1:1' },
     )
-    expect(released).toBe('released')
+    expect(released).toEqual({ outcome: 'released', handed: null }) // granted to i2: woken, not handed over
     expect(await client.hexists(k.state, 'rq:i1:1')).toBe(0)
     expect(await client.hget(k.state, 'ht')).toBe('2') // the retried ticket was granted first
   })
@@ -64,15 +64,71 @@ describe('turn scripts', () => {
       await client.del(k.queue)
       expect(await acquire('i2', null, 'i2:2')).toEqual({ status: 'queued', ticket: 2 }) // 2 again, to another message of i2
       expect(await acquire('i2', 2, 'i2:1')).toEqual({ status: 'dropped' }) // the lost ticket is gone…
-      expect(await release('i2', 2, 'i2:1')).toBe('not-ours') // …and withdrawing it leaves the other's alone
+      expect(await release('i2', 2, 'i2:1')).toEqual({ outcome: 'not-ours', handed: null }) // …and withdrawing it leaves the other's alone
       expect(await client.zrange(k.queue, '0', '-1')).toEqual(['2'])
 
-      expect(await release('i1', 1, 'i1:1')).toBe('released') // ticket 2 is granted, woken with its request id
+      expect(await release('i1', 1, 'i1:1')).toEqual({ outcome: 'released', handed: null }) // ticket 2 is granted, woken with its request id
       await until(() => wakes.length > 0, 5000, 'the wake-up of the grant')
       expect(JSON.parse(wakes[0]!)).toMatchObject({ t: '2', q: 'i2:2' })
       expect(await acquire('i2', 2, 'i2:1')).toEqual({ status: 'dropped' }) // the grant is not the lost one's…
-      expect(await release('i2', 2, 'i2:1')).toBe('not-ours') // …nor can it give the turn back
+      // …nor can it give the turn back (the turn of i2 that holds the chat is reported: with the
+      // request id of the acquisition it is for, which the coordinator routes it by)
+      expect(await release('i2', 2, 'i2:1')).toMatchObject({ outcome: 'not-ours', handed: { ticket: 2, requestId: 'i2:2' } })
       expect(await acquire('i2', 2, 'i2:2')).toMatchObject({ status: 'granted', ticket: 2 }) // still the taker's
+    } finally {
+      await sub.quit()
+    }
+  })
+
+  it("a release hands the turn to the same incarnation's next ticket in its reply, with no wake-up; sent again, it reports it again", async () => {
+    const keys = new KeyLayout(uniquePrefix('ts'), 'standalone')
+    const k = keys.chat('chat:local')
+    const chat = { state: k.state, queue: k.queue }
+    const scripts = new ScriptRunner(client, 5000)
+    const common = { leaseMs: 5000, idleTtlMs: 60000, wakeChannelPrefix: keys.wakeChannelPrefix }
+    const acquire = (incarnation: string, ticket: number | null, requestId: string) =>
+      scripts.call(TURN_ACQUIRE, chat, { replicaId: incarnation === 'i1' ? 'r1' : 'r2', incarnation, ticket, requestId, ...common })
+    const release = (incarnation: string, ticket: number, requestId: string) =>
+      scripts.call(TURN_RELEASE, chat, { incarnation, ticket, requestId, ...common })
+    const wakes: string[] = []
+    const sub = client.duplicate()
+    sub.on('message', (channel: string, message: string) => wakes.push(`${channel.slice(keys.wakeChannelPrefix.length)} ${message}`))
+    await sub.subscribe(`${keys.wakeChannelPrefix}i1`, `${keys.wakeChannelPrefix}i2`)
+    try {
+      const first = await acquire('i1', null, 'i1:1')
+      expect(first).toMatchObject({ status: 'granted', ticket: 1 })
+      const fence1 = (first as { fence: number }).fence
+      expect(await acquire('i1', null, 'i1:2')).toEqual({ status: 'queued', ticket: 2 })
+      expect(await acquire('i2', null, 'i2:1')).toEqual({ status: 'queued', ticket: 3 })
+      expect(await acquire('i1', null, 'i1:3')).toEqual({ status: 'queued', ticket: 4 })
+
+      const handed = await release('i1', 1, 'i1:1')
+      expect(handed).toEqual({
+        outcome: 'released',
+        handed: {
+          ticket: 2,
+          fence: expect.any(Number),
+          requestId: 'i1:2',
+          previousHolder: { replicaId: 'r1', incarnation: 'i1' },
+          leaseMs: 5000,
+        },
+      })
+      expect(handed.handed!.fence).toBeGreaterThan(fence1)
+      expect(await client.hmget(k.state, 'hi', 'ht', 'hq', 'f')).toEqual(['i1', '2', 'i1:2', String(handed.handed!.fence)])
+      expect(await client.zrange(k.queue, '0', '-1')).toEqual(['3', '4'])
+      // Sent again (its reply lost): nothing of ticket 1 is left, and the turn it handed over is reported again.
+      expect(await release('i1', 1, 'i1:1')).toEqual({ outcome: 'not-ours', handed: handed.handed })
+      // The grant to i2's ticket 3 is pushed to i2, not handed to i1.
+      expect(await release('i1', 2, 'i1:2')).toEqual({ outcome: 'released', handed: null })
+      await until(() => wakes.length > 0, 5000, 'the wake-up of i2')
+      // i2 releases ticket 3: i1's ticket 4 is next, and pushed to i1 (it is not i2's own).
+      expect(await release('i2', 3, 'i2:1')).toEqual({ outcome: 'released', handed: null })
+      await until(() => wakes.length > 1, 5000, 'the wake-up of i1 for ticket 4')
+      // Only pushes across incarnations: none on i1's channel before ticket 4 (a PING on the subscriber
+      // is answered after every message published before it).
+      await sub.ping()
+      expect(wakes.map((w) => w.split(' ')[0])).toEqual(['i2', 'i1'])
+      expect(JSON.parse(wakes[1]!.slice(3))).toMatchObject({ t: '4', q: 'i1:3' })
     } finally {
       await sub.quit()
     }

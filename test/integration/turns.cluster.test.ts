@@ -1,6 +1,7 @@
 import { afterAll, beforeAll } from 'vitest'
 import { defineTurnContract } from '../contract/turns.contract.js'
 import { KeyLayout, RedisCoordinator, connect } from '../../src/index.js'
+import { pushSpy } from '../helpers/push-spy.js'
 import { startCluster, uniquePrefix, type ClusterProc } from '../helpers/redis.js'
 import { queueView } from '../helpers/shared-state.js'
 
@@ -35,5 +36,11 @@ defineTurnContract({
   childTarget: () => ({ url: cluster.url, prefix, layout: 'cluster' }),
   // A proxy in front of one node would not be followed by the cluster's redirections.
   linked: () => null,
+  pushesTo: (coordinator) =>
+    pushSpy(
+      cluster.nodes.map((n) => n.url),
+      new KeyLayout(prefix, 'cluster'),
+      coordinator,
+    ),
   queue: (key) => queueView({ redis: reader, keys: new KeyLayout(prefix, 'cluster') }, key),
 })

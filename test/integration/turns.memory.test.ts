@@ -32,6 +32,11 @@ defineTurnContract({
       restore: () => coordinator.restoreLink(),
     }
   },
+  pushesTo: async (coordinator) => {
+    const h = hub
+    const from = h.pushesTo(coordinator.incarnation)
+    return { count: async () => h.pushesTo(coordinator.incarnation) - from, stop: async () => {} }
+  },
   queue: async (key) => {
     const c = hub.chatState(key)
     return { holder: c?.holder?.replicaId ?? null, queued: c?.tickets.map((t) => t.replicaId) ?? [], skipped: c?.skipped ?? 0 }

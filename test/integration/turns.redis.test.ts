@@ -1,6 +1,7 @@
 import { afterAll, beforeAll } from 'vitest'
 import { defineTurnContract } from '../contract/turns.contract.js'
 import { KeyLayout, RedisCoordinator, connect } from '../../src/index.js'
+import { pushSpy } from '../helpers/push-spy.js'
 import { startRedis, uniquePrefix, type RedisProc } from '../helpers/redis.js'
 import { queueView } from '../helpers/shared-state.js'
 import { until } from '../helpers/wait.js'
@@ -44,5 +45,6 @@ defineTurnContract({
     }
     return { coordinator, cut, loseReplies: () => proxy.eatReplies(), restore: () => proxy.restore() }
   },
+  pushesTo: (coordinator) => pushSpy([server.url], new KeyLayout(prefix, 'standalone'), coordinator),
   queue: (key) => queueView({ redis: reader, keys: new KeyLayout(prefix, 'standalone') }, key),
 })
