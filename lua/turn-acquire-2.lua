@@ -69,7 +69,8 @@ if ticket == '' then
     end
     redis.call('ZADD', queue, ticket, ticket)
     if held then
-      touch(state, queue, leaseMs, idleTtl)
+      -- The state key lives on with the holder's lease (its grant and renewals set its expiry).
+      redis.call('PEXPIRE', queue, fmt(leaseMs * 2 + idleTtl))
       return { 0, ticket }
     end
   end
@@ -88,8 +89,7 @@ if not fresh then
       touch(state, queue, leaseMs, idleTtl)
       return { 1, ticket, h[FENCE], h[PREV] or false, h[PREV_INC] or false }
     end
-    clear_holder(state)
-    grant_next(state, queue, leaseMs, wake, ticket, FREE, { h[LAST], h[LAST_INC], h[FENCE] })
+    grant_next(state, queue, leaseMs, wake, ticket, RELEASING, { h[LAST], h[LAST_INC], h[FENCE] })
     touch(state, queue, leaseMs, idleTtl)
     return { -2, ticket }
   end

@@ -40,10 +40,10 @@ end
 
 local h = redis.call('HMGET', state, CHAT.holderIncarnation, CHAT.holderTicket, CHAT.holderRequest)
 if h[1] == inc and h[2] == ticket and owns(h[3], reqId) then
-  clear_holder(state, request_field(reqId))
+  local g = grant_next(state, queue, leaseMs, wake, ticket, RELEASING, nil, inc, { request_field(reqId) })
   -- Nobody queued: nothing else to write (the key keeps the expiry its grant or last renewal set).
-  local g = grant_next(state, queue, leaseMs, wake, ticket, FREE, nil, inc)
-  if g then touch(state, queue, leaseMs, idleTtl) end
+  -- Granted: the state key lives on with the new lease; the queue's expiry is its takes' and polls'.
+  if g then redis.call('PEXPIRE', state, fmt(leaseMs * 2 + idleTtl)) end
   return handed(1, g)
 end
 -- A ticket still queued: its fields, and the holder (for the next grant).

@@ -86,27 +86,40 @@ end
 -- Wakes the grantee on its incarnation's channel unless it is the caller's own ticket or a ticket
 -- of the caller's incarnation `localInc` (a release hands that one over in its reply: g.mine), with
 -- the grant as JSON: { t = ticket, q = its request id, f = fence, l = leaseMs, k = raw state key,
--- p/pi = previous holder }. `cur` ({ holder, expiresAt, holderIncarnation }; FREE when the caller
--- just cleared the holder) and `last` ({ lastHolder, lastHolderIncarnation, fence }) are what the
--- caller already read from the hash in this script; nil: read here.
-local FREE = { false, false, false }
-local function grant_next(state, queue, leaseMs, wake, callerTicket, cur, last, localInc)
+-- p/pi = previous holder }. `cur` is { holder, expiresAt, holderIncarnation } as the caller read it
+-- (nil: read here), or RELEASING when the caller gives its turn back
+-- in this call and left the holder's fields: a grant overwrites them where they are (first in the
+-- hash, where every read finds them soonest), and with no grant they are deleted here. `last`
+-- ({ lastHolder, lastHolderIncarnation, fence }) is what the caller already read (nil: read here).
+-- `drop` lists more fields to delete (the releasing acquisition's request id field): with the
+-- popped tickets' fields, in one HDEL.
+local RELEASING = { false, false, false }
+local function grant_next(state, queue, leaseMs, wake, callerTicket, cur, last, localInc, drop)
   cur = cur or redis.call('HMGET', state, CHAT.holder, CHAT.expiresAt, CHAT.holderIncarnation)
   -- A holder whose lease ran out did not renew for a whole lease: its process is dead, frozen or cut
   -- off, so its own tickets queued behind it (refreshed until it stopped) are dead too.
-  local deadInc = nil
+  local deadInc, vacating = nil, cur == RELEASING
   if cur[1] then
     if (tonumber(cur[2]) or 0) > NOW then return nil end
-    deadInc = cur[3]
-    clear_holder(state)
+    deadInc, vacating = cur[3], true
   end
+  drop = drop or {}
   while true do
-    local head = redis.call('ZRANGE', queue, 0, 0)[1]
-    if not head then return nil end
+    local head = redis.call('ZPOPMIN', queue)[1]
+    if not head then
+      if vacating then
+        clear_holder(state, unpack(drop))
+      elseif #drop > 0 then
+        redis.call('HDEL', state, unpack(drop))
+      end
+      return nil
+    end
     local tq = redis.call('HMGET', state, ticket_field(head), ticket_request_field(head))
     local t, q = parse_ticket(tq[1]), tq[2]
-    remove_ticket(state, queue, head)
+    drop[#drop + 1] = ticket_field(head)
+    drop[#drop + 1] = ticket_request_field(head)
     if t and t.deadline > NOW and t.inc ~= deadInc then
+      redis.call('HDEL', state, unpack(drop))
       last = last or redis.call('HMGET', state, CHAT.lastHolder, CHAT.lastHolderIncarnation, CHAT.fence)
       local fence = grant_turn(state, head, t.rid, t.inc, q, leaseMs, NOW - t.enq, last)
       local mine = t.inc == localInc
