@@ -14,7 +14,7 @@ function why(t, r) {
     const p = r.turns
       .filter((x) => x.pattern === pattern && x.workMs === 0 && x.adapter !== 'botmesh')
       .sort((x, y) => y.msgPerS - x.msgPerS)[0]
-    return `${turnCost(b, p)}${pattern === 'uniform' ? '' : ' On a shared chat, a second message of one chat queues a ticket (HSET, ZADD, two PEXPIREs) and the release grants it (ZPOPMIN, HMGET, HDEL, HSET) and PUBLISHes the grant, or, when the ticket is one of the releasing replica\'s own, hands it over in its reply: strict FIFO with a push costs more per message than a lock whose waiters poll and retry, and hands the turn to the oldest ticket even when its replica is descheduled.'}`
+    return `${turnCost(b, p)}${pattern === 'uniform' ? '' : " On a shared chat, a second message of one chat queues a ticket (HSET, ZADD, two PEXPIREs) and the release grants it (ZPOPMIN, HMGET, HDEL, HSET) and PUBLISHes the grant, or, when the ticket is one of the releasing replica's own, hands it over in its reply: strict FIFO with a push costs more per message than a lock whose waiters poll and retry, and hands the turn to the oldest ticket even when its replica is descheduled."}`
   }
   if (t.area.startsWith('uncontended') && t.target.startsWith('throughput')) {
     const w = /W=(\d+)/.exec(t.target)?.[1]
