@@ -7,7 +7,7 @@ export const INVARIANTS = [
   'turn-overlap', // two turns of one chat, both past assertHeld(), overlapping in time (unexplained)
   'fail-closed', // an explained overlap (data loss, operator revocation) lasted past the bound
   'fifo', // messages of one replica and chat granted out of arrival order
-  'fifo-across-outage', // the same, for messages that waited through a Redis outage (known bug: test/integration/chaos-ticket-retry.test.ts)
+  'fifo-across-outage', // the same, for messages that waited through a Redis outage or a failover (test/integration/chaos-ticket-retry.test.ts, test/ha/lossy-failover.test.ts)
   'fence-order', // a key's fence did not strictly increase from one grant to the next
   'checkpoint-lost', // an acknowledged checkpoint write lost or overwritten by an older owner
   'superseded-shape', // a refused fenced write not rejected as LeaseLostError 'superseded'

@@ -156,6 +156,16 @@ export class Renewer {
     return check
   }
 
+  /** Is an identity check under way (a reconnect, a topology change)? */
+  get checkUnderWay(): boolean {
+    return this.checking !== null
+  }
+
+  /** Resolves once the identity check under way (if any) has ended. */
+  async checked(): Promise<void> {
+    await this.checking?.catch(() => undefined)
+  }
+
   /** Renew now (tests, and callers that just woke up and want a fresh deadline). */
   async now(): Promise<void> {
     while (this.renewing) await sleep(1)

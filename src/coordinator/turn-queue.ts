@@ -9,6 +9,7 @@ import { parseDuration } from '../duration.js'
 import { CoordinationUnavailableError } from '../errors/coordination-unavailable-error.js'
 import { isConnectionError } from '../errors/from-redis.js'
 import type { Holder, PushedGrant, TurnReply } from '../wire/types.js'
+import { ArrivalLines, type Place } from './arrival-line.js'
 import { leaseDeadline, type CoordinatorContext } from './context.js'
 import { LatencyWindow } from './latency-window.js'
 import { LeaseHandle } from './lease-handle.js'
@@ -51,8 +52,8 @@ export class TurnQueue {
   private readonly enqueuing = new Map<string, number>()
   /** Waiting acquisitions (one per chat and ticket), for the heartbeat record. */
   private readonly waitingTickets = new Map<string, { key: string; ticket: number }>()
-  /** Per chat: resolves when this replica's latest acquisition has its ticket (arrival order). */
-  private readonly ticketOrder = new Map<string, Promise<void>>()
+  /** Per chat: this replica's acquisitions in arrival order (each takes a ticket after the ones before it). */
+  private readonly lines = new ArrivalLines()
   private readonly inflight = new Set<Promise<unknown>>()
   private readonly waitTimes = new LatencyWindow(1024)
   private requestSeq = 0
@@ -82,7 +83,7 @@ export class TurnQueue {
     let queuedSentAt = started
     /** A take-ticket was sent and not answered: Redis may hold a ticket of ours we do not know (yet). */
     let takeInDoubt = false
-    /** The server changes seen when our ticket was taken: one since means a failover may have lost it. */
+    /** The server changes seen when our ticket was last seen: one since means a failover may have lost it. */
     let ticketGeneration = this.renewer.generation
     const waitingIds = new Set<string>()
     const take = (t: number, fence: number, previousHolder: Holder | null, deadline: number): TurnHandle => {
@@ -100,31 +101,28 @@ export class TurnQueue {
       return new TurnHandle(this.leases, lease, previousHolder, waitedMs)
     }
     // Messages of this replica for one chat take their tickets in arrival order: each acquisition
-    // sends its first take-ticket only once the one before it has its ticket (or gave up). Normally
-    // that is one round trip apart; when Redis is unreachable it keeps retries from reordering them.
-    const before = this.ticketOrder.get(key)
-    let openGate!: () => void
-    const gate = new Promise<void>((resolve) => (openGate = resolve))
-    const myTurnInLine = (before ?? Promise.resolve()).then(() => gate)
-    this.ticketOrder.set(key, myTurnInLine)
-    void myTurnInLine.then(() => {
-      if (this.ticketOrder.get(key) === myTurnInLine) this.ticketOrder.delete(key)
+    // takes one (first, or again after a failover lost it) only once every earlier one has its own
+    // on the server known now, or gave up. Normally that is one round trip apart; when Redis is
+    // unreachable or failed over, it keeps retries and re-queues from reordering them.
+    const place = this.lines.join(key, () => {
+      if (ticket !== null) this.onWake(key, ticket)
     })
     core.stats.waitingNow++
     const task = (async (): Promise<Turn> => {
       try {
-        if (before) await this.waitInLine(before, giveUpAt, key, signal)
         // A ticket of ours left here by a withdrawal that failed (or the turn granted to it) would
         // hold this chat until it lapsed, and this replica then be presumed dead in it: give it back first.
         if (this.leases.pending) await this.leases.retryReleases(key)
         for (;;) {
           if (signal?.aborted) throw new CoordinationUnavailableError('aborted', `wait for ${JSON.stringify(key)} aborted`, { key })
           if (core.state !== 'running') throw new CoordinationUnavailableError('stopped', `coordinator is ${core.state}`, { key })
+          const taking = ticket === null
+          if (taking) await this.waitForEarlier(key, place, giveUpAt, signal)
           const sentAt = monotonicNow()
           const generationAtSend = this.renewer.generation
           let reply: TurnReply
           try {
-            if (ticket === null) takeInDoubt = true
+            if (taking) takeInDoubt = true
             reply = await this.poll(key, ticket, requestId)
             takeInDoubt = false
           } catch (err) {
@@ -141,13 +139,26 @@ export class TurnQueue {
             continue
           }
           lastError = null
-          openGate()
+          const mayHaveMoved = this.renewer.generation !== generationAtSend || this.renewer.checkUnderWay
+          if (
+            taking &&
+            mayHaveMoved &&
+            (reply.status === 'granted' || reply.status === 'queued') &&
+            (await this.tookAheadOfEarlier(key, place, generationAtSend))
+          ) {
+            // The take reached a server that lost earlier messages' tickets, before they queued again:
+            // give this ticket (or turn) back and queue behind them.
+            await this.leases.withdrawTicket(key, reply.ticket, requestId)
+            ticket = null
+            continue
+          }
           if (reply.status === 'granted') {
             ticket = reply.ticket
             return take(reply.ticket, reply.fence, reply.previousHolder, leaseDeadline(core, sentAt))
           }
           if (reply.status === 'dropped') {
             ticket = null
+            this.lines.mark(key, place, null)
             // Gone because the server changed under it (a failover that lost the last writes), not
             // because an operator skipped it: queue again, the wait goes on (bounded by waitMs).
             await this.renewer.checkServer()
@@ -166,8 +177,10 @@ export class TurnQueue {
               { key },
             )
           }
-          if (ticket === null) ticketGeneration = generationAtSend
+          // Seen in the queue on the server of that generation (survived any failover before it).
+          ticketGeneration = generationAtSend
           ticket = reply.ticket
+          this.lines.mark(key, place, generationAtSend)
           // This poll was sent before any grant that comes after it: a safe start for a pushed lease.
           queuedSentAt = sentAt
           waitingIds.add(waitingId(key, ticket))
@@ -213,7 +226,7 @@ export class TurnQueue {
         }
         throw err
       } finally {
-        openGate()
+        this.lines.leave(key, place)
         core.stats.waitingNow--
         for (const id of waitingIds) {
           this.earlyWakes.delete(id)
@@ -245,23 +258,22 @@ export class TurnQueue {
     }
   }
 
-  /** Wait until the previous acquisition of this chat by this replica has its ticket (bounded by waitMs, abortable). */
-  private async waitInLine(before: Promise<void>, giveUpAt: number, key: string, signal?: AbortSignal): Promise<void> {
-    let timer: NodeJS.Timeout | undefined
-    let onAbort: (() => void) | undefined
-    const outcome = await Promise.race([
-      before.then(() => 'ok' as const),
-      new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), Math.max(0, giveUpAt - monotonicNow())))),
-      new Promise<'aborted'>((resolve) => {
-        onAbort = () => resolve('aborted')
-        if (signal?.aborted) onAbort()
-        else signal?.addEventListener('abort', onAbort, { once: true })
-      }),
-    ])
-    clearTimeout(timer)
-    if (onAbort) signal?.removeEventListener('abort', onAbort)
+  /** Wait until every earlier acquisition of this chat by this replica has its ticket (bounded by waitMs, abortable). */
+  private async waitForEarlier(key: string, place: Place, giveUpAt: number, signal?: AbortSignal): Promise<void> {
+    const outcome = await this.lines.wait(key, place, () => this.renewer.generation, giveUpAt, this.core.maxPollMs, signal)
     if (outcome === 'timeout') throw new CoordinationUnavailableError('timeout', `no turn for ${JSON.stringify(key)} in time`, { key })
     if (outcome === 'aborted') throw new CoordinationUnavailableError('aborted', `wait for ${JSON.stringify(key)} aborted`, { key })
+  }
+
+  /**
+   * After a take: did it land on a server that changed since it was sent (a failover, found by the
+   * identity check a reconnect starts) while an earlier acquisition of ours has no ticket there yet?
+   * Then it may stand ahead of that one's ticket, which the failover lost.
+   */
+  private async tookAheadOfEarlier(key: string, place: Place, generationAtSend: number): Promise<boolean> {
+    await this.renewer.checked()
+    if (this.renewer.generation === generationAtSend) return false
+    return this.lines.blockers(key, place, this.renewer.generation).length > 0
   }
 
   /** Wait for a wake-up on (key, ticket), the poll interval, or an abort. Resolves true when woken. */

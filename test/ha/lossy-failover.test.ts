@@ -63,8 +63,8 @@ async function lossyPair(): Promise<LossyPair> {
 const holderOn = (server: RedisProc, prefix: string, chat: string) =>
   withClient(server.port, async (c: Redis) => (await c.hget(`${prefix}:c:${chat}`, 'hi')) ?? '')
 
-async function coordinator(url: string, prefix: string, replicaId: string, leaseMs: number): Promise<RedisCoordinator> {
-  const c = await startCoordinator(() => new RedisCoordinator({ url, prefix, replicaId, leaseMs }))
+async function coordinator(url: string, prefix: string, replicaId: string, leaseMs: number, maxPollMs?: number): Promise<RedisCoordinator> {
+  const c = await startCoordinator(() => new RedisCoordinator({ url, prefix, replicaId, leaseMs, maxPollMs }))
   cleanup.push(() => c.stop())
   return c
 }
@@ -154,5 +154,67 @@ describe('a lossy failover', () => {
     const turn = await waiting.catch((e: unknown) => e)
     expect(turn, String(turn instanceof CoordinationUnavailableError ? turn.reason : turn)).not.toBeInstanceOf(Error)
     expect(held.signal.aborted).toBe(true)
+  })
+
+  /**
+   * One replica's messages for a chat keep their arrival order across a lossy failover (found by the
+   * fault campaign: block-0.9 + kill-holding + failover-lossy). b polls only every 10 s here, so
+   * each wait learns its ticket is gone only when something makes it poll.
+   */
+  async function queuedOnPrimaryOnly(prefix: string) {
+    const pair = await lossyPair()
+    const a = await coordinator(pair.url, prefix, 'a', 120_000)
+    const b = await coordinator(pair.url, prefix, 'b', 120_000, 10_000)
+    const bChanged: string[] = []
+    b.on('coordination:warning', (w) => w.code === 'server-changed' && bChanged.push(w.message))
+    await a.acquireTurn('chat:4') // held on both servers: the queue waits behind it
+    await pair.synced()
+    await pair.cutReplication()
+    const granted: number[] = []
+    const waits: Array<Promise<void>> = []
+    const wait = (i: number) =>
+      waits.push(
+        b.acquireTurn('chat:4', { waitMs: 60_000 }).then(async (turn) => {
+          granted.push(i)
+          await turn.release()
+        }),
+      )
+    for (let i = 0; i < 3; i++) wait(i)
+    await until(
+      () => withClient(pair.primary.port, async (c) => (await c.zcard(`${prefix}:q:chat:4`)) === 3),
+      10_000,
+      "b's three tickets on the primary",
+    )
+    const [lastTicket] = await withClient(pair.primary.port, (c) => c.zrange(`${prefix}:q:chat:4`, -1, -1))
+    return { pair, a, b, bChanged, granted, waits, wait, lastTicket: lastTicket! }
+  }
+
+  it('waits whose tickets the failover lost queue again in arrival order, whichever polls first', async () => {
+    const prefix = uniquePrefix('fifo-lost')
+    const { pair, b, bChanged, granted, waits, lastTicket } = await queuedOnPrimaryOnly(prefix)
+    await pair.failover()
+    await until(() => bChanged.length > 0, 20_000, "b's server-changed warning")
+    // The last message's wait polls first (a push for its ticket, as an operator's skip sends):
+    // its ticket is gone, and it must not queue again ahead of the two before it.
+    const stateKey = b.keys.chat('chat:4').state
+    await until(
+      () =>
+        withClient(pair.standby.port, async (c) => (await c.publish(b.keys.wakeChannel(b.incarnation), `${lastTicket}|${stateKey}`)) === 1),
+      10_000,
+      "b's subscriber on the new master",
+    )
+    await Promise.all(waits)
+    expect(granted).toEqual([0, 1, 2])
+  })
+
+  it('a message that arrives during or after the failover queues behind the earlier ones it lost', async () => {
+    const prefix = uniquePrefix('fifo-new')
+    const { pair, bChanged, granted, waits, wait } = await queuedOnPrimaryOnly(prefix)
+    await pair.failover()
+    wait(3) // its take reaches the new master before b knows the server changed
+    await until(() => bChanged.length > 0, 20_000, "b's server-changed warning")
+    wait(4) // b knows; the earlier waits have not polled since
+    await Promise.all(waits)
+    expect(granted).toEqual([0, 1, 2, 3, 4])
   })
 })

@@ -1,0 +1,103 @@
+import { monotonicNow } from '../clock.js'
+
+/** One waiting acquisition's place in its chat's line (this replica's acquisitions, in arrival order). */
+export interface Place {
+  /** The server generation at which its ticket was last seen in the queue; null while it has none. */
+  seenAt: number | null
+  /** Ask it to poll now: its ticket may have been lost with a failover. */
+  nudge(): void
+}
+
+interface Line {
+  places: Place[]
+  /** Acquisitions waiting for an earlier place to get (again) a ticket. */
+  listeners: Set<() => void>
+}
+
+/**
+ * Per chat, this replica's acquisitions in arrival order. Each takes a ticket — the first one, or
+ * again after a failover lost it — only once every earlier acquisition has one seen on the server
+ * known now, or has ended. So a replica's messages for a chat queue in the order they came, across
+ * outages (retries on independent timers) and lossy failovers (tickets re-taken as each poll finds
+ * its own gone).
+ */
+export class ArrivalLines {
+  private readonly lines = new Map<string, Line>()
+
+  join(key: string, nudge: () => void): Place {
+    let line = this.lines.get(key)
+    if (!line) this.lines.set(key, (line = { places: [], listeners: new Set() }))
+    const place: Place = { seenAt: null, nudge }
+    line.places.push(place)
+    return place
+  }
+
+  /** Its ticket was seen at server generation `seenAt`, or is gone (null). */
+  mark(key: string, place: Place, seenAt: number | null): void {
+    if (place.seenAt === seenAt) return
+    place.seenAt = seenAt
+    this.changed(key)
+  }
+
+  /** The acquisition ended (granted, or gave up). */
+  leave(key: string, place: Place): void {
+    const line = this.lines.get(key)
+    if (!line) return
+    const i = line.places.indexOf(place)
+    if (i >= 0) line.places.splice(i, 1)
+    if (line.places.length === 0 && line.listeners.size === 0) this.lines.delete(key)
+    else this.changed(key)
+  }
+
+  /** The earlier places without a ticket seen at `generation` (the ones this place must wait for). */
+  blockers(key: string, place: Place, generation: number): Place[] {
+    const places = this.lines.get(key)?.places ?? []
+    const out: Place[] = []
+    for (const p of places) {
+      if (p === place) break
+      if (p.seenAt !== generation) out.push(p)
+    }
+    return out
+  }
+
+  /**
+   * Wait until no earlier place blocks this one at the current generation. Blockers whose ticket
+   * is from an older generation are nudged to poll now (and again every `recheckMs`). Resolves
+   * 'ok', or 'timeout' at `giveUpAt`, or 'aborted'.
+   */
+  async wait(
+    key: string,
+    place: Place,
+    generation: () => number,
+    giveUpAt: number,
+    recheckMs: number,
+    signal?: AbortSignal,
+  ): Promise<'ok' | 'timeout' | 'aborted'> {
+    for (;;) {
+      const blocking = this.blockers(key, place, generation())
+      if (blocking.length === 0) return 'ok'
+      if (signal?.aborted) return 'aborted'
+      const left = giveUpAt - monotonicNow()
+      if (left <= 0) return 'timeout'
+      for (const p of blocking) if (p.seenAt !== null) p.nudge()
+      const line = this.lines.get(key)!
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          clearTimeout(timer)
+          line.listeners.delete(done)
+          signal?.removeEventListener('abort', done)
+          resolve()
+        }
+        const timer = setTimeout(done, Math.min(left, recheckMs))
+        line.listeners.add(done)
+        signal?.addEventListener('abort', done, { once: true })
+      })
+    }
+  }
+
+  private changed(key: string): void {
+    const line = this.lines.get(key)
+    if (!line || line.listeners.size === 0) return
+    for (const listener of [...line.listeners]) listener()
+  }
+}
