@@ -76,6 +76,7 @@ export async function openConnection(t: Target, connectionName?: string): Promis
   const io = await loadIo()
   if (t.layout === 'cluster' && t.db !== 0) throw usage(`--url: a Redis Cluster has only database 0; drop /${t.db} from the URL`)
   const first = attach(io, t, t.layout === 'cluster' ? 'cluster' : 'standalone', connectionName)
+  if (t.layout === 'cluster') await connectMasters(first.redis as import('ioredis').Cluster, t.timeoutMs)
   if (t.layout !== 'auto') return { io, layout: t.layout, ...first }
   let info: string
   try {
@@ -87,5 +88,38 @@ export async function openConnection(t: Target, connectionName?: string): Promis
   if (!/cluster_enabled:1/.test(info)) return { io, layout: 'standalone', ...first }
   await first.close()
   if (t.db !== 0) throw usage(`--url: ${maskUrl(t.url)} is a Redis Cluster node, which has only database 0; drop /${t.db} from the URL`)
-  return { io, layout: 'cluster', ...attach(io, t, 'cluster', connectionName) }
+  const conn = attach(io, t, 'cluster', connectionName)
+  await connectMasters(conn.redis as import('ioredis').Cluster, t.timeoutMs)
+  return { io, layout: 'cluster', ...conn }
+}
+
+/**
+ * Connection set-up on a Cluster: once the slots are known, open every master's connection at once
+ * (the client opens each at its first command), so that a command's first reads reach all the
+ * masters they need in one round trip instead of one more per connection still being opened.
+ * Best effort, at most a second: a failure or a master slow to answer is left to the command's own reads,
+ * which report it as they do without this.
+ */
+async function connectMasters(redis: import('ioredis').Cluster, timeoutMs: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined
+  const bound = new Promise<void>((resolve) => (timer = setTimeout(resolve, Math.min(timeoutMs, 1000))))
+  const opened = (async () => {
+    await settled(redis)
+    if (redis.status !== 'ready') return
+    await Promise.all(redis.nodes('master').map((n) => (n.status === 'wait' ? n.connect().catch(() => {}) : settled(n))))
+  })()
+  await Promise.race([opened, bound])
+  clearTimeout(timer)
+}
+
+/** Resolves once a client is ready, or failed, or ended (whichever comes first; at once when ready). */
+function settled(client: import('ioredis').Cluster | import('ioredis').Redis): Promise<void> {
+  if (client.status === 'ready' || client.status === 'end') return Promise.resolve()
+  return new Promise<void>((resolve) => {
+    const done = () => {
+      for (const e of ['ready', 'error', 'end']) client.off(e, done)
+      resolve()
+    }
+    for (const e of ['ready', 'error', 'end']) client.once(e, done)
+  })
 }

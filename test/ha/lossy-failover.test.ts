@@ -185,7 +185,7 @@ describe('a lossy failover', () => {
       10_000,
       "b's three tickets on the primary",
     )
-    const [lastTicket] = await withClient(pair.primary.port, (c) => c.zrange(`${prefix}:q:chat:4`, -1, -1))
+    const [lastTicket] = await withClient(pair.primary.port, (c) => c.zrange(`${prefix}:q:chat:4`, '-1', '-1'))
     return { pair, a, b, bChanged, granted, waits, wait, lastTicket: lastTicket! }
   }
 
