@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config'
+import { SlowFirst } from './test/setup/sequencer.js'
 
 export default defineConfig({
   test: {
@@ -10,5 +11,6 @@ export default defineConfig({
     fileParallelism: true,
     // vitest 4: top-level option (poolOptions.forks.* is gone). 2-core machine.
     maxWorkers: 2,
+    sequence: { sequencer: SlowFirst },
   },
 })
