@@ -13,7 +13,7 @@ import { durationOption, interruptSignal } from '../duration.js'
 import { scrub, usage } from '../output/errors.js'
 import { EXIT } from '../output/exit-codes.js'
 import { run } from '../run.js'
-import { countEvents, exporterMetrics, setInventory, setState, stateGauges, type ExporterMetrics, type InventoryCounts } from './metrics.js'
+import type { ExporterMetrics, InventoryCounts } from './metrics.js'
 
 export const DEFAULT_LISTEN = '127.0.0.1:9464'
 
@@ -46,7 +46,7 @@ export interface Scraper {
   close(): Promise<void>
 }
 
-export function openScraper(o: {
+export async function openScraper(o: {
   io: Io
   url: string
   prefix: string
@@ -58,7 +58,9 @@ export function openScraper(o: {
   maxChats: number
   turnWaitMs: number
   secrets: string[]
-}): Scraper {
+}): Promise<Scraper> {
+  // prom-client (and what it loads) only for the exporter: every other command starts without it.
+  const { countEvents, exporterMetrics, setInventory, setState, stateGauges } = await import('./metrics.js')
   const keys = new KeyLayout(o.prefix, o.layout)
   // Not fail-fast: ioredis reconnects with its backoff for as long as we run.
   const redis: RedisClient = o.io.connect({
@@ -197,7 +199,7 @@ Examples:
           sentinelAuth: ctx.target.sentinelAuth,
         }
         await ctx.close()
-        const scraper = openScraper({ ...base, tlsCa: g.tlsCa, timeoutMs: flags.scrapeTimeout, maxChats, turnWaitMs: flags.turnWait })
+        const scraper = await openScraper({ ...base, tlsCa: g.tlsCa, timeoutMs: flags.scrapeTimeout, maxChats, turnWaitMs: flags.turnWait })
         const server = createServer((req: IncomingMessage, res: ServerResponse) => {
           const path = (req.url ?? '/').split('?')[0]
           if (req.method !== 'GET' && req.method !== 'HEAD') {
