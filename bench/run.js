@@ -146,7 +146,7 @@ async function main() {
       result.startup = await runStartup({ url: redis.url, rounds: o.startupRounds }, log)
     })
     await section('scale', async () => {
-      result.memory = await measureMemory(redis.url, o.memoryChats)
+      result.memory = await measureMemory(redis.url, o.memoryChats, o.repeats)
       log(
         `  memory: held chat ${result.memory.perHeldChatBytes} B, queued ticket ${result.memory.perQueuedTicketBytes} B, idle chat ${result.memory.perIdleChatBytes} B`,
       )

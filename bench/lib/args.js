@@ -12,7 +12,7 @@ export const HELP = `botmesh-coord benchmark: node bench/run.js [flags]
   --messages M            messages per scenario, all replicas together (default 20000)
   --max-seconds S         cap of one scenario's duration (default 8)
   --repeats N             runs of every turn scenario, adapters interleaved; rows show the median and
-                          the range (default 3; --quick and --smoke: 1)
+                          the range; also the memory measurement's passes (default 3; --quick and --smoke: 1)
   --work 0,2              handler work W in ms (default 0,2)
   --patterns p,..         uniform,hot10,hot1 (default all)
   --adapters a,..         botmesh,redlock,semaphore,naive (default all)

@@ -13,7 +13,7 @@ import { gunzipSync } from 'node:zlib'
 import { fileURLToPath } from 'node:url'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { Redis } from 'ioredis'
-import { parseCommandStats, parseInfo, diffStats, addStats, total, round, sharedNow } from '../lib/stats.js'
+import { parseCommandStats, diffStats, addStats, total, round, sharedNow } from '../lib/stats.js'
 
 // Connection set-up and tear-down of a CLI process, not part of the command's own reads.
 const HOUSEKEEPING = /^(client\||hello|info|quit|cluster|readonly|ping|select|auth|command)/
@@ -274,14 +274,57 @@ export async function buildState(client, keys, holders, from, to, ticketChats, t
   })
 }
 
-async function usedMemory(c) {
-  return Number(parseInfo(await c.info('memory')).used_memory)
+/** MEMORY STATS as an object (its nested arrays too). */
+async function memoryStats(c) {
+  const obj = (a) => {
+    const o = {}
+    for (let i = 0; i + 1 < a.length; i += 2) o[a[i]] = Array.isArray(a[i + 1]) ? obj(a[i + 1]) : a[i + 1]
+    return o
+  }
+  return obj(await c.call('MEMORY', 'STATS'))
 }
 
-/** Memory per held chat, per queued ticket, per idle chat (fence kept), with real acquisitions. */
-export async function measureMemory(url, n) {
-  const { RedisCoordinator } = await import('../../dist/src/index.js')
-  const admin = new Redis(url)
+/**
+ * The keyspace's bytes: used_memory less what is not data (the clients' query and reply buffers, the
+ * script caches, replication and AOF buffers, start-up allocation), i.e. MEMORY STATS dataset.bytes plus
+ * the keyspace's hash tables (db.N overhead). Plain used_memory deltas moved by ±25 B per item at 2,000
+ * items with the clients' buffers, which Redis resizes in its cron. Read once two reads 250 ms apart
+ * agree (the cron has refreshed the clients' figure and ended any rehash of the key tables), at most 3 s.
+ */
+async function keyspaceBytes(c) {
+  const read = async () => {
+    const s = await memoryStats(c)
+    let db = 0
+    for (const [k, v] of Object.entries(s)) if (/^db\.\d+$/.test(k)) for (const x of Object.values(v)) db += Number(x) || 0
+    return Number(s['dataset.bytes']) + db
+  }
+  let last = await read()
+  for (let i = 0; i < 12; i++) {
+    await sleep(250)
+    const now = await read()
+    if (Math.abs(now - last) <= 1024) return now
+    last = now
+  }
+  return last
+}
+
+/** Σ MEMORY USAGE of the keys matching `pattern` (SCAN, pipelined): deterministic, key by key. */
+async function memoryUsageSum(c, pattern) {
+  let sum = 0
+  let cursor = '0'
+  do {
+    const [next, keys] = await c.scan(cursor, 'MATCH', pattern, 'COUNT', 1000)
+    cursor = next
+    if (keys.length === 0) continue
+    const p = c.pipeline()
+    for (const k of keys) p.memory('USAGE', k, 'SAMPLES', '0')
+    for (const [err, v] of await p.exec()) if (!err) sum += Number(v)
+  } while (cursor !== '0')
+  return sum
+}
+
+/** One pass: n chats held, then a ticket queued on each, then all released (idle, fence kept). */
+async function memoryPass(url, n, RedisCoordinator, admin) {
   await admin.flushall()
   const holder = new RedisCoordinator({ url, prefix: 'bm', leaseMs: 600_000, replicaId: 'mem-holder' })
   // The waiter polls rarely: its tickets stay queued, the push wake-up confirms them on release.
@@ -291,14 +334,14 @@ export async function measureMemory(url, n) {
   await holder.acquireTurn('warm').then((t) => t.release())
   await waiter.acquireTurn('warm').then((t) => t.release())
   await admin.del('bm:c:warm', 'bm:q:warm')
-  await sleep(100)
-  const m0 = await usedMemory(admin)
+  const m0 = await keyspaceBytes(admin)
   const turns = []
   await batched(n, 500, async (i) => {
     turns[i] = await holder.acquireTurn(`chat:${i}`)
   })
-  const m1 = await usedMemory(admin)
+  const m1 = await keyspaceBytes(admin)
   const sampleHeld = Number(await admin.memory('USAGE', 'bm:c:chat:1', 'SAMPLES', '0'))
+  const sumHeld = await memoryUsageSum(admin, 'bm:[cq]:chat:*')
   const waits = []
   for (let i = 0; i < n; i++) waits.push(waiter.acquireTurn(`chat:${i}`))
   for (;;) {
@@ -306,27 +349,74 @@ export async function measureMemory(url, n) {
     await sleep(20)
   }
   await sleep(200)
-  const m2 = await usedMemory(admin)
+  const m2 = await keyspaceBytes(admin)
   const sampleQueued =
     Number(await admin.memory('USAGE', 'bm:c:chat:1', 'SAMPLES', '0')) + Number(await admin.memory('USAGE', 'bm:q:chat:1', 'SAMPLES', '0'))
+  const sumQueued = await memoryUsageSum(admin, 'bm:[cq]:chat:*')
   await batched(n, 500, (i) => turns[i].release())
   const second = await Promise.all(waits)
   await batched(n, 500, (i) => second[i].release())
-  await sleep(100)
-  const m3 = await usedMemory(admin)
+  const m3 = await keyspaceBytes(admin)
   const sampleIdle = Number(await admin.memory('USAGE', 'bm:c:chat:1', 'SAMPLES', '0'))
+  const sumIdle = await memoryUsageSum(admin, 'bm:[cq]:chat:*')
   const idleTtlS = Number(await admin.pttl('bm:c:chat:1')) / 1000
   await holder.stop()
   await waiter.stop()
   await admin.flushall()
-  admin.disconnect()
   return {
-    chats: n,
-    perHeldChatBytes: round((m1 - m0) / n, 0),
-    perQueuedTicketBytes: round((m2 - m1) / n, 0),
-    perIdleChatBytes: round((m3 - m0) / n, 0),
-    memoryUsageSample: { heldChat: sampleHeld, heldChatWithOneTicket: sampleQueued, idleChat: sampleIdle },
-    idleChatTtlHours: round(idleTtlS / 3600, 1),
+    held: (m1 - m0) / n,
+    queued: (m2 - m1) / n,
+    idle: (m3 - m0) / n,
+    sample: { heldChat: sampleHeld, heldChatWithOneTicket: sampleQueued, idleChat: sampleIdle },
+    mean: { heldChat: sumHeld / n, heldChatWithOneTicket: sumQueued / n, idleChat: sumIdle / n },
+    idleTtlS,
+  }
+}
+
+/**
+ * Memory per held chat, per queued ticket, per idle chat (fence kept), with real acquisitions: the
+ * keyspace's bytes (keyspaceBytes) before and after, the median of `repeats` passes after one pass
+ * thrown away (the first pass on a server also grows buffers it keeps, up to 65 B per item at 2,000).
+ * memoryUsageMean: Σ MEMORY USAGE of every chat's keys / n (the sample is chat:1 only, whose request
+ * ids and name are shorter than most).
+ */
+export async function measureMemory(url, n, repeats = 3) {
+  const { RedisCoordinator } = await import('../../dist/src/index.js')
+  const admin = new Redis(url)
+  try {
+    await memoryPass(url, n, RedisCoordinator, admin)
+    const passes = []
+    for (let r = 0; r < repeats; r++) passes.push(await memoryPass(url, n, RedisCoordinator, admin))
+    const median = (f) => {
+      const v = passes.map(f).sort((a, b) => a - b)
+      return v.length % 2 ? v[(v.length - 1) / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2
+    }
+    const last = passes[passes.length - 1]
+    return {
+      chats: n,
+      perHeldChatBytes: round(
+        median((p) => p.held),
+        0,
+      ),
+      perQueuedTicketBytes: round(
+        median((p) => p.queued),
+        0,
+      ),
+      perIdleChatBytes: round(
+        median((p) => p.idle),
+        0,
+      ),
+      passes: passes.map((p) => [round(p.held, 0), round(p.queued, 0), round(p.idle, 0)]),
+      memoryUsageSample: last.sample,
+      memoryUsageMean: {
+        heldChat: round(last.mean.heldChat, 0),
+        heldChatWithOneTicket: round(last.mean.heldChatWithOneTicket, 0),
+        idleChat: round(last.mean.idleChat, 0),
+      },
+      idleChatTtlHours: round(last.idleTtlS / 3600, 1),
+    }
+  } finally {
+    admin.disconnect()
   }
 }
 
