@@ -1,4 +1,5 @@
 import { monotonicNow } from '../clock.js'
+import { CoordinationUnavailableError } from '../errors/coordination-unavailable-error.js'
 
 /** One waiting acquisition's place in its chat's line (this replica's acquisitions, in arrival order). */
 export interface Place {
@@ -62,8 +63,8 @@ export class ArrivalLines {
 
   /**
    * Wait until no earlier place blocks this one at the current generation. Blockers whose ticket
-   * is from an older generation are nudged to poll now (and again every `recheckMs`). Resolves
-   * 'ok', or 'timeout' at `giveUpAt`, or 'aborted'.
+   * is from an older generation are nudged to poll now (and again every `recheckMs`). Rejects as the
+   * wait does: 'timeout' at `giveUpAt`, 'aborted' with the signal.
    */
   async wait(
     key: string,
@@ -72,13 +73,13 @@ export class ArrivalLines {
     giveUpAt: number,
     recheckMs: number,
     signal?: AbortSignal,
-  ): Promise<'ok' | 'timeout' | 'aborted'> {
+  ): Promise<void> {
     for (;;) {
       const blocking = this.blockers(key, place, generation())
-      if (blocking.length === 0) return 'ok'
-      if (signal?.aborted) return 'aborted'
+      if (blocking.length === 0) return
+      if (signal?.aborted) throw new CoordinationUnavailableError('aborted', `wait for ${JSON.stringify(key)} aborted`, { key })
       const left = giveUpAt - monotonicNow()
-      if (left <= 0) return 'timeout'
+      if (left <= 0) throw new CoordinationUnavailableError('timeout', `no turn for ${JSON.stringify(key)} in time`, { key })
       for (const p of blocking) if (p.seenAt !== null) p.nudge()
       const line = this.lines.get(key)!
       await new Promise<void>((resolve) => {

@@ -117,7 +117,7 @@ export class TurnQueue {
           if (signal?.aborted) throw new CoordinationUnavailableError('aborted', `wait for ${JSON.stringify(key)} aborted`, { key })
           if (core.state !== 'running') throw new CoordinationUnavailableError('stopped', `coordinator is ${core.state}`, { key })
           const taking = ticket === null
-          if (taking) await this.waitForEarlier(key, place, giveUpAt, signal)
+          if (taking) await this.lines.wait(key, place, () => this.renewer.generation, giveUpAt, core.maxPollMs, signal)
           const sentAt = monotonicNow()
           const generationAtSend = this.renewer.generation
           let reply: TurnReply
@@ -139,6 +139,7 @@ export class TurnQueue {
             continue
           }
           lastError = null
+          if (taking && reply.status === 'queued') waitingIds.add(waitingId(key, reply.ticket)) // registered by poll()
           const mayHaveMoved = this.renewer.generation !== generationAtSend || this.renewer.checkUnderWay
           if (
             taking &&
@@ -148,6 +149,7 @@ export class TurnQueue {
           ) {
             // The take reached a server that lost earlier messages' tickets, before they queued again:
             // give this ticket (or turn) back and queue behind them.
+            this.waitingTickets.delete(waitingId(key, reply.ticket))
             await this.leases.withdrawTicket(key, reply.ticket, requestId)
             ticket = null
             continue
@@ -242,13 +244,20 @@ export class TurnQueue {
     return task
   }
 
-  /** Take a ticket (ticket null) or poll with one; while the first take is in flight, a push for it is kept. */
+  /**
+   * Take a ticket (ticket null) or poll with one; while the first take is in flight, a push for it is
+   * kept. A ticket taken is registered as waiting in the same step that ends "in flight": a grant our
+   * own release hands to it (its reply can be processed between the two) is never dropped for want of
+   * a waiter.
+   */
   private async poll(key: string, ticket: number | null, requestId: string): Promise<TurnReply> {
     const { backend, replicaId, incarnation, leaseMs } = this.core
     const first = ticket === null
     if (first) this.enqueuing.set(key, (this.enqueuing.get(key) ?? 0) + 1)
     try {
-      return await backend.turnAcquire(key, replicaId, incarnation, leaseMs, ticket, requestId)
+      const reply = await backend.turnAcquire(key, replicaId, incarnation, leaseMs, ticket, requestId)
+      if (first && reply.status === 'queued') this.waitingTickets.set(waitingId(key, reply.ticket), { key, ticket: reply.ticket })
+      return reply
     } finally {
       if (first) {
         const n = (this.enqueuing.get(key) ?? 1) - 1
@@ -256,13 +265,6 @@ export class TurnQueue {
         else this.enqueuing.delete(key)
       }
     }
-  }
-
-  /** Wait until every earlier acquisition of this chat by this replica has its ticket (bounded by waitMs, abortable). */
-  private async waitForEarlier(key: string, place: Place, giveUpAt: number, signal?: AbortSignal): Promise<void> {
-    const outcome = await this.lines.wait(key, place, () => this.renewer.generation, giveUpAt, this.core.maxPollMs, signal)
-    if (outcome === 'timeout') throw new CoordinationUnavailableError('timeout', `no turn for ${JSON.stringify(key)} in time`, { key })
-    if (outcome === 'aborted') throw new CoordinationUnavailableError('aborted', `wait for ${JSON.stringify(key)} aborted`, { key })
   }
 
   /**

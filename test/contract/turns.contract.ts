@@ -155,6 +155,30 @@ export function defineTurnContract(h: TurnHarness): void {
       await pushesToA.stop()
     })
 
+    it('a turn handed over in a release reply reaches its message even when that message took its ticket in the same breath', async () => {
+      // Two replicas, eight messages in flight each, most on five hot chats: a release often hands the
+      // turn to a ticket of its own replica whose take was answered in the same read as the release.
+      // Polls every 10 s: a hand-off dropped for want of a registered waiter would stall its chat that long.
+      const replicas = await Promise.all([replica({ replicaId: 'a', maxPollMs: 10_000 }), replica({ replicaId: 'b', maxPollMs: 10_000 })])
+      let seed = 7
+      const rnd = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648
+      let worst = 0
+      await Promise.all(
+        replicas.flatMap((c) =>
+          Array.from({ length: 8 }, async () => {
+            for (let i = 0; i < 60; i++) {
+              const chat = `chat:hand-${rnd() < 0.9 ? Math.floor(rnd() * 5) : 5 + Math.floor(rnd() * 45)}`
+              const asked = Date.now()
+              const t = await c.acquireTurn(chat, { waitMs: 25_000 })
+              worst = Math.max(worst, Date.now() - asked)
+              await t.release()
+            }
+          }),
+        ),
+      )
+      expect(worst).toBeLessThan(5000) // the poll interval is 10 s: no message waited for its poll
+    })
+
     it('a message that gives up as its own replica hands it the turn passes the turn on at once', async () => {
       const a = await replica({ replicaId: 'a', maxPollMs: 5000 })
       const b = await replica({ replicaId: 'b', maxPollMs: 5000 })
