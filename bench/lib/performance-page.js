@@ -68,11 +68,13 @@ export function performancePage(r, md) {
     const key = `${run.startedAt}`
     merges.set(key, { run, sections: [...(merges.get(key)?.sections ?? []), section] })
   }
-  for (const { run, sections } of merges.values()) {
-    L.push(
-      `(The ${sections.join(' and ')} section${sections.length > 1 ? 's come' : ' comes'} from \`npm run bench -- --sections ${(run.sections ?? sections).join(',')} --merge\`, ${run.startedAt.slice(0, 10)}, load average ${run.machine.loadAvgAtStart?.[0] ?? '?'} at its start, re-run on the final code; the other sections are from the run above.)`,
-      '',
-    )
+  const reruns = [...merges.values()].map(
+    ({ run, sections }) =>
+      `the ${sections.join(' and ')} section${sections.length > 1 ? 's come' : ' comes'} from \`npm run bench -- --sections ${(run.sections ?? sections).join(',')} --merge\`, ${run.startedAt.slice(0, 10)}, load average ${run.machine.loadAvgAtStart?.[0] ?? '?'} at its start`,
+  )
+  if (reruns.length) {
+    const text = reruns.join('; ')
+    L.push(`(${text[0].toUpperCase()}${text.slice(1)}, re-run on the final code; the other sections are from the run above.)`, '')
   }
   if (r.failoverRunSeparately)
     L.push(
