@@ -93,7 +93,8 @@ export const mulberry32 = (seed) => rng(seed).next
 
 export const round = (v, d = 2) => (v === null || v === undefined || Number.isNaN(v) ? null : Math.round(v * 10 ** d) / 10 ** d)
 
-const median = (xs) => {
+/** The median (the mean of the middle two for an even count). */
+export const median = (xs) => {
   const s = [...xs].sort((a, b) => a - b)
   const m = s.length >> 1
   return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2

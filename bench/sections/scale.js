@@ -13,7 +13,7 @@ import { gunzipSync } from 'node:zlib'
 import { fileURLToPath } from 'node:url'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { Redis } from 'ioredis'
-import { parseCommandStats, diffStats, addStats, total, round, sharedNow } from '../lib/stats.js'
+import { parseCommandStats, diffStats, addStats, total, round, sharedNow, median } from '../lib/stats.js'
 
 // Connection set-up and tear-down of a CLI process, not part of the command's own reads.
 const HOUSEKEEPING = /^(client\||hello|info|quit|cluster|readonly|ping|select|auth|command)/
@@ -387,23 +387,20 @@ export async function measureMemory(url, n, repeats = 3) {
     await memoryPass(url, n, RedisCoordinator, admin)
     const passes = []
     for (let r = 0; r < repeats; r++) passes.push(await memoryPass(url, n, RedisCoordinator, admin))
-    const median = (f) => {
-      const v = passes.map(f).sort((a, b) => a - b)
-      return v.length % 2 ? v[(v.length - 1) / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2
-    }
+    const middle = (f) => median(passes.map(f))
     const last = passes[passes.length - 1]
     return {
       chats: n,
       perHeldChatBytes: round(
-        median((p) => p.held),
+        middle((p) => p.held),
         0,
       ),
       perQueuedTicketBytes: round(
-        median((p) => p.queued),
+        middle((p) => p.queued),
         0,
       ),
       perIdleChatBytes: round(
-        median((p) => p.idle),
+        middle((p) => p.idle),
         0,
       ),
       passes: passes.map((p) => [round(p.held, 0), round(p.queued, 0), round(p.idle, 0)]),

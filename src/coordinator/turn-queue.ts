@@ -83,8 +83,6 @@ export class TurnQueue {
     let queuedSentAt = started
     /** A take-ticket was sent and not answered: Redis may hold a ticket of ours we do not know (yet). */
     let takeInDoubt = false
-    /** The server changes seen when our ticket was last seen: one since means a failover may have lost it. */
-    let ticketGeneration = this.renewer.generation
     const waitingIds = new Set<string>()
     const take = (t: number, fence: number, previousHolder: Holder | null, deadline: number): TurnHandle => {
       if (monotonicNow() >= deadline) {
@@ -139,7 +137,8 @@ export class TurnQueue {
             continue
           }
           lastError = null
-          if (taking && reply.status === 'queued') waitingIds.add(waitingId(key, reply.ticket)) // registered by poll()
+          // A ticket taken is registered as waiting by poll(); forgotten when this acquisition ends.
+          if (taking && reply.status === 'queued') waitingIds.add(waitingId(key, reply.ticket))
           const mayHaveMoved = this.renewer.generation !== generationAtSend || this.renewer.checkUnderWay
           if (
             taking &&
@@ -159,13 +158,14 @@ export class TurnQueue {
             return take(reply.ticket, reply.fence, reply.previousHolder, leaseDeadline(core, sentAt))
           }
           if (reply.status === 'dropped') {
+            // The server generation our ticket was last seen on: a change since means a failover may have lost it.
+            const seenAt = place.seenAt
             ticket = null
             this.lines.mark(key, place, null)
             // Gone because the server changed under it (a failover that lost the last writes), not
             // because an operator skipped it: queue again, the wait goes on (bounded by waitMs).
             await this.renewer.checkServer()
-            if (this.renewer.generation !== ticketGeneration) {
-              ticketGeneration = this.renewer.generation
+            if (this.renewer.generation !== seenAt) {
               backoff = core.minPollMs
               continue
             }
@@ -180,13 +180,10 @@ export class TurnQueue {
             )
           }
           // Seen in the queue on the server of that generation (survived any failover before it).
-          ticketGeneration = generationAtSend
           ticket = reply.ticket
           this.lines.mark(key, place, generationAtSend)
           // This poll was sent before any grant that comes after it: a safe start for a pushed lease.
           queuedSentAt = sentAt
-          waitingIds.add(waitingId(key, ticket))
-          this.waitingTickets.set(waitingId(key, ticket), { key, ticket })
           const left = giveUpAt - monotonicNow()
           if (left <= 0) {
             throw new CoordinationUnavailableError('timeout', `no turn for ${JSON.stringify(key)} within ${waitMs}ms`, { key })
