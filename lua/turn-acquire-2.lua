@@ -9,10 +9,11 @@
   ARGV[5] ticket ('' = take a new one)
   ARGV[6] wake channel prefix (the grantee's incarnation is appended; a channel, not a key)
   ARGV[7] request id (unique per acquisition of this incarnation): makes taking a ticket idempotent.
-          A retry after a lost reply finds the ticket taken the first time (field rq:<id>) instead of
-          queueing a second one behind later messages. The field goes once the caller knows its ticket
-          (its next poll) or releases it. The ticket itself records it (q:<ticket>, then hq while
-          held): a poll is answered for the acquisition that took the ticket only (see owns).
+          A retry after a lost reply finds the ticket taken the first time instead of queueing a
+          second one behind later messages: a queued ticket by its field rq:<incarnation>:<id> (it goes
+          once the caller knows its ticket: its next poll, or its release), a turn granted at once by
+          the holder's own fields (hi and hq). The ticket itself records the id (q:<ticket>, then hq
+          while held): a poll is answered for the acquisition that took the ticket only (see owns).
 
   Returns
     { 1, ticket, fence, prevReplica|nil, prevIncarnation|nil }   granted: the lease runs leaseMs from now
@@ -43,9 +44,14 @@ local h
 
 if ticket == '' then
   h = redis.call('HMGET', state, CHAT.holder, CHAT.expiresAt, CHAT.fence, CHAT.lastHolder, CHAT.lastHolderIncarnation,
-    CHAT.lastTicket, request_field(reqId))
-  -- Always looked up: the client itself may send a command again after a reconnect.
+    CHAT.lastTicket, request_field(inc, reqId))
+  -- Always looked up: the client itself may send a command again after a reconnect. A turn granted
+  -- at once keeps no rq: field: its holder's fields name the request.
   local known = reqId ~= '' and h[REQUEST]
+  if reqId ~= '' and not known and h[HOLDER] == rid then
+    local m = redis.call('HMGET', state, CHAT.holderIncarnation, CHAT.holderRequest, CHAT.holderTicket)
+    if m[1] == inc and m[2] == reqId then known = m[3] end
+  end
   if known then
     ticket = known -- a retry: poll with the ticket the lost reply carried
   else
@@ -55,15 +61,14 @@ if ticket == '' then
     -- grants its next live ticket (or empties the queue) on the way, so with no holder at all nobody
     -- is queued; a holder whose lease ran out may still have waiters behind it.
     if not holder or (not held and redis.call('EXISTS', queue) == 0) then
-      local extra = reqId ~= '' and { CHAT.lastTicket, ticket, request_field(reqId), ticket } or { CHAT.lastTicket, ticket }
-      local fence = grant_turn(state, ticket, rid, inc, reqId, leaseMs, 0, { h[LAST], h[LAST_INC], h[FENCE] }, extra)
+      local fence = grant_turn(state, ticket, rid, inc, reqId, leaseMs, 0, { h[LAST], h[LAST_INC], h[FENCE] }, { CHAT.lastTicket, ticket })
       redis.call('PEXPIRE', state, fmt(leaseMs * 2 + idleTtl))
       return { 1, ticket, fence, h[LAST] or false, h[LAST_INC] or false }
     end
     fresh = true
     if reqId ~= '' then
       redis.call('HSET', state, CHAT.lastTicket, ticket, ticket_field(ticket), ticket_value(NOW + leaseMs, NOW, inc, rid),
-        request_field(reqId), ticket, ticket_request_field(ticket), reqId)
+        request_field(inc, reqId), ticket, ticket_request_field(ticket), reqId)
     else
       redis.call('HSET', state, CHAT.lastTicket, ticket, ticket_field(ticket), ticket_value(NOW + leaseMs, NOW, inc, rid))
     end
@@ -78,11 +83,11 @@ end
 
 if not fresh then
   h = redis.call('HMGET', state, CHAT.holder, CHAT.expiresAt, CHAT.fence, CHAT.lastHolder, CHAT.lastHolderIncarnation,
-    request_field(reqId), CHAT.holderIncarnation, CHAT.holderTicket, CHAT.holderRequest, CHAT.previousHolder,
+    request_field(inc, reqId), CHAT.holderIncarnation, CHAT.holderTicket, CHAT.holderRequest, CHAT.previousHolder,
     CHAT.previousHolderIncarnation, ticket_field(ticket), ticket_request_field(ticket))
   -- The caller knows its ticket now (it sent it): the request id's field goes. A retry that found its
   -- ticket by the request id keeps it: its reply may be lost again.
-  if ARGV[5] ~= '' and reqId ~= '' and h[POLL_REQUEST] then redis.call('HDEL', state, request_field(reqId)) end
+  if ARGV[5] ~= '' and reqId ~= '' and h[POLL_REQUEST] then redis.call('HDEL', state, request_field(inc, reqId)) end
   if h[HOLDER_INC] == inc and h[HOLDER_TICKET] == ticket and owns(h[HOLDER_REQUEST], reqId) then
     if (tonumber(h[EXPIRES]) or 0) > NOW then
       redis.call('HSET', state, CHAT.expiresAt, fmt(NOW + leaseMs), CHAT.lastRenewal, fmt(NOW))

@@ -8,7 +8,7 @@
                                 gave up while its take-ticket was unanswered, sent again by the client)
   ARGV[3] leaseMs               ARGV[4] idleTtlMs
   ARGV[5] wake channel prefix
-  ARGV[6] request id of the acquisition ('' = none): its rq:<id> field goes too, and only a turn or
+  ARGV[6] request id of the acquisition ('' = none): its rq:<incarnation>:<id> field goes too, and only a turn or
           ticket of that acquisition is given back (a ticket number may have been given again)
 
   Returns 1 the turn was released, 2 the queued ticket was withdrawn, 0 neither was ours any more;
@@ -28,7 +28,9 @@ local leaseMs, idleTtl, wake = tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5]
 local reqId = ARGV[6] or ''
 if ticket == '' then
   if reqId == '' then return 0 end
-  ticket = redis.call('HGET', state, request_field(reqId))
+  -- Its rq: field while queued; a turn granted at once has none: the holder's fields name the request.
+  local r = redis.call('HMGET', state, request_field(inc, reqId), CHAT.holderIncarnation, CHAT.holderRequest, CHAT.holderTicket)
+  ticket = r[1] or (r[2] == inc and r[3] == reqId and r[4])
   if not ticket then return 0 end
 end
 
@@ -40,7 +42,7 @@ end
 
 local h = redis.call('HMGET', state, CHAT.holderIncarnation, CHAT.holderTicket, CHAT.holderRequest)
 if h[1] == inc and h[2] == ticket and owns(h[3], reqId) then
-  local g = grant_next(state, queue, leaseMs, wake, ticket, RELEASING, nil, inc, { request_field(reqId) })
+  local g = grant_next(state, queue, leaseMs, wake, ticket, RELEASING, nil, inc, { request_field(inc, reqId) })
   -- Nobody queued: nothing else to write (the key keeps the expiry its grant or last renewal set).
   -- Granted: the state key lives on with the new lease; the queue's expiry is its takes' and polls'.
   if g then redis.call('PEXPIRE', state, fmt(leaseMs * 2 + idleTtl)) end
@@ -51,12 +53,12 @@ local q = redis.call('HMGET', state, ticket_field(ticket), ticket_request_field(
 local t = parse_ticket(q[1])
 if t and t.inc == inc and owns(q[2], reqId) then
   redis.call('ZREM', queue, ticket)
-  redis.call('HDEL', state, ticket_field(ticket), ticket_request_field(ticket), request_field(reqId))
+  redis.call('HDEL', state, ticket_field(ticket), ticket_request_field(ticket), request_field(inc, reqId))
   local g = grant_next(state, queue, leaseMs, wake, ticket, { q[3], q[4], h[1] }, nil, inc)
   touch(state, queue, leaseMs, idleTtl)
   return handed(2, g)
 end
-if reqId ~= '' then redis.call('HDEL', state, request_field(reqId)) end
+if reqId ~= '' then redis.call('HDEL', state, request_field(inc, reqId)) end
 if h[1] == inc and (tonumber(q[4]) or 0) > NOW then
   -- A turn of ours holds the chat: maybe the one our first run handed over, whose reply was lost.
   local g = redis.call('HMGET', state, CHAT.fence, CHAT.previousHolder, CHAT.previousHolderIncarnation)

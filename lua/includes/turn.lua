@@ -16,8 +16,10 @@ local function ticket_field(ticket)
   return CHAT.ticketPrefix .. ticket
 end
 
-local function request_field(requestId)
-  return CHAT.requestPrefix .. requestId
+-- The field naming the ticket that acquisition `requestId` of incarnation `inc` took (request ids
+-- are unique within an incarnation only).
+local function request_field(inc, requestId)
+  return CHAT.requestPrefix .. inc .. ':' .. requestId
 end
 
 local function ticket_request_field(ticket)
@@ -28,7 +30,8 @@ end
 -- holder) the one of the acquisition `reqId`? Tickets are numbers, and a number is given again after
 -- Redis lost its last writes (a failover to a standby behind, a restart without data, an evicted
 -- key), maybe to another message of the same replica: its incarnation alone cannot tell the two
--- apart. Nothing recorded (a ticket of an older client) or no request id given: the incarnation decides.
+-- apart. Request ids are unique within an incarnation: callers check the incarnation beside this.
+-- Nothing recorded (a ticket of an older client) or no request id given: the incarnation decides.
 local function owns(recorded, reqId)
   return not recorded or reqId == '' or recorded == reqId
 end

@@ -77,7 +77,8 @@ export class TurnQueue {
     const giveUpAt = started + waitMs
     const signal = options.signal
     let ticket: number | null = null
-    const requestId = `${core.incarnation}:${++this.requestSeq}`
+    // Unique within this incarnation (Redis names it with the incarnation where it must be unique).
+    const requestId = String(++this.requestSeq)
     let backoff = core.minPollMs
     let lastError: unknown = null
     let queuedSentAt = started

@@ -233,18 +233,19 @@ export class MemoryCoordinationHub {
   turnAcquire(key: string, replicaId: string, incarnation: string, leaseMs: number, ticket: number | null, requestId = ''): TurnReply {
     const now = this.now()
     let c: ChatRecord
-    const known = ticket === null && requestId !== '' ? this.chats.get(key)?.requests.get(requestId) : undefined
+    const request = `${incarnation}:${requestId}` // request ids are unique within an incarnation only
+    const known = ticket === null && requestId !== '' ? this.chats.get(key)?.requests.get(request) : undefined
     if (ticket === null && known === undefined) {
       c = this.chat(key, true)!
       ticket = ++c.nextTicket
       c.queue.set(ticket, { replicaId, incarnation, deadline: now + leaseMs, enqueuedAt: now, requestId })
-      if (requestId !== '') c.requests.set(requestId, ticket)
+      if (requestId !== '') c.requests.set(request, ticket)
     } else {
       const found = this.chat(key, false)
       if (!found) return { status: 'dropped' }
       c = found
       if (ticket === null) ticket = known!
-      else if (requestId !== '') c.requests.delete(requestId) // the caller knows its ticket now
+      else if (requestId !== '') c.requests.delete(request) // the caller knows its ticket now
       const h = c.holder
       if (h && h.incarnation === incarnation && h.ticket === ticket && owns(h.requestId, requestId)) {
         if (h.exp > now) {
@@ -274,13 +275,14 @@ export class MemoryCoordinationHub {
   turnRelease(key: string, incarnation: string, ticket: number | null, leaseMs: number, requestId = ''): TurnReleaseReply {
     const c = this.chat(key, false)
     if (!c) return { outcome: 'not-ours', handed: null }
+    const request = `${incarnation}:${requestId}`
     if (ticket === null) {
       if (requestId === '') return { outcome: 'not-ours', handed: null }
-      const known = c.requests.get(requestId)
+      const known = c.requests.get(request)
       if (known === undefined) return { outcome: 'not-ours', handed: null }
       ticket = known
     }
-    if (requestId !== '') c.requests.delete(requestId)
+    if (requestId !== '') c.requests.delete(request)
     let outcome: TurnReleaseReply['outcome'] = 'not-ours'
     const queued = c.queue.get(ticket)
     if (c.holder && c.holder.incarnation === incarnation && c.holder.ticket === ticket && owns(c.holder.requestId, requestId)) {

@@ -54,7 +54,7 @@ describe('the chat hash: Lua writers and the TypeScript decoder agree', () => {
     }
 
     // The fast path: a free chat is granted at once.
-    const a = await acquire('ra', 'ia', null, 'ia:1')
+    const a = await acquire('ra', 'ia', null, '1')
     expect(a).toMatchObject({ status: 'granted', ticket: 1, previousHolder: null })
     let c = await read()
     expect(c.holder).toMatchObject({ replicaId: 'ra', incarnation: 'ia', ticket: 1, waitedMs: 0 })
@@ -64,7 +64,7 @@ describe('the chat hash: Lua writers and the TypeScript decoder agree', () => {
     expect(c.lastHolder).toEqual({ replicaId: 'ra', incarnation: 'ia' })
 
     // A ticket taken while the chat is held: queued, with its request id.
-    expect(await acquire('rb', 'ib', null, 'ib:1')).toEqual({ status: 'queued', ticket: 2 })
+    expect(await acquire('rb', 'ib', null, '1')).toEqual({ status: 'queued', ticket: 2 })
     c = await read()
     expect(c.lastTicket).toBe(2)
     expect(c.tickets).toEqual([expect.objectContaining({ ticket: 2, replicaId: 'rb', incarnation: 'ib' })])
@@ -79,7 +79,7 @@ describe('the chat hash: Lua writers and the TypeScript decoder agree', () => {
         leaseMs: LEASE,
         idleTtlMs: IDLE,
         wakeChannelPrefix,
-        requestId: 'ia:1',
+        requestId: '1',
       }),
     ).toEqual({ outcome: 'released', handed: null })
     c = await read()

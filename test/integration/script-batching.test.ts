@@ -37,7 +37,7 @@ describe('script calls', () => {
           idleTtlMs: 60000,
           ticket: null,
           wakeChannelPrefix: keys.wakeChannelPrefix,
-          requestId: `i1:${i}`,
+          requestId: String(i),
         },
       )
     }

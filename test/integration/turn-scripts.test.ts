@@ -20,25 +20,55 @@ describe('turn scripts', () => {
         { state: k.state, queue: k.queue },
         { replicaId: 'r', incarnation, leaseMs: 5000, idleTtlMs: 60000, ticket, wakeChannelPrefix: keys.wakeChannelPrefix, requestId },
       )
-    const holder = await acquire('i1', null, 'i1:1')
+    const holder = await acquire('i1', null, '1')
     expect(holder.status).toBe('granted')
-    const first = await acquire('i2', null, 'i2:1') // queued as ticket 2; pretend the reply was lost
+    const first = await acquire('i2', null, '1') // queued as ticket 2; pretend the reply was lost
     expect(first).toEqual({ status: 'queued', ticket: 2 })
-    const retry = await acquire('i2', null, 'i2:1') // the retry (same request id) finds ticket 2 again
+    const retry = await acquire('i2', null, '1') // the retry (same request id) finds ticket 2 again
     expect(retry).toEqual({ status: 'queued', ticket: 2 })
-    const later = await acquire('i2', null, 'i2:2') // a later message of the same replica queues behind it
+    const later = await acquire('i2', null, '2') // a later message of the same replica queues behind it
     expect(later).toEqual({ status: 'queued', ticket: 3 })
     expect(await client.zrange(k.queue, '0', '-1')).toEqual(['2', '3'])
-    await acquire('i2', 2, 'i2:1') // a poll with the known ticket drops the request-id field
+    await acquire('i2', 2, '1') // a poll with the known ticket drops the request-id field
     expect(await client.hexists(k.state, 'rq:i2:1')).toBe(0)
     const released = await scripts.call(
       TURN_RELEASE,
       { state: k.state, queue: k.queue },
-      { incarnation: 'i1', ticket: 1, leaseMs: 5000, idleTtlMs: 60000, wakeChannelPrefix: keys.wakeChannelPrefix, requestId: 'i1:1' },
+      { incarnation: 'i1', ticket: 1, leaseMs: 5000, idleTtlMs: 60000, wakeChannelPrefix: keys.wakeChannelPrefix, requestId: '1' },
     )
     expect(released).toEqual({ outcome: 'released', handed: null }) // granted to i2: woken, not handed over
     expect(await client.hexists(k.state, 'rq:i1:1')).toBe(0)
     expect(await client.hget(k.state, 'ht')).toBe('2') // the retried ticket was granted first
+  })
+
+  it('a turn granted at once keeps no request-id field: a take or a withdrawal sent again finds it by the holder', async () => {
+    const keys = new KeyLayout(uniquePrefix('ts'), 'standalone')
+    const k = keys.chat('chat:fast')
+    const chat = { state: k.state, queue: k.queue }
+    const scripts = new ScriptRunner(client, 5000)
+    const common = { leaseMs: 5000, idleTtlMs: 60000, wakeChannelPrefix: keys.wakeChannelPrefix }
+    const acquire = (replicaId: string, incarnation: string, requestId: string) =>
+      scripts.call(TURN_ACQUIRE, chat, { replicaId, incarnation, ticket: null, requestId, ...common })
+    const withdraw = (incarnation: string, requestId: string) =>
+      scripts.call(TURN_RELEASE, chat, { incarnation, ticket: null, requestId, ...common })
+
+    const granted = await acquire('r', 'i1', '7')
+    expect(granted).toMatchObject({ status: 'granted', ticket: 1 })
+    expect(await client.hkeys(k.state)).not.toContain('rq:i1:7')
+    expect(await client.hmget(k.state, 'hi', 'hq', 'ht')).toEqual(['i1', '7', '1'])
+    // Sent again (its reply lost): the same grant, not a second ticket queued behind it.
+    expect(await acquire('r', 'i1', '7')).toEqual(granted)
+    expect(await client.hget(k.state, 'n')).toBe('1')
+    // Another acquisition of the same incarnation, and the same request id of another incarnation
+    // of the same replica (a restart), are not that grant: they queue.
+    expect(await acquire('r', 'i1', '8')).toEqual({ status: 'queued', ticket: 2 })
+    expect(await acquire('r', 'i9', '7')).toEqual({ status: 'queued', ticket: 3 })
+    // A withdrawal by request id of a take whose reply never came gives the granted turn back.
+    expect(await withdraw('i9', '8')).toEqual({ outcome: 'not-ours', handed: null })
+    expect(await client.hget(k.state, 'ht')).toBe('1')
+    const back = await withdraw('i1', '7')
+    expect(back).toMatchObject({ outcome: 'released', handed: { ticket: 2, requestId: '8' } })
+    expect(await client.hmget(k.state, 'hi', 'hq', 'ht')).toEqual(['i1', '8', '2'])
   })
 
   it('a ticket number given again after Redis lost writes answers only the acquisition that took it', async () => {
@@ -56,25 +86,25 @@ describe('turn scripts', () => {
     sub.on('message', (_channel: string, message: string) => wakes.push(message))
     await sub.subscribe(`${keys.wakeChannelPrefix}i2`)
     try {
-      expect((await acquire('i1', null, 'i1:1')).status).toBe('granted') // i1 holds ticket 1
+      expect((await acquire('i1', null, '1')).status).toBe('granted') // i1 holds ticket 1
       const [snapshot, ttl] = await Promise.all([client.dumpBuffer(k.state), client.pttl(k.state)])
-      expect(await acquire('i2', null, 'i2:1')).toEqual({ status: 'queued', ticket: 2 })
+      expect(await acquire('i2', null, '1')).toEqual({ status: 'queued', ticket: 2 })
       // Redis loses that write (a failover to a standby behind): the ticket counter is back at 1
       await client.restore(k.state, ttl, snapshot, 'REPLACE')
       await client.del(k.queue)
-      expect(await acquire('i2', null, 'i2:2')).toEqual({ status: 'queued', ticket: 2 }) // 2 again, to another message of i2
-      expect(await acquire('i2', 2, 'i2:1')).toEqual({ status: 'dropped' }) // the lost ticket is gone…
-      expect(await release('i2', 2, 'i2:1')).toEqual({ outcome: 'not-ours', handed: null }) // …and withdrawing it leaves the other's alone
+      expect(await acquire('i2', null, '2')).toEqual({ status: 'queued', ticket: 2 }) // 2 again, to another message of i2
+      expect(await acquire('i2', 2, '1')).toEqual({ status: 'dropped' }) // the lost ticket is gone…
+      expect(await release('i2', 2, '1')).toEqual({ outcome: 'not-ours', handed: null }) // …and withdrawing it leaves the other's alone
       expect(await client.zrange(k.queue, '0', '-1')).toEqual(['2'])
 
-      expect(await release('i1', 1, 'i1:1')).toEqual({ outcome: 'released', handed: null }) // ticket 2 is granted, woken with its request id
+      expect(await release('i1', 1, '1')).toEqual({ outcome: 'released', handed: null }) // ticket 2 is granted, woken with its request id
       await until(() => wakes.length > 0, 5000, 'the wake-up of the grant')
-      expect(JSON.parse(wakes[0]!)).toMatchObject({ t: '2', q: 'i2:2' })
-      expect(await acquire('i2', 2, 'i2:1')).toEqual({ status: 'dropped' }) // the grant is not the lost one's…
+      expect(JSON.parse(wakes[0]!)).toMatchObject({ t: '2', q: '2' })
+      expect(await acquire('i2', 2, '1')).toEqual({ status: 'dropped' }) // the grant is not the lost one's…
       // …nor can it give the turn back (the turn of i2 that holds the chat is reported: with the
       // request id of the acquisition it is for, which the coordinator routes it by)
-      expect(await release('i2', 2, 'i2:1')).toMatchObject({ outcome: 'not-ours', handed: { ticket: 2, requestId: 'i2:2' } })
-      expect(await acquire('i2', 2, 'i2:2')).toMatchObject({ status: 'granted', ticket: 2 }) // still the taker's
+      expect(await release('i2', 2, '1')).toMatchObject({ outcome: 'not-ours', handed: { ticket: 2, requestId: '2' } })
+      expect(await acquire('i2', 2, '2')).toMatchObject({ status: 'granted', ticket: 2 }) // still the taker's
     } finally {
       await sub.quit()
     }
@@ -95,40 +125,40 @@ describe('turn scripts', () => {
     sub.on('message', (channel: string, message: string) => wakes.push(`${channel.slice(keys.wakeChannelPrefix.length)} ${message}`))
     await sub.subscribe(`${keys.wakeChannelPrefix}i1`, `${keys.wakeChannelPrefix}i2`)
     try {
-      const first = await acquire('i1', null, 'i1:1')
+      const first = await acquire('i1', null, '1')
       expect(first).toMatchObject({ status: 'granted', ticket: 1 })
       const fence1 = (first as { fence: number }).fence
-      expect(await acquire('i1', null, 'i1:2')).toEqual({ status: 'queued', ticket: 2 })
-      expect(await acquire('i2', null, 'i2:1')).toEqual({ status: 'queued', ticket: 3 })
-      expect(await acquire('i1', null, 'i1:3')).toEqual({ status: 'queued', ticket: 4 })
+      expect(await acquire('i1', null, '2')).toEqual({ status: 'queued', ticket: 2 })
+      expect(await acquire('i2', null, '1')).toEqual({ status: 'queued', ticket: 3 })
+      expect(await acquire('i1', null, '3')).toEqual({ status: 'queued', ticket: 4 })
 
-      const handed = await release('i1', 1, 'i1:1')
+      const handed = await release('i1', 1, '1')
       expect(handed).toEqual({
         outcome: 'released',
         handed: {
           ticket: 2,
           fence: expect.any(Number),
-          requestId: 'i1:2',
+          requestId: '2',
           previousHolder: { replicaId: 'r1', incarnation: 'i1' },
           leaseMs: 5000,
         },
       })
       expect(handed.handed!.fence).toBeGreaterThan(fence1)
-      expect(await client.hmget(k.state, 'hi', 'ht', 'hq', 'f')).toEqual(['i1', '2', 'i1:2', String(handed.handed!.fence)])
+      expect(await client.hmget(k.state, 'hi', 'ht', 'hq', 'f')).toEqual(['i1', '2', '2', String(handed.handed!.fence)])
       expect(await client.zrange(k.queue, '0', '-1')).toEqual(['3', '4'])
       // Sent again (its reply lost): nothing of ticket 1 is left, and the turn it handed over is reported again.
-      expect(await release('i1', 1, 'i1:1')).toEqual({ outcome: 'not-ours', handed: handed.handed })
+      expect(await release('i1', 1, '1')).toEqual({ outcome: 'not-ours', handed: handed.handed })
       // The grant to i2's ticket 3 is pushed to i2, not handed to i1.
-      expect(await release('i1', 2, 'i1:2')).toEqual({ outcome: 'released', handed: null })
+      expect(await release('i1', 2, '2')).toEqual({ outcome: 'released', handed: null })
       await until(() => wakes.length > 0, 5000, 'the wake-up of i2')
       // i2 releases ticket 3: i1's ticket 4 is next, and pushed to i1 (it is not i2's own).
-      expect(await release('i2', 3, 'i2:1')).toEqual({ outcome: 'released', handed: null })
+      expect(await release('i2', 3, '1')).toEqual({ outcome: 'released', handed: null })
       await until(() => wakes.length > 1, 5000, 'the wake-up of i1 for ticket 4')
       // Only pushes across incarnations: none on i1's channel before ticket 4 (a PING on the subscriber
       // is answered after every message published before it).
       await sub.ping()
       expect(wakes.map((w) => w.split(' ')[0])).toEqual(['i2', 'i1'])
-      expect(JSON.parse(wakes[1]!.slice(3))).toMatchObject({ t: '4', q: 'i1:3' })
+      expect(JSON.parse(wakes[1]!.slice(3))).toMatchObject({ t: '4', q: '3' })
     } finally {
       await sub.quit()
     }
