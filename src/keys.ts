@@ -14,7 +14,7 @@
 
 import { InvalidIdError } from './errors/invalid-id-error.js'
 import { DEFAULTS } from './defaults.js'
-import { idFromBytes, idToBytes, redisKey } from './bytes.js'
+import { hasLoneSurrogate, idFromBytes, idToBytes, redisKey } from './bytes.js'
 
 /**
  * A key name as Redis takes it: a string, or (for an id that carries bytes that are not UTF-8, as
@@ -47,7 +47,11 @@ const SEGMENT_KINDS = new Map<string, KeyKind>(Object.entries(KIND_SEGMENTS).map
 // eslint-disable-next-line no-control-regex
 const ESCAPE = /[%{}\u0000-\u001f\u007f]/g
 
+// eslint-disable-next-line no-control-regex
+const NEEDS_ESCAPE = /[%{}\u0000-\u001f\u007f]/
+
 export function encodeId(id: string): string {
+  if (!NEEDS_ESCAPE.test(id)) return id
   return id.replace(ESCAPE, (c) => '%' + c.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0'))
 }
 
@@ -57,7 +61,10 @@ export function decodeId(encoded: string): string {
 
 export function validateId(id: unknown, what = 'key'): string {
   if (typeof id !== 'string' || id.length === 0) throw new InvalidIdError(`${what} must be a non-empty string`)
-  if (idToBytes(id).length > MAX_ID_BYTES) throw new InvalidIdError(`${what} is longer than ${MAX_ID_BYTES} bytes`)
+  // A UTF-16 unit is at most 3 bytes (a pair is 4 for two): only a long id needs its bytes counted.
+  if (id.length * 3 > MAX_ID_BYTES && idToBytes(id).length > MAX_ID_BYTES) {
+    throw new InvalidIdError(`${what} is longer than ${MAX_ID_BYTES} bytes`)
+  }
   return id
 }
 
@@ -86,11 +93,13 @@ export interface ParsedKey {
 export class KeyLayout {
   readonly prefix: string
   readonly layout: Layout
+  private readonly loneInPrefix: boolean
 
   constructor(prefix: string, layout: Layout) {
     this.prefix = validatePrefix(prefix)
     if (!LAYOUTS.includes(layout)) throw new InvalidIdError(`layout must be 'standalone' or 'cluster', got ${String(layout)}`)
     this.layout = layout
+    this.loneInPrefix = hasLoneSurrogate(this.prefix)
   }
 
   private key(kind: KeyKind, id: string, what: string): RedisKey {
@@ -99,13 +108,17 @@ export class KeyLayout {
     return redisKey(`${this.prefix}:${KIND_SEGMENTS[kind]}:${tagged}`)
   }
 
+  /** The keys of one chat: its id checked and escaped once (every turn names two of them, twice). */
   chat(key: string): ChatKeys {
-    return {
-      state: this.key('chat', key, 'chat key'),
-      queue: this.key('queue', key, 'chat key'),
-      checkpoint: this.key('checkpoint', key, 'checkpoint key'),
-      handover: this.key('handover', key, 'handover key'),
+    const enc = encodeId(validateId(key, 'chat key'))
+    const tagged = this.layout === 'cluster' ? `{${enc}}` : enc
+    // No lone surrogate in the prefix or the id: none in the names made of them (':' between).
+    const bytes = this.loneInPrefix || hasLoneSurrogate(enc)
+    const name = (kind: KeyKind): RedisKey => {
+      const s = `${this.prefix}:${KIND_SEGMENTS[kind]}:${tagged}`
+      return bytes ? idToBytes(s) : s
     }
+    return { state: name('chat'), queue: name('queue'), checkpoint: name('checkpoint'), handover: name('handover') }
   }
 
   lead(name: string): RedisKey {
