@@ -172,10 +172,15 @@ export abstract class Coordinator extends EventEmitter<CoordinatorEvents> {
   }
 
   /** Take the turn of a chat: FIFO across replicas, one holder at a time. */
-  async acquireTurn(key: string, options: AcquireTurnOptions = {}): Promise<Turn> {
-    validateId(key, 'chat key')
-    await this.#ensureRunning()
-    return this.#turns.acquire(key, options)
+  acquireTurn(key: string, options: AcquireTurnOptions = {}): Promise<Turn> {
+    // Not an async function: that would add its own promise and ticks to every turn.
+    try {
+      validateId(key, 'chat key')
+      if (this.#state === 'running') return this.#turns.acquire(key, options)
+    } catch (err) {
+      return Promise.reject(err as Error)
+    }
+    return this.#ensureRunning().then(() => this.#turns.acquire(key, options))
   }
 
   /**

@@ -92,7 +92,8 @@ export class RedisBackend implements CoordinationBackend {
     return Math.max(this.opts.commandTimeoutMs, Math.floor(leaseMs * 0.9))
   }
 
-  async turnAcquire(
+  // The turn calls are not async functions: each would add a promise and its ticks to every turn.
+  turnAcquire(
     key: string,
     replicaId: string,
     incarnation: string,
@@ -117,7 +118,7 @@ export class RedisBackend implements CoordinationBackend {
     )
   }
 
-  async turnRelease(key: string, incarnation: string, ticket: number | null, leaseMs: number, requestId = ''): Promise<TurnReleaseReply> {
+  turnRelease(key: string, incarnation: string, ticket: number | null, leaseMs: number, requestId = ''): Promise<TurnReleaseReply> {
     const { state, queue } = this.keys.chat(key)
     return this.scripts.call(
       TURN_RELEASE,

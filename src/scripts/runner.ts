@@ -37,21 +37,16 @@ export class ScriptRunner {
     }
     const argv = encodeArgs(def.argv, args)
     batchWrites(this.redis)
-    const call = async (): Promise<unknown> => {
-      try {
-        return await this.redis.evalsha(script.sha, keyList.length, ...keyList, ...argv)
-      } catch (err) {
-        if (err instanceof Error && err.message.startsWith('NOSCRIPT')) {
-          batchWrites(this.redis)
-          return await this.redis.eval(script.source, keyList.length, ...keyList, ...argv)
-        }
-        throw err
-      }
+    const redis = this.redis
+    const ifNoScript = (err: unknown): Promise<unknown> => {
+      if (!(err instanceof Error && err.message.startsWith('NOSCRIPT'))) throw err
+      batchWrites(redis)
+      return redis.eval(script.source, keyList.length, ...keyList, ...argv)
     }
     let reply: unknown
     const closesBefore = this.closes()
     try {
-      reply = await withTimeout(call(), timeoutMs, def.name)
+      reply = await withTimeout(redis.evalsha(script.sha, keyList.length, ...keyList, ...argv).catch(ifNoScript), timeoutMs, def.name)
     } catch (err) {
       throw errorFromRedis(err, keyList[0] === undefined ? undefined : keyText(keyList[0]))
     }
