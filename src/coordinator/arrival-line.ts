@@ -11,8 +11,8 @@ export interface Place {
 
 interface Line {
   places: Place[]
-  /** Acquisitions waiting for an earlier place to get (again) a ticket. */
-  listeners: Set<() => void>
+  /** Acquisitions waiting for an earlier place to get (again) a ticket (made when one first waits). */
+  listeners: Set<() => void> | null
 }
 
 /**
@@ -27,7 +27,7 @@ export class ArrivalLines {
 
   join(key: string, nudge: () => void): Place {
     let line = this.lines.get(key)
-    if (!line) this.lines.set(key, (line = { places: [], listeners: new Set() }))
+    if (!line) this.lines.set(key, (line = { places: [], listeners: null }))
     const place: Place = { seenAt: null, nudge }
     line.places.push(place)
     return place
@@ -46,8 +46,19 @@ export class ArrivalLines {
     if (!line) return
     const i = line.places.indexOf(place)
     if (i >= 0) line.places.splice(i, 1)
-    if (line.places.length === 0 && line.listeners.size === 0) this.lines.delete(key)
+    if (line.places.length === 0 && !line.listeners?.size) this.lines.delete(key)
     else this.changed(key)
+  }
+
+  /** Is no earlier place without a ticket seen at `generation`? (blockers() without the list) */
+  clear(key: string, place: Place, generation: number): boolean {
+    const places = this.lines.get(key)?.places
+    if (!places) return true
+    for (const p of places) {
+      if (p === place) return true
+      if (p.seenAt !== generation) return false
+    }
+    return true
   }
 
   /** The earlier places without a ticket seen at `generation` (the ones this place must wait for). */
@@ -82,15 +93,16 @@ export class ArrivalLines {
       if (left <= 0) throw new CoordinationUnavailableError('timeout', `no turn for ${JSON.stringify(key)} in time`, { key })
       for (const p of blocking) if (p.seenAt !== null) p.nudge()
       const line = this.lines.get(key)!
+      const listeners = (line.listeners ??= new Set())
       await new Promise<void>((resolve) => {
         const done = () => {
           clearTimeout(timer)
-          line.listeners.delete(done)
+          listeners.delete(done)
           signal?.removeEventListener('abort', done)
           resolve()
         }
         const timer = setTimeout(done, Math.min(left, recheckMs))
-        line.listeners.add(done)
+        listeners.add(done)
         signal?.addEventListener('abort', done, { once: true })
       })
     }
@@ -98,7 +110,7 @@ export class ArrivalLines {
 
   private changed(key: string): void {
     const line = this.lines.get(key)
-    if (!line || line.listeners.size === 0) return
+    if (!line?.listeners?.size) return
     for (const listener of [...line.listeners]) listener()
   }
 }

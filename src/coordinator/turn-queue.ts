@@ -25,6 +25,7 @@ interface Waiter {
 type PauseResult = { woken: boolean; grant?: PushedGrant }
 
 const waitingId = (key: string, ticket: number) => `${key}\u0000${ticket}`
+const NONE: ReadonlySet<string> = new Set()
 
 class TurnHandle extends LeaseHandle implements Turn {
   readonly kind = 'chat' as const
@@ -84,7 +85,8 @@ export class TurnQueue {
     let queuedSentAt = started
     /** A take-ticket was sent and not answered: Redis may hold a ticket of ours we do not know (yet). */
     let takeInDoubt = false
-    const waitingIds = new Set<string>()
+    /** Tickets of this acquisition registered as waiting (made at its first 'queued'). */
+    let waitingIds: Set<string> | null = null
     const take = (t: number, fence: number, previousHolder: Holder | null, deadline: number): TurnHandle => {
       if (monotonicNow() >= deadline) {
         // Frozen between the grant and now: the lease may already be someone else's.
@@ -107,7 +109,9 @@ export class TurnQueue {
       if (ticket !== null) this.onWake(key, ticket)
     })
     core.stats.waitingNow++
-    const task = (async (): Promise<Turn> => {
+    let task: Promise<Turn> | null = null
+    let ended = false // ended before task was assigned: it never waited (nothing to settle)
+    task = (async (): Promise<Turn> => {
       try {
         // A ticket of ours left here by a withdrawal that failed (or the turn granted to it) would
         // hold this chat until it lapsed, and this replica then be presumed dead in it: give it back first.
@@ -116,7 +120,9 @@ export class TurnQueue {
           if (signal?.aborted) throw new CoordinationUnavailableError('aborted', `wait for ${JSON.stringify(key)} aborted`, { key })
           if (core.state !== 'running') throw new CoordinationUnavailableError('stopped', `coordinator is ${core.state}`, { key })
           const taking = ticket === null
-          if (taking) await this.lines.wait(key, place, () => this.renewer.generation, giveUpAt, core.maxPollMs, signal)
+          if (taking && !this.lines.clear(key, place, this.renewer.generation)) {
+            await this.lines.wait(key, place, () => this.renewer.generation, giveUpAt, core.maxPollMs, signal)
+          }
           const sentAt = monotonicNow()
           const generationAtSend = this.renewer.generation
           let reply: TurnReply
@@ -139,7 +145,7 @@ export class TurnQueue {
           }
           lastError = null
           // A ticket taken is registered as waiting by poll(); forgotten when this acquisition ends.
-          if (taking && reply.status === 'queued') waitingIds.add(waitingId(key, reply.ticket))
+          if (taking && reply.status === 'queued') (waitingIds ??= new Set()).add(waitingId(key, reply.ticket))
           const mayHaveMoved = this.renewer.generation !== generationAtSend || this.renewer.checkUnderWay
           if (
             taking &&
@@ -228,17 +234,16 @@ export class TurnQueue {
       } finally {
         this.lines.leave(key, place)
         core.stats.waitingNow--
-        for (const id of waitingIds) {
+        for (const id of waitingIds ?? NONE) {
           this.earlyWakes.delete(id)
           this.waitingTickets.delete(id)
         }
+        // In flight until here (not a reaction on the task: a promise and two closures per turn).
+        ended = true
+        if (task) this.inflight.delete(task)
       }
     })()
-    this.inflight.add(task)
-    task.then(
-      () => this.inflight.delete(task),
-      () => this.inflight.delete(task),
-    )
+    if (!ended) this.inflight.add(task)
     return task
   }
 
