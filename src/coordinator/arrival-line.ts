@@ -9,10 +9,16 @@ export interface Place {
   nudge(): void
 }
 
+/** An acquisition waiting in wait(): its place, and the server generation it waits at. */
+interface Waiting {
+  place: Place
+  generation: () => number
+}
+
 interface Line {
   places: Place[]
-  /** Acquisitions waiting for an earlier place to get (again) a ticket (made when one first waits). */
-  listeners: Set<() => void> | null
+  /** Acquisitions waiting for an earlier place to get (again) a ticket, by wake-up (made when one first waits). */
+  listeners: Map<() => void, Waiting> | null
 }
 
 /**
@@ -85,6 +91,7 @@ export class ArrivalLines {
     recheckMs: number,
     signal?: AbortSignal,
   ): Promise<void> {
+    const waiting: Waiting = { place, generation }
     for (;;) {
       const blocking = this.blockers(key, place, generation())
       if (blocking.length === 0) return
@@ -93,7 +100,7 @@ export class ArrivalLines {
       if (left <= 0) throw new CoordinationUnavailableError('timeout', `no turn for ${JSON.stringify(key)} in time`, { key })
       for (const p of blocking) if (p.seenAt !== null) p.nudge()
       const line = this.lines.get(key)!
-      const listeners = (line.listeners ??= new Set())
+      const listeners = (line.listeners ??= new Map())
       await new Promise<void>((resolve) => {
         const done = () => {
           clearTimeout(timer)
@@ -102,15 +109,32 @@ export class ArrivalLines {
           resolve()
         }
         const timer = setTimeout(done, Math.min(left, recheckMs))
-        listeners.add(done)
+        listeners.set(done, waiting)
         signal?.addEventListener('abort', done, { once: true })
       })
     }
   }
 
+  /**
+   * A place got or lost its ticket, or left: wake the waiters that now have something to do — go on
+   * (nothing blocks them) or nudge a blocker. The others would only go back to sleep (with a new
+   * timer each: on a busy chat that was most of a message's CPU); their recheck timer still runs.
+   */
   private changed(key: string): void {
     const line = this.lines.get(key)
     if (!line?.listeners?.size) return
-    for (const listener of [...line.listeners]) listener()
+    for (const [wake, w] of [...line.listeners]) if (this.moves(line.places, w)) wake()
+  }
+
+  private moves(places: Place[], w: Waiting): boolean {
+    const generation = w.generation()
+    let blocked = false
+    for (const p of places) {
+      if (p === w.place) return !blocked
+      if (p.seenAt === generation) continue
+      if (p.seenAt !== null) return true // a ticket from an older generation: nudge it now
+      blocked = true
+    }
+    return true
   }
 }
