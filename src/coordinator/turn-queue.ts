@@ -78,8 +78,7 @@ export class TurnQueue {
     const giveUpAt = started + waitMs
     const signal = options.signal
     let ticket: number | null = null
-    // Unique within this incarnation (Redis names it with the incarnation where it must be unique).
-    const requestId = String(++this.requestSeq)
+    const requestId = String(++this.requestSeq) // unique within this incarnation (the scripts add it where needed)
     let backoff = core.minPollMs
     let lastError: unknown = null
     let queuedSentAt = started
