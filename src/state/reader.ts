@@ -3,8 +3,8 @@
  * pipelined HGETALLs, and the pure decoders of ./decode.ts. Times are Redis's clock. It asks its
  * questions of a StateSource (./source.ts): a live Redis, or the records of a snapshot (./records.ts).
  */
-import { KeyLayout, SCHEMA_VERSION, type KeyKind, type Layout, type RedisKey } from '../keys.js'
-import { idFromBytes, keyText, redisKey } from '../bytes.js'
+import { KIND_SEGMENTS, KeyLayout, SCHEMA_VERSION, type KeyKind, type Layout, type RedisKey } from '../keys.js'
+import { hasLoneSurrogate, idFromBytes, keyText, redisKey } from '../bytes.js'
 import { batchWrites, withTimeout, type RedisClient } from '../connection.js'
 import { errorFromRedis, isConnectionError } from '../errors/from-redis.js'
 import { CoordinationUnavailableError } from '../errors/coordination-unavailable-error.js'
@@ -97,6 +97,19 @@ export const LISTING_DECODERS = {
   lead: (id: string, raw: RedisKey, h: Hash) => decodeLead(id, raw, h),
   lock: (id: string, raw: RedisKey, h: Hash) => decodeLock(id, raw, h),
 } as const
+
+/** Do these bytes start with `head` (and go on past it)? Byte by byte: a head is a few bytes, Buffer.compare costs more. */
+function startsWith(bytes: Buffer, head: Buffer): boolean {
+  if (bytes.length <= head.length) return false
+  for (let i = 0; i < head.length; i++) if (bytes[i] !== head[i]) return false
+  return true
+}
+
+/** A hash without fields (a key gone between the SCAN and the read), found without listing its fields. */
+function isEmpty(h: Hash): boolean {
+  for (const _ in h) return false
+  return true
+}
 
 /** The message of an error, without a "Redis unreachable:" prefix. */
 function errorText(err: unknown): string {
@@ -371,12 +384,30 @@ export class StateReader {
     // Keys as bytes: a key that is not UTF-8 is read back exactly (an id with lone surrogates, ../bytes.ts).
     const { cursor: next, keys: batch } = await this.call('SCAN', () => this.source.scan(node, cursor, pattern, count))
     const ours: ScannedKey[] = []
+    const heads = this.kindHeads(kinds)
     for (const bytes of batch) {
-      const parsed = this.keys.parse(bytes)
-      if (parsed !== null && wanted.has(parsed.kind)) ours.push({ rawKey: redisKey(idFromBytes(bytes)), id: parsed.id, kind: parsed.kind })
+      // Another kind's key (a checkpoint, a queue) is passed over before it is decoded.
+      if (heads && !heads.some((h) => startsWith(bytes, h))) continue
+      const text = idFromBytes(bytes)
+      const parsed = this.keys.parse(text)
+      if (parsed !== null && wanted.has(parsed.kind)) ours.push({ rawKey: redisKey(text), id: parsed.id, kind: parsed.kind })
     }
     return { cursor: next, scanned: batch.length, ours }
   }
+
+  /**
+   * The bytes every key of these kinds starts with (`<prefix>:<segment>:`), or null when a key's bytes
+   * cannot be told apart before it is decoded (a prefix holding a lone surrogate).
+   */
+  private kindHeads(kinds: KeyKind[]): Buffer[] | null {
+    const p = this.keys.prefix
+    if (hasLoneSurrogate(p)) return null
+    const id = kinds.join(',')
+    if (this.heads?.id !== id) this.heads = { id, heads: kinds.map((k) => Buffer.from(`${p}:${KIND_SEGMENTS[k]}:`, 'utf8')) }
+    return this.heads.heads
+  }
+
+  private heads: { id: string; heads: Buffer[] } | null = null
 
   /** The hashes (or `fields`; with `keysOnly` nothing) of a SCAN batch's keys, read with one pipeline (or one script call) on its node. */
   private async readKeys(
@@ -405,7 +436,7 @@ export class StateReader {
         // a corrupt value: the batch fails, and a Cluster listing names the master as unreachable.
         if (reply instanceof Error && isConnectionError(reply)) throw errorFromRedis(reply, k.rawKey)
         if (reply instanceof Error) return out.push({ rawKey: k.rawKey, id, kind, hash: { __error: reply.message } })
-        if (Object.keys(reply).length) out.push({ rawKey: k.rawKey, id, kind, hash: reply })
+        if (!isEmpty(reply)) out.push({ rawKey: k.rawKey, id, kind, hash: reply })
       })
     }
     return out
