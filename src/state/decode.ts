@@ -12,10 +12,21 @@ import { CHAT_FIELDS as C, queuedTicket, type QueuedTicket } from '../wire/chat.
 export type Json = null | boolean | number | string | Json[] | { [k: string]: Json }
 type Hash = Record<string, string>
 
+/** Is `v` a whole number in decimal digits (/^-?\d+$/), checked without a regular expression (a listing checks 600,000)? */
+function isWhole(v: string): boolean {
+  let i = v.charCodeAt(0) === 45 ? 1 : 0 // '-'
+  if (i === v.length) return false
+  for (; i < v.length; i++) {
+    const c = v.charCodeAt(i)
+    if (c < 48 || c > 57) return false
+  }
+  return true
+}
+
 function int(rawKey: RedisKey, h: Hash, field: string): number | null {
   const v = h[field]
   if (v === undefined || v === '') return null
-  if (!/^-?\d+$/.test(v)) throw new CorruptStateError(rawKey, `field ${field} is not an integer: ${JSON.stringify(v.slice(0, 40))}`)
+  if (!isWhole(v)) throw new CorruptStateError(rawKey, `field ${field} is not an integer: ${JSON.stringify(v.slice(0, 40))}`)
   return Number(v)
 }
 
@@ -59,11 +70,11 @@ export interface ChatSnapshot {
 
 export function decodeChat(key: string, rawKey: RedisKey, h: Hash): ChatSnapshot {
   const tickets: TicketSnapshot[] = []
-  for (const [field, value] of Object.entries(h)) {
-    const t = queuedTicket(field, value, (why) => new CorruptStateError(rawKey, why))
-    if (t) tickets.push(t)
+  for (const field in h) {
+    if (!field.startsWith(C.ticketPrefix)) continue
+    tickets.push(queuedTicket(field, h[field]!, (why) => new CorruptStateError(rawKey, why))!)
   }
-  tickets.sort((a, b) => a.ticket - b.ticket)
+  if (tickets.length > 1) tickets.sort((a, b) => a.ticket - b.ticket)
   const holderId = h[C.holder]
   return {
     key,

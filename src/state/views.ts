@@ -330,7 +330,7 @@ const kindOrder = (k: LeaseKindLabel) => LEASE_KINDS.indexOf(k)
 
 /** The orders of a lease listing: `--sort` of `leases ls`, and the dashboard's. */
 export const LEASE_ORDER: Record<LeaseSort, (a: LeaseRow, b: LeaseRow) => number> = {
-  kind: (a, b) => kindOrder(a.kind) - kindOrder(b.kind) || byText(a.key, b.key),
+  kind: (a, b) => (a.kind === b.kind ? byText(a.key, b.key) : kindOrder(a.kind) - kindOrder(b.kind) || byText(a.key, b.key)),
   key: (a, b) => byText(a.key, b.key),
   replica: (a, b) => byText(a.replicaId, b.replicaId) || byText(a.key, b.key),
   fence: (a, b) => byNum(a.fence, b.fence),
