@@ -168,6 +168,18 @@ export class KeyLayout {
     return `${this.prefix}:${KIND_SEGMENTS[kind]}:*`
   }
 
+  /**
+   * SCAN MATCH pattern for the keys of several kinds: `<prefix>:[ckl]:*` when each kind's segment is
+   * one letter (Redis then returns only those: a listing of leases skips checkpoints and queues
+   * server-side), else every key under the prefix (the caller keeps its kinds).
+   */
+  scanPatternOf(kinds: readonly KeyKind[]): string {
+    if (kinds.length === 1) return this.scanPattern(kinds[0]!)
+    const segments = kinds.map((k) => KIND_SEGMENTS[k])
+    if (kinds.length === 0 || segments.some((s) => s.length !== 1)) return `${this.prefix}:*`
+    return `${this.prefix}:[${segments.join('')}]:*`
+  }
+
   /** Decode a raw Redis key of this prefix and layout (bytes as SCAN returns them, or text); null when it is not one of ours. */
   parse(key: RedisKey): ParsedKey | null {
     const raw = typeof key === 'string' ? key : idFromBytes(key)

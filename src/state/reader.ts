@@ -253,7 +253,7 @@ export class StateReader {
 
   /**
    * Every key of the given kinds under the prefix, in one pass over the keyspace (a listing of chats,
-   * leads and locks does not walk it three times): SCAN MATCH `<prefix>:*` (or the one kind's pattern)
+   * leads and locks does not walk it three times): SCAN MATCH for those kinds only (KeyLayout.scanPatternOf)
    * in batches of `count` on every master, each batch fetched with one pipeline on the node that owns it.
    *
    * Without a `limit`, a master is asked for its next batches while one is decoded (SCAN_AHEAD of them
@@ -379,7 +379,7 @@ export class StateReader {
   ): Promise<{ cursor: string; scanned: number; ours: ScannedKey[] }> {
     const count = options.count ?? DEFAULTS.scanCount
     const wanted = new Set(kinds)
-    const pattern = kinds.length === 1 ? this.keys.scanPattern(kinds[0]!) : `${this.keys.prefix}:*`
+    const pattern = this.keys.scanPatternOf(kinds)
     this.commands++
     // Keys as bytes: a key that is not UTF-8 is read back exactly (an id with lone surrogates, ../bytes.ts).
     const { cursor: next, keys: batch } = await this.call('SCAN', () => this.source.scan(node, cursor, pattern, count))

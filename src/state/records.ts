@@ -123,9 +123,8 @@ export class RecordedSource implements StateSource {
   }
 
   scan(node: number, cursor: string, pattern: string, count: number): Promise<{ cursor: string; keys: Buffer[] }> {
-    // Patterns are `<prefix>:*` or `<prefix>:<kind>:*` (a prefix holds no glob characters).
-    const head = pattern.endsWith('*') ? pattern.slice(0, -1) : pattern
-    const all = (this.records.nodes[node]?.keys ?? []).filter((k) => k.startsWith(head))
+    const matches = globMatcher(pattern)
+    const all = (this.records.nodes[node]?.keys ?? []).filter(matches)
     const from = Number(cursor)
     const to = from + Math.max(1, count)
     return Promise.resolve({ cursor: to >= all.length ? '0' : String(to), keys: all.slice(from, to).map((k) => idToBytes(k)) })
@@ -295,4 +294,18 @@ export class RecordingSource implements StateSource {
   probe(node: number, what: ProbeName): Promise<string> {
     return this.inner.probe(node, what)
   }
+}
+
+/**
+ * SCAN MATCH as Redis reads the patterns the reader sends: `<prefix>:*`, `<prefix>:<kind>:*` and
+ * `<prefix>:[<kinds>]:*` (`*` any run, `[...]` one of those characters; a prefix holds no glob characters).
+ */
+function globMatcher(pattern: string): (key: string) => boolean {
+  const source = pattern.replace(/\[[^\]]*\]|\*|[^[*]+/g, (part) => {
+    if (part === '*') return '[\\s\\S]*'
+    if (part.startsWith('[')) return `[${part.slice(1, -1).replace(/[\\\]^-]/g, '\\$&')}]`
+    return part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+  })
+  const re = new RegExp(`^${source}$`)
+  return (key) => re.test(key)
 }

@@ -36,5 +36,29 @@ for (const layout of ['standalone', 'cluster'] as Layout[]) {
       const masters = layout === 'cluster' ? 3 : 1
       expect(reader.commands).toBeLessThanOrEqual(masters * 6 + 2)
     })
+
+    it("a listing of several kinds is sent only those kinds' keys: checkpoints, queues and replicas stay in Redis", async () => {
+      const redis = layout === 'cluster' ? new Cluster([hostPort(clusterUrl())]) : new Redis(redisUrl())
+      clients.push(redis)
+      const keys = new KeyLayout(uniquePrefix('lk'), layout)
+      expect(keys.scanPatternOf(['chat', 'lead', 'lock'])).toBe(`${keys.prefix}:[clk]:*`)
+      expect(keys.scanPatternOf(['chat'])).toBe(`${keys.prefix}:c:*`)
+      expect(keys.scanPatternOf(['chat', 'checkpoint'])).toBe(`${keys.prefix}:*`) // 'cp': not one letter
+      for (let i = 0; i < 20; i++) {
+        const k = keys.chat(`c:[${i}]*`) // glob characters in an id are the id's own
+        await redis.hset(k.state, 'n', '1', 'f', String(i), 'lh', 'r', 'lhi', 'inc')
+        await redis.zadd(k.queue, 2, '2')
+        await redis.hset(k.checkpoint, 'rev', '1')
+        await redis.hset(keys.replica(`r${i}`), 'inc', 'x')
+      }
+      await redis.hset(keys.lead('provider:wa'), 'h', 'r', 'hi', 'inc', 'f', '1', 'exp', '1')
+      await redis.hset(keys.lock('job'), 'o', 'vm:1', 'f', '1', 'exp', '1')
+      const reader = new StateReader(redis, keys)
+      const out = await reader.listMany({ chat: LISTING_DECODERS.chat, lead: LISTING_DECODERS.lead, lock: LISTING_DECODERS.lock })
+      expect(out.chat.items).toHaveLength(20)
+      expect([out.lead.items.length, out.lock.items.length]).toEqual([1, 1])
+      // SCAN returned the 22 keys listed, not the 60 checkpoints, queues and heartbeats beside them.
+      expect(out.chat.scanned).toBe(22)
+    })
   })
 }
