@@ -122,9 +122,13 @@ export class RecordedSource implements StateSource {
     return Promise.resolve(this.records.nowMs)
   }
 
+  /** Each node's keys that match a pattern, kept for the walk's next batches (every batch asks again). */
+  private readonly matched = new Map<string, string[]>()
+
   scan(node: number, cursor: string, pattern: string, count: number): Promise<{ cursor: string; keys: Buffer[] }> {
-    const matches = globMatcher(pattern)
-    const all = (this.records.nodes[node]?.keys ?? []).filter(matches)
+    const at = `${node}\u0000${pattern}`
+    let all = this.matched.get(at)
+    if (!all) this.matched.set(at, (all = (this.records.nodes[node]?.keys ?? []).filter(globMatcher(pattern))))
     const from = Number(cursor)
     const to = from + Math.max(1, count)
     return Promise.resolve({ cursor: to >= all.length ? '0' : String(to), keys: all.slice(from, to).map((k) => idToBytes(k)) })
