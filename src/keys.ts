@@ -102,18 +102,21 @@ export class KeyLayout {
     this.loneInPrefix = hasLoneSurrogate(this.prefix)
   }
 
-  private key(kind: KeyKind, id: string, what: string): RedisKey {
+  /** An id as the last part of a key name: checked, escaped, and on a cluster the hash tag. */
+  private tagged(id: string, what: string): string {
     const enc = encodeId(validateId(id, what))
-    const tagged = this.layout === 'cluster' ? `{${enc}}` : enc
-    return redisKey(`${this.prefix}:${KIND_SEGMENTS[kind]}:${tagged}`)
+    return this.layout === 'cluster' ? `{${enc}}` : enc
+  }
+
+  private key(kind: KeyKind, id: string, what: string): RedisKey {
+    return redisKey(`${this.prefix}:${KIND_SEGMENTS[kind]}:${this.tagged(id, what)}`)
   }
 
   /** The keys of one chat: its id checked and escaped once (every turn names two of them, twice). */
   chat(key: string): ChatKeys {
-    const enc = encodeId(validateId(key, 'chat key'))
-    const tagged = this.layout === 'cluster' ? `{${enc}}` : enc
+    const tagged = this.tagged(key, 'chat key')
     // No lone surrogate in the prefix or the id: none in the names made of them (':' between).
-    const bytes = this.loneInPrefix || hasLoneSurrogate(enc)
+    const bytes = this.loneInPrefix || hasLoneSurrogate(tagged)
     const name = (kind: KeyKind): RedisKey => {
       const s = `${this.prefix}:${KIND_SEGMENTS[kind]}:${tagged}`
       return bytes ? idToBytes(s) : s
