@@ -9,17 +9,19 @@ import { until } from '../helpers/wait.js'
 const client = new Redis(redisUrl())
 afterAll(() => client.quit())
 
+/** A chat of its own under a fresh prefix, the script runner, and the arguments every call shares. */
+function turnChat(id: string) {
+  const keys = new KeyLayout(uniquePrefix('ts'), 'standalone')
+  const k = keys.chat(id)
+  const common = { leaseMs: 5000, idleTtlMs: 60000, wakeChannelPrefix: keys.wakeChannelPrefix }
+  return { keys, k, chat: { state: k.state, queue: k.queue }, scripts: new ScriptRunner(client, 5000), common }
+}
+
 describe('turn scripts', () => {
   it('taking a ticket is idempotent per request id: a retry after a lost reply keeps its place', async () => {
-    const keys = new KeyLayout(uniquePrefix('ts'), 'standalone')
-    const k = keys.chat('chat:retry')
-    const scripts = new ScriptRunner(client, 5000)
+    const { k, chat, scripts, common } = turnChat('chat:retry')
     const acquire = (incarnation: string, ticket: number | null, requestId: string) =>
-      scripts.call(
-        TURN_ACQUIRE,
-        { state: k.state, queue: k.queue },
-        { replicaId: 'r', incarnation, leaseMs: 5000, idleTtlMs: 60000, ticket, wakeChannelPrefix: keys.wakeChannelPrefix, requestId },
-      )
+      scripts.call(TURN_ACQUIRE, chat, { replicaId: 'r', incarnation, ticket, requestId, ...common })
     const holder = await acquire('i1', null, '1')
     expect(holder.status).toBe('granted')
     const first = await acquire('i2', null, '1') // queued as ticket 2; pretend the reply was lost
@@ -31,22 +33,14 @@ describe('turn scripts', () => {
     expect(await client.zrange(k.queue, '0', '-1')).toEqual(['2', '3'])
     await acquire('i2', 2, '1') // a poll with the known ticket drops the request-id field
     expect(await client.hexists(k.state, 'rq:i2:1')).toBe(0)
-    const released = await scripts.call(
-      TURN_RELEASE,
-      { state: k.state, queue: k.queue },
-      { incarnation: 'i1', ticket: 1, leaseMs: 5000, idleTtlMs: 60000, wakeChannelPrefix: keys.wakeChannelPrefix, requestId: '1' },
-    )
+    const released = await scripts.call(TURN_RELEASE, chat, { incarnation: 'i1', ticket: 1, requestId: '1', ...common })
     expect(released).toEqual({ outcome: 'released', handed: null }) // granted to i2: woken, not handed over
     expect(await client.hexists(k.state, 'rq:i1:1')).toBe(0)
     expect(await client.hget(k.state, 'ht')).toBe('2') // the retried ticket was granted first
   })
 
   it('a turn granted at once keeps no request-id field: a take or a withdrawal sent again finds it by the holder', async () => {
-    const keys = new KeyLayout(uniquePrefix('ts'), 'standalone')
-    const k = keys.chat('chat:fast')
-    const chat = { state: k.state, queue: k.queue }
-    const scripts = new ScriptRunner(client, 5000)
-    const common = { leaseMs: 5000, idleTtlMs: 60000, wakeChannelPrefix: keys.wakeChannelPrefix }
+    const { k, chat, scripts, common } = turnChat('chat:fast')
     const acquire = (replicaId: string, incarnation: string, requestId: string) =>
       scripts.call(TURN_ACQUIRE, chat, { replicaId, incarnation, ticket: null, requestId, ...common })
     const withdraw = (incarnation: string, requestId: string) =>
@@ -72,11 +66,7 @@ describe('turn scripts', () => {
   })
 
   it('a ticket number given again after Redis lost writes answers only the acquisition that took it', async () => {
-    const keys = new KeyLayout(uniquePrefix('ts'), 'standalone')
-    const k = keys.chat('chat:reissued')
-    const chat = { state: k.state, queue: k.queue }
-    const scripts = new ScriptRunner(client, 5000)
-    const common = { leaseMs: 5000, idleTtlMs: 60000, wakeChannelPrefix: keys.wakeChannelPrefix }
+    const { keys, k, chat, scripts, common } = turnChat('chat:reissued')
     const acquire = (incarnation: string, ticket: number | null, requestId: string) =>
       scripts.call(TURN_ACQUIRE, chat, { replicaId: 'r', incarnation, ticket, requestId, ...common })
     const release = (incarnation: string, ticket: number, requestId: string) =>
@@ -111,11 +101,7 @@ describe('turn scripts', () => {
   })
 
   it("a release hands the turn to the same incarnation's next ticket in its reply, with no wake-up; sent again, it reports it again", async () => {
-    const keys = new KeyLayout(uniquePrefix('ts'), 'standalone')
-    const k = keys.chat('chat:local')
-    const chat = { state: k.state, queue: k.queue }
-    const scripts = new ScriptRunner(client, 5000)
-    const common = { leaseMs: 5000, idleTtlMs: 60000, wakeChannelPrefix: keys.wakeChannelPrefix }
+    const { keys, k, chat, scripts, common } = turnChat('chat:local')
     const acquire = (incarnation: string, ticket: number | null, requestId: string) =>
       scripts.call(TURN_ACQUIRE, chat, { replicaId: incarnation === 'i1' ? 'r1' : 'r2', incarnation, ticket, requestId, ...common })
     const release = (incarnation: string, ticket: number, requestId: string) =>
