@@ -176,10 +176,8 @@ export function leaseHealth(l: LeaseFacts, live: Liveness, nowMs: number, words:
   const lease = words.lease ?? 'the lease'
   const expiresInMs = l.expiresAtMs - nowMs
   const status = live.status(l)
-  // live.renewMs(l), without a second look-up of the holder
   const renewMs =
-    (status === 'alive' ? renewIntervalOf(live.replica(l.replicaId)!) : null) ??
-    (l.lastRenewalMs && l.expiresAtMs > l.lastRenewalMs ? Math.floor((l.expiresAtMs - l.lastRenewalMs) / 3) : null)
+    live.renewMs(l) ?? (l.lastRenewalMs && l.expiresAtMs > l.lastRenewalMs ? Math.floor((l.expiresAtMs - l.lastRenewalMs) / 3) : null)
   const age = l.lastRenewalMs ? agoMs(nowMs, l.lastRenewalMs) : null
   const overdue = age !== null && renewMs !== null ? renewalOverdue(age, renewMs) : null
   // One object per lease (a listing judges 100,000 of them): the same fields, in the same order, whatever the state.
