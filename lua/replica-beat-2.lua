@@ -30,5 +30,7 @@ redis.call('PEXPIRE', key, fmt(math.max(leaseMs, keep)))
 local index = KEYS[2]
 redis.call('ZADD', index, fmt(NOW + leaseMs), rid)
 redis.call('ZREMRANGEBYSCORE', index, '-inf', fmt(NOW))
-redis.call('PEXPIRE', index, fmt(leaseMs * 2))
+-- The index is shared by every replica, each with its own leaseMs: a beat only lengthens its expiry
+-- (a short-lease replica's last beat must not make a long-lease one's entry vanish with the key).
+if redis.call('PTTL', index) < leaseMs * 2 then redis.call('PEXPIRE', index, fmt(leaseMs * 2)) end
 return { 1, other, fmt(NOW) }
