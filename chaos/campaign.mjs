@@ -968,6 +968,7 @@ export async function runCampaign({
     linUnchecked: 0,
     violations: Object.fromEntries(INVARIANTS.map((i) => [i, 0])),
     handoffs: [],
+    queuedMoveOns: [],
     leaderFailovers: [],
     withdrawRepairs: [],
     failoverMoveOns: [],
@@ -1004,6 +1005,7 @@ export async function runCampaign({
       summary[k] += st[k] ?? 0
     summary.pauseLossChecks += st.pauseLossCheck ?? 0
     summary.handoffs.push(...(st.handoffs ?? []))
+    summary.queuedMoveOns.push(...(st.queuedMoveOns ?? []))
     summary.withdrawRepairs.push(...(st.withdrawRepairMs ?? []))
     summary.failoverMoveOns.push(...(st.failoverMoveOns ?? []))
     summary.overlapWindows.push(...(st.overlapWindows ?? []))
@@ -1022,6 +1024,8 @@ export async function runCampaign({
   }
   summary.handoffP50 = pct(summary.handoffs, 50)
   summary.handoffP99 = pct(summary.handoffs, 99)
+  summary.queuedMoveOnP50 = pct(summary.queuedMoveOns, 50)
+  summary.queuedMoveOnMax = summary.queuedMoveOns.length ? Math.max(...summary.queuedMoveOns) : null
   summary.leaderP50 = pct(summary.leaderFailovers, 50)
   summary.leaderP99 = pct(summary.leaderFailovers, 99)
   summary.withdrawP50 = pct(summary.withdrawRepairs, 50)

@@ -14,6 +14,7 @@ export const INVARIANTS = [
   'linearizability', // a checkpoint key's history is not a compare-and-set register
   'liveness', // a healthy replica's message not handled within turnWaitMs
   'handoff-time', // a dead holder's chat or a dead leader's lead not taken within leaseMs + poll
+  'queued-stall', // a replica killed with a message queued held that chat's other waiters past leaseMs + poll of the kill (and their turn ahead)
   'leader-overlap', // two leaders valid by their own local deadlines at once (unexplained)
   'leader-gap', // nobody led for longer than leaseMs + poll while no fault was active
   'spurious-loss', // a lease lost by a pause of 0.5 × leaseMs, or by a wall-clock jump
@@ -43,6 +44,7 @@ export function checkRun({ events, sink, faults, cfg, keysLeft, t0 }) {
     failedExcused: 0,
     droppedByOperator: 0,
     handoffs: [],
+    queuedMoveOns: [],
     leaderFailovers: [],
     pauseLosses: {},
     explainedOverlaps: 0,
@@ -452,6 +454,38 @@ export function checkRun({ events, sink, faults, cfg, keysLeft, t0 }) {
             'handoff-time',
             `lead: leader ${f.killedInc} killed at ${fmt(at, t0)}, next leader ${d.toFixed(0)}ms later`,
             near(at, (e) => e.name, d + 100),
+          )
+      }
+    }
+  }
+
+  // ---------------------------------------------------------------- a replica killed with messages queued
+  // Its tickets stay live until they would next be refreshed, and a grant offered to one of them
+  // lapses unused: either way, by leaseMs + a poll after the kill its tickets hold nobody up. A live
+  // replica's message waiting in that chat then waits only for the live turns ahead of it.
+  for (const f of faults.filter((f) => f.killedAt && f.killedInc)) {
+    const at = f.killedAt
+    for (const [chat, list] of byChat) {
+      const queuedThen = [...msgs.values()].some(
+        (m) => m.chat === chat && m.inc === f.killedInc && m.recv !== undefined && m.recv < at && !(m.grant <= at),
+      )
+      if (!queuedThen) continue
+      const turns = list.filter((t) => t.grantAt > at).sort((a, b) => a.grantAt - b.grantAt)
+      for (const m of msgs.values()) {
+        if (m.chat !== chat || m.inc === f.killedInc || m.recv === undefined || !(m.grant > at) || m.recv >= at + L) continue
+        // another fault in the meantime explains a longer wait
+        if (faultsIn(faults, at, m.grant, (g) => g !== f && g.scope !== 'none', 0).length) continue
+        // The live turns granted ahead of it after the dead tickets stopped counting, and their hand-offs.
+        const free = Math.max(m.recv, at + L)
+        const ahead = turns.filter((t) => t.grantAt < m.grant && (t.endAt ?? t.grantAt) > free)
+        const busy = ahead.reduce((sum, t) => sum + ((t.endAt ?? t.grantAt) - Math.max(t.grantAt, free)) + 5, 0)
+        const bound = free + cfg.maxPollMs + slack + busy
+        stats.queuedMoveOns.push(Math.round(m.grant - at))
+        if (m.grant > bound)
+          violate(
+            'queued-stall',
+            `${chat}: ${f.killedInc} killed at ${fmt(at, t0)} with a message queued; message ${m.id} of ${m.inc} granted at ${fmt(m.grant, t0)}, bound ${fmt(bound, t0)}`,
+            near(at, (e) => e.chat === chat, m.grant - at + 100),
           )
       }
     }

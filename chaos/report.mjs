@@ -33,6 +33,7 @@ export function formatTable(s, replayCommand = 'node chaos/run.mjs --replay <see
     '| measure | value |',
     '| --- | --- |',
     `| chat handoff after a holder was killed: p50 / p99 (n) | ${ms(s.handoffP50)} / ${ms(s.handoffP99)} (${s.handoffs.length}) |`,
+    `| a live replica's waiting message granted after a replica with a queued message was killed: p50 / max from the kill (n) | ${ms(s.queuedMoveOnP50)} / ${ms(s.queuedMoveOnMax)} (${s.queuedMoveOns?.length ?? 0}) |`,
     `| new leader after the leader was killed: p50 / p99 (n) | ${ms(s.leaderP50)} / ${ms(s.leaderP99)} (${s.leaderFailovers.length}) |`,
     `| tickets of waits given up while cut off, gone after Redis answered again: p50 / max (n) | ${ms(s.withdrawP50)} / ${ms(s.withdrawMax)} (${s.withdrawRepairs?.length ?? 0}) |`,
     ...Object.entries(s.failoverStats ?? {}).map(

@@ -46,6 +46,22 @@ assert.deepEqual(
   ),
   ['fifo'],
 )
+// queued-stall: y killed with a message queued behind x's long turn; z's waiting message is granted
+// more than leaseMs + a poll after the kill (and after x's turn): caught; in time: clean
+{
+  const killed = [{ kind: 'kill-queued', target: 'y', inc: 'y', killedInc: 'y', killedAt: 200, start: 200, end: 200 }]
+  const history = (zGrant) => [
+    ...turn('x', 'c', 10, 100, 1150, 1),
+    { t: 150, w: 'y', inc: 'y', type: 'recv', msg: 2, chat: 'c' },
+    { t: 160, w: 'z', inc: 'z', type: 'recv', msg: 3, chat: 'c' },
+    { t: zGrant, w: 'z', inc: 'z', type: 'grant', msg: 3, chat: 'c', fence: 12 },
+    { t: zGrant + 5, w: 'z', inc: 'z', type: 'assert', chat: 'c', fence: 12 },
+    { t: zGrant + 6, w: 'z', inc: 'z', type: 'done', msg: 3, chat: 'c', fence: 12 },
+    { t: zGrant + 7, w: 'z', inc: 'z', type: 'release', chat: 'c', fence: 12 },
+  ]
+  assert.deepEqual(names(run(history(2200), { faults: killed })), ['queued-stall'])
+  assert.deepEqual(names(run(history(1400), { faults: killed })), [])
+}
 // liveness: a healthy replica's message failed
 assert.deepEqual(
   names(

@@ -108,7 +108,7 @@ store.redis.on('ready', () => rec('link-ready'))
 async function handle(m) {
   rec('recv', { msg: m.id, chat: m.chat })
   let turn
-  const wait = new AbortController()
+  const wait = Object.assign(new AbortController(), { since: performance.now() })
   waits.add(wait)
   try {
     turn = await coordinator.acquireTurn(m.chat, { signal: wait.signal })
@@ -217,9 +217,11 @@ if (cfg.campaign) {
   }, cfg.leadEffectMs)
 }
 
-// queued: killed while one of its tickets waits in a queue (the coordinator's own list of waiting tickets)
+// queued: killed while one of its messages waits in a chat's queue
 const queuedTimer = setInterval(() => {
-  if (armed === 'queued' && coordinator.waitingTickets?.size > 0) killNow('queued')
+  // a wait that has gone on this long is queued behind another turn (a free chat is granted in one round trip)
+  const t = performance.now()
+  if (armed === 'queued' && [...waits].some((w) => t - w.since > 15)) killNow('queued')
 }, 3)
 
 process.on('message', async (m) => {
