@@ -15,12 +15,15 @@
           the holder's own fields (hi and hq). The ticket itself records the id (q:<ticket>, then hq
           while held): a poll is answered for the acquisition that took the ticket only (see owns).
 
+  A queued ticket lives ticket_life_ms (two thirds of leaseMs) after each poll; a grant pushed to a
+  waiter is an offer its next poll takes up (lua/includes/turn.lua: take_up_ms).
+
   Returns
-    { 1, ticket, fence, prevReplica|nil, prevIncarnation|nil }   granted: the lease runs leaseMs from now
+    { 1, ticket, fence, prevReplica|nil, prevIncarnation|nil }   granted (or an offer taken up): the lease runs leaseMs from now
     { 0, ticket }   still queued
     { -1 }          the ticket is no longer queued (an operator skipped it, or it expired unrefreshed), or
                     it is not this acquisition's (Redis lost it and gave its number again)
-    { -2, ticket }  the ticket was granted, but its lease expired before this poll confirmed it
+    { -2, ticket }  the ticket was granted (offered), but the grant lapsed before this poll took it up
 ]]
 --@include time
 --@include chat
@@ -38,7 +41,7 @@ local ticket, wake, reqId = ARGV[5], ARGV[6], ARGV[7] or ''
 -- holder (a grant confirmed), the last holder and fence (for a grant), the ticket's own fields and
 -- the request id's field.
 local HOLDER, EXPIRES, FENCE, LAST, LAST_INC, LAST_TICKET, REQUEST = 1, 2, 3, 4, 5, 6, 7
-local POLL_REQUEST, HOLDER_INC, HOLDER_TICKET, HOLDER_REQUEST, PREV, PREV_INC, TICKET, TICKET_REQUEST = 6, 7, 8, 9, 10, 11, 12, 13
+local POLL_REQUEST, HOLDER_INC, HOLDER_TICKET, HOLDER_REQUEST, PREV, PREV_INC, TICKET, TICKET_REQUEST, OFFERED = 6, 7, 8, 9, 10, 11, 12, 13, 14
 local fresh = false
 local h
 
@@ -67,10 +70,10 @@ if ticket == '' then
     end
     fresh = true
     if reqId ~= '' then
-      redis.call('HSET', state, CHAT.lastTicket, ticket, ticket_field(ticket), ticket_value(NOW + leaseMs, NOW, inc, rid),
+      redis.call('HSET', state, CHAT.lastTicket, ticket, ticket_field(ticket), ticket_value(NOW + ticket_life_ms(leaseMs), NOW, inc, rid),
         request_field(inc, reqId), ticket, ticket_request_field(ticket), reqId)
     else
-      redis.call('HSET', state, CHAT.lastTicket, ticket, ticket_field(ticket), ticket_value(NOW + leaseMs, NOW, inc, rid))
+      redis.call('HSET', state, CHAT.lastTicket, ticket, ticket_field(ticket), ticket_value(NOW + ticket_life_ms(leaseMs), NOW, inc, rid))
     end
     redis.call('ZADD', queue, ticket, ticket)
     if held then
@@ -84,13 +87,17 @@ end
 if not fresh then
   h = redis.call('HMGET', state, CHAT.holder, CHAT.expiresAt, CHAT.fence, CHAT.lastHolder, CHAT.lastHolderIncarnation,
     request_field(inc, reqId), CHAT.holderIncarnation, CHAT.holderTicket, CHAT.holderRequest, CHAT.previousHolder,
-    CHAT.previousHolderIncarnation, ticket_field(ticket), ticket_request_field(ticket))
+    CHAT.previousHolderIncarnation, ticket_field(ticket), ticket_request_field(ticket), CHAT.offered)
   -- The caller knows its ticket now (it sent it): the request id's field goes. A retry that found its
   -- ticket by the request id keeps it: its reply may be lost again.
   if ARGV[5] ~= '' and reqId ~= '' and h[POLL_REQUEST] then redis.call('HDEL', state, request_field(inc, reqId)) end
   if h[HOLDER_INC] == inc and h[HOLDER_TICKET] == ticket and owns(h[HOLDER_REQUEST], reqId) then
     if (tonumber(h[EXPIRES]) or 0) > NOW then
-      redis.call('HSET', state, CHAT.expiresAt, fmt(NOW + leaseMs), CHAT.lastRenewal, fmt(NOW))
+      if h[OFFERED] then
+        take_up(state, h[HOLDER], inc, leaseMs) -- the poll that takes up a grant pushed to us
+      else
+        redis.call('HSET', state, CHAT.expiresAt, fmt(NOW + leaseMs), CHAT.lastRenewal, fmt(NOW))
+      end
       touch(state, queue, leaseMs, idleTtl)
       return { 1, ticket, h[FENCE], h[PREV] or false, h[PREV_INC] or false }
     end
@@ -100,7 +107,7 @@ if not fresh then
   end
   local t = parse_ticket(h[TICKET])
   if not t or t.inc ~= inc or not owns(h[TICKET_REQUEST], reqId) then return { -1 } end
-  redis.call('HSET', state, ticket_field(ticket), ticket_value(NOW + leaseMs, t.enq, inc, rid))
+  redis.call('HSET', state, ticket_field(ticket), ticket_value(NOW + ticket_life_ms(leaseMs), t.enq, inc, rid))
 end
 
 -- Polling: the holder as read above. A new ticket behind a lapsed holder: grant_next reads it.

@@ -10,6 +10,8 @@
   ARGV[5] wake channel prefix
   ARGV[6] request id of the acquisition ('' = none): its rq:<incarnation>:<id> field goes too, and only a turn or
           ticket of that acquisition is given back (a ticket number may have been given again)
+  ARGV[7] '1' = the turn served nothing (it found its work done or stale): the chat's last holder goes
+          back to the one before this turn, so the next holder's previousHolder is who last served
 
   Returns 1 the turn was released, 2 the queued ticket was withdrawn, 0 neither was ours any more;
   when the turn went on to a ticket of this same incarnation (its next message of the chat), the
@@ -26,6 +28,7 @@ local state, queue = KEYS[1], KEYS[2]
 local inc, ticket = ARGV[1], ARGV[2]
 local leaseMs, idleTtl, wake = tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5]
 local reqId = ARGV[6] or ''
+local served = ARGV[7] ~= '1'
 if ticket == '' then
   if reqId == '' then return 0 end
   -- Its rq: field while queued; a turn granted at once has none: the holder's fields name the request.
@@ -42,6 +45,14 @@ end
 
 local h = redis.call('HMGET', state, CHAT.holderIncarnation, CHAT.holderTicket, CHAT.holderRequest)
 if h[1] == inc and h[2] == ticket and owns(h[3], reqId) then
+  if not served then
+    local p = redis.call('HMGET', state, CHAT.previousHolder, CHAT.previousHolderIncarnation)
+    if p[1] then
+      redis.call('HSET', state, CHAT.lastHolder, p[1], CHAT.lastHolderIncarnation, p[2] or '')
+    else
+      redis.call('HDEL', state, CHAT.lastHolder, CHAT.lastHolderIncarnation)
+    end
+  end
   local g = grant_next(state, queue, leaseMs, wake, ticket, RELEASING, nil, inc, { request_field(inc, reqId) })
   -- Nobody queued: nothing else to write (the key keeps the expiry its grant or last renewal set).
   -- Granted: the state key lives on with the new lease; the queue's expiry is its takes' and polls'.

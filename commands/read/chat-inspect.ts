@@ -57,7 +57,7 @@ export function printChat(ctx: Context, data: { chat: ChatView; explain?: Explan
       'holder',
       `${h.replicaId} ${c.dim(h.incarnation)} ${h.alive ? c.green('alive') : c.red(h.status === 'stale' ? 'restarted (stale incarnation)' : 'no heartbeat')}`,
     )
-    kv('ticket', h.ticket)
+    kv('ticket', h.ticket + (h.offered ? c.yellow(' offered, not taken up yet (lapses with the lease)') : ''))
     kv('fence', v.fence ?? '-')
     kv('lease left', (v.expiresInMs ?? 0) <= 0 ? c.red(leftMs(v.expiresInMs)) : leftMs(v.expiresInMs))
     kv('held for', `${dur(h.heldForMs)} (waited ${dur(h.waitedMs)} for it)`)

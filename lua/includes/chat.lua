@@ -20,4 +20,5 @@ local CHAT = {
   requestPrefix = 'rq:',            -- rq:<requestId> = the ticket one acquisition took
   ticketRequestPrefix = 'q:',       -- q:<ticket> = the request id of the acquisition that took it
   holderRequest = 'hq',             -- the holder's request id: only while held
+  offered = 'of',                   -- '1' while the holder's grant is offered, not yet taken up
 }

@@ -1,6 +1,19 @@
 -- Chat turn helpers (need the time and chat includes before them). The fields are named in CHAT
 -- (lua/includes/chat.lua); this file and the scripts that include it are the only writers.
 
+-- A grant pushed to another replica is an offer until that replica takes it up with its next poll
+-- (it polls the moment the push arrives): the offer runs take_up_ms, and one its waiter does not take
+-- up (the replica died, froze or lost Redis since its last poll) lapses and passes on. A queued
+-- ticket lives ticket_life_ms after its last poll, so the worst case — a ticket polled just before its
+-- replica died, offered just before it would have lapsed — frees the chat leaseMs after the death.
+local function take_up_ms(leaseMs)
+  return math.floor(leaseMs / 3)
+end
+
+local function ticket_life_ms(leaseMs)
+  return leaseMs - take_up_ms(leaseMs)
+end
+
 local function ticket_value(deadline, enqueued, inc, rid)
   return fmt(deadline) .. '|' .. fmt(enqueued) .. '|' .. inc .. '|' .. rid
 end
@@ -39,7 +52,7 @@ end
 -- The turn is nobody's now (the fence and the last holder stay); `...` are more fields to delete with it.
 local function clear_holder(state, ...)
   redis.call('HDEL', state, CHAT.holder, CHAT.holderIncarnation, CHAT.holderTicket, CHAT.holderRequest, CHAT.expiresAt,
-    CHAT.grantedAt, CHAT.lastRenewal, CHAT.waited, ...)
+    CHAT.grantedAt, CHAT.lastRenewal, CHAT.waited, CHAT.offered, ...)
 end
 
 -- A queued ticket leaves the queue (granted, withdrawn, dropped or skipped).
@@ -59,14 +72,22 @@ end
 -- Make `ticket` of (rid, inc) and of the acquisition `reqId` ('' or false: unknown) the holder for
 -- leaseMs from now, with the next fence; the last holder becomes the previous one. `last` is
 -- { lastHolder, lastHolderIncarnation, fence } as read from the hash; `extra` are more field/value
--- pairs to write with the grant. Returns the fence.
-local function grant_turn(state, ticket, rid, inc, reqId, leaseMs, waited, last, extra)
+-- pairs to write with the grant. `offered`: a grant pushed to another replica, which runs take_up_ms
+-- and becomes the last holder only when taken up (take_up) — one that lapses served nothing.
+-- Returns the fence.
+local function grant_turn(state, ticket, rid, inc, reqId, leaseMs, waited, last, extra, offered)
   local fence = fmt(next_fence(last[3]))
   local now, hasReq = fmt(NOW), reqId and reqId ~= ''
   local fields = { CHAT.holder, rid, CHAT.holderIncarnation, inc, CHAT.holderTicket, ticket, CHAT.fence, fence,
-    CHAT.expiresAt, fmt(NOW + leaseMs), CHAT.grantedAt, now, CHAT.lastRenewal, now,
-    CHAT.lastHolder, rid, CHAT.lastHolderIncarnation, inc, CHAT.waited, fmt(waited) }
+    CHAT.expiresAt, fmt(NOW + (offered and take_up_ms(leaseMs) or leaseMs)), CHAT.grantedAt, now, CHAT.lastRenewal, now,
+    CHAT.waited, fmt(waited) }
   local n = #fields
+  if offered then
+    fields[n + 1], fields[n + 2] = CHAT.offered, '1'
+  else
+    fields[n + 1], fields[n + 2], fields[n + 3], fields[n + 4] = CHAT.lastHolder, rid, CHAT.lastHolderIncarnation, inc
+  end
+  n = #fields
   if last[1] then
     fields[n + 1], fields[n + 2], fields[n + 3], fields[n + 4] = CHAT.previousHolder, last[1], CHAT.previousHolderIncarnation, last[2] or ''
     n = n + 4
@@ -82,6 +103,14 @@ local function grant_turn(state, ticket, rid, inc, reqId, leaseMs, waited, last,
   if not last[1] then redis.call('HDEL', state, CHAT.previousHolder, CHAT.previousHolderIncarnation) end
   if not hasReq then redis.call('HDEL', state, CHAT.holderRequest) end
   return fence
+end
+
+-- The holder (rid, inc) takes up an offered grant: its lease runs its own leaseMs from now, and it is
+-- the chat's last holder from here on.
+local function take_up(state, rid, inc, leaseMs)
+  redis.call('HSET', state, CHAT.expiresAt, fmt(NOW + leaseMs), CHAT.lastRenewal, fmt(NOW), CHAT.lastHolder, rid,
+    CHAT.lastHolderIncarnation, inc)
+  redis.call('HDEL', state, CHAT.offered)
 end
 
 -- Grant the turn to the oldest live ticket when nobody holds a valid lease. Dead tickets (not
@@ -122,14 +151,19 @@ local function grant_next(state, queue, leaseMs, wake, callerTicket, cur, last, 
     drop[#drop + 1] = ticket_field(head)
     drop[#drop + 1] = ticket_request_field(head)
     if t and t.deadline > NOW and t.inc ~= deadInc then
+      -- A vacated holder's offer mark goes with the popped tickets' fields (an offer writes its own).
+      if vacating then drop[#drop + 1] = CHAT.offered end
       redis.call('HDEL', state, unpack(drop))
       last = last or redis.call('HMGET', state, CHAT.lastHolder, CHAT.lastHolderIncarnation, CHAT.fence)
-      local fence = grant_turn(state, head, t.rid, t.inc, q, leaseMs, NOW - t.enq, last)
       local mine = t.inc == localInc
-      if head ~= callerTicket and not mine then
-        -- The grant itself travels in the wake-up, so the waiter can take the turn without another
-        -- round trip (it bounds its local deadline by the send time of its last 'queued' poll).
-        redis.call('PUBLISH', wake .. t.inc, cjson.encode({ t = head, q = q or '', f = fence, l = leaseMs, k = state,
+      -- The caller's own ticket, or one its release hands over in its reply: its replica is alive and
+      -- takes the turn now. Any other is offered (see take_up_ms) and its replica woken.
+      local offered = head ~= callerTicket and not mine
+      local fence = grant_turn(state, head, t.rid, t.inc, q, leaseMs, NOW - t.enq, last, nil, offered)
+      if offered then
+        -- The grant travels in the wake-up with the offer's length (a client that takes a pushed
+        -- grant without polling holds it no longer than Redis keeps it).
+        redis.call('PUBLISH', wake .. t.inc, cjson.encode({ t = head, q = q or '', f = fence, l = take_up_ms(leaseMs), k = state,
           p = last[1] or '', pi = last[2] or '' }))
       end
       return { ticket = head, fence = fence, ph = last[1], phi = last[2], q = q, mine = mine }

@@ -40,8 +40,18 @@ export interface CoordinationBackend {
     ticket: number | null,
     requestId: string,
   ): Promise<TurnReply>
-  /** Release a turn or withdraw a ticket; ticket null: the one `requestId` took (its take-ticket reply never came). */
-  turnRelease(key: string, incarnation: string, ticket: number | null, leaseMs: number, requestId?: string): Promise<TurnReleaseReply>
+  /**
+   * Release a turn or withdraw a ticket; ticket null: the one `requestId` took (its take-ticket reply
+   * never came). `unserved`: the turn served nothing, so the chat's last holder goes back to the one before it.
+   */
+  turnRelease(
+    key: string,
+    incarnation: string,
+    ticket: number | null,
+    leaseMs: number,
+    requestId?: string,
+    unserved?: boolean,
+  ): Promise<TurnReleaseReply>
   /** Take a lead if free; `stand` lists this incarnation as a standby while another leads. */
   leadAcquire(name: string, replicaId: string, incarnation: string, leaseMs: number, stand: boolean): Promise<LeadReply>
   /** Release a lead held with `fence` (null: only stop standing); true when it was held with that fence. */

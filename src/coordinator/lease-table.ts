@@ -32,7 +32,11 @@ export interface HeldLease {
  * What a release names: a held lease, or a ticket whose acquisition gave up (kind 'chat'; ticket null:
  * the one its request id took, when the take-ticket's reply never came).
  */
-export type ReleaseTarget = Pick<HeldLease, 'kind' | 'key' | 'fence' | 'requestId'> & { ticket: number | null }
+export type ReleaseTarget = Pick<HeldLease, 'kind' | 'key' | 'fence' | 'requestId'> & {
+  ticket: number | null
+  /** A chat turn that served nothing (Turn.release({ served: false })). */
+  unserved?: boolean
+}
 
 interface PendingRelease {
   target: ReleaseTarget
@@ -166,8 +170,11 @@ export class LeaseTable {
     this.core.logEvent({ type: 'lease-lost', ...event })
   }
 
-  /** Give a lease back. Network failures are retried by the renewer every leaseMs / 3. */
-  async releaseLease(lease: HeldLease): Promise<void> {
+  /**
+   * Give a lease back (`unserved`: a chat turn that served nothing). Network failures are retried by
+   * the renewer every leaseMs / 3.
+   */
+  async releaseLease(lease: HeldLease, unserved = false): Promise<void> {
     if (lease.released) return
     const wasLost = lease.lost
     lease.released = true
@@ -175,10 +182,11 @@ export class LeaseTable {
     if (lease.controller && !lease.controller.signal.aborted) lease.controller.abort(releasedError(lease))
     if (wasLost && wasLost.reason !== 'expired' && wasLost.reason !== 'reset') return
     if (this.core.state === 'crashed') return
+    const target: ReleaseTarget = unserved ? { ...lease, unserved } : lease
     try {
-      await this.releaseInBackend(lease)
+      await this.releaseInBackend(target)
     } catch {
-      this.retryLater(lease)
+      this.retryLater(target)
     }
   }
 
@@ -202,7 +210,7 @@ export class LeaseTable {
   async releaseInBackend(lease: ReleaseTarget): Promise<void> {
     const { backend, incarnation, leaseMs } = this.core
     if (lease.kind === 'chat') {
-      const reply = await backend.turnRelease(lease.key, incarnation, lease.ticket, leaseMs, lease.requestId)
+      const reply = await backend.turnRelease(lease.key, incarnation, lease.ticket, leaseMs, lease.requestId, lease.unserved)
       if (reply.handed) this.onHanded(lease.key, reply.handed)
     } else if (lease.kind === 'lead') {
       await backend.leadRelease(lease.key, incarnation, lease.fence, leaseMs)
@@ -214,9 +222,9 @@ export class LeaseTable {
   /** Keep a release that went through for leaseMs: a lossy failover in that time may undo it. */
   private rememberRelease(target: ReleaseTarget): void {
     const now = monotonicNow()
-    const { kind, key, ticket, fence, requestId } = target
+    const { kind, key, ticket, fence, requestId, unserved } = target
     const list = this.recentReleases
-    list.push({ target: { kind, key, ticket, fence, requestId }, at: now })
+    list.push({ target: unserved ? { kind, key, ticket, fence, requestId, unserved } : { kind, key, ticket, fence, requestId }, at: now })
     while (this.recentHead < list.length && now - list[this.recentHead]!.at > this.core.leaseMs) list[this.recentHead++] = undefined
     for (; list.length - this.recentHead > RECENT_RELEASES_CAP; this.recentOverCap++) list[this.recentHead++] = undefined
     // The slots of dropped entries leave the array in one copy once they are half of it (amortised

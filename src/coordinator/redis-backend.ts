@@ -83,10 +83,8 @@ export class RedisBackend implements CoordinationBackend {
   }
 
   /**
-   * How long a poll, a renewal or a lead attempt may take: almost a lease, not commandTimeoutMs. A
-   * replica on a slow link (round trips above commandTimeoutMs but below leaseMs) then still works;
-   * with the short bound each call would time out on the client while Redis still ran it — granting,
-   * extending and blocking the chat for others while the replica never saw the grant.
+   * How long a poll, a renewal or a lead attempt may take: almost a lease, not commandTimeoutMs, so a slow link still
+   * works (with the short bound a call would time out while Redis still ran it: a grant nobody saw).
    */
   private leaseCallTimeout(leaseMs: number): number {
     return Math.max(this.opts.commandTimeoutMs, Math.floor(leaseMs * 0.9))
@@ -118,12 +116,27 @@ export class RedisBackend implements CoordinationBackend {
     )
   }
 
-  turnRelease(key: string, incarnation: string, ticket: number | null, leaseMs: number, requestId = ''): Promise<TurnReleaseReply> {
+  turnRelease(
+    key: string,
+    incarnation: string,
+    ticket: number | null,
+    leaseMs: number,
+    requestId = '',
+    unserved = false,
+  ): Promise<TurnReleaseReply> {
     const { state, queue } = this.keys.chat(key)
     return this.scripts.call(
       TURN_RELEASE,
       { state, queue },
-      { incarnation, ticket, leaseMs, idleTtlMs: this.opts.idleKeyTtlMs, wakeChannelPrefix: this.keys.wakeChannelPrefix, requestId },
+      {
+        incarnation,
+        ticket,
+        leaseMs,
+        idleTtlMs: this.opts.idleKeyTtlMs,
+        wakeChannelPrefix: this.keys.wakeChannelPrefix,
+        requestId,
+        unserved,
+      },
     )
   }
 

@@ -4,7 +4,7 @@
  * (grant_next in lua/includes/turn.lua) without another round trip. Polling is the safety net; the
  * push makes a handoff one hop. The maps below route each push to the acquisition it is for.
  */
-import { monotonicNow, sleep } from '../clock.js'
+import { monotonicNow } from '../clock.js'
 import { parseDuration } from '../duration.js'
 import { CoordinationUnavailableError } from '../errors/coordination-unavailable-error.js'
 import { isConnectionError } from '../errors/from-redis.js'
@@ -14,17 +14,10 @@ import { leaseDeadline, type CoordinatorContext } from './context.js'
 import { LatencyWindow } from './latency-window.js'
 import { LeaseHandle } from './lease-handle.js'
 import type { HeldLease, LeaseTable } from './lease-table.js'
+import { TurnWakes, waitingId } from './turn-wakes.js'
 import type { Renewer } from './renewer.js'
-import type { AcquireTurnOptions, Turn } from './types.js'
+import type { AcquireTurnOptions, Turn, TurnReleaseOptions } from './types.js'
 
-interface Waiter {
-  wake: (grant?: PushedGrant) => void
-}
-
-/** How a pause ended: the poll interval, or a push (with the grant itself, when it was one). */
-type PauseResult = { woken: boolean; grant?: PushedGrant }
-
-const waitingId = (key: string, ticket: number) => `${key}\u0000${ticket}`
 const NONE: ReadonlySet<string> = new Set()
 
 class TurnHandle extends LeaseHandle implements Turn {
@@ -40,15 +33,13 @@ class TurnHandle extends LeaseHandle implements Turn {
   get ticket(): number {
     return this.lease.ticket
   }
+  override release(options?: TurnReleaseOptions): Promise<void> {
+    return this.table.releaseLease(this.lease, options?.served === false)
+  }
 }
 
 export class TurnQueue {
-  /** Acquisitions sleeping between polls, by (chat, ticket). */
-  private readonly waiters = new Map<string, Waiter>()
-  /** Wake-ups that came while no waiter slept for them (its poll was in flight). */
-  private readonly earlyWakes = new Map<string, { grant: PushedGrant | undefined; at: number }>()
-  /** Per chat: when an operator's revocation of one of our turns was last pushed to us. */
-  private readonly revokeWakes = new Map<string, number>()
+  private readonly wakes = new TurnWakes()
   /** Per chat: acquisitions whose first take-ticket is in flight (their ticket is not known yet). */
   private readonly enqueuing = new Map<string, number>()
   /** Waiting acquisitions (one per chat and ticket), for the heartbeat record. */
@@ -67,7 +58,7 @@ export class TurnQueue {
     private readonly turnWaitMs: number,
   ) {
     // A grant our own release made to one of our tickets is routed as a wake-up carrying it would be.
-    leases.onHanded = (key, grant) => this.onWake(key, grant.ticket, grant)
+    leases.onHanded = (key, grant) => this.onWake(key, grant.ticket, grant, true)
   }
 
   /** Take the turn of a chat: FIFO across replicas, one holder at a time. The coordinator is running. */
@@ -84,6 +75,8 @@ export class TurnQueue {
     let queuedSentAt = started
     /** A take-ticket was sent and not answered: Redis may hold a ticket of ours we do not know (yet). */
     let takeInDoubt = false
+    /** The wait ended with Redis not answering (a poll unanswered, or failing, at waitMs). */
+    let unanswered = false
     /** Tickets of this acquisition registered as waiting (made at its first 'queued'). */
     let waitingIds: Set<string> | null = null
     const take = (t: number, fence: number, previousHolder: Holder | null, deadline: number): TurnHandle => {
@@ -127,18 +120,21 @@ export class TurnQueue {
           let reply: TurnReply
           try {
             if (taking) takeInDoubt = true
-            reply = await this.poll(key, ticket, requestId)
+            reply = await this.answeredBy(this.poll(key, ticket, requestId), giveUpAt, key)
             takeInDoubt = false
           } catch (err) {
             if (!(err instanceof CoordinationUnavailableError) && !isConnectionError(err)) throw err
+            // The wait ended with a poll unanswered: a timeout, or Redis unreachable if it was failing already.
+            unanswered = monotonicNow() >= giveUpAt - 1 // (a timer may fire a hair early)
+            if (err instanceof CoordinationUnavailableError && err.reason === 'timeout' && !lastError) throw err
             lastError = err
-            if (monotonicNow() >= giveUpAt) {
+            if (unanswered) {
               throw new CoordinationUnavailableError('unreachable', `Redis unreachable while waiting for ${JSON.stringify(key)}`, {
                 key,
                 cause: err,
               })
             }
-            await this.pause(key, ticket, Math.min(backoff, giveUpAt - monotonicNow()), started, signal)
+            await this.wakes.pause(key, ticket, Math.min(backoff, giveUpAt - monotonicNow()), started, signal)
             backoff = Math.min(backoff * 2, core.maxPollMs)
             continue
           }
@@ -197,25 +193,23 @@ export class TurnQueue {
           // With the push wake-up working, polling is only the safety net: every maxPollMs. Without
           // it (subscriber reconnecting), poll with backoff from minPollMs.
           const interval = core.backend.pushReady() ? core.maxPollMs : backoff
-          const woke = await this.pause(key, ticket, Math.min(interval, left), started, signal)
-          if (woke.grant && (this.revokeWakes.get(key) ?? -Infinity) >= queuedSentAt) {
-            // A revocation of a turn of ours on this chat came since: confirm with a poll instead.
-            backoff = core.minPollMs
-            continue
-          }
-          if (woke.grant?.requestId && woke.grant.requestId !== requestId) {
-            // Another acquisition of ours was given the same ticket number (Redis lost ours and gave
-            // the number again): the grant is its, not ours. Ask Redis what became of our ticket.
+          const woke = await this.wakes.pause(key, ticket, Math.min(interval, left), started, signal)
+          // Poll instead of taking a grant pushed to us when it is an offer from another replica's
+          // script (the poll takes it up: Redis runs the lease from there, and an offer to a waiter that
+          // died lapses and passes on); when an operator revoked a turn of ours on this chat since; or
+          // when it names another acquisition of ours (Redis lost our ticket and gave its number again).
+          const askRedis =
+            woke.grant &&
+            (!woke.handed || this.wakes.revokedSince(key, queuedSentAt) || (!!woke.grant.requestId && woke.grant.requestId !== requestId))
+          if (askRedis) {
             backoff = core.minPollMs
             continue
           }
           if (woke.grant) {
-            // Granted by the releaser's script: take it without another round trip. Redis expires
-            // it leaseMs after the grant, which came after our last 'queued' poll was sent.
+            // Handed over by our own release (a full lease): taken without another round trip. Redis
+            // expires it leaseMs after the grant, which came after our last 'queued' poll was sent.
             const lease = Math.min(core.leaseMs, woke.grant.leaseMs || core.leaseMs)
             const turn = take(ticket, woke.grant.fence, woke.grant.previousHolder, leaseDeadline(core, queuedSentAt, lease))
-            // Granted with a shorter lease than ours (an operator's grant, a replica with a shorter
-            // leaseMs): renew it now rather than at our next cycle.
             if (lease < core.leaseMs) void this.renewer.checkLeaseNow(turn.lease)
             return turn
           }
@@ -225,7 +219,12 @@ export class TurnQueue {
         // Withdraw the ticket (or pass on a turn granted in the meantime), retried until Redis answers —
         // also one whose take-ticket is unanswered: the client may send it again once it reconnects,
         // and Redis then queues a ticket nobody polls (found by its request id).
-        if ((ticket !== null || takeInDoubt) && core.state !== 'crashed') await this.leases.withdrawTicket(key, ticket, requestId)
+        if ((ticket !== null || takeInDoubt) && core.state !== 'crashed') {
+          const withdrawn = this.leases.withdrawTicket(key, ticket, requestId)
+          // Redis did not answer within waitMs: reject now; the withdrawal goes on (stop() waits for it).
+          if (unanswered) this.track(withdrawn)
+          else await withdrawn
+        }
         if (err instanceof CoordinationUnavailableError && err.reason === 'unreachable' && lastError && !err.cause) {
           throw new CoordinationUnavailableError('unreachable', err.message, { key, cause: lastError })
         }
@@ -234,7 +233,7 @@ export class TurnQueue {
         this.lines.leave(key, place)
         core.stats.waitingNow--
         for (const id of waitingIds ?? NONE) {
-          this.earlyWakes.delete(id)
+          this.wakes.forget(id)
           this.waitingTickets.delete(id)
         }
         // In flight until here (not a reaction on the task: a promise and two closures per turn).
@@ -270,6 +269,43 @@ export class TurnQueue {
   }
 
   /**
+   * `call`, or — when the wait's end `giveUpAt` comes first — a timeout (the call's outcome is then
+   * unknown: the caller withdraws what it may have taken). Only a call
+   * that can outlive the wait gets a timer: a poll's own timeout is under a lease (redis-backend.ts).
+   */
+  private answeredBy<T>(call: Promise<T>, giveUpAt: number, key: string): Promise<T> {
+    const left = giveUpAt - monotonicNow()
+    if (left > this.core.leaseMs) return call
+    return new Promise<T>((resolve, reject) => {
+      const timer = setTimeout(
+        () =>
+          reject(
+            new CoordinationUnavailableError('timeout', `no turn for ${JSON.stringify(key)} within its wait (Redis did not answer)`, {
+              key,
+            }),
+          ),
+        Math.max(0, left),
+      )
+      call.then(
+        (v) => {
+          clearTimeout(timer)
+          resolve(v)
+        },
+        (e: unknown) => {
+          clearTimeout(timer)
+          reject(e)
+        },
+      )
+    })
+  }
+
+  /** Keep a background step (a withdrawal after the wait ended) in flight for settled(). */
+  private track(p: Promise<unknown>): void {
+    this.inflight.add(p)
+    void p.finally(() => this.inflight.delete(p))
+  }
+
+  /**
    * After a take: did it land on a server that changed since it was sent (a failover, found by the
    * identity check a reconnect starts) while an earlier acquisition of ours has no ticket there yet?
    * Then it may stand ahead of that one's ticket, which the failover lost.
@@ -280,66 +316,30 @@ export class TurnQueue {
     return this.lines.blockers(key, place, this.renewer.generation).length > 0
   }
 
-  /** Wait for a wake-up on (key, ticket), the poll interval, or an abort. Resolves true when woken. */
-  private pause(key: string, ticket: number | null, ms: number, since: number, signal?: AbortSignal): Promise<PauseResult> {
-    if (ticket === null) return sleep(ms, signal).then(() => ({ woken: false }))
-    const id = waitingId(key, ticket)
-    // A push that came while our last poll was in flight.
-    const early = this.earlyWakes.get(id)
-    if (early) {
-      this.earlyWakes.delete(id)
-      // Only a push received during this acquisition is about its ticket (ticket numbers repeat
-      // after a chat's key expired; a late copy of an old grant must not be taken for a new one).
-      if (early.at >= since) return Promise.resolve({ woken: true, grant: early.grant })
-    }
-    return new Promise<PauseResult>((resolve) => {
-      let done = false
-      const finish = (woken: boolean, grant?: PushedGrant) => {
-        if (done) return
-        done = true
-        clearTimeout(timer)
-        signal?.removeEventListener('abort', onAbort)
-        if (this.waiters.get(id) === waiter) this.waiters.delete(id)
-        resolve({ woken, grant })
-      }
-      const onAbort = () => finish(false)
-      const waiter: Waiter = { wake: (grant) => finish(true, grant) }
-      const timer = setTimeout(() => finish(false), Math.max(0, ms))
-      signal?.addEventListener('abort', onAbort, { once: true })
-      this.waiters.set(id, waiter)
-    })
-  }
-
   /**
-   * A push for a chat: a ticket of ours was granted (or dropped: poll now), or — without a ticket —
-   * an operator revoked a turn of ours (`chat release`).
+   * A push for a chat: a ticket of ours was offered the turn (or handed it by our own release:
+   * `handed`; or dropped: poll now), or — without a ticket — an operator revoked a turn of ours.
    */
-  onWake(key: string, ticket: number | null, grant?: PushedGrant): void {
+  onWake(key: string, ticket: number | null, grant?: PushedGrant, handed = false): void {
     if (ticket !== null) {
-      const id = waitingId(key, ticket)
-      const waiter = this.waiters.get(id)
-      if (waiter) waiter.wake(grant)
-      else if (this.waitingTickets.has(id) || (this.enqueuing.get(key) ?? 0) > 0) {
-        // An acquisition of this chat is between polls (its request in flight): keep it for it.
-        this.earlyWakes.set(id, { grant, at: monotonicNow() })
-      }
+      // An acquisition of this chat between polls (its request in flight) gets it at its next pause.
+      this.wakes.deliver(key, ticket, grant, handed, (id) => this.waitingTickets.has(id) || (this.enqueuing.get(key) ?? 0) > 0)
       return
     }
-    // Learn it now, not at the next renewal — also for a grant pushed to us that we have not taken
+    // Learn it now, not at the next renewal — also for a grant handed to us that we have not taken
     // yet (see the revocation check in acquire()).
-    this.revokeWakes.set(key, monotonicNow())
+    this.wakes.noteRevoke(key)
     for (const lease of this.leases.on('chat', key)) void this.renewer.checkLeaseNow(lease)
   }
 
   /** Forget pushes older than a lease (the watchdog). */
   pruneWakes(now: number): void {
-    for (const [id, w] of this.earlyWakes) if (now - w.at > this.core.leaseMs) this.earlyWakes.delete(id)
-    for (const [key, at] of this.revokeWakes) if (now - at > this.core.leaseMs) this.revokeWakes.delete(key)
+    this.wakes.prune(now, this.core.leaseMs)
   }
 
   /** Wake every sleeping acquisition (stopping, evicted, crashed): each sees the state and gives up. */
   wakeAll(): void {
-    for (const w of [...this.waiters.values()]) w.wake()
+    this.wakes.wakeAll()
   }
 
   /** Resolves when every acquisition in flight has ended. */

@@ -43,8 +43,19 @@ export interface Lease {
   release(): Promise<void>
 }
 
+export interface TurnReleaseOptions {
+  /**
+   * false: this turn served nothing (a stale timer took it only to find its work done or no longer
+   * wanted). The chat's last holder goes back to the one before this turn, so the next holder's
+   * `previousHolder` names who last served the chat, not this turn. Default true.
+   */
+  served?: boolean
+}
+
 export interface Turn extends Lease {
   readonly kind: 'chat'
+  /** Give the turn back (the next waiter is granted at once); see TurnReleaseOptions. Idempotent. */
+  release(options?: TurnReleaseOptions): Promise<void>
   readonly ticket: number
   /** Who held this chat before this grant; null when the key was new or had been cleaned up. */
   readonly previousHolder: Holder | null

@@ -129,7 +129,15 @@ export const TURN_ACQUIRE = defineScript({
 export const TURN_RELEASE = defineScript({
   name: 'turn-release-2',
   keys: ['state', 'queue'],
-  argv: { incarnation: 'str', ticket: 'num?', leaseMs: 'int', idleTtlMs: 'int', wakeChannelPrefix: 'str', requestId: 'str' },
+  argv: {
+    incarnation: 'str',
+    ticket: 'num?',
+    leaseMs: 'int',
+    idleTtlMs: 'int',
+    wakeChannelPrefix: 'str',
+    requestId: 'str',
+    unserved: 'flag',
+  },
   decode: (r, key): TurnReleaseReply => {
     if (!Array.isArray(r)) return { outcome: releaseOutcome(r), handed: null }
     const a = r as Row

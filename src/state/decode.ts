@@ -48,7 +48,20 @@ export interface ChatSnapshot {
   key: string
   /** Fence of the current or last grant (null: never granted since the key was created). */
   fence: number | null
-  holder: null | (Holder & { ticket: number; expiresAtMs: number; grantedAtMs: number; lastRenewalMs: number; waitedMs: number | null })
+  /**
+   * `offered`: granted to a waiter of another replica that has not taken it up yet (its next poll
+   * does); an offer not taken up lapses at expiresAtMs and passes on.
+   */
+  holder:
+    | null
+    | (Holder & {
+        ticket: number
+        expiresAtMs: number
+        grantedAtMs: number
+        lastRenewalMs: number
+        waitedMs: number | null
+        offered: boolean
+      })
   previousHolder: Holder | null
   lastHolder: Holder | null
   lastTicket: number
@@ -78,6 +91,7 @@ export function decodeChat(key: string, rawKey: RedisKey, h: Hash): ChatSnapshot
             grantedAtMs: int(rawKey, h, C.grantedAt) ?? 0,
             lastRenewalMs: int(rawKey, h, C.lastRenewal) ?? 0,
             waitedMs: int(rawKey, h, C.waited),
+            offered: h[C.offered] !== undefined,
           }
         : null,
     previousHolder: holder(h, C.previousHolder, C.previousHolderIncarnation),

@@ -460,6 +460,8 @@ export interface ChatView extends ChatRow {
     renewMs: number | null
     renewalOverdueMs: number | null
     waitedMs: number | null
+    /** Granted to a waiter of another replica that has not taken it up yet (it lapses with the lease if never). */
+    offered: boolean
   }
   previousHolder: Holder | null
   lastHolder: Holder | null
@@ -524,6 +526,7 @@ export function chatView(
           renewMs: health!.holder!.renewMs,
           renewalOverdueMs: health!.holder!.renewalOverdueMs,
           waitedMs: h.waitedMs,
+          offered: h.offered,
         }
       : null,
     previousHolder: c?.previousHolder ?? null,

@@ -35,7 +35,8 @@ interface Ticket {
 }
 
 interface LeaseRecord {
-  holder: (Holder & { ticket: number; exp: number; grantedAt: number; requestId?: string }) | null
+  /** `offered`: a grant pushed to a waiter that has not taken it up with a poll yet (as on Redis). */
+  holder: (Holder & { ticket: number; exp: number; grantedAt: number; requestId?: string; offered?: boolean }) | null
   fence: number
   last: Holder | null
   previous: Holder | null
@@ -48,6 +49,11 @@ interface ChatRecord extends LeaseRecord {
   /** The ticket each acquisition took, until it knows it (its next poll) or gives it back (rq:<id> on Redis). */
   requests: Map<string, number>
 }
+
+/** How long a grant pushed to a waiter stays offered before it lapses (lua/includes/turn.lua: take_up_ms). */
+const takeUpMs = (leaseMs: number): number => Math.floor(leaseMs / 3)
+/** How long a queued ticket lives after its last poll (lua/includes/turn.lua: ticket_life_ms). */
+const ticketLifeMs = (leaseMs: number): number => leaseMs - takeUpMs(leaseMs)
 
 /**
  * Is a ticket recorded for acquisition `recorded` the one of acquisition `requestId`? (A ticket number
@@ -197,20 +203,22 @@ export class MemoryCoordinationHub {
     for (const [ticket, t] of c.queue) {
       c.queue.delete(ticket)
       if (t.deadline > now && t.incarnation !== deadIncarnation) {
+        // As on Redis: a grant to another replica's waiter is an offer its next poll takes up; one
+        // that lapses served nothing (the last holder stays who it was).
+        const offered = ticket !== callerTicket && t.incarnation !== localIncarnation
         c.previous = c.last
         c.fence = this.nextFence()
         c.holder = {
           replicaId: t.replicaId,
           incarnation: t.incarnation,
           ticket,
-          exp: now + leaseMs,
+          exp: now + (offered ? takeUpMs(leaseMs) : leaseMs),
           grantedAt: now,
           requestId: t.requestId,
+          offered,
         }
-        c.last = { replicaId: t.replicaId, incarnation: t.incarnation }
-        if (ticket !== callerTicket && t.incarnation !== localIncarnation) {
-          this.wake(t.incarnation, 'chat', key, ticket, this.grantOf(c, leaseMs))
-        }
+        if (offered) this.wake(t.incarnation, 'chat', key, ticket, this.grantOf(c, takeUpMs(leaseMs)))
+        else c.last = { replicaId: t.replicaId, incarnation: t.incarnation }
         return ticket
       }
       c.skipped++
@@ -238,7 +246,7 @@ export class MemoryCoordinationHub {
     if (ticket === null && known === undefined) {
       c = this.chat(key, true)!
       ticket = ++c.nextTicket
-      c.queue.set(ticket, { replicaId, incarnation, deadline: now + leaseMs, enqueuedAt: now, requestId })
+      c.queue.set(ticket, { replicaId, incarnation, deadline: now + ticketLifeMs(leaseMs), enqueuedAt: now, requestId })
       if (requestId !== '') c.requests.set(request, ticket)
     } else {
       const found = this.chat(key, false)
@@ -250,6 +258,10 @@ export class MemoryCoordinationHub {
       if (h && h.incarnation === incarnation && h.ticket === ticket && owns(h.requestId, requestId)) {
         if (h.exp > now) {
           h.exp = now + leaseMs
+          if (h.offered) {
+            h.offered = false // taken up: the last holder from here on
+            c.last = { replicaId: h.replicaId, incarnation: h.incarnation }
+          }
           return { status: 'granted', ticket, fence: c.fence, previousHolder: c.previous }
         }
         c.holder = null
@@ -259,7 +271,7 @@ export class MemoryCoordinationHub {
       }
       const t = c.queue.get(ticket)
       if (!t || t.incarnation !== incarnation || !owns(t.requestId, requestId)) return { status: 'dropped' }
-      t.deadline = now + leaseMs
+      t.deadline = now + ticketLifeMs(leaseMs)
     }
     const granted = this.grantNext(key, c, leaseMs, ticket)
     this.settle(key, c)
@@ -272,7 +284,14 @@ export class MemoryCoordinationHub {
    * (a waiter that gave up while its take-ticket was unanswered). With a request id, only a turn or
    * ticket of that acquisition is given back.
    */
-  turnRelease(key: string, incarnation: string, ticket: number | null, leaseMs: number, requestId = ''): TurnReleaseReply {
+  turnRelease(
+    key: string,
+    incarnation: string,
+    ticket: number | null,
+    leaseMs: number,
+    requestId = '',
+    unserved = false,
+  ): TurnReleaseReply {
     const c = this.chat(key, false)
     if (!c) return { outcome: 'not-ours', handed: null }
     const request = `${incarnation}:${requestId}`
@@ -287,6 +306,7 @@ export class MemoryCoordinationHub {
     const queued = c.queue.get(ticket)
     if (c.holder && c.holder.incarnation === incarnation && c.holder.ticket === ticket && owns(c.holder.requestId, requestId)) {
       c.holder = null
+      if (unserved) c.last = c.previous // served nothing: who served before it stays the last holder
       outcome = 'released'
     } else if (queued && queued.incarnation === incarnation && owns(queued.requestId, requestId)) {
       c.queue.delete(ticket)
@@ -492,8 +512,15 @@ export class MemoryBackend implements CoordinationBackend {
   ): Promise<TurnReply> {
     return this.call(() => this.hub.turnAcquire(key, replicaId, incarnation, leaseMs, ticket, requestId))
   }
-  async turnRelease(key: string, incarnation: string, ticket: number | null, leaseMs: number, requestId = ''): Promise<TurnReleaseReply> {
-    return this.call(() => this.hub.turnRelease(key, incarnation, ticket, leaseMs, requestId))
+  async turnRelease(
+    key: string,
+    incarnation: string,
+    ticket: number | null,
+    leaseMs: number,
+    requestId = '',
+    unserved = false,
+  ): Promise<TurnReleaseReply> {
+    return this.call(() => this.hub.turnRelease(key, incarnation, ticket, leaseMs, requestId, unserved))
   }
   async leadAcquire(name: string, replicaId: string, incarnation: string, leaseMs: number, stand: boolean): Promise<LeadReply> {
     return this.call(() => this.hub.leadAcquire(name, replicaId, incarnation, leaseMs, stand))

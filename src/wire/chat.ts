@@ -35,6 +35,8 @@ export const CHAT_FIELDS = {
   ticketRequestPrefix: 'q:',
   /** The holder's request id: only while held. */
   holderRequest: 'hq',
+  /** '1' while the holder's grant is offered (pushed to its replica, not taken up by its poll yet). */
+  offered: 'of',
 } as const
 
 const F = CHAT_FIELDS
@@ -53,6 +55,7 @@ export const CHAT_HOLDER_FIELDS: string[] = [
   F.lastHolderIncarnation,
   F.previousHolder,
   F.previousHolderIncarnation,
+  F.offered,
 ]
 
 /** A queued ticket as its `t:<ticket>` field holds it. */

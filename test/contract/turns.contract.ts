@@ -278,6 +278,60 @@ export function defineTurnContract(h: TurnHarness): void {
       await turn.release()
     })
 
+    it('a waiter that dies while its ticket is live lets the grant offered to it lapse: the chat moves on within the lease', async () => {
+      const leaseMs = 1500
+      const maxPollMs = 50
+      const x = await replica({ replicaId: 'x', leaseMs, maxPollMs })
+      const y = await replica({ replicaId: 'y', leaseMs, maxPollMs })
+      const z = await replica({ replicaId: 'z', leaseMs, maxPollMs })
+      const held = await x.acquireTurn('chat:dead-waiter')
+      const yWait = y.acquireTurn('chat:dead-waiter').catch((e: unknown) => e)
+      await queued('chat:dead-waiter', 'y')
+      const zWait = z.acquireTurn('chat:dead-waiter', { waitMs: 10_000 })
+      await queued('chat:dead-waiter', 'y', 'z')
+      y.crash() // its ticket was polled a moment ago: still live when x releases
+      const crashedAt = performance.now()
+      expect(await yWait).toBeInstanceOf(CoordinationUnavailableError)
+      await sleep(300)
+      await held.release()
+      const releasedAt = performance.now()
+      const turn = await zWait
+      const afterRelease = performance.now() - releasedAt
+      // y was offered the turn and never took it up: the offer (a third of the lease) lapsed, and z's
+      // next poll was granted — not after y's full lease (1.5 s).
+      expect(afterRelease).toBeLessThan(leaseMs * 0.8)
+      expect(performance.now() - crashedAt).toBeLessThan(leaseMs + maxPollMs + 200)
+      // y never served the chat: z's previous holder is x, who did.
+      expect(turn.previousHolder?.replicaId).toBe('x')
+      expect((await h.queue('chat:dead-waiter')).holder).toBe('z')
+      await turn.release()
+    })
+
+    it('a turn released with served: false leaves previousHolder naming who last served the chat', async () => {
+      const a = await replica({ replicaId: 'a' })
+      const b = await replica({ replicaId: 'b' })
+      const c = await replica({ replicaId: 'c' })
+      await (await a.acquireTurn('chat:served')).release()
+      // b's stale timer takes the turn, finds nothing to do, and says so.
+      const stale = await b.acquireTurn('chat:served')
+      expect(stale.previousHolder?.replicaId).toBe('a')
+      await stale.release({ served: false })
+      const next = await c.acquireTurn('chat:served')
+      expect(next.previousHolder?.replicaId).toBe('a')
+      await next.release()
+      // Handed on at the release to a waiter: the same.
+      const stale3 = await b.acquireTurn('chat:served')
+      expect(stale3.previousHolder?.replicaId).toBe('c')
+      const waiting = a.acquireTurn('chat:served')
+      await queued('chat:served', 'a')
+      await stale3.release({ served: false })
+      const handed = await waiting
+      expect(handed.previousHolder?.replicaId).toBe('c')
+      // A turn that served is the previous holder as before.
+      await handed.release()
+      expect((await c.acquireTurn('chat:served')).previousHolder?.replicaId).toBe('a')
+    })
+
     it('fails over after the holder dies: not before its lease ends, within leaseMs plus a poll', async () => {
       const leaseMs = 800
       const a = await replica({ replicaId: 'a', leaseMs, maxPollMs: 50 })
@@ -365,6 +419,25 @@ export function defineTurnContract(h: TurnHarness): void {
       } finally {
         await outage.restore()
       }
+    })
+
+    it('a wait with Redis frozen ends at its waitMs, not a command timeout later', async () => {
+      const a = await replica({ replicaId: 'a', leaseMs: 6000 })
+      const b = await replica({ replicaId: 'b', leaseMs: 6000 })
+      const held = await a.acquireTurn('chat:bounded')
+      const outage = await h.outage()
+      try {
+        const from = performance.now()
+        const err = await b.acquireTurn('chat:bounded', { waitMs: 1000 }).catch((e: unknown) => e)
+        const took = performance.now() - from
+        expect(err).toBeInstanceOf(CoordinationUnavailableError)
+        expect(['unreachable', 'timeout']).toContain((err as CoordinationUnavailableError).reason)
+        // Its poll could take 0.9 × the lease (5.4 s) before timing out on its own.
+        expect(took).toBeLessThan(1000 + 400)
+      } finally {
+        await outage.restore()
+      }
+      await held.release()
     })
 
     it('a replica whose event loop was blocked past its lease knows at once that the turn is lost', async () => {

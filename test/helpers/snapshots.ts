@@ -64,6 +64,7 @@ export function holder(
     lastRenewalMs: NOW - 1000,
     waitedMs: 12,
     ...rest,
+    offered: rest.offered ?? false,
   }
 }
 

@@ -68,7 +68,8 @@ describe('the chat hash: Lua writers and the TypeScript decoder agree', () => {
     c = await read()
     expect(c.lastTicket).toBe(2)
     expect(c.tickets).toEqual([expect.objectContaining({ ticket: 2, replicaId: 'rb', incarnation: 'ib' })])
-    expect(c.tickets[0]!.deadlineMs - c.tickets[0]!.enqueuedAtMs).toBe(LEASE)
+    // A ticket lives two thirds of the lease after its poll (the last third is a grant's take-up window).
+    expect(c.tickets[0]!.deadlineMs - c.tickets[0]!.enqueuedAtMs).toBe(LEASE - Math.floor(LEASE / 3))
     expect(await client.hget(k.state, `${CHAT_FIELDS.requestPrefix}ib:1`)).toBe('2')
 
     // The release grants the next ticket (grant_next): the old holder becomes the previous one.
@@ -80,14 +81,23 @@ describe('the chat hash: Lua writers and the TypeScript decoder agree', () => {
         idleTtlMs: IDLE,
         wakeChannelPrefix,
         requestId: '1',
+        unserved: false,
       }),
     ).toEqual({ outcome: 'released', handed: null })
     c = await read()
-    expect(c.holder).toMatchObject({ replicaId: 'rb', incarnation: 'ib', ticket: 2 })
+    // Offered to rb (pushed): it runs a third of the lease, and ra stays the last holder until rb takes it up.
+    expect(c.holder).toMatchObject({ replicaId: 'rb', incarnation: 'ib', ticket: 2, offered: true })
+    expect(c.holder!.expiresAtMs - c.holder!.grantedAtMs).toBe(Math.floor(LEASE / 3))
     expect(c.holder!.waitedMs).toBeGreaterThanOrEqual(0)
     expect(c.previousHolder).toEqual({ replicaId: 'ra', incarnation: 'ia' })
-    expect(c.lastHolder).toEqual({ replicaId: 'rb', incarnation: 'ib' })
+    expect(c.lastHolder).toEqual({ replicaId: 'ra', incarnation: 'ia' })
     expect(c.tickets).toEqual([])
+    // rb's poll takes it up: its own lease from now, and rb is the last holder.
+    expect(await acquire('rb', 'ib', 2, '1')).toMatchObject({ status: 'granted', ticket: 2, previousHolder: { replicaId: 'ra' } })
+    c = await read()
+    expect(c.holder).toMatchObject({ replicaId: 'rb', offered: false })
+    expect(c.holder!.expiresAtMs - c.holder!.lastRenewalMs).toBe(LEASE)
+    expect(c.lastHolder).toEqual({ replicaId: 'rb', incarnation: 'ib' })
     const fenceB = c.fence!
     expect(fenceB).toBeGreaterThan(a.status === 'granted' ? a.fence : Infinity)
 

@@ -169,10 +169,11 @@ describe('RedisCoordinator on a real Redis', () => {
     const err = await bWait
     expect(err).toBeInstanceOf(CoordinationUnavailableError)
     expect((err as CoordinationUnavailableError).reason).toBe('stale-grant')
-    // b gave the stale grant back (released, not left to expire): another replica gets the chat at once.
+    // The offer to b lapsed while it was frozen (b never took it up): the chat is free for another
+    // replica at once, and b — which never served it — is not its previous holder.
     expect(await queueView(c, 'chat:frozen-waiter')).toEqual({ holder: null, queued: [], skipped: 0 })
     const tc = await c.acquireTurn('chat:frozen-waiter')
-    expect(tc.previousHolder?.replicaId).toBe('b')
+    expect(tc.previousHolder?.replicaId).toBe('a')
     await tc.release()
   })
 

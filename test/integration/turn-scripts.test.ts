@@ -13,7 +13,7 @@ afterAll(() => client.quit())
 function turnChat(id: string) {
   const keys = new KeyLayout(uniquePrefix('ts'), 'standalone')
   const k = keys.chat(id)
-  const common = { leaseMs: 5000, idleTtlMs: 60000, wakeChannelPrefix: keys.wakeChannelPrefix }
+  const common = { leaseMs: 5000, idleTtlMs: 60000, wakeChannelPrefix: keys.wakeChannelPrefix, unserved: false }
   return { keys, k, chat: { state: k.state, queue: k.queue }, scripts: new ScriptRunner(client, 5000), common }
 }
 

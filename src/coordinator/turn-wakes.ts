@@ -1,0 +1,95 @@
+/**
+ * Chat turns, the wake-ups: the acquisitions sleeping between polls, by (chat, ticket), and the
+ * pushes that wake them — an offer of the turn published by another replica's script, a grant our own
+ * release handed over in its reply, a dropped ticket, or an operator's revocation of a turn of ours.
+ */
+import { monotonicNow, sleep } from '../clock.js'
+import type { PushedGrant } from '../wire/types.js'
+
+/**
+ * How a pause ended: the poll interval, or a push (with the grant itself, when it was one; `handed`:
+ * our own release handed it over in its reply — a full lease, not an offer to take up).
+ */
+export type PauseResult = { woken: boolean; grant?: PushedGrant; handed?: boolean }
+
+interface Waiter {
+  wake: (grant?: PushedGrant, handed?: boolean) => void
+}
+
+export const waitingId = (key: string, ticket: number) => `${key}\u0000${ticket}`
+
+export class TurnWakes {
+  /** Acquisitions sleeping between polls, by (chat, ticket). */
+  private readonly waiters = new Map<string, Waiter>()
+  /** Wake-ups that came while no waiter slept for them (its poll was in flight). */
+  private readonly early = new Map<string, { grant: PushedGrant | undefined; handed: boolean; at: number }>()
+  /** Per chat: when an operator's revocation of one of our turns was last pushed to us. */
+  private readonly revokes = new Map<string, number>()
+
+  /** Wait for a wake-up on (key, ticket), `ms`, or an abort. `since`: when the acquisition began. */
+  pause(key: string, ticket: number | null, ms: number, since: number, signal?: AbortSignal): Promise<PauseResult> {
+    if (ticket === null) return sleep(ms, signal).then(() => ({ woken: false }))
+    const id = waitingId(key, ticket)
+    // A push that came while our last poll was in flight.
+    const early = this.early.get(id)
+    if (early) {
+      this.early.delete(id)
+      // Only a push received during this acquisition is about its ticket (ticket numbers repeat
+      // after a chat's key expired; a late copy of an old grant must not be taken for a new one).
+      if (early.at >= since) return Promise.resolve({ woken: true, grant: early.grant, handed: early.handed })
+    }
+    return new Promise<PauseResult>((resolve) => {
+      let done = false
+      const finish = (woken: boolean, grant?: PushedGrant, handed?: boolean) => {
+        if (done) return
+        done = true
+        clearTimeout(timer)
+        signal?.removeEventListener('abort', onAbort)
+        if (this.waiters.get(id) === waiter) this.waiters.delete(id)
+        resolve({ woken, grant, handed })
+      }
+      const onAbort = () => finish(false)
+      const waiter: Waiter = { wake: (grant, handed) => finish(true, grant, handed) }
+      const timer = setTimeout(() => finish(false), Math.max(0, ms))
+      signal?.addEventListener('abort', onAbort, { once: true })
+      this.waiters.set(id, waiter)
+    })
+  }
+
+  /**
+   * A push for (key, ticket): wake its sleeping acquisition, or keep it for one whose poll is in flight
+   * (`expected`: an acquisition of this chat is between polls). Returns nothing; a push nobody expects is dropped.
+   */
+  deliver(key: string, ticket: number, grant: PushedGrant | undefined, handed: boolean, expected: (id: string) => boolean): void {
+    const id = waitingId(key, ticket)
+    const waiter = this.waiters.get(id)
+    if (waiter) waiter.wake(grant, handed)
+    else if (expected(id)) this.early.set(id, { grant, handed, at: monotonicNow() })
+  }
+
+  /** An operator revoked a turn of ours on `key` (a handed grant not taken yet is confirmed by a poll). */
+  noteRevoke(key: string): void {
+    this.revokes.set(key, monotonicNow())
+  }
+
+  /** Did a revocation on `key` come at or after `since` (monotonic ms)? */
+  revokedSince(key: string, since: number): boolean {
+    return (this.revokes.get(key) ?? -Infinity) >= since
+  }
+
+  /** A ticket's acquisition ended: a push kept for it is no longer anyone's. */
+  forget(id: string): void {
+    this.early.delete(id)
+  }
+
+  /** Forget pushes older than `maxAgeMs` (the watchdog). */
+  prune(now: number, maxAgeMs: number): void {
+    for (const [id, w] of this.early) if (now - w.at > maxAgeMs) this.early.delete(id)
+    for (const [key, at] of this.revokes) if (now - at > maxAgeMs) this.revokes.delete(key)
+  }
+
+  /** Wake every sleeping acquisition (stopping, evicted, crashed): each sees the state and gives up. */
+  wakeAll(): void {
+    for (const w of [...this.waiters.values()]) w.wake()
+  }
+}
