@@ -179,7 +179,8 @@ election.ready.then(
 
 /**
  * Something only the session's holder may send (the digest below): election.assertLeader() throws
- * ProviderNotLeaderError on a standby, and LeaseLostError once the lead's local deadline passed.
+ * ProviderNotLeaderError on a standby, and LeaseLostError once the lead's local deadline passed
+ * (ProviderNotLeaderError is a LeaseLostError: tested first, to tell a standby's refusal apart).
  */
 function sendOverTransport(what: string): 'sent' | 'not-leader' | 'lead-lost' {
   try {

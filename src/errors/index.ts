@@ -1,5 +1,5 @@
 export { CoordinationError } from './coordination-error.js'
-export { LeaseLostError, type LeaseLostReason } from './lease-lost-error.js'
+export { LeaseLostError, type LeaseLostReason, type LeaseErrorReason } from './lease-lost-error.js'
 export { CoordinationUnavailableError, type UnavailableReason } from './coordination-unavailable-error.js'
 export { ProviderNotLeaderError } from './provider-not-leader-error.js'
 export { CorruptStateError } from './corrupt-state-error.js'

@@ -255,6 +255,41 @@ export function defineLeadContract(h: LeadHarness): void {
       expect(() => eb.assertLeader()).toThrow(LeaseLostError)
     })
 
+    it('after a freeze, assertLeader throws a LeaseLostError whether or not the timers ran first (ProviderNotLeaderError is one)', async () => {
+      const a = await replica('a', { leaseMs: 600 })
+      const log: string[] = []
+      let open!: () => void
+      const gate = new Promise<void>((resolve) => (open = resolve))
+      let leads = 0
+      const e = a.campaign('provider:frozen', {
+        // The first lead connects; a later one stays connecting (not served) until the test ends.
+        onLeader: () => (++leads === 1 ? undefined : gate),
+        onFollower: ({ reason }) => void log.push(reason),
+      })
+      await e.ready
+      blockEventLoop(700) // past the lead's local deadline
+      let first: unknown
+      try {
+        e.assertLeader() // no timer has run yet: the lead's deadline says it
+      } catch (err) {
+        first = err
+      }
+      expect(first).toBeInstanceOf(LeaseLostError)
+      // Now the library's timers run first: the lead is dropped, the election steps down (and stands again).
+      await until(() => log.includes('lost'), 5000, "the election's step-down")
+      let later: unknown
+      try {
+        e.assertLeader()
+      } catch (err) {
+        later = err
+      }
+      expect(later).toBeInstanceOf(ProviderNotLeaderError)
+      expect(later).toBeInstanceOf(LeaseLostError) // one catch handles both
+      expect(later).toMatchObject({ code: 'ERR_NOT_LEADER', reason: 'not-leader', lead: 'provider:frozen', key: 'provider:frozen' })
+      open()
+      await e.stop()
+    })
+
     it('tryLead announces coordination:leader at its grant (there is no onLeader)', async () => {
       const a = await replica('a')
       const events: number[] = []
