@@ -77,7 +77,7 @@ export class Leadership implements LeadPort {
       await core.backend.leadRelease(name, core.incarnation, reply.fence, core.leaseMs).catch(() => {})
       return { lead: null, reply: null }
     }
-    const lease = this.leases.track('lead', name, reply.fence, 0, deadline)
+    const lease = this.leases.track('lead', name, reply.fence, 0, sentAt, deadline)
     const lead = new LeadHandle(this.leases, lease, reply.previousHolder)
     if (announce) this.announceLeader(lead)
     return { lead, reply }

@@ -4,7 +4,9 @@
  * network and are retried until they go through or no longer matter.
  */
 import { monotonicNow } from '../clock.js'
+import { renewIntervalMs } from '../defaults.js'
 import { LeaseLostError, type LeaseLostReason } from '../errors/lease-lost-error.js'
+import { isLate } from '../state/health.js'
 import type { HandedGrant, LeaseKind, YieldRequest } from '../wire/types.js'
 import type { CoordinatorContext } from './context.js'
 import type { LeaseLostEvent } from './types.js'
@@ -22,6 +24,8 @@ export interface HeldLease {
   controller: AbortController | null
   /** Monotonic time after which the lease is treated as lost unless renewed. */
   deadline: number
+  /** Monotonic send time of the last grant or renewal Redis confirmed (see isHeld: late means unconfirmed). */
+  confirmedAt: number
   lost: LeaseLostError | null
   released: boolean
   onYieldRequest?: (req: YieldRequest) => void
@@ -64,6 +68,14 @@ function releasedError(lease: HeldLease): LeaseLostError {
   return new LeaseLostError(lease.key, 'stopped', `lease on ${JSON.stringify(lease.key)} was released`)
 }
 
+function unconfirmedError(lease: HeldLease, ageMs: number): LeaseLostError {
+  return new LeaseLostError(
+    lease.key,
+    'unconfirmed',
+    `lease on ${JSON.stringify(lease.key)} unconfirmed: its last renewal Redis confirmed was sent ${Math.round(ageMs)}ms ago (late)`,
+  )
+}
+
 export class LeaseTable {
   private readonly held = new Map<number, HeldLease>()
   private readonly pendingReleases = new Set<PendingRelease>()
@@ -85,8 +97,8 @@ export class LeaseTable {
 
   constructor(private readonly core: CoordinatorContext) {}
 
-  /** Register a lease this coordinator now holds. */
-  track(kind: LeaseKind, key: string, fence: number, ticket: number, deadline: number, requestId = ''): HeldLease {
+  /** Register a lease this coordinator now holds: granted by a call sent at `sentAt`, ours locally until `deadline`. */
+  track(kind: LeaseKind, key: string, fence: number, ticket: number, sentAt: number, deadline: number, requestId = ''): HeldLease {
     const lease: HeldLease = {
       id: ++leaseIds,
       kind,
@@ -96,6 +108,7 @@ export class LeaseTable {
       requestId,
       controller: null,
       deadline,
+      confirmedAt: sentAt,
       lost: null,
       released: false,
     }
@@ -122,19 +135,29 @@ export class LeaseTable {
     return this.all().filter((l) => l.kind === kind && l.key === key)
   }
 
-  /** Is the lease still ours by the local deadline? Marks it lost the first time the answer is no. */
+  /**
+   * Is the lease ours now, by the monotonic clock at this call (right in the first instant after a
+   * freeze, before any timer ran)? Past its local deadline it is lost (marked so the first time).
+   * Before that, a lease whose last confirmed renewal is late — by the rule every view uses for a
+   * holder's renewals (state/health.ts isLate) — is unconfirmed: a holder that froze for half a lease
+   * may have been revoked (`provider yield --force`, `chat release`) and its successor granted
+   * meanwhile, and only the renewal its timers are about to send can tell. So it is not ours until a
+   * renewal confirms it (then held again), or reports it gone. A healthy holder never reads late:
+   * it renews every renewIntervalMs, and the margin (half an interval) covers the round trip.
+   */
   isHeld(lease: HeldLease): boolean {
     if (lease.lost || lease.released) return false
-    if (monotonicNow() >= lease.deadline) {
+    const now = monotonicNow()
+    if (now >= lease.deadline) {
       this.markLost(lease, 'expired')
       return false
     }
-    return true
+    return !isLate(now - lease.confirmedAt, renewIntervalMs(this.core.leaseMs))
   }
 
   assertHeld(lease: HeldLease): void {
     if (this.isHeld(lease)) return
-    throw lease.lost ?? releasedError(lease)
+    throw lease.lost ?? (lease.released ? releasedError(lease) : unconfirmedError(lease, monotonicNow() - lease.confirmedAt))
   }
 
   /** The lease's AbortSignal, made on first use (already aborted when the lease is gone). */

@@ -187,6 +187,7 @@ export class Renewer {
     if (!r || r instanceof Error || lease.lost || lease.released) return
     if (r.ok) {
       lease.deadline = Math.max(lease.deadline, leaseDeadline(this.core, sentAt))
+      lease.confirmedAt = Math.max(lease.confirmedAt, sentAt)
       if (r.yieldRequest) lease.onYieldRequest?.(r.yieldRequest)
     } else {
       this.leases.markLost(lease, r.reason === 'expired' ? 'expired' : 'revoked')

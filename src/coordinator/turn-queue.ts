@@ -79,13 +79,13 @@ export class TurnQueue {
     let unanswered = false
     /** Tickets of this acquisition registered as waiting (made at its first 'queued'). */
     let waitingIds: Set<string> | null = null
-    const take = (t: number, fence: number, previousHolder: Holder | null, deadline: number): TurnHandle => {
+    const take = (t: number, fence: number, previousHolder: Holder | null, sentAt: number, deadline: number): TurnHandle => {
       if (monotonicNow() >= deadline) {
         // Frozen between the grant and now: the lease may already be someone else's.
         throw new CoordinationUnavailableError('stale-grant', `grant of ${JSON.stringify(key)} arrived too late to use`, { key })
       }
       if (core.state !== 'running') throw new CoordinationUnavailableError('stopped', `coordinator is ${core.state}`, { key })
-      const lease = this.leases.track('chat', key, fence, t, deadline, requestId)
+      const lease = this.leases.track('chat', key, fence, t, sentAt, deadline, requestId)
       ticket = null // ours now: release() gives it back
       const waitedMs = monotonicNow() - started
       this.waitTimes.add(waitedMs)
@@ -157,7 +157,7 @@ export class TurnQueue {
           }
           if (reply.status === 'granted') {
             ticket = reply.ticket
-            return take(reply.ticket, reply.fence, reply.previousHolder, leaseDeadline(core, sentAt))
+            return take(reply.ticket, reply.fence, reply.previousHolder, sentAt, leaseDeadline(core, sentAt))
           }
           if (reply.status === 'dropped') {
             // The server generation our ticket was last seen on: a change since means a failover may have lost it.
@@ -209,7 +209,7 @@ export class TurnQueue {
             // Handed over by our own release (a full lease): taken without another round trip. Redis
             // expires it leaseMs after the grant, which came after our last 'queued' poll was sent.
             const lease = Math.min(core.leaseMs, woke.grant.leaseMs || core.leaseMs)
-            const turn = take(ticket, woke.grant.fence, woke.grant.previousHolder, leaseDeadline(core, queuedSentAt, lease))
+            const turn = take(ticket, woke.grant.fence, woke.grant.previousHolder, queuedSentAt, leaseDeadline(core, queuedSentAt, lease))
             if (lease < core.leaseMs) void this.renewer.checkLeaseNow(turn.lease)
             return turn
           }

@@ -35,9 +35,15 @@ export interface Lease {
   readonly fence: number
   /** Aborts (with a LeaseLostError as reason) the moment the lease is known lost. */
   readonly signal: AbortSignal
-  /** True while held, by the local deadline (checked against the monotonic clock now). */
+  /**
+   * True while held, by the monotonic clock now: before the local deadline, and while the last
+   * renewal Redis confirmed is not late (false meanwhile, true again once a renewal confirms it).
+   */
   readonly held: boolean
-  /** Throws LeaseLostError once the lease is lost — including right after waking from a freeze. */
+  /**
+   * Throws LeaseLostError once the lease is lost — including right after waking from a freeze — and
+   * (reason 'unconfirmed') while its last confirmed renewal is late, until a renewal confirms it.
+   */
   assertHeld(): void
   /** Give the lease back (the next waiter is granted at once). Idempotent; never throws for network errors. */
   release(): Promise<void>

@@ -290,6 +290,33 @@ export function defineLeadContract(h: LeadHarness): void {
       await e.stop()
     })
 
+    it('a leader late to renew (frozen past half its lease) is not the leader until a renewal confirms the lead', async () => {
+      const leaseMs = 1500 // renewals every 500 ms; late past 750 ms; the local deadline at 1350 ms
+      const [first, other] = await Promise.all(['a', 'b'].map((id) => stand(id, { leaseMs })))
+      await until(() => leaderOf([first!, other!]).length === 1)
+      const leader = first!.e.isLeader ? first! : other!
+      await leader.e.ready
+      await leader.c.renewNow()
+      blockEventLoop(0.6 * leaseMs)
+      // The first instant after the freeze, before any timer ran: an operator may have revoked the
+      // lead and a standby taken it meanwhile; only the next renewal can tell.
+      expect(leader.e.isLeader).toBe(false)
+      expect(leader.e.fence).toBeNull()
+      let err: unknown
+      try {
+        leader.e.assertLeader()
+      } catch (e) {
+        err = e
+      }
+      expect(err).toBeInstanceOf(LeaseLostError)
+      expect(err).toMatchObject({ reason: 'unconfirmed', key: 'provider:wa' })
+      await leader.c.renewNow() // still ours in Redis: confirmed, and leading again
+      expect(leader.e.isLeader).toBe(true)
+      expect(() => leader.e.assertLeader()).not.toThrow()
+      expect(leader.log.filter((l) => l.startsWith('follower:') && l !== 'follower:standby')).toEqual([])
+      expect(doubleLeaders).toBe(0)
+    })
+
     it('tryLead announces coordination:leader at its grant (there is no onLeader)', async () => {
       const a = await replica('a')
       const events: number[] = []

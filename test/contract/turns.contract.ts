@@ -450,6 +450,39 @@ export function defineTurnContract(h: TurnHarness): void {
       await turn.release()
     })
 
+    it('a holder late to renew (frozen past half its lease, not past it) holds nothing until a renewal confirms the turn', async () => {
+      const leaseMs = 1500 // renewals every 500 ms; late past 750 ms; the local deadline at 1350 ms
+      const a = await replica({ replicaId: 'a', leaseMs })
+      const turn: Turn = await a.acquireTurn('chat:late')
+      const lost: string[] = []
+      a.on('coordination:lease-lost', (e) => lost.push(e.reason))
+      // Normal operation never reads late: held at every look across several renewals.
+      let unheld = 0
+      const sampler = setInterval(() => void (turn.held || unheld++), 5)
+      await sleep(4 * (leaseMs / 3)) // time is the subject: four renewal intervals
+      clearInterval(sampler)
+      expect(unheld).toBe(0)
+      await a.renewNow()
+      blockEventLoop(0.6 * leaseMs)
+      // No timer has run since the freeze: the last renewal Redis confirmed is late, so the turn may
+      // have been given away meanwhile — unconfirmed, not lost.
+      expect(turn.held).toBe(false)
+      let err: unknown
+      try {
+        turn.assertHeld()
+      } catch (e) {
+        err = e
+      }
+      expect(err).toBeInstanceOf(LeaseLostError)
+      expect(err).toMatchObject({ code: 'ERR_LEASE_LOST', reason: 'unconfirmed', key: 'chat:late' })
+      expect(turn.signal.aborted).toBe(false)
+      await a.renewNow() // Redis confirms it: held again
+      expect(turn.held).toBe(true)
+      expect(() => turn.assertHeld()).not.toThrow()
+      expect(lost).toEqual([])
+      await turn.release()
+    })
+
     it('a frozen child process (SIGSTOP past leaseMs, then SIGCONT) reports the turn lost', async (ctx) => {
       const target = h.childTarget()
       if (!target) return ctx.skip()
