@@ -113,7 +113,7 @@ export function eventLine(id: string, e: Record<string, unknown>): EventLine {
       break
     case 'follower':
       text = `${who} left ${name}: ${reason || 'standby'}`
-      tone = reason === 'lost' || reason === 'provider-down' ? 'warn' : 'info'
+      tone = reason === 'lost' || reason === 'provider-down' || reason === 'leader-failed' ? 'warn' : 'info'
       break
     case 'lease-lost':
       text = `${who} lost ${s(e.kind) || 'lease'} ${name}: ${reason}`

@@ -182,7 +182,7 @@ export class Election {
       if (lead.signal.aborted) onAbort()
       else lead.signal.addEventListener('abort', onAbort, { once: true })
     })
-    await this.#call(() => this.#opts.onLeader?.(lead))
+    if (!(await this.#call(() => this.#opts.onLeader?.(lead)))) return this.#leaderFailed(lead)
     // The transport is connected now: announce it (coordination:leader), and make `ready` resolve.
     if (!this.#dead) this.#port.announceLeader(lead)
     this.#serving = true
@@ -209,6 +209,21 @@ export class Election {
     this.#notifyIdle()
   }
 
+  /**
+   * onLeader rejected (no transport): this replica never led — no coordination:leader, `ready` stays
+   * pending, assertLeader() throws. It steps down as a yield does (onFollower('leader-failed') undoes
+   * what onLeader did, the release lets a standby in), sits out sitOutMs and stands again.
+   */
+  async #leaderFailed(lead: LeadHandle): Promise<void> {
+    this.#current = null
+    this.#resolveStepDown = null
+    await this.#follower('leader-failed')
+    await lead.release()
+    if (!this.#stopped) this.#sitOutUntil = monotonicNow() + this.#sitOutMs
+    this.#phase = 'standby'
+    this.#notifyIdle()
+  }
+
   #stepDown(reason: FollowerReason): void {
     if (!this.#current || this.#stepDownReason) return
     this.#stepDownReason = reason
@@ -221,12 +236,15 @@ export class Election {
     await this.#call(() => this.#opts.onFollower?.({ name: this.name, reason }))
   }
 
-  async #call(fn: () => void | Promise<void>): Promise<void> {
-    if (this.#dead) return
+  /** Run an application callback; false when it threw or rejected (reported as a warning). */
+  async #call(fn: () => void | Promise<void>): Promise<boolean> {
+    if (this.#dead) return true
     try {
       await fn()
+      return true
     } catch (err) {
       this.#port.reportError(err)
+      return false
     }
   }
 

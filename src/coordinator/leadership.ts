@@ -79,8 +79,18 @@ export class Leadership implements LeadPort {
     }
     const lease = this.leases.track('lead', name, reply.fence, 0, sentAt, deadline)
     const lead = new LeadHandle(this.leases, lease, reply.previousHolder)
-    if (announce) this.announceLeader(lead)
+    if (announce) this.announceTried(lead)
     return { lead, reply }
+  }
+
+  /**
+   * A tryLead's lead: `coordination:leader` now, and one `coordination:follower` when it ends, so
+   * the events pair as a campaign's do — 'lost' (expired, revoked, reset, evicted), 'stopped' (the
+   * coordinator's stop() gave it back) or 'released' (lead.release()). A crash tells nothing.
+   */
+  private announceTried(lead: LeadHandle): void {
+    this.announceLeader(lead)
+    lead.lease.onEnd = (lost) => this.announceFollower(lead.name, lost ? 'lost' : this.core.state === 'stopping' ? 'stopped' : 'released')
   }
 
   /** `coordination:leader`: a tryLead at its grant, a campaign once onLeader resolved. */
@@ -96,7 +106,8 @@ export class Leadership implements LeadPort {
 
   announceFollower(name: string, reason: FollowerReason): void {
     this.core.emit('coordination:follower', { name, reason })
-    if (reason !== 'standby') this.core.logEvent({ type: 'follower', name, reason })
+    // A tryLead's release is in the stream already (lead-released); a standby is not notable.
+    if (reason !== 'standby' && reason !== 'released') this.core.logEvent({ type: 'follower', name, reason })
   }
 
   reportError(err: unknown): void {

@@ -29,7 +29,8 @@ export interface HeldLease {
   lost: LeaseLostError | null
   released: boolean
   onYieldRequest?: (req: YieldRequest) => void
-  onLost?: (err: LeaseLostError) => void
+  /** Called once when the lease ends, unless the process "died": with the loss, or null when released. */
+  onEnd?: (lost: LeaseLostError | null) => void
 }
 
 /**
@@ -188,9 +189,16 @@ export class LeaseTable {
       void this.releaseInBackend(lease).catch(() => this.retryLater(lease))
     }
     const event: LeaseLostEvent = { key: lease.key, kind: lease.kind, fence: lease.fence, reason }
-    lease.onLost?.(err)
     this.core.emit('coordination:lease-lost', event)
+    this.ended(lease, err)
     this.core.logEvent({ type: 'lease-lost', ...event })
+  }
+
+  /** The lease's end, told once to whoever watches it (a tryLead's events). */
+  private ended(lease: HeldLease, lost: LeaseLostError | null): void {
+    const onEnd = lease.onEnd
+    lease.onEnd = undefined
+    onEnd?.(lost)
   }
 
   /**
@@ -203,6 +211,7 @@ export class LeaseTable {
     lease.released = true
     this.held.delete(lease.id)
     if (lease.controller && !lease.controller.signal.aborted) lease.controller.abort(releasedError(lease))
+    if (!wasLost && this.core.state !== 'crashed') this.ended(lease, null)
     if (wasLost && wasLost.reason !== 'expired' && wasLost.reason !== 'reset') return
     if (this.core.state === 'crashed') return
     const target: ReleaseTarget = unserved ? { ...lease, unserved } : lease

@@ -82,9 +82,11 @@ export interface Lead extends Lease {
  * Why a replica is not (or no longer) the leader:
  * `standby` it stood and another replica leads; `lost` its lease was lost (expired, revoked);
  * `yield` an operator asked it to step down; `provider-down` its transport stayed closed for
- * providerDownMs; `resign` it called resign(); `stopped` the election or coordinator stopped.
+ * providerDownMs; `resign` it called resign(); `stopped` the election or coordinator stopped;
+ * `leader-failed` a campaign's onLeader rejected (it never led: it steps down, sits out, stands again);
+ * `released` a tryLead's lead was released (`lead.release()`).
  */
-export type FollowerReason = 'standby' | 'lost' | 'yield' | 'provider-down' | 'resign' | 'stopped'
+export type FollowerReason = 'standby' | 'lost' | 'yield' | 'provider-down' | 'resign' | 'stopped' | 'leader-failed' | 'released'
 
 export interface CampaignOptions {
   /** Called when this replica wins: connect the exclusive transport here. */
@@ -122,7 +124,10 @@ export interface LeaderEvent {
   previousHolder: Holder | null
 }
 
-/** `coordination:follower`: this replica stands by, or stopped leading (see FollowerReason). */
+/**
+ * `coordination:follower`: this replica stands by, stopped leading, or failed to (see FollowerReason).
+ * One follows each `coordination:leader`; `standby` and `leader-failed` come without one before them.
+ */
 export interface FollowerEvent {
   name: string
   reason: FollowerReason

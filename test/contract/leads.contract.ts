@@ -326,6 +326,68 @@ export function defineLeadContract(h: LeadHarness): void {
       await lead.release()
     })
 
+    it('tryLead pairs its events: coordination:follower once when the lead is released, lost, or given back by stop()', async () => {
+      const a = await replica('a', { leaseMs: 600 })
+      const log: string[] = []
+      a.on('coordination:leader', (e) => log.push(`leader:${e.name}`))
+      a.on('coordination:follower', (e) => log.push(`follower:${e.name}:${e.reason}`))
+      const released = (await a.tryLead('job:released'))!
+      await released.release()
+      await released.release() // idempotent: told once
+      expect(log).toEqual(['leader:job:released', 'follower:job:released:released'])
+      const lost = (await a.tryLead('job:lost'))!
+      blockEventLoop(700) // past its lease
+      expect(lost.held).toBe(false)
+      await lost.release() // after the loss: nothing more to tell
+      expect(log.slice(2)).toEqual(['leader:job:lost', 'follower:job:lost:lost'])
+      expect(await a.tryLead('job:stopped')).not.toBeNull()
+      await a.stop()
+      expect(log.slice(4)).toEqual(['leader:job:stopped', 'follower:job:stopped:stopped'])
+    })
+
+    it('a rejected onLeader is no lead: it steps down (a standby takes over), sits out, stands again; ready waits for a served lead', async () => {
+      const a = await replica('a')
+      const b = await replica('b')
+      const log: string[] = []
+      const warnings: string[] = []
+      a.on('coordination:leader', () => log.push('event:leader'))
+      a.on('coordination:follower', (e) => log.push(`event:follower:${e.reason}`))
+      a.on('coordination:warning', (w) => warnings.push(w.message))
+      let fail!: () => void
+      const failing = new Promise<void>((_, reject) => (fail = () => reject(new Error('connect failed'))))
+      let attempts = 0
+      const ea = a.campaign('provider:flaky', {
+        sitOutMs: 300,
+        onLeader: async () => {
+          log.push('onLeader')
+          if (++attempts === 1) await failing // the first connect fails; the next one works
+        },
+        onFollower: ({ reason }) => void log.push(`onFollower:${reason}`),
+      })
+      let ready = false
+      void ea.ready.then(() => (ready = true))
+      await until(() => log.includes('onLeader'), 5000, 'a connecting')
+      let bStanding = false
+      b.on('coordination:follower', (e) => (bStanding ||= e.reason === 'standby'))
+      const eb = b.campaign('provider:flaky', {})
+      await until(() => bStanding, 5000, 'b standing by')
+      fail()
+      await until(() => eb.isLeader, 3000, 'b taking the lead a released')
+      expect(ea.isLeader).toBe(false)
+      expect(() => ea.assertLeader()).toThrow(ProviderNotLeaderError)
+      expect(ready).toBe(false)
+      expect(log).toEqual(['onLeader', 'event:follower:leader-failed', 'onFollower:leader-failed'])
+      expect(warnings).toContain('connect failed')
+      // It sat out and stands again; once b goes, it leads, and this time onLeader resolves.
+      await until(() => log.includes('onFollower:standby'), 5000, 'a standing again after sitting out')
+      await eb.stop()
+      await ea.ready
+      expect(ea.isLeader).toBe(true)
+      expect(() => ea.assertLeader()).not.toThrow()
+      expect(log.slice(3)).toEqual(['event:follower:standby', 'onFollower:standby', 'onLeader', 'event:leader'])
+      await ea.stop()
+    })
+
     it('resign in every interleaving with a campaign: callbacks and events stay paired, or none fire', async () => {
       const a = await replica('a')
       const pairs = (log: string[]) => ({
