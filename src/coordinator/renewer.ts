@@ -49,6 +49,12 @@ export function describeServerChange(before: string, after: string): string {
 
 export class Renewer {
   private renewing = false
+  /**
+   * A tick came while a cycle was still under way (a slow round trip): the next cycle runs as soon as
+   * that one ends. Skipped, it would leave every lease's last confirmed renewal a whole interval
+   * older, past the late margin that makes a lease unconfirmed (LeaseTable.isHeld).
+   */
+  private again = false
   private warnedDuplicate = false
   /** The server identity (run_ids) seen at start and at each renewal. */
   private serverId: string | null = null
@@ -73,7 +79,11 @@ export class Renewer {
 
   /** Heartbeat + renewal of every held lease, every leaseMs / 3, in one round trip per Redis node. */
   async cycle(): Promise<void> {
-    if (this.renewing || this.core.state !== 'running') return
+    if (this.core.state !== 'running') return
+    if (this.renewing) {
+      this.again = true
+      return
+    }
     this.renewing = true
     const { backend, replicaId, incarnation, leaseMs } = this.core
     try {
@@ -107,6 +117,10 @@ export class Renewer {
       // the watchdog drops what cannot be renewed in time
     } finally {
       this.renewing = false
+      if (this.again) {
+        this.again = false
+        void this.cycle()
+      }
     }
   }
 
