@@ -2,7 +2,8 @@
 --[[
   checkpoint-set-2: compare-and-set a conversation checkpoint, fenced by the writer's chat turn.
   The checkpoint lives in the chat's hash slot, so the script can compare the writer's fence with the
-  chat's current fence: a replica that lost the chat is refused here, not only by its own local check.
+  chat's current fence and lease: a replica that lost the chat — to a newer grant, or by letting its
+  lease expire — is refused here, not only by its own local check (includes/fenced.lua).
 
   KEYS[1] checkpoint hash   KEYS[2] chat state hash (its `f` is the chat's current fence)
   ARGV[1] expected revision ('' = the checkpoint must not exist)
@@ -18,9 +19,11 @@
     { 1, revision }           written; the revision is above the last one and above Redis's clock (µs)
     { 0, currentRevision|nil } the revision is not the expected one: nothing written
     { -1, newerFence }        superseded: the chat (or the stored checkpoint) has a newer fence
+    { -2, ownerFence }        the writer's turn (the chat's current grant) expired in Redis unrenewed
 ]]
 --@include time
 --@include chat
+--@include fenced
 
 local cp, chat = KEYS[1], KEYS[2]
 local expected, ownerFence, ttl = ARGV[1], ARGV[7], ARGV[8]
@@ -30,8 +33,8 @@ local wid = ARGV[11] or ''
 if wid ~= '' and cur[3] == wid then return { 1, cur[1] } end
 if ownerFence ~= '' then
   local f = tonumber(ownerFence)
-  local chatFence = tonumber(redis.call('HGET', chat, CHAT.fence) or '0') or 0
-  if chatFence > f then return { -1, fmt(chatFence) } end
+  local refused, fence = fence_refusal(chat, f)
+  if refused then return { refused, fmt(fence) } end
   if cur[2] and cur[2] ~= '' and tonumber(cur[2]) > f then return { -1, cur[2] } end
 end
 if expected == '' then

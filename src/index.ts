@@ -10,6 +10,7 @@ export type {
   FollowerReason,
   LeaseLostEvent,
   HandoverEvent,
+  HandoverOutcome,
   LeaderEvent,
   FollowerEvent,
   WarningEvent,
@@ -51,8 +52,11 @@ export {
   type CheckpointInput,
   type FencedLock,
   type HandoverMarkerInput,
+  type TakenHandoverMarker,
 } from './store/redis-store.js'
-export { SchedulerLeases, type SchedulerLease } from './store/scheduler-leases.js'
+export type { CoordinationStore } from './store/coordination-store.js'
+export type { CheckpointRead, CheckpointReadOptions } from './store/fenced-write.js'
+export { SchedulerLeases, type SchedulerLease, type SchedulerLeaseBackend } from './store/scheduler-leases.js'
 export * from './state/decode.js'
 export { CHAT_FIELDS, CHAT_HOLDER_FIELDS } from './wire/chat.js'
 export { StateReader, LISTING_DECODERS, type ScanOptions, type Listing, type Corrupt, type SchemaInfo } from './state/reader.js'

@@ -106,13 +106,19 @@ export interface LeaseLostEvent {
   reason: LeaseLostReason
 }
 
+/**
+ * What became of a conversation another replica had: `resumed` from its checkpoint, or a handover
+ * marker's fallback — `notify`, `restart`, `custom`, `drop` — or `changed` (an ephemeral checkpoint
+ * of another flow version, not resumed: the flow's fingerprint differs).
+ */
+export type HandoverOutcome = 'resumed' | 'notify' | 'restart' | 'custom' | 'drop' | 'changed'
+
 export interface HandoverEvent {
   /** The chat key. */
   key: string
   /** The flow or async conversation handed over. */
   name: string
-  /** What happened: 'resumed' (from a checkpoint), 'notify', 'restart', 'custom', 'drop', 'changed'. */
-  outcome: string
+  outcome: HandoverOutcome
   /** The replica that had the conversation, when known. */
   from?: string | null
 }

@@ -235,6 +235,8 @@ export interface HandoverMarker {
   since: number
   updatedAt: number
   data: Json
+  /** The writer's chat-turn fence (null: written unfenced, or by an older version of the library). */
+  fence: number | null
 }
 
 export function decodeHandover(key: string, rawKey: RedisKey, h: Hash): HandoverMarker {
@@ -247,6 +249,7 @@ export function decodeHandover(key: string, rawKey: RedisKey, h: Hash): Handover
     since: int(rawKey, h, 'since') ?? 0,
     updatedAt: int(rawKey, h, 'at') ?? 0,
     data: json(rawKey, h, 'd'),
+    fence: int(rawKey, h, 'of'),
   }
 }
 

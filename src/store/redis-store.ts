@@ -4,8 +4,6 @@ import type { Redis } from 'ioredis'
 import { RedisCoordinator } from '../coordinator/redis-coordinator.js'
 import type { CoordinatorOptions } from '../coordinator/types.js'
 import { OnePerStore, resolvedOptions } from '../coordinator/one-per-store.js'
-import { turnSuperseded } from '../coordinator/incarnations.js'
-import { PROCESS_REPLICA_ID } from '../coordinator/coordinator.js'
 import { SchedulerLeases } from './scheduler-leases.js'
 import { ScriptRunner } from '../scripts/runner.js'
 import {
@@ -21,13 +19,32 @@ import {
 import { closeClient, isCluster, resolveRedis, withTimeout, type RedisClient, type RedisConnectionOptions } from '../connection.js'
 import { DEFAULTS } from '../defaults.js'
 import { validateId, type KeyLayout, type RedisKey } from '../keys.js'
-import { parseDuration, type Duration } from '../duration.js'
+import type { Duration } from '../duration.js'
 import { errorFromRedis } from '../errors/from-redis.js'
-import { CheckpointConflictError } from '../errors/checkpoint-conflict-error.js'
-import { InvalidCheckpointError } from '../errors/invalid-checkpoint-error.js'
 import { ConfigurationError } from '../errors/configuration-error.js'
-import { decodeCheckpoint, decodeHandover, type FlowCheckpoint, type HandoverMarker, type Json } from '../state/decode.js'
+import { decodeCheckpoint, decodeHandover, type FlowCheckpoint, type HandoverMarker } from '../state/decode.js'
 import { plainJsonProblem } from './plain-json.js'
+import {
+  checkedCheckpoint,
+  positive,
+  type CheckpointInput,
+  type CheckpointWrite,
+  type FencedLock,
+  type HandoverMarkerInput,
+  type TakenHandoverMarker,
+} from './inputs.js'
+import { checkpointRead, lostHere, refusedWrite, type CheckpointRead, type CheckpointReadOptions } from './fenced-write.js'
+import type { CoordinationStore } from './coordination-store.js'
+
+export {
+  checkedCheckpoint,
+  positive,
+  type CheckpointInput,
+  type CheckpointWrite,
+  type FencedLock,
+  type HandoverMarkerInput,
+  type TakenHandoverMarker,
+} from './inputs.js'
 
 /** Options of `store.coordinator()`: the coordinator's own, and two of the connection's (default: the store's idleKeyTtlMs). */
 export type StoreCoordinatorOptions = CoordinatorOptions & { idleKeyTtlMs?: Duration; commandTimeoutMs?: Duration }
@@ -37,52 +54,11 @@ export interface RedisStoreOptions extends RedisConnectionOptions {
   maxAnswerBytes?: number
 }
 
-/** What a replica writes as a checkpoint; the store adds revision and updatedAt. */
-export interface CheckpointInput {
-  flow: string
-  step: string | number
-  /** Plain JSON only (no class instances, functions, Dates): it must survive the trip unchanged. */
-  state: Json
-  /** Who writes, with the writer's chat-turn fence: the store refuses it once the chat has a newer fence. */
-  owner?: { replicaId: string; incarnation: string; fence?: number | null }
-  /** A forward checkpoint of a non-persistent flow: expires ttlMs (default 5 min) after its last write. */
-  ephemeral?: { ttlMs?: Duration; fingerprint: string }
-  /**
-   * The inbound answer of a suspended step. One larger than maxAnswerBytes as JSON is not embedded:
-   * the checkpoint is written without it (`writeCheckpoint` says so) and the step asks again.
-   */
-  answer?: Json
-}
-
-/** What `writeCheckpoint` did. */
-export interface CheckpointWrite {
-  revision: number
-  /** The saved answer: embedded, left out (larger than maxAnswerBytes — the step asks again), or none given. */
-  answer: 'embedded' | 'omitted' | 'none'
-  /** Its size as JSON (bytes); 0 when none was given. */
-  answerBytes: number
-}
-
-export interface FencedLock {
-  token: string
-  fence: number
-}
-
-export interface HandoverMarkerInput {
-  /** The async conversation's name. */
-  name: string
-  replicaId: string
-  incarnation: string
-  /** Remove the marker by itself this long after its last write (the conversation's timeout). Default 5 min. */
-  ttlMs?: Duration
-  data?: Json
-}
-
 /**
  * Shared state for the replicas of one bot: fenced locks, compare-and-set checkpoints, handover
  * markers — and `coordinator()`, a RedisCoordinator on the same client and prefix.
  */
-export class RedisStore {
+export class RedisStore implements CoordinationStore {
   readonly redis: RedisClient
   readonly keys: KeyLayout
   readonly maxAnswerBytes: number
@@ -127,17 +103,14 @@ export class RedisStore {
 
   /**
    * A lease backend for a scheduler (`scheduler.lease`): `acquire(name, ttlMs)`, `renew(name, fence,
-   * ttlMs)`, `release(name, fence)` on the same fenced leads as `coordinator.tryLead()`. One per store;
-   * `replicaId` (default: the process's) is what operators see as the holder.
+   * ttlMs)`, `release(name, fence)` on the same fenced leads as `coordinator.tryLead()`, held under
+   * the store's coordinator — its replicaId, incarnation and heartbeat (an acquire starts it if it has
+   * not started). One per store. `replicaId` is the coordinator's: given, it must agree with it (or
+   * it makes the coordinator with it, on the first call), like `store.coordinator({ replicaId })`.
    */
   leases(options: { replicaId?: string } = {}): SchedulerLeases {
-    const replicaId = options.replicaId ?? PROCESS_REPLICA_ID
-    if (this.#leases && this.#leases.replicaId !== replicaId) {
-      throw new ConfigurationError(
-        `store.leases(): replicaId ${replicaId} differs from the store's lease backend (${this.#leases.replicaId})`,
-      )
-    }
-    this.#leases ??= new SchedulerLeases(this.scripts, this.keys, this.idleTtl, replicaId)
+    if (options.replicaId !== undefined) this.coordinator({ replicaId: options.replicaId })
+    this.#leases ??= new SchedulerLeases(this.scripts, this.keys, this.idleTtl, () => this.coordinator())
     return this.#leases
   }
 
@@ -175,11 +148,17 @@ export class RedisStore {
 
   // ------------------------------------------------------------ checkpoints
 
-  async getCheckpoint(key: string): Promise<FlowCheckpoint | null> {
+  /**
+   * The chat's checkpoint, or null. With `fingerprint` (one, or a list: `[current, previous]` during a
+   * rolling deploy), it also says whether it is `compatible`: persistent, or ephemeral with one of them.
+   */
+  async getCheckpoint(key: string): Promise<FlowCheckpoint | null>
+  async getCheckpoint(key: string, options: CheckpointReadOptions): Promise<CheckpointRead | null>
+  async getCheckpoint(key: string, options: CheckpointReadOptions = {}): Promise<FlowCheckpoint | CheckpointRead | null> {
     const rawKey = this.keys.chat(validateId(key, 'checkpoint key')).checkpoint
     const h = await this.read(rawKey, () => this.client.hgetall(rawKey))
     if (!h || Object.keys(h).length === 0) return null
-    return decodeCheckpoint(key, rawKey, h)
+    return checkpointRead(decodeCheckpoint(key, rawKey, h), options)
   }
 
   /**
@@ -199,6 +178,8 @@ export class RedisStore {
     const answerBytes = embedded ? answer.answerBytes : 0
     const owner = checkpoint.owner
     const fence = owner?.fence ?? null
+    const writer = { incarnation: owner?.incarnation, fence }
+    if (lostHere(owner?.incarnation, key, fence)) throw refusedWrite(key, 'checkpoint', writer, { status: 'lease-expired', fence: fence! })
     const k = this.keys.chat(key)
     const data = JSON.stringify({ state: checkpoint.state, ...(embedded ? { answer: checkpoint.answer } : {}) })
     const r = await this.scripts.call(
@@ -220,9 +201,7 @@ export class RedisStore {
     )
     if (r.status === 'written') return { revision: r.revision, answer: answer.answer, answerBytes: answer.answerBytes }
     // A refused write is a lost turn (seed): lost in the writer's coordinator too, if it runs here.
-    if (owner?.incarnation) turnSuperseded(owner.incarnation, key, fence)
-    if (r.status === 'fence-conflict') throw new CheckpointConflictError(key, 'fence', { fence: r.fence })
-    throw new CheckpointConflictError(key, 'revision', { revision: r.revision })
+    throw refusedWrite(key, 'checkpoint', writer, r)
   }
 
   /**
@@ -231,11 +210,14 @@ export class RedisStore {
    * that lost the chat cannot delete what its new owner resumed from. A turn holder should always pass
    * it: unfenced, the late clear of a holder whose lease expired (a slow link, a pause) still matches
    * the revision the next holder has just read, deletes it, and that holder's write is then refused
-   * as superseded. Unfenced is for a process that holds no turn of the chat (a clean-up job).
+   * as superseded. Unfenced is for a process that holds no turn of the chat (a clean-up job). A
+   * fenced clear is also false once that turn ended: its lease expired in Redis, or — `incarnation`
+   * given, the clearer's coordinator running here — that coordinator declared it lost.
    */
-  async clearCheckpointIf(key: string, revision: number, options: { fence?: number | null } = {}): Promise<boolean> {
+  async clearCheckpointIf(key: string, revision: number, options: { fence?: number | null; incarnation?: string } = {}): Promise<boolean> {
     const k = this.keys.chat(validateId(key, 'checkpoint key'))
     const fence = options.fence ?? null
+    if (lostHere(options.incarnation, key, fence)) return false
     const r = await this.scripts.call(CHECKPOINT_CLEAR, { checkpoint: k.checkpoint, state: k.state }, { revision, fence })
     return r === 'cleared'
   }
@@ -249,23 +231,29 @@ export class RedisStore {
 
   // ------------------------------------------------------------ handover markers
 
-  /** Leave a marker while an async conversation waits (one write when it first waits). */
+  /**
+   * Leave a marker while an async conversation waits (one write when it first waits). With `fence`
+   * (the writer's turn fence) it is refused, as a fenced checkpoint write is, with
+   * CheckpointConflictError (`write: 'handover-marker'`): once the chat has a newer fence or holds a
+   * marker written under a newer one (`conflict: 'fence'`), or once the writer's turn ended — expired
+   * in Redis, or declared lost by its coordinator in this process (`conflict: 'lease'`).
+   */
   async setHandoverMarker(key: string, marker: HandoverMarkerInput): Promise<void> {
-    const rawKey = this.keys.chat(validateId(key, 'chat key')).handover
+    const k = this.keys.chat(validateId(key, 'chat key'))
     validateId(marker.name, 'conversation name')
     const problem = marker.data === undefined ? null : plainJsonProblem(marker.data, 'data')
     if (problem) throw new ConfigurationError(`handover marker ${JSON.stringify(key)}: ${problem}`)
-    await this.scripts.call(
+    const ttlMs = positive(marker.ttlMs ?? DEFAULTS.handoverTtlMs, 'ttlMs')
+    const fence = marker.fence ?? null
+    const writer = { incarnation: marker.incarnation, fence }
+    if (lostHere(marker.incarnation, key, fence))
+      throw refusedWrite(key, 'handover-marker', writer, { status: 'lease-expired', fence: fence! })
+    const r = await this.scripts.call(
       HANDOVER_SET,
-      { marker: rawKey },
-      {
-        name: marker.name,
-        replicaId: marker.replicaId,
-        incarnation: marker.incarnation,
-        ttlMs: positive(marker.ttlMs ?? DEFAULTS.handoverTtlMs, 'ttlMs'),
-        data: marker.data,
-      },
+      { marker: k.handover, state: k.state },
+      { name: marker.name, replicaId: marker.replicaId, incarnation: marker.incarnation, ttlMs, data: marker.data, fence },
     )
+    if (r.status !== 'written') throw refusedWrite(key, 'handover-marker', writer, r)
   }
 
   async getHandoverMarker(key: string): Promise<HandoverMarker | null> {
@@ -275,21 +263,34 @@ export class RedisStore {
     return decodeHandover(key, rawKey, h)
   }
 
-  /** Remove the marker (the second write). With `incarnation`, only if that incarnation wrote it. */
-  async clearHandoverMarker(key: string, options: { incarnation?: string } = {}): Promise<boolean> {
-    const rawKey = this.keys.chat(validateId(key, 'chat key')).handover
-    return this.scripts.call(HANDOVER_CLEAR, { marker: rawKey }, { incarnation: options.incarnation ?? null })
+  /**
+   * Remove the marker (the second write). With `incarnation`, only if that incarnation wrote it. With
+   * `fence` (the clearer's turn fence), false — nothing removed — once the chat has a newer fence, the
+   * marker was written under a newer one, or the clearer's turn ended (as `setHandoverMarker`).
+   */
+  async clearHandoverMarker(key: string, options: { incarnation?: string; fence?: number | null } = {}): Promise<boolean> {
+    const k = this.keys.chat(validateId(key, 'chat key'))
+    const fence = options.fence ?? null
+    if (lostHere(options.incarnation, key, fence)) return false
+    const r = await this.scripts.call(
+      HANDOVER_CLEAR,
+      { marker: k.handover, state: k.state },
+      { incarnation: options.incarnation ?? null, fence },
+    )
+    return r === 'cleared'
   }
 
   /**
-   * Read and remove the marker in one step: the new owner applies its fallback exactly once. When the
+   * Read and remove the marker in one step: the new owner applies its fallback exactly once. With
+   * `unless` (an incarnation, usually the caller's own), a marker that incarnation wrote is left in
+   * place and answered with `taken: false` — a replica does not consume its own marker. When the
    * connection dropped during the call and the resent take found none, CoordinationUnavailableError:
    * the first run may have taken it (and what it read is lost with the reply).
    */
-  async takeHandoverMarker(key: string): Promise<HandoverMarker | null> {
+  async takeHandoverMarker(key: string, options: { unless?: string } = {}): Promise<TakenHandoverMarker | null> {
     const rawKey = this.keys.chat(validateId(key, 'chat key')).handover
-    const h = await this.scripts.call(HANDOVER_TAKE, { marker: rawKey }, {})
-    return h === null ? null : decodeHandover(key, rawKey, h)
+    const r = await this.scripts.call(HANDOVER_TAKE, { marker: rawKey }, { unless: options.unless ?? null })
+    return r === null ? null : { ...decodeHandover(key, rawKey, r.fields), taken: r.taken }
   }
 
   // ------------------------------------------------------------
@@ -307,8 +308,12 @@ export class RedisStore {
     }
   }
 
-  /** Close the connection the store opened (not a client you passed in). */
+  /**
+   * Close the connection the store opened (not a client you passed in). The coordinator that
+   * `leases()` started is stopped first; one you started yourself you stop before.
+   */
   async close(): Promise<void> {
+    await this.#leases?.stopStarted()
     if (!this.ownsClient) return
     await closeClient(this.redis, this.timeoutMs)
   }
@@ -316,43 +321,4 @@ export class RedisStore {
   get isCluster(): boolean {
     return isCluster(this.redis)
   }
-}
-
-/**
- * A checkpoint to write, checked (any store): flow, step, plain-JSON state; what becomes of its saved
- * answer; its ephemeral TTL (null: persistent).
- */
-export function checkedCheckpoint(
-  key: string,
-  checkpoint: CheckpointInput,
-  maxAnswerBytes: number,
-): { answer: Omit<CheckpointWrite, 'revision'>; ttl: number | null } {
-  validateId(key, 'checkpoint key')
-  if (!checkpoint || typeof checkpoint.flow !== 'string' || !checkpoint.flow) {
-    throw new InvalidCheckpointError(key, 'flow must be a non-empty string')
-  }
-  if (typeof checkpoint.step !== 'string' && typeof checkpoint.step !== 'number') {
-    throw new InvalidCheckpointError(key, 'step must be a string or a number')
-  }
-  const problem = plainJsonProblem(checkpoint.state, 'state')
-  if (problem) throw new InvalidCheckpointError(key, `${problem}; checkpoint state must be plain JSON`)
-  const answer = savedAnswer(key, checkpoint.answer, maxAnswerBytes)
-  const ttl = checkpoint.ephemeral ? positive(checkpoint.ephemeral.ttlMs ?? DEFAULTS.ephemeralTtlMs, 'ephemeral.ttlMs') : null
-  return { answer, ttl }
-}
-
-/** What becomes of a checkpoint's saved answer: plain JSON is required; above `max` bytes it is left out. */
-function savedAnswer(key: string, answer: Json | undefined, max: number): Omit<CheckpointWrite, 'revision'> {
-  if (answer === undefined) return { answer: 'none', answerBytes: 0 }
-  const p = plainJsonProblem(answer, 'answer')
-  if (p) throw new InvalidCheckpointError(key, `${p}; the saved answer must be plain JSON`)
-  const answerBytes = Buffer.byteLength(JSON.stringify(answer))
-  return { answer: answerBytes > max ? 'omitted' : 'embedded', answerBytes }
-}
-
-/** A duration of at least 1 ms, or ConfigurationError naming `what`. */
-export function positive(v: Duration, what: string): number {
-  const ms = parseDuration(v, what)
-  if (ms < 1) throw new ConfigurationError(`${what} must be at least 1 ms`)
-  return ms
 }

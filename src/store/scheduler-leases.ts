@@ -3,12 +3,18 @@
  * same fenced leads as `coordinator.tryLead()` — one Lua script per call, lease time from Redis's
  * clock, a fence that grows on every acquisition. A scheduler renews the lease itself (every ttl / 3
  * is a good pace) and passes the fence on with whatever its job writes.
+ *
+ * Its leases are held under the store's coordinator (`store.coordinator()`): its replicaId and
+ * incarnation, so operators see a live replica with a heartbeat as the holder, and a dead replica's
+ * lease is known dead by its missing heartbeat like its turns and leads. An acquire starts that
+ * coordinator when it has not started yet (as `tryLead` does).
  */
-import { randomBytes } from 'node:crypto'
+import type { Coordinator } from '../coordinator/coordinator.js'
 import type { KeyLayout } from '../keys.js'
 import { validateId } from '../keys.js'
 import type { ScriptRunner } from '../scripts/runner.js'
 import { LEAD_ACQUIRE, LEAD_RELEASE, LEASE_RENEW } from '../scripts/registry.js'
+import type { LeadReply } from '../wire/types.js'
 import { parseDuration, type Duration } from '../duration.js'
 import { ConfigurationError } from '../errors/configuration-error.js'
 
@@ -18,61 +24,125 @@ export interface SchedulerLease {
   fence: number
 }
 
-export class SchedulerLeases {
-  /** Who holds what this backend acquires, as operators see it (`leases ls`). */
+/** What `store.leases()` gives, on Redis and on the memory hub. */
+export interface SchedulerLeaseBackend {
+  /** The holder's identity: the store's coordinator's. */
   readonly replicaId: string
-  /** This backend's own nonce: only it can renew or release what it acquired. */
-  readonly incarnation = randomBytes(8).toString('hex')
-  /** The fence of each grant this backend answered with (a lease given back or lost stays listed: harmless). */
-  private readonly granted = new Map<string, number>()
+  readonly incarnation: string
+  /** Take the lease for ttlMs if nobody holds it: `{ name, fence }`, or null while it is held (by anyone). */
+  acquire(name: string, ttlMs: Duration): Promise<SchedulerLease | null>
+  /** Extend the lease held with `fence` to ttlMs from now; false once it is not (expired, taken, revoked, its coordinator stopped). */
+  renew(name: string, fence: number, ttlMs: Duration): Promise<boolean>
+  /** Give the lease held with `fence` back (standing replicas are woken); false when it was not held with it. */
+  release(name: string, fence: number): Promise<boolean>
+}
 
+/** The identity logic of both backends; the calls on the shared state are each store's. */
+export abstract class LeaseBackendBase implements SchedulerLeaseBackend {
+  /** The incarnation each grant was made under (name → fence → incarnation; a grant given back or lost stays: harmless). */
+  private readonly grants = new Map<string, { fence: number; incarnation: string }>()
+
+  /** The coordinator an acquire started (the store stops it when it closes). */
+  #started: Coordinator | null = null
+
+  /** @internal `owner`: the store's coordinator (`store.coordinator()`). */
+  constructor(private readonly owner: () => Coordinator) {}
+
+  get replicaId(): string {
+    return this.owner().replicaId
+  }
+
+  get incarnation(): string {
+    return this.owner().incarnation
+  }
+
+  protected abstract leadAcquire(name: string, replicaId: string, incarnation: string, ttlMs: number): Promise<LeadReply>
+  protected abstract leadRenew(name: string, incarnation: string, fence: number, ttlMs: number): Promise<boolean>
+  protected abstract leadRelease(name: string, incarnation: string, fence: number): Promise<boolean>
+
+  async acquire(name: string, ttlMs: Duration): Promise<SchedulerLease | null> {
+    validateId(name, 'lease name')
+    const ms = ttl(ttlMs)
+    const c = this.owner()
+    if (!c.running) {
+      // The holder is a live replica: its heartbeat runs before it holds anything.
+      this.#started = c
+      await c.start()
+    }
+    const r = await this.leadAcquire(name, c.replicaId, c.incarnation, ms)
+    // Ours in Redis, at a fence nobody here was told about: a grant whose reply was lost (the
+    // connection dropped and the client sent the acquire again, or the call timed out after Redis ran
+    // it) — taken up; the script renewed it to ttlMs from now. One this backend or the coordinator's
+    // own tryLead/campaign knows is held already.
+    const fresh = r.status === 'granted' || (r.status === 'mine' && c.leaseAdoptable(name, r.fence))
+    if (!fresh) return null
+    c.noteSchedulerLease(name, r.fence)
+    this.grants.set(name, { fence: r.fence, incarnation: c.incarnation })
+    return { name, fence: r.fence }
+  }
+
+  /** @internal `store.close()`: stop the coordinator an acquire started (it gives back what it holds). */
+  async stopStarted(): Promise<void> {
+    const c = this.#started
+    this.#started = null
+    await c?.stop()
+  }
+
+  async renew(name: string, fence: number, ttlMs: Duration): Promise<boolean> {
+    validateId(name, 'lease name')
+    const ms = ttl(ttlMs)
+    // Held under a coordinator that stopped (or another one): that replica is gone, and so is its lease.
+    const c = this.owner()
+    if (!c.running || this.heldUnder(name, fence) !== c.incarnation) return false
+    return this.leadRenew(name, c.incarnation, fence, ms)
+  }
+
+  async release(name: string, fence: number): Promise<boolean> {
+    validateId(name, 'lease name')
+    return this.leadRelease(name, this.heldUnder(name, fence), fence)
+  }
+
+  /** The incarnation the grant of `name` at `fence` was made under (else the coordinator's: it finds nothing of its own). */
+  private heldUnder(name: string, fence: number): string {
+    const g = this.grants.get(name)
+    return g && g.fence === fence ? g.incarnation : this.owner().incarnation
+  }
+}
+
+/** `RedisStore.leases()`: on Redis's leads. */
+export class SchedulerLeases extends LeaseBackendBase {
   /** @internal Made by `store.leases()`. */
   constructor(
     private readonly scripts: ScriptRunner,
     private readonly keys: KeyLayout,
     private readonly idleTtlMs: number,
-    replicaId: string,
+    owner: () => Coordinator,
   ) {
-    this.replicaId = validateId(replicaId, 'replicaId')
+    super(owner)
   }
 
-  /** Take the lease for ttlMs if nobody holds it: `{ name, fence }`, or null while it is held (by anyone). */
-  async acquire(name: string, ttlMs: Duration): Promise<SchedulerLease | null> {
-    const r = await this.scripts.call(
+  protected leadAcquire(name: string, replicaId: string, incarnation: string, ttlMs: number): Promise<LeadReply> {
+    return this.scripts.call(
       LEAD_ACQUIRE,
-      { lead: this.keys.lead(validateId(name, 'lease name')) },
-      { replicaId: this.replicaId, incarnation: this.incarnation, leaseMs: ttl(ttlMs), idleTtlMs: this.idleTtlMs, stand: false },
+      { lead: this.keys.lead(name) },
+      { replicaId, incarnation, leaseMs: ttlMs, idleTtlMs: this.idleTtlMs, stand: false },
     )
-    if (r.status === 'granted') {
-      this.granted.set(name, r.fence)
-      return { name, fence: r.fence }
-    }
-    // Ours in Redis, at a fence this backend was never told about: a grant whose reply was lost (the
-    // connection dropped and the client sent the acquire again, or the call timed out after Redis ran
-    // it) — taken up; the script renewed it to ttlMs from now. One it was told about is held already.
-    if (r.status === 'mine' && this.granted.get(name) !== r.fence) {
-      this.granted.set(name, r.fence)
-      return { name, fence: r.fence }
-    }
-    return null
   }
 
-  /** Extend the lease held with `fence` to ttlMs from now; false once it is not (expired, taken, revoked). */
-  async renew(name: string, fence: number, ttlMs: Duration): Promise<boolean> {
+  protected async leadRenew(name: string, incarnation: string, fence: number, ttlMs: number): Promise<boolean> {
     const r = await this.scripts.call(
       LEASE_RENEW,
-      { lease: this.keys.lead(validateId(name, 'lease name')) },
-      { incarnation: this.incarnation, fence, leaseMs: ttl(ttlMs), idleTtlMs: this.idleTtlMs },
+      { lease: this.keys.lead(name) },
+      { incarnation, fence, leaseMs: ttlMs, idleTtlMs: this.idleTtlMs },
     )
     return r.ok
   }
 
-  /** Give the lease held with `fence` back (standing replicas are woken); false when it was not held with it. */
-  async release(name: string, fence: number): Promise<boolean> {
+  protected leadRelease(name: string, incarnation: string, fence: number): Promise<boolean> {
     return this.scripts.call(
       LEAD_RELEASE,
-      { lead: this.keys.lead(validateId(name, 'lease name')) },
-      { incarnation: this.incarnation, fence, leaseMs: 0, idleTtlMs: this.idleTtlMs, wakeChannelPrefix: this.keys.wakeChannelPrefix },
+      { lead: this.keys.lead(name) },
+      { incarnation, fence, leaseMs: 0, idleTtlMs: this.idleTtlMs, wakeChannelPrefix: this.keys.wakeChannelPrefix },
     )
   }
 }

@@ -13,6 +13,16 @@ import type {
   YieldResult,
 } from '../wire/types.js'
 import { DEFAULTS } from '../defaults.js'
+import { CoordinationUnavailableError } from '../errors/coordination-unavailable-error.js'
+
+/**
+ * What a call to an unreachable hub rejects with: what RedisCoordinator and RedisStore give when
+ * Redis is down or the connection dropped (ioredis's error mapped by errorFromRedis), so a bot's
+ * tests see on the hub exactly the error it handles in production.
+ */
+export function hubUnreachable(): CoordinationUnavailableError {
+  return new CoordinationUnavailableError('unreachable', 'Redis unreachable: Connection is closed.')
+}
 
 export interface MemoryCoordinationHubOptions {
   /** Idle keys kept (last holder, fence) before the least recently used is evicted. Default 10,000. */
@@ -99,7 +109,10 @@ export class MemoryCoordinationHub {
   readonly events: Array<Record<string, unknown>> = []
   /** Changes when the hub "restarts" (tests): coordinators drop every lease, as after a Redis failover. */
   identity = 'memory-1'
-  /** Tests: while true, every coordinator on this hub gets "connection closed" (Redis down). */
+  /**
+   * Tests: while true, the hub is down (Redis unreachable): every call of a coordinator or a
+   * MemoryStore on it rejects with CoordinationUnavailableError, reason 'unreachable'.
+   */
   unavailable = false
 
   constructor(options: MemoryCoordinationHubOptions = {}) {
@@ -162,6 +175,15 @@ export class MemoryCoordinationHub {
   /** A chat's current turn fence (0: never granted), what a fenced checkpoint write is compared with. */
   chatFence(key: string): number {
     return this.chats.get(key)?.fence ?? 0
+  }
+
+  /**
+   * A chat's turn as a fenced store write is checked against it (lua/includes/fenced.lua on Redis):
+   * its current fence, and whether that grant's holder let its lease run out unreleased.
+   */
+  chatTurn(key: string): { fence: number; expired: boolean } {
+    const c = this.chats.get(key)
+    return { fence: c?.fence ?? 0, expired: Boolean(c?.holder && c.holder.exp <= this.now()) }
   }
 
   /** Re-file a chat as idle or busy after a change; evict the least recently used idle chats. */
@@ -488,14 +510,14 @@ export class MemoryBackend implements CoordinationBackend {
   constructor(readonly hub: MemoryCoordinationHub) {}
 
   private check(): void {
-    if (this.dead || this.linkCut || this.hub.unavailable) throw new Error('Connection is closed.')
+    if (this.dead || this.linkCut || this.hub.unavailable) throw hubUnreachable()
   }
 
   /** One call to the hub, as one script on Redis: it runs whole or not at all; its reply may be lost. */
   private call<T>(run: () => T): T {
     this.check()
     const reply = run()
-    if (this.repliesLost) throw new Error('Connection is closed.')
+    if (this.repliesLost) throw hubUnreachable()
     return reply
   }
 

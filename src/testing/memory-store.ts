@@ -10,7 +10,6 @@ import { hostname } from 'node:os'
 import { DEFAULTS } from '../defaults.js'
 import type { Duration } from '../duration.js'
 import { validateId } from '../keys.js'
-import { CheckpointConflictError } from '../errors/checkpoint-conflict-error.js'
 import { ConfigurationError } from '../errors/configuration-error.js'
 import type { FlowCheckpoint, HandoverMarker, Json } from '../state/decode.js'
 import { plainJsonProblem } from '../store/plain-json.js'
@@ -21,14 +20,24 @@ import {
   type CheckpointWrite,
   type FencedLock,
   type HandoverMarkerInput,
-} from '../store/redis-store.js'
-import type { SchedulerLease } from '../store/scheduler-leases.js'
-import { turnSuperseded } from '../coordinator/incarnations.js'
+  type TakenHandoverMarker,
+} from '../store/inputs.js'
+import {
+  checkpointRead,
+  lostHere,
+  refusedWrite,
+  type CheckpointRead,
+  type CheckpointReadOptions,
+  type FenceRefusal,
+} from '../store/fenced-write.js'
+import type { CoordinationStore } from '../store/coordination-store.js'
+import { LeaseBackendBase } from '../store/scheduler-leases.js'
+import type { LeadReply } from '../wire/types.js'
 import { OnePerStore, resolvedOptions } from '../coordinator/one-per-store.js'
-import { PROCESS_REPLICA_ID } from '../coordinator/coordinator.js'
+import type { Coordinator } from '../coordinator/coordinator.js'
 import type { CoordinatorOptions } from '../coordinator/types.js'
 import { MemoryCoordinator } from './memory-coordinator.js'
-import type { MemoryCoordinationHub } from './memory-hub.js'
+import { hubUnreachable, type MemoryCoordinationHub } from './memory-hub.js'
 
 export interface MemoryStoreOptions {
   /** The hub its coordinator and the chats' turn fences live on (share it with the MemoryCoordinators). */
@@ -47,7 +56,7 @@ interface SharedStoreState {
 }
 const sharedState = new WeakMap<MemoryCoordinationHub, SharedStoreState>()
 
-export class MemoryStore {
+export class MemoryStore implements CoordinationStore {
   readonly hub: MemoryCoordinationHub
   readonly maxAnswerBytes: number
   private readonly locks: SharedStoreState['locks']
@@ -74,16 +83,24 @@ export class MemoryStore {
     return this.#coordinator.get(options)
   }
 
-  /** A scheduler's lease backend on the hub's leads (as `RedisStore.leases()`). */
+  /** A scheduler's lease backend on the hub's leads, held under the store's coordinator (as `RedisStore.leases()`). */
   leases(options: { replicaId?: string } = {}): MemorySchedulerLeases {
-    const replicaId = options.replicaId ?? PROCESS_REPLICA_ID
-    if (this.#leases && this.#leases.replicaId !== replicaId) {
-      throw new ConfigurationError(
-        `store.leases(): replicaId ${replicaId} differs from the store's lease backend (${this.#leases.replicaId})`,
-      )
-    }
-    this.#leases ??= new MemorySchedulerLeases(this.hub, replicaId)
+    if (options.replicaId !== undefined) this.coordinator({ replicaId: options.replicaId })
+    this.#leases ??= new MemorySchedulerLeases(this.hub, () => this.coordinator())
     return this.#leases
+  }
+
+  /** As a call to Redis while it is down: every operation rejects while `hub.unavailable`. */
+  private reach(): void {
+    if (this.hub.unavailable) throw hubUnreachable()
+  }
+
+  /** lua/includes/fenced.lua on the hub: a newer fence owns the chat, or the writer's grant expired unreleased. */
+  private fenceRefusal(key: string, fence: number): FenceRefusal | null {
+    const t = this.hub.chatTurn(key)
+    if (t.fence > fence) return { status: 'fence-conflict', fence: t.fence }
+    if (t.fence === fence && t.expired) return { status: 'lease-expired', fence }
+    return null
   }
 
   private live<T>(map: Map<string, Stored<T>>, key: string): T | null {
@@ -101,6 +118,7 @@ export class MemoryStore {
   async acquireLockFenced(key: string, ttlMs: Duration, options: { owner?: string } = {}): Promise<FencedLock | null> {
     validateId(key, 'lock key')
     const ttl = positive(ttlMs, 'ttlMs')
+    this.reach()
     if (this.live(this.locks, key)) return null
     const token = randomBytes(16).toString('hex')
     const fence = this.hub.nextFence()
@@ -114,6 +132,7 @@ export class MemoryStore {
   async renewLock(key: string, token: string, ttlMs: Duration): Promise<boolean> {
     validateId(key, 'lock key')
     const ttl = positive(ttlMs, 'ttlMs')
+    this.reach()
     const lock = this.live(this.locks, key)
     if (!lock || lock.token !== token) return false
     this.locks.set(key, { value: lock, expiresAt: this.hub.now() + ttl })
@@ -122,6 +141,7 @@ export class MemoryStore {
 
   async releaseLock(key: string, token: string): Promise<boolean> {
     validateId(key, 'lock key')
+    this.reach()
     const lock = this.live(this.locks, key)
     if (!lock || lock.token !== token) return false
     this.locks.delete(key)
@@ -135,10 +155,13 @@ export class MemoryStore {
 
   // ------------------------------------------------------------ checkpoints
 
-  async getCheckpoint(key: string): Promise<FlowCheckpoint | null> {
+  async getCheckpoint(key: string): Promise<FlowCheckpoint | null>
+  async getCheckpoint(key: string, options: CheckpointReadOptions): Promise<CheckpointRead | null>
+  async getCheckpoint(key: string, options: CheckpointReadOptions = {}): Promise<FlowCheckpoint | CheckpointRead | null> {
     validateId(key, 'checkpoint key')
+    this.reach()
     const cp = this.live(this.checkpoints, key)
-    return cp ? structuredClone(cp) : null
+    return checkpointRead(cp ? structuredClone(cp) : null, options)
   }
 
   async setCheckpointIf(key: string, checkpoint: CheckpointInput, expectedRevision: number | null): Promise<number> {
@@ -149,19 +172,19 @@ export class MemoryStore {
     const { answer, ttl } = checkedCheckpoint(key, checkpoint, this.maxAnswerBytes)
     const owner = checkpoint.owner
     const fence = owner?.fence ?? null
-    const refuse = (err: CheckpointConflictError): never => {
-      if (owner?.incarnation) turnSuperseded(owner.incarnation, key, fence)
-      throw err
-    }
+    const writer = { incarnation: owner?.incarnation, fence }
+    if (lostHere(owner?.incarnation, key, fence)) throw refusedWrite(key, 'checkpoint', writer, { status: 'lease-expired', fence: fence! })
+    this.reach()
     const cur = this.live(this.checkpoints, key)
     if (fence !== null) {
-      const chatFence = this.hub.chatFence(key)
-      if (chatFence > fence) refuse(new CheckpointConflictError(key, 'fence', { fence: chatFence }))
+      const refused = this.fenceRefusal(key, fence)
+      if (refused) throw refusedWrite(key, 'checkpoint', writer, refused)
       const of = cur?.owner?.fence ?? null
-      if (of !== null && of > fence) refuse(new CheckpointConflictError(key, 'fence', { fence: of }))
+      if (of !== null && of > fence) throw refusedWrite(key, 'checkpoint', writer, { status: 'fence-conflict', fence: of })
     }
-    if ((cur?.revision ?? null) !== expectedRevision)
-      refuse(new CheckpointConflictError(key, 'revision', { revision: cur?.revision ?? null }))
+    if ((cur?.revision ?? null) !== expectedRevision) {
+      throw refusedWrite(key, 'checkpoint', writer, { status: 'revision-conflict', revision: cur?.revision ?? null })
+    }
     const embedded = answer.answer === 'embedded'
     const revision = this.hub.nextFence()
     const now = this.hub.now()
@@ -183,10 +206,12 @@ export class MemoryStore {
     return { revision, answer: answer.answer, answerBytes: answer.answerBytes }
   }
 
-  async clearCheckpointIf(key: string, revision: number, options: { fence?: number | null } = {}): Promise<boolean> {
+  async clearCheckpointIf(key: string, revision: number, options: { fence?: number | null; incarnation?: string } = {}): Promise<boolean> {
     validateId(key, 'checkpoint key')
     const fence = options.fence ?? null
-    if (fence !== null && this.hub.chatFence(key) > fence) return false
+    if (lostHere(options.incarnation, key, fence)) return false
+    this.reach()
+    if (fence !== null && this.fenceRefusal(key, fence)) return false
     if (this.live(this.checkpoints, key)?.revision !== revision) return false
     this.checkpoints.delete(key)
     return true
@@ -194,6 +219,7 @@ export class MemoryStore {
 
   async checkpointTtl(key: string): Promise<number | null> {
     validateId(key, 'checkpoint key')
+    this.reach()
     if (!this.live(this.checkpoints, key)) return null
     const exp = this.checkpoints.get(key)?.expiresAt ?? null
     return exp === null ? null : exp - this.hub.now()
@@ -207,8 +233,19 @@ export class MemoryStore {
     const problem = marker.data === undefined ? null : plainJsonProblem(marker.data, 'data')
     if (problem) throw new ConfigurationError(`handover marker ${JSON.stringify(key)}: ${problem}`)
     const ttl = positive(marker.ttlMs ?? DEFAULTS.handoverTtlMs, 'ttlMs')
-    const now = this.hub.now()
+    const fence = marker.fence ?? null
+    const writer = { incarnation: marker.incarnation, fence }
+    if (lostHere(marker.incarnation, key, fence))
+      throw refusedWrite(key, 'handover-marker', writer, { status: 'lease-expired', fence: fence! })
+    this.reach()
     const prev = this.live(this.markers, key)
+    if (fence !== null) {
+      const refused = this.fenceRefusal(key, fence)
+      if (refused) throw refusedWrite(key, 'handover-marker', writer, refused)
+      if (prev?.fence != null && prev.fence > fence)
+        throw refusedWrite(key, 'handover-marker', writer, { status: 'fence-conflict', fence: prev.fence })
+    }
+    const now = this.hub.now()
     const since = prev && prev.name === marker.name && prev.incarnation === marker.incarnation ? prev.since : now
     this.markers.set(key, {
       value: {
@@ -219,6 +256,7 @@ export class MemoryStore {
         since,
         updatedAt: now,
         data: marker.data === undefined ? null : structuredClone(marker.data),
+        fence,
       },
       expiresAt: now + ttl,
     })
@@ -226,22 +264,29 @@ export class MemoryStore {
 
   async getHandoverMarker(key: string): Promise<HandoverMarker | null> {
     validateId(key, 'chat key')
+    this.reach()
     const m = this.live(this.markers, key)
     return m ? structuredClone(m) : null
   }
 
-  async clearHandoverMarker(key: string, options: { incarnation?: string } = {}): Promise<boolean> {
+  async clearHandoverMarker(key: string, options: { incarnation?: string; fence?: number | null } = {}): Promise<boolean> {
     validateId(key, 'chat key')
+    const fence = options.fence ?? null
+    if (lostHere(options.incarnation, key, fence)) return false
+    this.reach()
     const m = this.live(this.markers, key)
     if (!m || (options.incarnation !== undefined && m.incarnation !== options.incarnation)) return false
+    if (fence !== null && (this.fenceRefusal(key, fence) || (m.fence !== null && m.fence > fence))) return false
     this.markers.delete(key)
     return true
   }
 
-  async takeHandoverMarker(key: string): Promise<HandoverMarker | null> {
+  async takeHandoverMarker(key: string, options: { unless?: string } = {}): Promise<TakenHandoverMarker | null> {
     const m = await this.getHandoverMarker(key)
-    if (m) this.markers.delete(key)
-    return m
+    if (!m) return null
+    const taken = options.unless === undefined || m.incarnation !== options.unless
+    if (taken) this.markers.delete(key)
+    return { ...m, taken }
   }
 
   /** Milliseconds until a handover marker expires by itself (null: absent). */
@@ -250,28 +295,38 @@ export class MemoryStore {
     return this.markers.get(key)!.expiresAt! - this.hub.now()
   }
 
-  /** Nothing to close (RedisStore closes its connection). */
-  async close(): Promise<void> {}
+  /** Stops the coordinator that `leases()` started, as RedisStore's close() does (there is no connection to close). */
+  async close(): Promise<void> {
+    await this.#leases?.stopStarted()
+  }
 }
 
 /** `MemoryStore.leases()`: a scheduler's leases on the hub's leads, as RedisStore's on Redis's. */
-export class MemorySchedulerLeases {
-  readonly incarnation = randomBytes(8).toString('hex')
+export class MemorySchedulerLeases extends LeaseBackendBase {
+  /** @internal Made by `store.leases()`. */
   constructor(
     private readonly hub: MemoryCoordinationHub,
-    readonly replicaId: string,
-  ) {}
-
-  async acquire(name: string, ttlMs: Duration): Promise<SchedulerLease | null> {
-    const r = this.hub.leadAcquire(validateId(name, 'lease name'), this.replicaId, this.incarnation, positive(ttlMs, 'ttlMs'), false)
-    return r.status === 'granted' ? { name, fence: r.fence } : null
+    owner: () => Coordinator,
+  ) {
+    super(owner)
   }
 
-  async renew(name: string, fence: number, ttlMs: Duration): Promise<boolean> {
-    return this.hub.renew({ kind: 'lead', key: validateId(name, 'lease name'), fence }, this.incarnation, positive(ttlMs, 'ttlMs')).ok
+  private reach(): void {
+    if (this.hub.unavailable) throw hubUnreachable()
   }
 
-  async release(name: string, fence: number): Promise<boolean> {
-    return this.hub.leadRelease(validateId(name, 'lease name'), this.incarnation, fence)
+  protected async leadAcquire(name: string, replicaId: string, incarnation: string, ttlMs: number): Promise<LeadReply> {
+    this.reach()
+    return this.hub.leadAcquire(name, replicaId, incarnation, ttlMs, false)
+  }
+
+  protected async leadRenew(name: string, incarnation: string, fence: number, ttlMs: number): Promise<boolean> {
+    this.reach()
+    return this.hub.renew({ kind: 'lead', key: name, fence }, incarnation, ttlMs).ok
+  }
+
+  protected async leadRelease(name: string, incarnation: string, fence: number): Promise<boolean> {
+    this.reach()
+    return this.hub.leadRelease(name, incarnation, fence)
   }
 }

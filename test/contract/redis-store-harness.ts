@@ -5,7 +5,13 @@ import { hostPort, uniquePrefix } from '../helpers/redis.js'
 import { queueView } from '../helpers/shared-state.js'
 import type { AnyStore, StoreHarness } from './store.contract.js'
 
-export function redisStoreHarness(name: string, url: () => string, layout: Layout): StoreHarness {
+/** `outage`: how to make the store's Redis unreachable (a private server stopped), or none (a shared one). */
+export function redisStoreHarness(
+  name: string,
+  url: () => string,
+  layout: Layout,
+  outage: () => Promise<{ restore(): Promise<void> }> | null = () => null,
+): StoreHarness {
   const redisOf = (s: AnyStore): RedisStore => {
     if (!(s instanceof RedisStore)) throw new Error('not a RedisStore')
     return s
@@ -38,6 +44,13 @@ export function redisStoreHarness(name: string, url: () => string, layout: Layou
     },
     queue: (s, key) => queueView(redisOf(s), key),
     now: (s) => new StateReader(redisOf(s).redis, redisOf(s).keys).now(),
+    leadHolder: async (s, name) => {
+      const h = (await new StateReader(redisOf(s).redis, redisOf(s).keys).lead(name))?.holder
+      return h ? { replicaId: h.replicaId, incarnation: h.incarnation } : null
+    },
+    liveIncarnation: async (s, replicaId) =>
+      (await new StateReader(redisOf(s).redis, redisOf(s).keys).replica(replicaId))?.incarnation ?? null,
+    outage,
     raw: (s) => ({ client: client(s), keys: redisOf(s).keys }),
   }
 }

@@ -7,15 +7,18 @@ import { afterEach, describe, expect, it } from 'vitest'
 import type { Cluster, Redis } from 'ioredis'
 import {
   CheckpointConflictError,
+  CoordinationUnavailableError,
   CorruptStateError,
   InvalidCheckpointError,
   LeaseLostError,
+  type CoordinationStore,
+  type Holder,
   type KeyLayout,
   type RedisStore,
   keyText,
 } from '../../src/index.js'
 import type { MemoryStore } from '../../src/testing/index.js'
-import { until } from '../helpers/wait.js'
+import { blockEventLoop, until } from '../helpers/wait.js'
 import type { QueueView } from '../helpers/shared-state.js'
 
 const oddKeys = ['{x}', 'a}b{c', 'chat: with spaces', 'ñandú 🐦', 'x'.repeat(1024), '%7B', ':']
@@ -23,10 +26,16 @@ const oddKeys = ['{x}', 'a}b{c', 'chat: with spaces', 'ñandú 🐦', 'x'.repeat
 /** RedisStore or MemoryStore: the same methods. */
 export type AnyStore = RedisStore | MemoryStore
 
+// Both implement the store interface a runtime types against (a compile-time check).
+const _typed: Array<(s: AnyStore) => CoordinationStore> = [(s) => s]
+void _typed
+
+export type StoreOptions = { maxAnswerBytes?: number; idleKeyTtlMs?: number; commandTimeoutMs?: number; sameAs?: AnyStore }
+
 export interface StoreHarness {
   name: string
   /** A store on fresh shared state, or — `sameAs` — another replica's store on the same one. */
-  store(options: { maxAnswerBytes?: number; idleKeyTtlMs?: number; sameAs?: AnyStore }): AnyStore
+  store(options: StoreOptions): AnyStore
   /** A lock's holder as operators see it (the `owner` given at acquisition), or null. */
   lockOwner(s: AnyStore, key: string): Promise<string | null>
   /** Make a checkpoint expire `ms` from now (Redis: PEXPIRE; memory: its clock moved on). */
@@ -37,6 +46,12 @@ export interface StoreHarness {
   queue(s: AnyStore, key: string): Promise<QueueView>
   /** The shared state's clock (Redis TIME, the hub's now). */
   now(s: AnyStore): Promise<number>
+  /** A lead's holder in the shared state, or null. */
+  leadHolder(s: AnyStore, name: string): Promise<Holder | null>
+  /** The incarnation of a replica whose heartbeat is live in the shared state, or null. */
+  liveIncarnation(s: AnyStore, replicaId: string): Promise<string | null>
+  /** Make the shared state unreachable until `restore()`; null where the harness cannot (a shared Cluster). */
+  outage(): Promise<{ restore(): Promise<void> }> | null
   /** Redis only: a raw client and the store's key layout, to plant values; null on memory. */
   raw(s: AnyStore): { client: Redis | Cluster; keys: KeyLayout } | null
 }
@@ -44,7 +59,7 @@ export interface StoreHarness {
 export function defineStoreContract(h: StoreHarness): void {
   describe(`store contract: ${h.name}`, () => {
     const open: AnyStore[] = []
-    const store = (options: { maxAnswerBytes?: number; idleKeyTtlMs?: number; sameAs?: AnyStore } = {}) => {
+    const store = (options: StoreOptions = {}) => {
       const s = h.store(options)
       open.push(s)
       return s
@@ -109,7 +124,7 @@ export function defineStoreContract(h: StoreHarness): void {
         expect(a).toEqual({ name: 'scheduler:report', fence: expect.any(Number) })
         expect(await other.acquire('scheduler:report', 5000)).toBeNull()
         expect(await leases.acquire('scheduler:report', 5000)).toBeNull() // held: also for its own holder
-        const c = s.coordinator({ replicaId: 'pod-c', leaseMs: 3000 })
+        const c = store({ sameAs: s }).coordinator({ replicaId: 'pod-c', leaseMs: 3000 })
         try {
           expect(await c.tryLead('scheduler:report')).toBeNull() // the same lead
         } finally {
@@ -134,6 +149,40 @@ export function defineStoreContract(h: StoreHarness): void {
         const b = await until(() => theirs.acquire('scheduler:ttl', 5000), 5000, 'the expired lease going to the next caller')
         expect(b.fence).toBeGreaterThan(a!.fence)
         expect(await mine.renew('scheduler:ttl', a!.fence, 5000)).toBe(false)
+      })
+
+      it("leases are held under the store coordinator's live identity; it is started by the first acquire", async () => {
+        const s = store()
+        const leases = s.leases()
+        const a = await leases.acquire('scheduler:id', 5000)
+        const c = s.coordinator()
+        expect(c.running).toBe(true)
+        expect({ replicaId: leases.replicaId, incarnation: leases.incarnation }).toEqual({
+          replicaId: c.replicaId,
+          incarnation: c.incarnation,
+        })
+        expect(await h.leadHolder(s, 'scheduler:id')).toEqual({ replicaId: c.replicaId, incarnation: c.incarnation })
+        expect(await h.liveIncarnation(s, c.replicaId)).toBe(c.incarnation) // the holder has a heartbeat
+        // One identity, two users: neither takes the other's lead up as its own.
+        expect(await c.tryLead('scheduler:id')).toBeNull()
+        expect(await leases.renew('scheduler:id', a!.fence, 5000)).toBe(true)
+        const lead = await c.tryLead('job:own')
+        expect(lead).not.toBeNull()
+        expect(await leases.acquire('job:own', 5000)).toBeNull()
+        await lead!.release()
+        // A coordinator made first gives its replicaId; another one is refused, as store.coordinator() refuses it.
+        const s2 = store({ sameAs: s })
+        const c2 = s2.coordinator({ replicaId: 'pod-b', leaseMs: 3000 })
+        const b = s2.leases({ replicaId: 'pod-b' })
+        expect(() => s2.leases({ replicaId: 'pod-z' })).toThrow(/replicaId/)
+        await c2.start()
+        expect({ replicaId: b.replicaId, incarnation: b.incarnation }).toEqual({ replicaId: 'pod-b', incarnation: c2.incarnation })
+        const held = await b.acquire('scheduler:b', 5000)
+        expect(await h.leadHolder(s, 'scheduler:b')).toEqual({ replicaId: 'pod-b', incarnation: c2.incarnation })
+        // Its coordinator stopped: the replica is gone, and its lease is not renewed any more.
+        await c2.stop()
+        expect(await b.renew('scheduler:b', held!.fence, 5000)).toBe(false)
+        expect(await leases.release('scheduler:id', a!.fence)).toBe(true)
       })
     })
 
@@ -233,14 +282,87 @@ export function defineStoreContract(h: StoreHarness): void {
           await ta.release()
           await ta.release()
           expect(await h.queue(s, 'chat:lost')).toMatchObject({ holder: 'b', queued: ['c'] })
-          // A later refused write of the same lost turn (now fenced out) says nothing more.
-          await expect(s.setCheckpointIf('chat:lost', { ...cp, owner: ownerA }, null)).rejects.toMatchObject({ conflict: 'fence' })
+          // A later write of the same lost turn is refused (its coordinator knows the turn ended) and says nothing more.
+          await expect(s.setCheckpointIf('chat:lost', { ...cp, owner: ownerA }, null)).rejects.toMatchObject({ conflict: 'lease' })
           expect(lost).toHaveLength(1)
           await tb.release()
           await (await wc).release()
         } finally {
           await Promise.all([a.stop(), b.stop(), c.stop()])
         }
+      })
+
+      it('refuses a fenced write whose turn expired in the shared state, though nobody was granted since', async () => {
+        const s = store()
+        const a = s.coordinator({ replicaId: 'a', leaseMs: 900 })
+        await a.start()
+        const t0 = await h.now(s)
+        const ta = await a.acquireTurn('chat:exp')
+        const owner = { replicaId: 'a', incarnation: a.incarnation, fence: ta.fence }
+        const r1 = await s.setCheckpointIf('chat:exp', { ...cp, owner }, null)
+        await s.setHandoverMarker('chat:exp', { name: 'survey', replicaId: 'a', incarnation: a.incarnation, fence: ta.fence })
+        a.crash() // nothing renews nor releases the turn; no coordinator of this process knows of it now
+        await until(async () => (await h.now(s)) > t0 + 1000, 5000, "the turn's lease past its expiry")
+        expect(await h.queue(s, 'chat:exp')).toMatchObject({ holder: 'a', queued: [] }) // still a's grant: no newer fence
+        const err = await s.setCheckpointIf('chat:exp', { ...cp, step: 'late', owner }, r1).catch((e: unknown) => e)
+        expect(err).toBeInstanceOf(CheckpointConflictError)
+        expect(err).toMatchObject({ reason: 'superseded', conflict: 'lease', write: 'checkpoint', currentFence: ta.fence })
+        expect(await s.getCheckpoint('chat:exp')).toMatchObject({ step: 'address', revision: r1 })
+        expect(await s.clearCheckpointIf('chat:exp', r1, { fence: ta.fence })).toBe(false)
+        const late = { name: 'survey', replicaId: 'a', incarnation: a.incarnation, fence: ta.fence, data: { late: true } }
+        await expect(s.setHandoverMarker('chat:exp', late)).rejects.toMatchObject({ conflict: 'lease', write: 'handover-marker' })
+        expect(await s.clearHandoverMarker('chat:exp', { incarnation: a.incarnation, fence: ta.fence })).toBe(false)
+        expect(await s.getHandoverMarker('chat:exp')).toMatchObject({ data: null, fence: ta.fence })
+        // Unfenced writes are not the turn's: they still go through.
+        expect(await s.clearCheckpointIf('chat:exp', r1)).toBe(true)
+      })
+
+      it('refuses a fenced write of a turn its coordinator here declared lost, before the shared state expires it', async () => {
+        const s = store()
+        const a = s.coordinator({ replicaId: 'a', leaseMs: 4000, renewMarginMs: 1900 })
+        await a.start()
+        const lost: unknown[] = []
+        a.on('coordination:lease-lost', (e) => lost.push(e))
+        const ta = await a.acquireTurn('chat:lost-here')
+        const owner = { replicaId: 'a', incarnation: a.incarnation, fence: ta.fence }
+        const r1 = await s.setCheckpointIf('chat:lost-here', { ...cp, owner }, null)
+        await a.renewNow()
+        // A freeze past the local deadline (renewed + 2.1 s) but short of the lease in the shared state (renewed + 4 s).
+        blockEventLoop(2200)
+        expect(() => ta.assertHeld()).toThrow(LeaseLostError)
+        expect(lost).toHaveLength(1)
+        const err = await s.setCheckpointIf('chat:lost-here', { ...cp, step: 'late', owner }, r1).catch((e: unknown) => e)
+        expect(err).toMatchObject({ reason: 'superseded', conflict: 'lease', currentFence: ta.fence })
+        expect(await s.getCheckpoint('chat:lost-here')).toMatchObject({ step: 'address', revision: r1 })
+        expect(await s.clearCheckpointIf('chat:lost-here', r1, { fence: ta.fence, incarnation: a.incarnation })).toBe(false)
+        const marker = { name: 'survey', replicaId: 'a', incarnation: a.incarnation, fence: ta.fence }
+        await expect(s.setHandoverMarker('chat:lost-here', marker)).rejects.toMatchObject({ conflict: 'lease', write: 'handover-marker' })
+        expect(await s.getHandoverMarker('chat:lost-here')).toBeNull()
+        expect(lost).toHaveLength(1) // the refusals tell nothing new
+        // A new turn of the same coordinator writes again.
+        const again = await a.acquireTurn('chat:lost-here')
+        const r2 = await s.setCheckpointIf('chat:lost-here', { ...cp, step: 'again', owner: { ...owner, fence: again.fence } }, r1)
+        expect(r2).toBeGreaterThan(r1)
+        await again.release()
+        await a.stop()
+      })
+
+      it('a read with compatible fingerprints says whether the checkpoint is one of them', async () => {
+        const s = store()
+        await s.setCheckpointIf('chat:fp', { ...cp, ephemeral: { ttlMs: 60_000, fingerprint: 'v1' } }, null)
+        await s.setCheckpointIf('chat:fp-persistent', cp, null)
+        const plain = await s.getCheckpoint('chat:fp')
+        expect(plain).not.toHaveProperty('compatible')
+        expect(await s.getCheckpoint('chat:fp', { fingerprint: ['v2', 'v1'] })).toMatchObject({
+          compatible: true,
+          revision: plain!.revision,
+        })
+        expect(await s.getCheckpoint('chat:fp', { fingerprint: 'v1' })).toMatchObject({ compatible: true })
+        // Another version's: still read (its revision, to replace or clear it), marked so.
+        expect(await s.getCheckpoint('chat:fp', { fingerprint: ['v2'] })).toMatchObject({ compatible: false, revision: plain!.revision })
+        expect(await s.getCheckpoint('chat:fp', { fingerprint: [] })).toMatchObject({ compatible: false })
+        expect(await s.getCheckpoint('chat:fp-persistent', { fingerprint: ['v2'] })).toMatchObject({ compatible: true })
+        expect(await s.getCheckpoint('chat:none', { fingerprint: ['v2'] })).toBeNull()
       })
 
       it('ephemeral (forward) checkpoints carry a fingerprint and expire ttl after their last write', async () => {
@@ -344,6 +466,96 @@ export function defineStoreContract(h: StoreHarness): void {
         await s.setHandoverMarker('chat:h', { name: 'survey', replicaId: 'a', incarnation: 'i1' })
         expect(await s.clearHandoverMarker('chat:h', { incarnation: 'i1' })).toBe(true)
         expect(await s.getHandoverMarker('chat:h')).toBeNull()
+      })
+      it('take with `unless` leaves the marker of that incarnation in place and says so', async () => {
+        const s = store()
+        await s.setHandoverMarker('chat:own', { name: 'survey', replicaId: 'a', incarnation: 'i1' })
+        expect(await s.takeHandoverMarker('chat:own', { unless: 'i1' })).toMatchObject({ name: 'survey', incarnation: 'i1', taken: false })
+        expect(await s.getHandoverMarker('chat:own')).toMatchObject({ incarnation: 'i1' })
+        expect(await s.takeHandoverMarker('chat:own', { unless: 'i2' })).toMatchObject({ incarnation: 'i1', taken: true })
+        expect(await s.getHandoverMarker('chat:own')).toBeNull()
+        expect(await s.takeHandoverMarker('chat:own', { unless: 'i1' })).toBeNull()
+      })
+
+      it("fenced markers: a stale replica's late write cannot replace the new owner's, nor its clear remove it", async () => {
+        const s = store()
+        const a = s.coordinator({ replicaId: 'a', leaseMs: 3000 })
+        const b = store({ sameAs: s }).coordinator({ replicaId: 'b', leaseMs: 3000 })
+        try {
+          await Promise.all([a.start(), b.start()])
+          const ta = await a.acquireTurn('chat:hf')
+          const markerA = { name: 'survey', replicaId: 'a', incarnation: a.incarnation, fence: ta.fence }
+          await s.setHandoverMarker('chat:hf', markerA)
+          expect(await s.getHandoverMarker('chat:hf')).toMatchObject({ incarnation: a.incarnation, fence: ta.fence })
+          await ta.release()
+          const tb = await b.acquireTurn('chat:hf')
+          expect(await s.takeHandoverMarker('chat:hf', { unless: b.incarnation })).toMatchObject({ replicaId: 'a', taken: true })
+          await s.setHandoverMarker('chat:hf', { name: 'quiz', replicaId: 'b', incarnation: b.incarnation, fence: tb.fence })
+          const err = await s.setHandoverMarker('chat:hf', { ...markerA, name: 'late' }).catch((e: unknown) => e)
+          expect(err).toBeInstanceOf(CheckpointConflictError)
+          expect(err).toMatchObject({ reason: 'superseded', conflict: 'fence', write: 'handover-marker', currentFence: tb.fence })
+          expect(await s.clearHandoverMarker('chat:hf', { fence: ta.fence })).toBe(false)
+          expect(await s.getHandoverMarker('chat:hf')).toMatchObject({ name: 'quiz', incarnation: b.incarnation, fence: tb.fence })
+          expect(await s.clearHandoverMarker('chat:hf', { incarnation: b.incarnation, fence: tb.fence })).toBe(true)
+          // A marker written unfenced (an older client) blocks no fenced write, and an unfenced write is not fenced.
+          await s.setHandoverMarker('chat:hf', { name: 'old', replicaId: 'x', incarnation: 'x1' })
+          expect(await s.getHandoverMarker('chat:hf')).toMatchObject({ name: 'old', fence: null })
+          await s.setHandoverMarker('chat:hf', { name: 'quiz', replicaId: 'b', incarnation: b.incarnation, fence: tb.fence })
+          expect(await s.getHandoverMarker('chat:hf')).toMatchObject({ name: 'quiz', fence: tb.fence })
+          await tb.release()
+        } finally {
+          await Promise.all([a.stop(), b.stop()])
+        }
+      })
+    })
+
+    describe('shared state unreachable', () => {
+      it('every store call and tryLead reject with CoordinationUnavailableError (unreachable)', async (ctx) => {
+        const cp = { flow: 'order', step: 1, state: {} }
+        const s = store({ commandTimeoutMs: 300 })
+        const c = s.coordinator({ replicaId: 'a', leaseMs: 900 })
+        await c.start()
+        const rev = await s.setCheckpointIf('chat:down', cp, null)
+        const lock = await s.acquireLockFenced('job:down', 5000)
+        const outage = await h.outage()
+        if (!outage) return ctx.skip()
+        try {
+          const leases = s.leases()
+          const calls: Array<[string, () => Promise<unknown>]> = [
+            ['tryLead', () => c.tryLead('job:down-lead')],
+            ['acquireLockFenced', () => s.acquireLockFenced('job:down2', 5000)],
+            ['renewLock', () => s.renewLock('job:down', lock!.token, 5000)],
+            ['releaseLock', () => s.releaseLock('job:down', lock!.token)],
+            ['getCheckpoint', () => s.getCheckpoint('chat:down')],
+            ['setCheckpointIf', () => s.setCheckpointIf('chat:down', cp, rev)],
+            ['clearCheckpointIf', () => s.clearCheckpointIf('chat:down', rev)],
+            ['checkpointTtl', () => s.checkpointTtl('chat:down')],
+            ['setHandoverMarker', () => s.setHandoverMarker('chat:down', { name: 'n', replicaId: 'a', incarnation: 'i' })],
+            ['getHandoverMarker', () => s.getHandoverMarker('chat:down')],
+            ['clearHandoverMarker', () => s.clearHandoverMarker('chat:down')],
+            ['takeHandoverMarker', () => s.takeHandoverMarker('chat:down')],
+            ['leases().acquire', () => leases.acquire('scheduler:down', 5000)],
+          ]
+          const results = await Promise.all(
+            calls.map(
+              async ([name, f]) =>
+                [
+                  name,
+                  await f().then(
+                    (v) => v,
+                    (e: unknown) => e,
+                  ),
+                ] as const,
+            ),
+          )
+          for (const [name, r] of results) {
+            expect(r, name).toBeInstanceOf(CoordinationUnavailableError)
+            expect((r as CoordinationUnavailableError).reason, name).toBe('unreachable')
+          }
+        } finally {
+          await outage.restore()
+          await c.stop()
+        }
       })
     })
 

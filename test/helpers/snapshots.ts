@@ -198,6 +198,7 @@ export function handoverMarker(key: string, by = 'pod-c', o: Partial<HandoverMar
     name: 'survey',
     replicaId: by,
     incarnation: incarnationOf(by),
+    fence: null,
     since: NOW - 20_000,
     updatedAt: NOW - 20_000,
     data: null,

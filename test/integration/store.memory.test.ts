@@ -1,6 +1,6 @@
 import { defineStoreContract } from '../contract/store.contract.js'
 import { MemoryCoordinationHub, MemoryStore } from '../../src/testing/index.js'
-import { afterAll, beforeAll, vi } from 'vitest'
+import { afterAll, beforeAll, beforeEach, vi } from 'vitest'
 import { FAKED } from '../helpers/fake-clock.js'
 import { sleep } from '../helpers/wait.js'
 import type { AnyStore } from '../contract/store.contract.js'
@@ -20,10 +20,19 @@ const memoryOf = (s: AnyStore): MemoryStore => {
   return s
 }
 
+// The hubs made in the current test (its outage takes them down).
+const hubsOfTest = new Set<MemoryCoordinationHub>()
+beforeEach(() => hubsOfTest.clear())
+const freshHub = () => {
+  const hub = new MemoryCoordinationHub()
+  hubsOfTest.add(hub)
+  return hub
+}
+
 defineStoreContract({
   name: 'memory',
-  store: ({ sameAs, idleKeyTtlMs: _idle, ...options }) =>
-    new MemoryStore({ hub: sameAs ? memoryOf(sameAs).hub : new MemoryCoordinationHub(), ...options }),
+  store: ({ sameAs, idleKeyTtlMs: _idle, commandTimeoutMs: _timeout, ...options }) =>
+    new MemoryStore({ hub: sameAs ? memoryOf(sameAs).hub : freshHub(), ...options }),
   lockOwner: async (s, key) => memoryOf(s).lockOwner(key),
   expireCheckpointIn: async (s, key, ms) => {
     const left = await memoryOf(s).checkpointTtl(key)
@@ -35,5 +44,20 @@ defineStoreContract({
     return { holder: c?.holder?.replicaId ?? null, queued: c?.tickets.map((t) => t.replicaId) ?? [], skipped: c?.skipped ?? 0 }
   },
   now: async (s) => memoryOf(s).hub.now(),
+  leadHolder: async (s, name) => memoryOf(s).hub.leadState(name)?.holder ?? null,
+  liveIncarnation: async (s, replicaId) =>
+    memoryOf(s)
+      .hub.liveReplicas()
+      .find((r) => r.replicaId === replicaId)?.incarnation ?? null,
+  // Every store of a test shares the hub of its first store: down for all of them.
+  outage: async () => {
+    const hubs = [...hubsOfTest]
+    for (const hub of hubs) hub.unavailable = true
+    return {
+      restore: async () => {
+        for (const hub of hubs) hub.unavailable = false
+      },
+    }
+  },
   raw: () => null,
 })
