@@ -128,27 +128,17 @@ export abstract class Coordinator extends EventEmitter<CoordinatorEvents> {
     this.#leases.supersede(key, fence)
   }
 
-  /**
-   * @internal Was this coordinator's turn on chat `key` with `fence` declared lost here (it threw
-   * LeaseLostError, `coordination:lease-lost` fired)? A store refuses a fenced write under it.
-   */
+  /** @internal Was our turn on chat `key` with `fence` declared lost here? A store refuses a fenced write under it. */
   turnLost(key: string, fence: number): boolean {
     return this.#leases.turnLost(key, fence)
   }
 
-  /**
-   * @internal `store.leases()` was granted lead `name` at `fence` under this incarnation: a tryLead
-   * or campaign here that finds it "mine" in Redis leaves it to the lease backend.
-   */
+  /** @internal `store.leases()` was granted lead `name` at `fence` under our incarnation: tryLead leaves it alone. */
   noteSchedulerLease(name: string, fence: number): void {
     this.#leases.noteSchedulerLead(name, fence)
   }
 
-  /**
-   * @internal May lead `name`, which Redis says is this incarnation's at `fence`, be taken up by
-   * `store.leases()` as a grant whose reply was lost? Not when tryLead or a campaign holds (or held)
-   * it here, nor when the lease backend was told about that grant already.
-   */
+  /** @internal May `store.leases()` take up lead `name`, ours at `fence` in Redis, as a grant whose reply was lost? */
   leaseAdoptable(name: string, fence: number): boolean {
     return !this.#leases.on('lead', name).length && !this.#leases.leadOnceHeld(name, fence) && this.#leases.schedulerLead(name) !== fence
   }
