@@ -130,17 +130,21 @@ export abstract class Coordinator extends EventEmitter<CoordinatorEvents> {
 
   /** @internal Was our turn on chat `key` with `fence` declared lost here? A store refuses a fenced write under it. */
   turnLost(key: string, fence: number): boolean {
-    return this.#leases.turnLost(key, fence)
+    return this.#leases.fences.turnLost(key, fence)
   }
 
   /** @internal `store.leases()` was granted lead `name` at `fence` under our incarnation: tryLead leaves it alone. */
   noteSchedulerLease(name: string, fence: number): void {
-    this.#leases.noteSchedulerLead(name, fence)
+    this.#leases.fences.noteSchedulerLead(name, fence)
   }
 
   /** @internal May `store.leases()` take up lead `name`, ours at `fence` in Redis, as a grant whose reply was lost? */
   leaseAdoptable(name: string, fence: number): boolean {
-    return !this.#leases.on('lead', name).length && !this.#leases.leadOnceHeld(name, fence) && this.#leases.schedulerLead(name) !== fence
+    return (
+      !this.#leases.on('lead', name).length &&
+      !this.#leases.fences.leadOnceHeld(name, fence) &&
+      this.#leases.fences.schedulerLead(name) !== fence
+    )
   }
 
   /** Start heartbeating. Rejects with CoordinationUnavailableError when Redis does not answer. */

@@ -66,8 +66,8 @@ export class Leadership implements LeadPort {
       // after this call's send time plus leaseMs, like a fresh grant's.
       if (this.leases.on('lead', name).length) return { lead: null, reply }
       // Held by this process's scheduler lease backend (store.leases()) under our incarnation: its own.
-      if (this.leases.schedulerLead(name) === reply.fence) return { lead: null, reply }
-      if (this.leases.leadOnceHeld(name, reply.fence)) {
+      if (this.leases.fences.schedulerLead(name) === reply.fence) return { lead: null, reply }
+      if (this.leases.fences.leadOnceHeld(name, reply.fence)) {
         // Make sure it goes (conditioned on this fence), rather than leave it unserved for a lease.
         await core.backend.leadRelease(name, core.incarnation, reply.fence, core.leaseMs).catch(() => {})
         return { lead: null, reply }

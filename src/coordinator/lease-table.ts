@@ -9,6 +9,7 @@ import { LeaseLostError, type LeaseLostReason } from '../errors/lease-lost-error
 import { isLate } from '../state/health.js'
 import type { HandedGrant, LeaseKind, YieldRequest } from '../wire/types.js'
 import type { CoordinatorContext } from './context.js'
+import { FenceMemory } from './fence-memory.js'
 import type { LeaseLostEvent } from './types.js'
 
 /** Internal record of something this coordinator holds. */
@@ -57,8 +58,6 @@ let leaseIds = 0
  * chat only for what was left of its lease.
  */
 export const RECENT_RELEASES_CAP = 20_000
-/** Chats whose lost turn is remembered for turnLost (a Map entry each, about 100 bytes). */
-export const LOST_TURNS_CAP = 10_000
 /** Releases re-sent per batch (one write; the next batch when its replies are in). */
 export const RESEND_BATCH = 500
 
@@ -90,16 +89,8 @@ export class LeaseTable {
   private recentHead = 0
   /** Recent releases dropped past RECENT_RELEASES_CAP since the last resend. */
   private recentOverCap = 0
-  /**
-   * Per chat: the highest fence of a turn of ours declared lost (see turnLost), oldest first, at most
-   * LOST_TURNS_CAP. Past the cap the oldest go: by then Redis refuses those writes itself (the lease
-   * expired there, or a newer turn was granted).
-   */
-  private readonly lostTurns = new Map<string, number>()
-  /** Per lead: the fence `store.leases()` was last granted it with under this incarnation (not ours to take up). */
-  private readonly schedulerLeads = new Map<string, number>()
-  /** Per lead: the highest fence this coordinator ever held it with (see leadOnceHeld). */
-  private readonly leadFences = new Map<string, number>()
+  /** Fences remembered past the leases: lost turns, leads once held, the store's scheduler leads. */
+  readonly fences = new FenceMemory()
   /**
    * A release handed the chat's turn to a ticket of ours (a local hand-off: the grant came in the
    * reply, not as a wake-up): the turn queue routes it to the acquisition waiting with that ticket.
@@ -124,25 +115,8 @@ export class LeaseTable {
       released: false,
     }
     this.held.set(lease.id, lease)
-    if (kind === 'lead') this.leadFences.set(key, Math.max(fence, this.leadFences.get(key) ?? 0))
+    if (kind === 'lead') this.fences.rememberLead(key, fence)
     return lease
-  }
-
-  /**
-   * Was this lead, with this fence, ever held here? Then a release of it may still be on its way (or
-   * retried): Redis saying it is ours again must not be taken up.
-   */
-  leadOnceHeld(name: string, fence: number): boolean {
-    return fence <= (this.leadFences.get(name) ?? -Infinity)
-  }
-
-  noteSchedulerLead(name: string, fence: number): void {
-    this.schedulerLeads.set(name, fence)
-  }
-
-  /** The fence `store.leases()` was last granted lead `name` with under this incarnation. */
-  schedulerLead(name: string): number | undefined {
-    return this.schedulerLeads.get(name)
   }
 
   /** Every lease held now (a copy: losing one while iterating is safe). */
@@ -195,7 +169,7 @@ export class LeaseTable {
     const err = new LeaseLostError(lease.key, reason)
     lease.lost = err
     this.held.delete(lease.id)
-    if (lease.kind === 'chat') this.rememberLostTurn(lease.key, lease.fence)
+    if (lease.kind === 'chat') this.fences.rememberLostTurn(lease.key, lease.fence)
     lease.controller?.abort(err)
     if (quiet) return
     this.core.stats.leasesLost++
@@ -354,19 +328,6 @@ export class LeaseTable {
         // still unreachable: next cycle
       }
     })
-  }
-
-  private rememberLostTurn(key: string, fence: number): void {
-    const had = this.lostTurns.get(key)
-    this.lostTurns.delete(key)
-    this.lostTurns.set(key, Math.max(fence, had ?? fence))
-    if (this.lostTurns.size > LOST_TURNS_CAP) this.lostTurns.delete(this.lostTurns.keys().next().value as string)
-  }
-
-  /** Was our turn on chat `key` with `fence` (or a newer one) declared lost here? */
-  turnLost(key: string, fence: number): boolean {
-    const lost = this.lostTurns.get(key)
-    return lost !== undefined && fence <= lost
   }
 
   /** A checkpoint write with turn `fence` (null: any) on chat `key` was refused: those turns are lost. */
