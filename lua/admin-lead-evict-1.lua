@@ -21,7 +21,8 @@ local h = redis.call('HMGET', key, 'h', 'hi', 'f')
 if not h[1] or h[2] ~= inc then return { 0, h[3] or false, h[3] or false, withdrawn } end
 clear_lead_holder(key)
 local revoked = fmt(next_fence(h[3]))
-redis.call('HSET', key, 'f', revoked, 'rel', fmt(NOW))
+redis.call('HSET', key, 'f', revoked)
+mark_let_go(key, fmt(NOW), 'evicted', nil)
 wake_candidates(key, wake)
 redis.call('PUBLISH', wake .. inc, '-|' .. key)
 return { 1, h[3] or false, revoked, withdrawn }

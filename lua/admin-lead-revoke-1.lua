@@ -34,7 +34,8 @@ end
 if target ~= '' and not candidate_standing(key, target) then return { -2 } end
 clear_lead_holder(key)
 local revoked = fmt(next_fence(h[3]))
-redis.call('HSET', key, 'f', revoked, 'rel', fmt(NOW))
+redis.call('HSET', key, 'f', revoked)
+mark_let_go(key, fmt(NOW), 'revoked', by)
 if h[2] then redis.call('HDEL', key, 'c:' .. h[2]) end
 if target ~= '' then
   redis.call('HSET', key, 'yr', by, 'yt', target, 'yexp', fmt(NOW + ttl), 'yat', fmt(NOW))

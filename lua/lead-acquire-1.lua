@@ -42,8 +42,8 @@ if h[1] and exp > NOW then
 end
 if h[1] then
   -- expired without a release: the handover time counts from the expiry
-  redis.call('HSET', key, 'rel', fmt(exp))
   clear_lead_holder(key)
+  mark_let_go(key, fmt(exp), 'expired', nil)
 end
 
 local yexp = tonumber(h[6]) or 0
@@ -52,7 +52,7 @@ if h[5] and h[5] ~= '' and yexp > NOW and h[5] ~= rid and candidate_standing(key
   return { -1, h[5], fmt(yexp - NOW) }
 end
 
-local last = redis.call('HMGET', key, 'lh', 'lhi', 'rel')
+local last = redis.call('HMGET', key, 'lh', 'lhi', 'rel', 'rw', 'rb')
 local fence = fmt(next_fence(h[3]))
 redis.call('HSET', key, 'h', rid, 'hi', inc, 'f', fence, 'exp', fmt(NOW + leaseMs), 'g', fmt(NOW), 'lr', fmt(NOW),
   'lh', rid, 'lhi', inc)
@@ -62,10 +62,11 @@ else
   redis.call('HDEL', key, 'ph', 'phi')
 end
 if last[3] then
-  redis.call('HSET', key, 'hg', fmt(NOW - tonumber(last[3])))
-  redis.call('HDEL', key, 'rel')
+  redis.call('HSET', key, 'hg', fmt(NOW - tonumber(last[3])), 'hw', last[4] or 'released')
+  if last[5] then redis.call('HSET', key, 'hb', last[5]) else redis.call('HDEL', key, 'hb') end
+  redis.call('HDEL', key, 'rel', 'rw', 'rb')
 else
-  redis.call('HDEL', key, 'hg')
+  redis.call('HDEL', key, 'hg', 'hw', 'hb')
 end
 redis.call('HDEL', key, 'yr', 'yt', 'yexp', 'yat', 'c:' .. inc)
 touch_lead(key, leaseMs, idleTtl)

@@ -18,10 +18,15 @@ local leaseMs, idleTtl, wake = tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5]
 
 redis.call('HDEL', key, 'c:' .. inc)
 if fence == '' then return 0 end
-local h = redis.call('HMGET', key, 'hi', 'f')
+local h = redis.call('HMGET', key, 'hi', 'f', 'yr', 'yexp')
 if h[1] ~= inc or h[2] ~= fence then return 0 end
 clear_lead_holder(key)
-redis.call('HSET', key, 'rel', fmt(NOW))
+-- let go while an operator's yield request was pending: it yielded (to that request)
+if h[3] and (tonumber(h[4]) or 0) > NOW then
+  mark_let_go(key, fmt(NOW), 'yielded', h[3])
+else
+  mark_let_go(key, fmt(NOW), 'released', nil)
+end
 wake_candidates(key, wake)
 touch_lead(key, leaseMs, idleTtl)
 return 1

@@ -1,12 +1,26 @@
 -- Lead helpers. A lead hash holds:
 --   h/hi/f/exp/g/lr: holder replicaId/incarnation, fence, expiry, since, last renewal (while held; f stays);
 --   lh/lhi: last holder; ph/phi: the holder before the current one; rel: when the last holder let go
---   (released or expired, Redis ms); hg: how long the last handover took (rel -> grant, ms);
+--   (released or expired, Redis ms); rw/rb: how it let go ('released', 'yielded' (released while an
+--   operator's yield request was pending), 'expired', 'revoked', 'evicted') and, when revoked, by whom;
+--   hg/hw/hb: how long the last handover took (rel -> grant, ms), how it happened (rw) and by whom (rb);
+--   td/tdy: while held, the leader's transport is down since (Redis ms) and the leader yields at
+--   (Redis ms) unless it comes back up (lead-transport-1);
 --   yr/yt/yexp/yat: a pending yield request (by whom, target replicaId, until, at);
 --   c:<incarnation>: "deadline|replicaId" of each replica standing as a candidate (campaigning).
 
 local function clear_lead_holder(key)
-  redis.call('HDEL', key, 'h', 'hi', 'exp', 'g', 'lr')
+  redis.call('HDEL', key, 'h', 'hi', 'exp', 'g', 'lr', 'td', 'tdy')
+end
+
+-- The last holder let go now-ish (at `at`), this way (`how`), by `by` (an operator, or nil).
+local function mark_let_go(key, at, how, by)
+  redis.call('HSET', key, 'rel', at, 'rw', how)
+  if by and by ~= '' then
+    redis.call('HSET', key, 'rb', by)
+  else
+    redis.call('HDEL', key, 'rb')
+  end
 end
 
 local function touch_lead(key, leaseMs, idleTtl)

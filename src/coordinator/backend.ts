@@ -56,6 +56,8 @@ export interface CoordinationBackend {
   leadAcquire(name: string, replicaId: string, incarnation: string, leaseMs: number, stand: boolean): Promise<LeadReply>
   /** Release a lead held with `fence` (null: only stop standing); true when it was held with that fence. */
   leadRelease(name: string, incarnation: string, fence: number | null, leaseMs: number): Promise<boolean>
+  /** The leader records its transport down (since now, yields `yieldAfterMs` later) or up; true when recorded. */
+  leadTransport(name: string, incarnation: string, fence: number, down: boolean, yieldAfterMs: number): Promise<boolean>
   /** An operator's request that the leader step down (`provider yield`). */
   requestYield(name: string, request: YieldRequestInput): Promise<YieldResult>
   /** One renewal per item; a failed item is an Error in its place. */

@@ -20,6 +20,8 @@ export interface LeadPort {
   checkLeaseNow(lease: HeldLease): Promise<void>
   announceLeader(lead: LeadHandle): void
   announceFollower(name: string, reason: FollowerReason): void
+  /** Record in Redis that the lead's transport is down (yields `yieldAfterMs` later) or up again. */
+  reportTransport(lead: LeadHandle, down: boolean, yieldAfterMs: number): void
   reportError(err: unknown): void
 }
 
@@ -272,6 +274,7 @@ export class Election {
 
   #armDownTimer(): void {
     this.#clearDownTimer()
+    if (this.#current && !this.#dead) this.#port.reportTransport(this.#current, true, this.#providerDownMs)
     this.#downTimer = setTimeout(() => {
       if (this.#down) this.#stepDown('provider-down')
     }, this.#providerDownMs)
@@ -292,8 +295,10 @@ export class Election {
 
   /** The transport is open again. */
   reportUp(): void {
+    const wasDown = this.#down
     this.#down = false
     this.#clearDownTimer()
+    if (wasDown && this.#current && !this.#dead) this.#port.reportTransport(this.#current, false, this.#providerDownMs)
   }
 
   #notifyIdle(): void {

@@ -112,6 +112,15 @@ export class Leadership implements LeadPort {
     if (reason !== 'standby' && reason !== 'released') this.core.logEvent({ type: 'follower', name, reason })
   }
 
+  /**
+   * lead-transport-1, best effort: what operators read (`provider status`: transport down 35s, yields at
+   * 1m). A failed write is not retried: the election's own timer decides the yield, not this record.
+   */
+  reportTransport(lead: LeadHandle, down: boolean, yieldAfterMs: number): void {
+    if (this.core.state !== 'running') return
+    this.core.backend.leadTransport(lead.name, this.core.incarnation, lead.fence, down, yieldAfterMs).catch(() => {})
+  }
+
   reportError(err: unknown): void {
     this.core.reportError(err)
   }

@@ -31,6 +31,7 @@ import type {
 import {
   LEAD_ACQUIRE,
   LEAD_RELEASE,
+  LEAD_TRANSPORT,
   LEAD_YIELD,
   LEASE_RENEW,
   REPLICA_BEAT,
@@ -155,6 +156,10 @@ export class RedisBackend implements CoordinationBackend {
       { lead: this.keys.lead(name) },
       { incarnation, fence, leaseMs, idleTtlMs: this.opts.idleKeyTtlMs, wakeChannelPrefix: this.keys.wakeChannelPrefix },
     )
+  }
+
+  async leadTransport(name: string, incarnation: string, fence: number, down: boolean, yieldAfterMs: number): Promise<boolean> {
+    return this.scripts.call(LEAD_TRANSPORT, { lead: this.keys.lead(name) }, { incarnation, fence, down, yieldAfterMs })
   }
 
   async requestYield(name: string, req: YieldRequestInput): Promise<YieldResult> {

@@ -202,6 +202,15 @@ export const LEAD_RELEASE = defineScript({
   resent: () => true,
 })
 
+export const LEAD_TRANSPORT = defineScript({
+  name: 'lead-transport-1',
+  keys: ['lead'],
+  argv: { incarnation: 'str', fence: 'num', down: 'flag', yieldAfterMs: 'int' },
+  decode: yes,
+  // idempotent: a second run writes the same (down keeps the first `td`)
+  resent: asIs,
+})
+
 export const LEAD_YIELD = defineScript({
   name: 'lead-yield-1',
   keys: ['lead'],
@@ -644,6 +653,7 @@ export const ALL_SCRIPTS = [
   LEASE_RENEW,
   LEAD_ACQUIRE,
   LEAD_RELEASE,
+  LEAD_TRANSPORT,
   LEAD_YIELD,
   LOCK_ACQUIRE,
   LOCK_RENEW,

@@ -113,16 +113,34 @@ export function leadKind(name: string): 'provider' | 'scheduler' | 'lead' {
   return 'lead'
 }
 
+/**
+ * How a leader let go of a lead, as the scripts record it: `released` (it gave it back), `yielded`
+ * (it gave it back while an operator's yield request was pending), `expired` (it stopped renewing and
+ * the lease ran out), `revoked` (an operator's `provider yield --force`), `evicted` (`replica evict`).
+ * null: not recorded (a hash written before this field existed).
+ */
+export type LetGo = 'released' | 'yielded' | 'expired' | 'revoked' | 'evicted'
+const LET_GO: readonly string[] = ['released', 'yielded', 'expired', 'revoked', 'evicted']
+const letGo = (v: string | undefined): LetGo | null => (v !== undefined && LET_GO.includes(v) ? (v as LetGo) : null)
+
 export interface LeadSnapshot {
   key: string
   fence: number | null
   holder: null | (Holder & { expiresAtMs: number; sinceMs: number; lastRenewalMs: number })
+  /** The leader's transport, as the leader recorded it (lead-transport-1): down since, yields at (Redis ms); null: up or never said. */
+  transportDown: null | { sinceMs: number; yieldsAtMs: number }
   previousHolder: Holder | null
   lastHolder: Holder | null
   /** When the last holder let go (released or expired), while nobody holds it. */
   releasedAtMs: number | null
   /** How long the last handover took (let go -> next grant). */
   lastHandoverMs: number | null
+  /** How the holder before the current one let go (the last handover), and who revoked or asked. */
+  lastHandoverHow: LetGo | null
+  lastHandoverBy: string | null
+  /** While nobody holds it: how the last holder let go, and who revoked or asked. */
+  letGoHow: LetGo | null
+  letGoBy: string | null
   yieldRequest: null | { by: string; target: string | null; expiresAtMs: number; requestedAtMs: number }
   /** Replicas standing for it (campaigning), with their candidacy deadline. */
   candidates: Array<Holder & { deadlineMs: number }>
@@ -151,10 +169,16 @@ export function decodeLead(key: string, rawKey: RedisKey, h: Hash): LeadSnapshot
             lastRenewalMs: int(rawKey, h, 'lr') ?? 0,
           }
         : null,
+    transportDown:
+      h.h !== undefined && h.td !== undefined ? { sinceMs: reqInt(rawKey, h, 'td'), yieldsAtMs: int(rawKey, h, 'tdy') ?? 0 } : null,
     previousHolder: holder(h, 'ph', 'phi'),
     lastHolder: holder(h, 'lh', 'lhi'),
     releasedAtMs: int(rawKey, h, 'rel'),
     lastHandoverMs: int(rawKey, h, 'hg'),
+    lastHandoverHow: letGo(h.hw),
+    lastHandoverBy: h.hb ?? null,
+    letGoHow: letGo(h.rw),
+    letGoBy: h.rb ?? null,
     yieldRequest:
       h.yr !== undefined && yexp !== null
         ? { by: h.yr!, target: h.yt || null, expiresAtMs: yexp, requestedAtMs: int(rawKey, h, 'yat') ?? 0 }

@@ -72,7 +72,7 @@ const ticketLifeMs = (leaseMs: number): number => leaseMs - takeUpMs(leaseMs)
 const owns = (recorded: string | undefined, requestId: string): boolean => !recorded || requestId === '' || recorded === requestId
 
 interface LeadRecord {
-  holder: (Holder & { exp: number; since: number }) | null
+  holder: (Holder & { exp: number; since: number; transportDown?: { since: number; yieldsAt: number } }) | null
   fence: number
   last: Holder | null
   previous: Holder | null
@@ -439,6 +439,15 @@ export class MemoryCoordinationHub {
     return true
   }
 
+  /** lead-transport-1: the leader's transport down (since, yields at) or up, while it holds the lead with that fence. */
+  leadTransport(name: string, incarnation: string, fence: number, down: boolean, yieldAfterMs: number): boolean {
+    const now = this.now()
+    const l = this.leads.get(name)
+    if (!l?.holder || l.holder.incarnation !== incarnation || l.fence !== fence || l.holder.exp <= now) return false
+    l.holder.transportDown = down ? { since: l.holder.transportDown?.since ?? now, yieldsAt: now + yieldAfterMs } : undefined
+    return true
+  }
+
   requestYield(name: string, req: YieldRequestInput): YieldResult {
     const now = this.now()
     const l = this.leads.get(name)
@@ -549,6 +558,9 @@ export class MemoryBackend implements CoordinationBackend {
   }
   async leadRelease(name: string, incarnation: string, fence: number | null): Promise<boolean> {
     return this.call(() => this.hub.leadRelease(name, incarnation, fence))
+  }
+  async leadTransport(name: string, incarnation: string, fence: number, down: boolean, yieldAfterMs: number): Promise<boolean> {
+    return this.call(() => this.hub.leadTransport(name, incarnation, fence, down, yieldAfterMs))
   }
   async requestYield(name: string, request: YieldRequestInput): Promise<YieldResult> {
     return this.call(() => this.hub.requestYield(name, request))

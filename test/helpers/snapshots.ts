@@ -109,10 +109,15 @@ export function lead(key: string, by: string | LeadSnapshot['holder'], o: Partia
       typeof by === 'string'
         ? { replicaId: by, incarnation: incarnationOf(by), expiresAtMs: NOW + 9000, sinceMs: NOW - 60_000, lastRenewalMs: NOW - 1000 }
         : by,
+    transportDown: null,
     previousHolder: null,
     lastHolder: null,
     releasedAtMs: null,
     lastHandoverMs: null,
+    lastHandoverHow: null,
+    lastHandoverBy: null,
+    letGoHow: null,
+    letGoBy: null,
     yieldRequest: null,
     candidates: [],
     ...o,

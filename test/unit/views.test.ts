@@ -265,8 +265,13 @@ describe('providers, locks, checkpoints', () => {
       holder: { replicaId: 'pod-a', incarnation: 'inc-a', expiresAtMs: NOW + 5000, sinceMs: NOW - 60_000, lastRenewalMs: NOW - 10 },
       previousHolder: { replicaId: 'pod-b', incarnation: 'inc-b' },
       lastHolder: null,
+      transportDown: null,
       releasedAtMs: null,
       lastHandoverMs: 120,
+      lastHandoverHow: 'released',
+      lastHandoverBy: null,
+      letGoHow: null,
+      letGoBy: null,
       yieldRequest: { by: 'ops@h', target: 'pod-b', expiresAtMs: NOW + 20_000, requestedAtMs: NOW - 1000 },
       candidates: [
         { replicaId: 'pod-a', incarnation: 'inc-a', deadlineMs: NOW + 9000 },
