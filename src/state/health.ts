@@ -14,6 +14,7 @@
 import type { Holder } from '../wire/types.js'
 import type { ChatSnapshot, LeadSnapshot, ReplicaSnapshot, TicketSnapshot } from './decode.js'
 import { DEFAULTS } from '../defaults.js'
+import { formatDuration } from '../duration.js'
 
 /** The margin past a renewal interval before a renewal counts as late, as a fraction of the interval. */
 
@@ -31,10 +32,12 @@ export const LATE_MARGIN = 0.5
 /** A queue whose live head has waited this long without the turn being granted is stuck. */
 export const UNGRANTED_HEAD_MS = 5_000
 
-/** How a duration reads in a reason: `850ms`, `6.1s`, `42s`, `3m`. */
+/**
+ * How a duration reads in a reason: `850ms`, `1.6s`, `42.3s`, `2m5s` — the CLI's one formatting
+ * (formatDuration), so the same interval reads the same in a reason and in a column beside it.
+ */
 export function fmtMs(ms: number): string {
-  const s = Math.abs(ms) / 1000
-  return s < 1 ? `${Math.round(Math.abs(ms))}ms` : s < 120 ? `${s.toFixed(s < 10 ? 1 : 0)}s` : `${Math.round(s / 60)}m`
+  return formatDuration(Math.abs(ms))
 }
 
 /** The renewal interval a heartbeat record says its replica uses (older records: a third of its lease). */
@@ -426,11 +429,19 @@ export function stuckReasons(health: ChatHealth): string[] {
 // ---------------------------------------------------------------- leads (providers)
 
 /**
- * A lead: `ok` (a leader renews), `late` (the leader is late to renew), `dead`/`stale` (the leader's
- * heartbeat is gone or it restarted, the lease runs on), `expired` (the lease ran out, not yet taken
- * over), `vacant` (nobody leads).
+ * A lead: `ok` (a leader renews), `down` (a leader renews but has recorded its transport closed: it
+ * yields at `yieldsAt` unless the transport comes back), `late` (the leader is late to renew),
+ * `dead`/`stale` (the leader's heartbeat is gone or it restarted, the lease runs on), `expired` (the
+ * lease ran out, not yet taken over), `vacant` (nobody leads). A lease problem outranks `down`.
  */
-export type LeadState = 'ok' | 'late' | 'dead' | 'stale' | 'expired' | 'vacant'
+export type LeadState = 'ok' | 'down' | 'late' | 'dead' | 'stale' | 'expired' | 'vacant'
+
+/** The leader's transport while it is down: for how long, how long it yields after, and when (ms from now, ≥ 0). */
+export interface TransportDown {
+  downForMs: number
+  yieldAfterMs: number
+  yieldsInMs: number
+}
 
 export interface LeadHealth {
   state: LeadState
@@ -438,6 +449,13 @@ export interface LeadHealth {
   leader: LeaseHealth | null
   vacantForMs: number | null
   leadingForMs: number | null
+  /** null: the leader's transport is up (or it never said otherwise), or nobody leads. */
+  transportDown: TransportDown | null
+}
+
+/** `transport down 35s (yields at 1m)`: how long down, and the down time at which the leader yields. */
+export function transportDownText(t: TransportDown): string {
+  return `transport down ${fmtMs(t.downForMs)} (yields at ${fmtMs(t.yieldAfterMs)})`
 }
 
 export function leadHealth(l: LeadSnapshot, live: Liveness, nowMs: number): LeadHealth {
@@ -451,8 +469,27 @@ export function leadHealth(l: LeadSnapshot, live: Liveness, nowMs: number): Lead
       leader: null,
       vacantForMs,
       leadingForMs: null,
+      transportDown: null,
     }
   }
   const leader = leaseHealth(h, live, nowMs, { role: 'leader', lease: 'the lead' })
-  return { state: leader.state, reason: leader.reason, leader, vacantForMs: null, leadingForMs: h.sinceMs ? nowMs - h.sinceMs : null }
+  const t = l.transportDown
+  const transportDown: TransportDown | null = t
+    ? {
+        downForMs: agoMs(nowMs, t.sinceMs),
+        yieldAfterMs: Math.max(0, t.yieldsAtMs - t.sinceMs),
+        yieldsInMs: Math.max(0, t.yieldsAtMs - nowMs),
+      }
+    : null
+  const base = { leader, vacantForMs: null, leadingForMs: h.sinceMs ? nowMs - h.sinceMs : null, transportDown }
+  if (transportDown && leader.state === 'ok') {
+    return {
+      ...base,
+      state: 'down',
+      reason: `${h.replicaId} leads ${l.key} but its ${transportDownText(transportDown)}: nothing is sent or received on it; ${
+        transportDown.yieldsInMs > 0 ? `it yields in ${fmtMs(transportDown.yieldsInMs)} unless the transport comes back` : 'it is yielding now'
+      }`,
+    }
+  }
+  return { ...base, state: leader.state, reason: leader.reason }
 }

@@ -15,7 +15,7 @@ import {
   type DeployedFingerprints,
   type StaleCheckpointWrite,
 } from './checkpoint-incidents.js'
-import { leadKind, type ChatDetail, type LeaseKindLabel } from './decode.js'
+import { leadKind, type ChatDetail, type LeaseKindLabel, type LetGo } from './decode.js'
 import {
   absentReplicaState,
   chatHealth,
@@ -30,6 +30,7 @@ import {
   type ChatHealth,
   type ChatState,
   type LeadState,
+  type TransportDown,
   type LeaseState,
   type Liveness,
   type ReplicaState,
@@ -689,7 +690,7 @@ export interface LeadRow {
   replicaId: string | null
   incarnation: string | null
   fence: number | null
-  /** ok, late (the leader is late to renew), dead, stale, expired, vacant (health.ts decides). */
+  /** ok, down (the leader's transport is down), late (the leader is late to renew), dead, stale, expired, vacant (health.ts decides). */
   state: LeadState
   reason: string
   expiresInMs: number | null
@@ -705,8 +706,17 @@ export interface LeadRow {
   lastHolder: Holder | null
   /** Since nobody leads (the last holder let go or expired). */
   vacantForMs: number | null
+  /** The leader's transport while down (down for, yields at, yields in), or null (up, or nobody leads). */
+  transportDown: TransportDown | null
   /** How long the last handover took (let go → next grant). */
   lastHandoverMs: number | null
+  /** How the leader before this one let go: released, yielded, expired, revoked, evicted (null: not recorded). */
+  lastHandoverHow: LetGo | null
+  /** Who revoked it, or whose yield request it answered. */
+  lastHandoverBy: string | null
+  /** While nobody leads: how the last leader let go, and by whom. */
+  letGoHow: LetGo | null
+  letGoBy: string | null
   pendingYield: null | { by: string; target: string | null; expiresInMs: number; requestedAgoMs: number }
   /** Replicas campaigning for it, other than the leader, whose candidacy has not lapsed. */
   standbys: StandbyRow[]
@@ -736,7 +746,12 @@ export function leadRow(l: LeadSnapshot, replicas: ReplicaSnapshot[], nowMs: num
     previousHolder: l.previousHolder,
     lastHolder: l.lastHolder,
     vacantForMs: health.vacantForMs,
+    transportDown: health.transportDown,
     lastHandoverMs: l.lastHandoverMs,
+    lastHandoverHow: l.lastHandoverHow,
+    lastHandoverBy: l.lastHandoverBy,
+    letGoHow: h ? null : l.letGoHow,
+    letGoBy: h ? null : l.letGoBy,
     pendingYield: y
       ? { by: y.by, target: y.target, expiresInMs: y.expiresAtMs - nowMs, requestedAgoMs: y.requestedAtMs ? nowMs - y.requestedAtMs : 0 }
       : null,

@@ -4,6 +4,8 @@ import {
   chatHealth,
   isLate,
   leadHealth,
+  transportDownText,
+  fmtMs,
   leaseHealth,
   liveness,
   lockHealth,
@@ -12,6 +14,7 @@ import {
   stuckReasons,
   ticketState,
 } from '../../src/state/health.js'
+import { formatDuration } from '../../src/duration.js'
 import { NOW, chatState, holder, incarnationOf, lead, replica, ticket } from '../helpers/snapshots.js'
 
 // Every replica here has a 15 s lease: it renews every 5 s, and a renewal is late past 7.5 s.
@@ -33,7 +36,7 @@ describe('replicas', () => {
     const frozen = replica('pod-f', { beatAgo: 8000 })
     expect(replicaHealth(frozen, NOW)).toMatchObject({ state: 'late', heartbeatAgeMs: 8000, renewalOverdueMs: 3000, expiresInMs: 7000 })
     expect(replicaHealth(frozen, NOW).reason).toBe(
-      'pod-f has not beaten for 8.0s (every 5.0s): frozen or partitioned; its heartbeat ends in 7.0s',
+      'pod-f has not beaten for 8s (every 5s): frozen or partitioned; its heartbeat ends in 7s',
     )
     expect(replicaHealth(replica('pod-g', { beatAgo: 16_000 }), NOW).state).toBe('expired')
     expect(replicaHealth(replica('pod-e', { evictedIncarnation: incarnationOf('pod-e') }), NOW).state).toBe('evicted')
@@ -73,7 +76,7 @@ describe('leases', () => {
   it('late once the renewal is overdue past the margin, long before the lease ends', () => {
     const h = leaseHealth(lease({ renewedAgo: 6100 + 5000 - 3000, expiresIn: 6900 }), live, NOW)
     expect(h).toMatchObject({ state: 'late', lastRenewalAgoMs: 8100, renewalOverdueMs: 3100, expiresInMs: 6900 })
-    expect(h.reason).toBe('holder pod-a has not renewed for 8.1s (every 5.0s): frozen or partitioned; its lease ends in 6.9s')
+    expect(h.reason).toBe('holder pod-a has not renewed for 8.1s (every 5s): frozen or partitioned; its lease ends in 6.9s')
     expect(leaseHealth(lease({ renewedAgo: 7000 }), live, NOW).state).toBe('ok') // inside the margin
   })
 
@@ -135,7 +138,7 @@ describe('chats', () => {
     const stuck = chatHealth(chatState('c', { holder: h, tickets: [ticket(2, 'pod-b'), ticket(3, 'pod-b')] }), live, NOW)
     expect(stuck.state).toBe('stuck')
     expect(stuck.reason).toBe(
-      'holder pod-a has not renewed for 8.1s (every 5.0s): frozen or partitioned; its lease ends in 6.9s; 2 waiting',
+      'holder pod-a has not renewed for 8.1s (every 5s): frozen or partitioned; its lease ends in 6.9s; 2 waiting',
     )
   })
 
@@ -178,7 +181,7 @@ describe('leads', () => {
     })
     const late = leadHealth(frozen, live, NOW)
     expect(late).toMatchObject({ state: 'late', leadingForMs: 60_000 })
-    expect(late.reason).toBe('leader pod-a has not renewed for 8.5s (every 5.0s): frozen or partitioned; its lease ends in 12s')
+    expect(late.reason).toBe('leader pod-a has not renewed for 8.5s (every 5s): frozen or partitioned; its lease ends in 11.5s')
     expect(leadHealth(lead('provider:wa', 'pod-x'), live, NOW).state).toBe('dead')
     expect(leadHealth(lead('provider:wa', { ...frozen.holder!, incarnation: 'old', lastRenewalMs: NOW }), live, NOW).state).toBe('stale')
     expect(leadHealth(lead('provider:wa', { ...frozen.holder!, expiresAtMs: NOW - 1 }), live, NOW).state).toBe('expired')
@@ -193,7 +196,26 @@ describe('leads', () => {
     expect(vacant).toMatchObject({
       state: 'vacant',
       vacantForMs: 3000,
-      reason: 'nobody leads provider:wa (for 3.0s); 1 replica(s) stand for it',
+      reason: 'nobody leads provider:wa (for 3s); 1 replica(s) stand for it',
     })
+  })
+
+  it('down: a renewing leader whose transport it recorded closed — for how long, and when it yields', () => {
+    const l = lead('provider:wa', 'pod-a', { transportDown: { sinceMs: NOW - 35_000, yieldsAtMs: NOW + 25_000 } })
+    const h = leadHealth(l, live, NOW)
+    expect(h.state).toBe('down')
+    expect(h.transportDown).toEqual({ downForMs: 35_000, yieldAfterMs: 60_000, yieldsInMs: 25_000 })
+    expect(transportDownText(h.transportDown!)).toBe('transport down 35s (yields at 1m)')
+    expect(h.reason).toMatch(/^pod-a leads provider:wa but its transport down 35s \(yields at 1m\).*yields in 25s/)
+    // a lease problem outranks it: a frozen leader is late, its transport record says nothing newer
+    const frozen = lead('provider:wa', { ...l.holder!, lastRenewalMs: NOW - 8500 }, { transportDown: l.transportDown })
+    expect(leadHealth(frozen, live, NOW)).toMatchObject({ state: 'late', transportDown: { downForMs: 35_000 } })
+    expect(leadHealth(lead('provider:wa', 'pod-a'), live, NOW).transportDown).toBeNull()
+  })
+
+  it('one formatting: the interval in a reason reads as formatDuration prints it beside it', () => {
+    // 5000 / 3 = 1666ms: once read 1.7s in the reason and 1.6s in the RENEWED column
+    expect(fmtMs(1666)).toBe(formatDuration(1666))
+    expect(fmtMs(-1666)).toBe('1.6s')
   })
 })
