@@ -48,6 +48,7 @@ export type {
   Json,
   LeaseKindLabel,
   ChatDetail,
+  LetGo,
 } from '../src/state/decode.js'
 export type { DashboardSnapshot, DashboardChat } from '../src/state/dashboard.js'
 export type { StateSource, ProbeName } from '../src/state/source.js'

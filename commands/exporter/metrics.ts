@@ -59,6 +59,11 @@ export function exporterMetrics() {
       'kind',
     ]),
     leaderLate: gauge('botmesh_lead_leader_late', 'The leader of this lead is late to renew it: frozen or partitioned', ['lead', 'kind']),
+    transportDown: gauge(
+      'botmesh_lead_transport_down_seconds',
+      "How long the leader of this lead has reported its transport down (0 while up or nobody leads); it yields at the campaign's providerDownMs",
+      ['lead', 'kind'],
+    ),
     vacant: gauge('botmesh_lead_vacant_seconds', 'How long nobody has led this lead (0 while someone leads)', ['lead', 'kind']),
     fence: gauge('botmesh_lead_fence', 'The fence of the current or last grant of this lead', ['lead', 'kind']),
     yieldPending: gauge('botmesh_lead_yield_pending', 'An operator asked the leader of this lead to step down and it has not yet', [
@@ -101,6 +106,7 @@ export function stateGauges(m: ExporterMetrics): Gauge[] {
     m.chatsStuck,
     m.leaderPresent,
     m.leaderLate,
+    m.transportDown,
     m.vacant,
     m.fence,
     m.yieldPending,
@@ -161,6 +167,7 @@ export function setState(m: ExporterMetrics, snap: DashboardSnapshot, schemaOk: 
     const labels = { lead: l.key, kind }
     m.leaderPresent.set(labels, l.holder ? 1 : 0)
     m.leaderLate.set(labels, health.state === 'late' ? 1 : 0)
+    m.transportDown.set(labels, (health.transportDown?.downForMs ?? 0) / 1000)
     m.vacant.set(labels, (health.vacantForMs ?? 0) / 1000)
     if (l.fence !== null) m.fence.set(labels, l.fence)
     m.yieldPending.set(labels, l.yieldRequest && l.yieldRequest.expiresAtMs > now ? 1 : 0)

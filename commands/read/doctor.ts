@@ -11,6 +11,8 @@ import {
   zombieLeases,
   lateLeases,
   replicaHealth,
+  leadRows,
+  transportDownText,
   type Layout,
   type Listing,
   type ReplicaSnapshot,
@@ -410,6 +412,25 @@ export async function collectDoctor(
           fix: 'they expire by themselves; to act now: botmesh-coord replica evict <id> / chat release <key>',
         }
       : { id: 'zombie-leases', status: 'ok', detail: 'every lease holder beats' },
+  )
+  // A leader that renews but recorded its transport closed: nothing is sent on that provider until it
+  // comes back or the leader yields (providerDownMs after it went down).
+  const downs = leadRows(leads.items, replicas.items, nowMs).filter((l) => l.transportDown !== null)
+  checks.push(
+    downs.length
+      ? {
+          id: 'provider-transports',
+          status: 'warn',
+          detail: `${downs.length} leader(s) report their transport down: ${downs
+            .slice(0, 3)
+            .map(
+              (l) =>
+                `${l.key} (${l.replicaId}: ${transportDownText(l.transportDown!)}, ${l.transportDown!.yieldsInMs > 0 ? `yields in ${dur(l.transportDown!.yieldsInMs)}` : 'yielding now'})`,
+            )
+            .join(', ')}${downs.length > 3 ? ', …' : ''}; nothing is sent or received on them meanwhile`,
+          fix: "look at that replica's transport (session, network to the provider); to hand it over now: botmesh-coord provider yield <name> --wait",
+        }
+      : { id: 'provider-transports', status: 'ok', detail: 'every leader reports its transport up' },
   )
   if (heartbeatsUnread.length) {
     // Without the heartbeats, who is alive is not known: these checks would judge every holder dead.

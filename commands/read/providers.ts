@@ -6,6 +6,7 @@ import { cell, printOne, renderTable, tableOf, type KindView } from '../output/f
 import { agoMs, dur, leftMs, renewedText } from '../output/time.js'
 import { progress } from '../output/progress.js'
 import { notFound } from '../output/errors.js'
+import { transportDownText, type LetGo } from '../lib.js'
 import { byNumber, byNumberDesc, byText, examples, limitOption, listingCommand, nowAndReplicas, printCorrupt, scanInfo } from './common.js'
 
 export async function collectProviders(ctx: Context, o: { limit?: number } = {}) {
@@ -25,6 +26,32 @@ export const leaderCell = (ctx: Context, r: LeadRow) =>
       : r.holderAlive
         ? cell(r.replicaId)
         : ctx.c.red(`${cell(r.replicaId)} (${r.state})`)
+
+/** The leader's transport: `up`, or `transport down 35s (yields at 1m)` (what the leader recorded). */
+export const transportCell = (ctx: Context, r: LeadRow): string =>
+  r.replicaId === null ? '-' : r.transportDown ? ctx.c.red(transportDownText(r.transportDown)) : ctx.c.green('up')
+
+/** How a leader let go, in words: what Redis recorded (released, yielded, expired, revoked, evicted). */
+export function letGoWords(how: LetGo | null, by: string | null): string {
+  switch (how) {
+    case 'released':
+      return 'released by the leader'
+    case 'yielded':
+      return `yielded by the leader${by ? ` to ${cell(by)}'s request` : ' to a yield request'}`
+    case 'expired':
+      return 'expired: the leader stopped renewing and never let go; counted from the expiry'
+    case 'revoked':
+      return `revoked by an operator${by ? ` (${cell(by)})` : ''}: the leader never let go`
+    case 'evicted':
+      return "revoked by an operator's replica evict: the leader never let go"
+    default:
+      return 'let go → next grant'
+  }
+}
+
+/** LAST TAKEOVER: `1.2s released`, `15s expired`, `0ms revoked`. */
+const takeoverCell = (r: LeadRow) =>
+  r.lastHandoverMs === null ? '-' : `${dur(r.lastHandoverMs)}${r.lastHandoverHow ? ` ${r.lastHandoverHow}` : ''}`
 
 const yieldText = (r: LeadRow) =>
   r.pendingYield
@@ -49,10 +76,11 @@ function providersView(ctx: Context): KindView<LeadRow> {
       { header: 'FENCE', value: (r) => r.fence ?? '-' },
       { header: 'EXPIRES IN', value: (r) => leftMs(r.expiresInMs) },
       { header: 'RENEWED', value: (r) => renewedText(c, r.state, r.lastRenewalAgoMs, r.renewMs) },
+      { header: 'TRANSPORT', value: (r) => transportCell(ctx, r) },
       { header: 'STANDBYS', value: (r) => (r.standbys.length ? r.standbys.map((s) => cell(s.replicaId)).join(', ') : c.dim('none')) },
       { header: 'YIELD', value: (r) => (r.pendingYield ? c.yellow(yieldText(r)) : '-') },
-      // How long the lead was vacant at the last change of leader (let go → next grant).
-      { header: 'LAST TAKEOVER', value: (r) => dur(r.lastHandoverMs) },
+      // How long the lead was vacant at the last change of leader, and how the leader before let go.
+      { header: 'LAST TAKEOVER', value: (r) => takeoverCell(r) },
       { header: 'BEFORE THIS LEADER', value: (r) => cell(r.previousHolder?.replicaId), wide: true },
     ],
   }
@@ -61,7 +89,8 @@ function providersView(ctx: Context): KindView<LeadRow> {
 export function providerLs(): Command {
   return listingCommand<LeadRow, { limit?: number }>({
     name: 'ls',
-    description: 'who leads each provider lead, since when, fence, time left, standbys, pending yield request, last takeover time',
+    description:
+      "who leads each provider lead, since when, fence, time left, the leader's transport (up, or down and when it yields), standbys, pending yield request, last takeover (how long, and released, yielded, expired or revoked)",
     examples: [
       'botmesh-coord --prefix shop provider ls',
       'botmesh-coord --prefix shop provider ls -o wide',
@@ -117,14 +146,19 @@ export function printProvider(ctx: Context, r: LeadRow): void {
   kv('state', r.state === 'ok' ? c.green('ok') : r.state === 'vacant' || r.state === 'late' ? c.yellow(r.state) : c.red(r.state))
   if (r.state !== 'ok') kv('why', r.reason)
   if (r.replicaId !== null) {
+    kv('transport', transportCell(ctx, r))
     kv('leading for', dur(r.leadingForMs))
     kv('lease left', leftMs(r.expiresInMs))
     kv('renewed', renewedText(c, r.state, r.lastRenewalAgoMs, r.renewMs))
     kv('before this leader', r.previousHolder ? `${cell(r.previousHolder.replicaId)} ${c.dim(cell(r.previousHolder.incarnation))}` : '-')
   } else {
     kv('last leader', r.lastHolder ? `${cell(r.lastHolder.replicaId)} ${c.dim(cell(r.lastHolder.incarnation))}` : '-')
+    if (r.letGoHow) kv('let go', letGoWords(r.letGoHow, r.letGoBy))
   }
-  kv('last takeover', r.lastHandoverMs === null ? '-' : `${dur(r.lastHandoverMs)} with nobody leading (let go → next grant)`)
+  kv(
+    'last takeover',
+    r.lastHandoverMs === null ? '-' : `${dur(r.lastHandoverMs)} with nobody leading (${letGoWords(r.lastHandoverHow, r.lastHandoverBy)})`,
+  )
   kv('yield request', r.pendingYield ? c.yellow(yieldText(r)) : '-')
   if (r.standbys.length) {
     ctx.out(c.dim(`standbys (${r.standbys.length})`))

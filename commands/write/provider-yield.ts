@@ -66,13 +66,15 @@ async function planYieldCancel(ctx: Context, rawName: string, flags: YieldFlags)
 export async function planProviderYield(ctx: Context, rawName: string, flags: YieldFlags): Promise<Plan> {
   if (flags.cancel) return planYieldCancel(ctx, rawName, flags)
   const ifFence = parseFence(flags.ifFence)
-  const waitMs = flags.waitTimeout ?? 60_000
   if (flags.waitTimeout !== undefined && !flags.wait) throw usage('--wait-timeout goes with --wait')
   const [nowMs, lead] = await Promise.all([ctx.reader.now(), findLead(ctx, rawName)])
   const name = lead.key
   if (!lead.holder || lead.holder.expiresAtMs <= nowMs) {
     throw notFound(`nobody leads ${name}${lead?.fence ? ` (last fence ${lead.fence})` : ''}: nothing to yield`)
   }
+  // By default --wait waits as long as the leader's lease runs (plus a takeover's slack): a leader that
+  // answers yields well inside it; one that does not is taken over by the expiry, reported as such.
+  const waitMs = flags.waitTimeout ?? defaultWaitMs(lead.holder.expiresAtMs - nowMs)
   if (ifFence !== null && lead.fence !== ifFence) {
     throw conflict(`the state changed since you looked: ${name} is at fence ${lead.fence}, not ${ifFence}; nothing done`)
   }
@@ -200,7 +202,36 @@ async function revoke(ctx: Context, name: string, lead: LeadSnapshot, flags: Yie
   }
 }
 
-/** Poll (Redis clock, 100 ms) until a different replica leads with a higher fence; measure the takeover. */
+/** The slack past the leader's lease that --wait waits by default, for a standby to take an expired lead. */
+export const WAIT_SLACK_MS = 5_000
+
+/** --wait's default: the leader's lease left when asked, plus WAIT_SLACK_MS. */
+export function defaultWaitMs(leaseLeftMs: number): number {
+  return Math.max(0, leaseLeftMs) + WAIT_SLACK_MS
+}
+
+/** How a takeover happened, in the words of --wait: what the lead hash recorded (hw/hb). */
+function takeoverHow(l: LeadSnapshot, old: string): string {
+  switch (l.lastHandoverHow) {
+    case 'yielded':
+      return `${old} yielded (released it on the request)`
+    case 'released':
+      return `${old} released it`
+    case 'expired':
+      return `${old} never let go: its lease expired (frozen, dead or cut off from Redis), and the time counts from the expiry`
+    case 'revoked':
+      return `revoked by an operator${l.lastHandoverBy ? ` (${l.lastHandoverBy})` : ''}: ${old} never let go`
+    case 'evicted':
+      return `revoked by replica evict: ${old} never let go`
+    default:
+      return `${old} let go`
+  }
+}
+
+/**
+ * Poll (Redis clock, 100 ms) until a different replica leads with a higher fence; measure the takeover
+ * and say how it happened. A takeover by expiry is not the yield that was asked for: exit 1.
+ */
 async function waitForTakeover(
   ctx: Context,
   name: string,
@@ -222,10 +253,28 @@ async function waitForTakeover(
       (!target || h.replicaId === target)
     ) {
       const ms = Math.round(performance.now() - startedAt)
+      const how = last!.lastHandoverHow
+      const expired = how === 'expired'
+      const lines = [
+        `${h.replicaId} leads ${name} now (fence ${last!.fence}); takeover took ${formatDuration(ms)}: ${takeoverHow(last!, old.replicaId)}`,
+      ]
+      if (expired) {
+        lines.push(
+          `${old.replicaId} did not yield: the lead changed hands only because its lease ran out; look at that replica (frozen? cut off?) — next time, against a leader that does not answer: provider yield ${name} --force`,
+        )
+      }
       return {
-        code: EXIT.ok,
-        lines: [`${h.replicaId} leads ${name} now (fence ${last!.fence}); takeover took ${formatDuration(ms)}`],
-        json: { ok: true, leader: { replicaId: h.replicaId, incarnation: h.incarnation }, fence: last!.fence, takeoverMs: ms },
+        code: expired ? EXIT.unsafe : EXIT.ok,
+        lines,
+        json: {
+          ok: !expired,
+          how: how ?? null,
+          by: last!.lastHandoverBy,
+          leader: { replicaId: h.replicaId, incarnation: h.incarnation },
+          fence: last!.fence,
+          takeoverMs: ms,
+          vacantMs: last!.lastHandoverMs,
+        },
       }
     }
     if (performance.now() >= deadline) break
@@ -257,8 +306,19 @@ export function providerYield(): Command {
       .description('ask the leader of a provider to step down; a campaigning standby takes over')
       .argument('<name>', 'the lead name, e.g. provider:whatsapp (bare whatsapp = provider:whatsapp)')
       .addOption(new Option('--to <replicaId>', 'hand it to this standby only (refused unless alive and standing)'))
-      .addOption(new Option('--wait', 'wait until another replica leads with a higher fence; print the takeover time'))
-      .addOption(durationOption('--wait-timeout <duration>', 'how long --wait waits (default 60s)', { min: 1 }))
+      .addOption(
+        new Option(
+          '--wait',
+          'wait until another replica leads with a higher fence; print the takeover time and how (yielded, expired, revoked)',
+        ),
+      )
+      .addOption(
+        durationOption(
+          '--wait-timeout <duration>',
+          "how long --wait waits (default: the leader's lease left, plus 5s; a takeover by expiry exits 1)",
+          { min: 1 },
+        ),
+      )
       .addOption(new Option('--force', 'revoke the lead in Redis now (a leader that does not answer); fence bumped'))
       .addOption(new Option('--cancel', 'withdraw the pending yield request (or the reservation for a standby) instead'))
       .addOption(new Option('--if-fence <fence>', 'only if the lead is still at this fence (what you saw)')),

@@ -487,7 +487,9 @@ export function leadHealth(l: LeadSnapshot, live: Liveness, nowMs: number): Lead
       ...base,
       state: 'down',
       reason: `${h.replicaId} leads ${l.key} but its ${transportDownText(transportDown)}: nothing is sent or received on it; ${
-        transportDown.yieldsInMs > 0 ? `it yields in ${fmtMs(transportDown.yieldsInMs)} unless the transport comes back` : 'it is yielding now'
+        transportDown.yieldsInMs > 0
+          ? `it yields in ${fmtMs(transportDown.yieldsInMs)} unless the transport comes back`
+          : 'it is yielding now'
       }`,
     }
   }

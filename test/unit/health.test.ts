@@ -137,9 +137,7 @@ describe('chats', () => {
     expect(codes(late)).toEqual(['holder-late'])
     const stuck = chatHealth(chatState('c', { holder: h, tickets: [ticket(2, 'pod-b'), ticket(3, 'pod-b')] }), live, NOW)
     expect(stuck.state).toBe('stuck')
-    expect(stuck.reason).toBe(
-      'holder pod-a has not renewed for 8.1s (every 5s): frozen or partitioned; its lease ends in 6.9s; 2 waiting',
-    )
+    expect(stuck.reason).toBe('holder pod-a has not renewed for 8.1s (every 5s): frozen or partitioned; its lease ends in 6.9s; 2 waiting')
   })
 
   it('stuck: a dead or restarted holder, a dead head ticket, a queue nobody is granted', () => {
