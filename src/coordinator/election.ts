@@ -20,8 +20,7 @@ export interface LeadPort {
   checkLeaseNow(lease: HeldLease): Promise<void>
   announceLeader(lead: LeadHandle): void
   announceFollower(name: string, reason: FollowerReason): void
-  /** Record in Redis that the lead's transport is down (yields `yieldAfterMs` later) or up again. */
-  reportTransport(lead: LeadHandle, down: boolean, yieldAfterMs: number): void
+  reportTransport(lead: LeadHandle, down: boolean, yieldAfterMs: number): void // lead-transport-1: down (yields then) / up
   reportError(err: unknown): void
 }
 
@@ -33,9 +32,8 @@ export class LeadHandle extends LeaseHandle implements Lead {
 }
 
 /**
- * A campaign for one lead: stands, leads, and stands again. Standbys sleep until the current lease
- * would expire (or until the leader's release wakes them by pub/sub), so a dead leader is replaced
- * about leaseMs after its last renewal and a released lead within a round trip.
+ * A campaign for one lead: stands, leads, and stands again. Standbys sleep until the lease would expire (or the leader's
+ * release wakes them by pub/sub): a dead leader is replaced about leaseMs after its last renewal, a released one at once.
  */
 export class Election {
   readonly name: string
@@ -78,9 +76,8 @@ export class Election {
   }
 
   /**
-   * Resolves once this replica leads and `onLeader` has resolved (the transport is connected). While
-   * it stands by it stays pending; each lead after a loss gives a new one. Rejects when the election
-   * stops without leading.
+   * Resolves once this replica leads and `onLeader` has resolved (the transport is connected). While it stands by it stays
+   * pending; each lead after a loss gives a new one. Rejects when the election stops without leading.
    */
   get ready(): Promise<void> {
     return this.#ready.promise
@@ -212,9 +209,9 @@ export class Election {
   }
 
   /**
-   * onLeader rejected (no transport): this replica never led — no coordination:leader, `ready` stays
-   * pending, assertLeader() throws. It steps down as a yield does (onFollower('leader-failed') undoes
-   * what onLeader did, the release lets a standby in), sits out sitOutMs and stands again.
+   * onLeader rejected (no transport): this replica never led — no coordination:leader, `ready` stays pending, assertLeader()
+   * throws. It steps down as a yield does (onFollower('leader-failed') undoes what onLeader did, the release lets a standby
+   * in), sits out sitOutMs and stands again.
    */
   async #leaderFailed(lead: LeadHandle): Promise<void> {
     this.#current = null
@@ -295,10 +292,9 @@ export class Election {
 
   /** The transport is open again. */
   reportUp(): void {
-    const wasDown = this.#down
+    if (this.#down && this.#current && !this.#dead) this.#port.reportTransport(this.#current, false, this.#providerDownMs)
     this.#down = false
     this.#clearDownTimer()
-    if (wasDown && this.#current && !this.#dead) this.#port.reportTransport(this.#current, false, this.#providerDownMs)
   }
 
   #notifyIdle(): void {
@@ -311,9 +307,8 @@ export class Election {
   }
 
   /**
-   * Step down now (onFollower 'resign', release, sit out sitOutMs), then stand again. Called while a
-   * lead may be on its way (right after campaign(), an attempt in flight), that lead is given back
-   * before it is served: neither onLeader nor onFollower runs, and no event fires.
+   * Step down now (onFollower 'resign', release, sit out sitOutMs), then stand again. Called while a lead may be on its way
+   * (right after campaign(), an attempt in flight), that lead is given back unserved: no onLeader, no onFollower, no event.
    */
   async resign(): Promise<void> {
     if (this.#stopped) return

@@ -83,10 +83,7 @@ export class RedisBackend implements CoordinationBackend {
     return warnings
   }
 
-  /**
-   * How long a poll, a renewal or a lead attempt may take: almost a lease, not commandTimeoutMs, so a slow link still
-   * works (with the short bound a call would time out while Redis still ran it: a grant nobody saw).
-   */
+  /** A poll, renewal or lead attempt may take almost a lease: a shorter bound times out calls Redis still runs (unseen grants). */
   private leaseCallTimeout(leaseMs: number): number {
     return Math.max(this.opts.commandTimeoutMs, Math.floor(leaseMs * 0.9))
   }
@@ -161,7 +158,6 @@ export class RedisBackend implements CoordinationBackend {
   async leadTransport(name: string, incarnation: string, fence: number, down: boolean, yieldAfterMs: number): Promise<boolean> {
     return this.scripts.call(LEAD_TRANSPORT, { lead: this.keys.lead(name) }, { incarnation, fence, down, yieldAfterMs })
   }
-
   async requestYield(name: string, req: YieldRequestInput): Promise<YieldResult> {
     return this.scripts.call(
       LEAD_YIELD,
@@ -320,9 +316,8 @@ export class RedisBackend implements CoordinationBackend {
 }
 
 /**
- * A wake message is a grant as JSON (`{t, q, f, l, k, p, pi}`, from grant_next), `<ticket>|<raw chat
- * state key>` (poll now: e.g. an operator dropped the ticket), `-|<raw chat state key>` (an operator
- * revoked the turn: renew now to learn it) or `-|<raw lead key>` (a lead event).
+ * A wake message: a grant as JSON (`{t, q, f, l, k, p, pi}`, grant_next), `<ticket>|<raw chat state key>` (poll now: a ticket
+ * dropped), `-|<raw chat state key>` (a turn revoked: renew now to learn it) or `-|<raw lead key>` (a lead event).
  */
 export function decodeWake(
   keys: KeyLayout,
