@@ -154,7 +154,7 @@ for (const layout of ['standalone', 'cluster'] as Layout[]) {
           pendingYield: null,
         }),
       ])
-      expect(t.stdout).toMatch(/provider:whatsapp\s+pod-a\s+\w{8}\s+\S+ ago\s+\d+\s+\S+\s+\S+ ago\s+pod-b/)
+      expect(t.stdout).toMatch(/provider:whatsapp\s+pod-a\s+\w{8}\s+\S+ ago\s+\d+\s+\S+\s+\S+ ago\s+up\s+pod-b/)
       const [js, ts] = await both('provider', 'status', 'whatsapp')
       expect(js.provider).toMatchObject({ key: 'provider:whatsapp', replicaId: 'pod-a', holderAlive: true })
       expect(ts.stdout).toMatch(/leader\s+pod-a/)
