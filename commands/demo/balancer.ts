@@ -5,9 +5,13 @@
  *   chats (at least one) are hot and get half of all messages. A seeded generator, so a run is
  *   repeatable.
  * - Routing: session affinity by chat (rendezvous hashing over the healthy replicas), as most load
- *   balancers in front of webhooks do; 5% of messages spill to another replica, so turns really are
- *   taken across replicas. When a replica dies or is frozen, its chats re-hash onto the others —
- *   which is when conversations are handed over.
+ *   balancers in front of webhooks do; 5% of messages of the checkpointed flows (order, faq) spill to
+ *   another replica, so turns really are taken across replicas and those conversations resume there.
+ *   The async flow (survey) never spills while its replica is healthy: it cannot move, and a message
+ *   of it on another replica is a `notify` handover — a customer told "our conversation was
+ *   interrupted". A deployment that runs async flows pins their chats the same way. When a replica
+ *   dies or is frozen, its chats re-hash onto the others — which is when conversations are handed
+ *   over, and the only time the demo shows `notify`.
  */
 import { createHash } from 'node:crypto'
 
@@ -22,6 +26,15 @@ function seeded(seed: number): () => number {
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296
   }
 }
+
+/** Which flow a chat of the demo runs (every third chat runs the async survey). */
+export function flowFor(chat: string): 'order' | 'faq' | 'survey' {
+  const n = Number(/(\d+)$/.exec(chat)?.[1] ?? createHash('md5').update(chat).digest()[0])
+  return (['order', 'faq', 'survey'] as const)[n % 3]!
+}
+
+/** An async conversation cannot move between replicas: its chat stays on its replica while that one is healthy. */
+export const pinned = (chat: string): boolean => flowFor(chat) === 'survey'
 
 function score(chat: string, replica: string): number {
   return createHash('md5').update(`${chat}\u0000${replica}`).digest().readUInt32BE(0)
@@ -51,7 +64,7 @@ export class LoadBalancer {
   /** The replica that gets a message of this chat, among the healthy ones (null: none is healthy). */
   route(chat: string, healthy: string[]): string | null {
     if (healthy.length === 0) return null
-    if (healthy.length > 1 && this.random() < this.spill) return healthy[Math.floor(this.random() * healthy.length)]!
+    if (healthy.length > 1 && !pinned(chat) && this.random() < this.spill) return healthy[Math.floor(this.random() * healthy.length)]!
     let best = healthy[0]!
     let bestScore = -1
     for (const r of healthy) {

@@ -22,6 +22,7 @@
 import { createHash } from 'node:crypto'
 import { EventEmitter } from 'node:events'
 import { parseArgs } from 'node:util'
+import { flowFor } from './balancer.js'
 import {
   CheckpointConflictError,
   CoordinationUnavailableError,
@@ -293,10 +294,6 @@ function startAsync(name: string, fn: typeof survey): AsyncRun {
 const conversations = new Map<string, FlowRun | AsyncRun>()
 
 /** Which conversation a chat starts when idle: a fixed mix, so every kind is always in the traffic. */
-function flowFor(chat: string): 'order' | 'faq' | 'survey' {
-  const n = Number(/(\d+)$/.exec(chat)?.[1] ?? createHash('md5').update(chat).digest()[0])
-  return (['order', 'faq', 'survey'] as const)[n % 3]!
-}
 
 /** The fake outbound send: only while the turn is held (a frozen replica must not answer out of order). */
 let sent = 0

@@ -8,7 +8,7 @@ import { Box, useApp, useInput, useStdout, type Key } from 'ink'
 import type { ChatDetail, ChatView, DashboardSnapshot, Explanation } from '../lib.js'
 import { describeError } from '../output/errors.js'
 import { usePolling } from './use-polling.js'
-import { advance, chatDetail, filterChats, filterExpiring, type DashboardModel, type Tone } from './model.js'
+import { advance, chatDetail, filterChats, filterExpiring, needsAttention, type DashboardModel, type Tone } from './model.js'
 import { PANELS, allocate, priorityFor, type PanelId } from './layout.js'
 import { EXTEND_TTL_MS, cliEquivalent, type ActionOutcome, type Interventions } from './interventions.js'
 import { dur, shortInc } from './text.js'
@@ -67,12 +67,16 @@ interface Refresh {
 }
 
 interface Confirm {
+  /** What it acts on (verb and key, ticket): the prompt is rebuilt at each refresh while this stays the same. */
+  target: string
   /** What, to whom, at which fence. */
   text: string
   /** The same action on the command line. */
   command: string
   run: () => Promise<ActionOutcome>
 }
+
+type Verb = 'yield' | 'release' | 'skip' | 'handover rm' | 'checkpoint extend'
 
 type Selection = Record<PanelId, { index: number; key: string | null }>
 
@@ -116,7 +120,8 @@ export function DashboardApp(props: DashboardAppProps): React.ReactElement {
   const [helpFrom, setHelpFrom] = useState<'main' | 'detail'>('main')
   const [detailKey, setDetailKey] = useState<string | null>(null)
   const [ticketIndex, setTicketIndex] = useState(0)
-  const [confirm, setConfirm] = useState<Confirm | null>(null)
+  /** The prompt open: which action, on what. Its text and fence are rebuilt from the latest refresh at each render. */
+  const [confirmAsk, setConfirmAsk] = useState<{ verb: Verb; target: string } | null>(null)
   const [busy, setBusy] = useState<string | null>(null)
   const [message, setMessage] = useState<{ text: string; tone: Tone } | null>(null)
   /** `g` in a replay: the time being typed. */
@@ -194,17 +199,17 @@ export function DashboardApp(props: DashboardAppProps): React.ReactElement {
     )
   }
 
-  const act = (verb: string, build: () => Confirm | string) => {
+  const act = (verb: Verb) => {
     if (readOnly) {
       setMessage({ text: `read-only mode (--read-only / BOTMESH_READ_ONLY): ${verb} is disabled`, tone: 'warn' })
       return
     }
-    const c = build()
+    const c = builders[verb]()
     if (typeof c === 'string') setMessage({ text: c, tone: 'warn' })
-    else setConfirm(c)
+    else setConfirmAsk({ verb, target: c.target })
   }
 
-  // y acts on the provider selected in PROVIDER (or a lead in EXPIRING); with one provider, on it.
+  // y acts on the provider selected in PROVIDER (or a lead in LEASES BY EXPIRY); with one provider, on it.
   const yieldTarget = () => {
     if (focus === 'expiring') {
       const i = selectedIndex('expiring')
@@ -218,18 +223,18 @@ export function DashboardApp(props: DashboardAppProps): React.ReactElement {
     return rows.providers.length === 1 ? rows.providers[0]! : null
   }
 
-  const askYield = () =>
-    act('yield', () => {
-      const p = yieldTarget()
-      if (!p) return 'select a provider first: tab to PROVIDER'
-      if (!p.leader) return `nobody leads ${p.key}: nothing to yield`
-      const command = cliEquivalent.yield(p.key, p.fence)
-      return {
-        text: `yield ${p.key}: leader ${p.leader} (${shortInc(p.leaderIncarnation ?? '')}) fence ${p.fence}, standbys ${p.standbys.join(',') || 'none'}`,
-        command,
-        run: () => source.interventions.yieldProvider(p.key, { ifFence: p.fence, command }),
-      }
-    })
+  const askYield = (): Confirm | string => {
+    const p = yieldTarget()
+    if (!p) return 'select a provider first: tab to PROVIDER'
+    if (!p.leader) return `nobody leads ${p.key}: nothing to yield`
+    const command = cliEquivalent.yield(p.key, p.fence)
+    return {
+      target: `yield ${p.key}`,
+      text: `yield ${p.key}: leader ${p.leader} (${shortInc(p.leaderIncarnation ?? '')}) fence ${p.fence}, standbys ${p.standbys.join(',') || 'none'}`,
+      command,
+      run: () => source.interventions.yieldProvider(p.key, { ifFence: p.fence, command }),
+    }
+  }
 
   const releaseTarget = (): { key: string; holder: string | null; incarnation: string | null; fence: number | null } | null => {
     if (view === 'detail' && detail) {
@@ -250,65 +255,86 @@ export function DashboardApp(props: DashboardAppProps): React.ReactElement {
     return c ? { key: c.key, holder: c.holder, incarnation: c.holderIncarnation, fence: c.fence } : null
   }
 
-  const askRelease = () =>
-    act('release', () => {
-      const t = releaseTarget()
-      if (!t) return 'select a chat first: tab to CHAT (or open one with ⏎)'
-      if (!t.holder) return `${t.key} is not held: nothing to release`
-      const command = cliEquivalent.release(t.key, t.fence)
-      return {
-        text: `release ${t.key}: holder ${t.holder} (${shortInc(t.incarnation ?? '')}) fence ${t.fence}; the fence is bumped, the next ticket granted`,
-        command,
-        run: () => source.interventions.releaseChat(t.key, { ifFence: t.fence, ifIncarnation: t.incarnation, command }),
-      }
-    })
+  const askRelease = (): Confirm | string => {
+    const t = releaseTarget()
+    if (!t) return 'select a chat first: tab to CHAT (or open one with ⏎)'
+    if (!t.holder) return `${t.key} is not held: nothing to release`
+    const command = cliEquivalent.release(t.key, t.fence)
+    return {
+      target: `release ${t.key}`,
+      text: `release ${t.key}: holder ${t.holder} (${shortInc(t.incarnation ?? '')}) fence ${t.fence}; the fence is bumped, the next ticket granted`,
+      command,
+      run: () => source.interventions.releaseChat(t.key, { ifFence: t.fence, ifIncarnation: t.incarnation, command }),
+    }
+  }
 
-  const askSkip = () =>
-    act('skip', () => {
-      if (view !== 'detail' || !detail) return 'open a chat (⏎) and select a ticket to skip it'
-      const t = ticketSel === null ? null : tickets[ticketSel]
-      if (!t) return `${detail.view.key} has no queued ticket`
-      const v = detail.view
-      const command = cliEquivalent.skip(v.key, t.ticket, v.fence)
-      return {
-        text: `skip ticket ${t.ticket} of ${v.key}: ${t.replicaId} (${shortInc(t.incarnation)}, ${t.alive ? 'alive' : t.state}); holder ${v.holder?.replicaId ?? 'none'} fence ${v.fence}`,
-        command,
-        run: () => source.interventions.skipTicket(v.key, t.ticket, { ifFence: v.fence, ifIncarnation: t.incarnation, command }),
-      }
-    })
+  const askSkip = (): Confirm | string => {
+    if (view !== 'detail' || !detail) return 'open a chat (⏎) and select a ticket to skip it'
+    const t = ticketSel === null ? null : tickets[ticketSel]
+    if (!t) return `${detail.view.key} has no queued ticket`
+    const v = detail.view
+    const command = cliEquivalent.skip(v.key, t.ticket, v.fence)
+    return {
+      target: `skip ${v.key} ${t.ticket}`,
+      text: `skip ticket ${t.ticket} of ${v.key}: ${t.replicaId} (${shortInc(t.incarnation)}, ${t.alive ? 'alive' : t.state}); holder ${v.holder?.replicaId ?? 'none'} fence ${v.fence}`,
+      command,
+      run: () => source.interventions.skipTicket(v.key, t.ticket, { ifFence: v.fence, ifIncarnation: t.incarnation, command }),
+    }
+  }
 
   // h and e act on the open chat's handover marker and checkpoint, as `handover rm` and `checkpoint extend` do.
-  const askRemoveMarker = () =>
-    act('handover rm', () => {
-      if (view !== 'detail' || !detail) return 'open a chat (⏎) to remove its handover marker'
-      const v = detail.view
-      const m = v.handover
-      if (!m) return `${v.key} has no handover marker`
-      const command = cliEquivalent.handoverRm(v.key, m.incarnation)
-      return {
-        text: `remove the handover marker of ${v.key}: ${m.name} by ${m.replicaId} (${shortInc(m.incarnation)}, ${m.ownerAlive ? 'alive' : 'gone'}), waiting ${dur(m.waitingForMs)}; the next owner applies no fallback`,
-        command,
-        run: () => source.interventions.removeHandover(v.key, { ifIncarnation: m.incarnation, ifSince: m.since, command }),
-      }
-    })
+  const askRemoveMarker = (): Confirm | string => {
+    if (view !== 'detail' || !detail) return 'open a chat (⏎) to remove its handover marker'
+    const v = detail.view
+    const m = v.handover
+    if (!m) return `${v.key} has no handover marker`
+    const command = cliEquivalent.handoverRm(v.key, m.incarnation)
+    return {
+      target: `handover rm ${v.key}`,
+      text: `remove the handover marker of ${v.key}: ${m.name} by ${m.replicaId} (${shortInc(m.incarnation)}, ${m.ownerAlive ? 'alive' : 'gone'}), waiting ${dur(m.waitingForMs)}; the next owner applies no fallback`,
+      command,
+      run: () => source.interventions.removeHandover(v.key, { ifIncarnation: m.incarnation, ifSince: m.since, command }),
+    }
+  }
 
-  const askExtend = () =>
-    act('checkpoint extend', () => {
-      if (view !== 'detail' || !detail) return 'open a chat (⏎) to extend its checkpoint'
-      const v = detail.view
-      const cp = v.checkpoint
-      if (!cp) return `${v.key} has no checkpoint`
-      if (!cp.ephemeral) return `the checkpoint of ${v.key} is persistent: it has no TTL to extend`
-      const command = cliEquivalent.extend(v.key, cp.revision)
-      return {
-        text: `extend the checkpoint of ${v.key}: ${cp.flow}/${cp.step} rev ${cp.revision}, expires in ${dur(cp.expiresInMs)} → ${dur(EXTEND_TTL_MS)}`,
-        command,
-        run: () => source.interventions.extendCheckpoint(v.key, { ifRevision: cp.revision, ttlMs: EXTEND_TTL_MS, command }),
-      }
+  const askExtend = (): Confirm | string => {
+    if (view !== 'detail' || !detail) return 'open a chat (⏎) to extend its checkpoint'
+    const v = detail.view
+    const cp = v.checkpoint
+    if (!cp) return `${v.key} has no checkpoint`
+    if (!cp.ephemeral) return `the checkpoint of ${v.key} is persistent: it has no TTL to extend`
+    const command = cliEquivalent.extend(v.key, cp.revision)
+    return {
+      target: `checkpoint extend ${v.key}`,
+      text: `extend the checkpoint of ${v.key}: ${cp.flow}/${cp.step} rev ${cp.revision}, expires in ${dur(cp.expiresInMs)} → ${dur(EXTEND_TTL_MS)}`,
+      command,
+      run: () => source.interventions.extendCheckpoint(v.key, { ifRevision: cp.revision, ttlMs: EXTEND_TTL_MS, command }),
+    }
+  }
+
+  const builders: Record<Verb, () => Confirm | string> = {
+    yield: askYield,
+    release: askRelease,
+    skip: askSkip,
+    'handover rm': askRemoveMarker,
+    'checkpoint extend': askExtend,
+  }
+  // The open prompt, rebuilt from this render's refresh: it shows (and acts at) the fence or revision
+  // the screen behind it shows, never the one of the refresh when the key was pressed.
+  const rebuilt = confirmAsk ? builders[confirmAsk.verb]() : null
+  const confirm: Confirm | null = rebuilt && typeof rebuilt !== 'string' && rebuilt.target === confirmAsk!.target ? rebuilt : null
+  const confirmGone = confirmAsk !== null && confirm === null
+  useEffect(() => {
+    if (!confirmGone) return
+    setConfirmAsk(null)
+    setMessage({
+      text: `the state changed: ${typeof rebuilt === 'string' ? rebuilt : `${confirmAsk!.target} is gone`}; nothing done`,
+      tone: 'warn',
     })
+  })
 
   const runConfirmed = (c: Confirm) => {
-    setConfirm(null)
+    setConfirmAsk(null)
     setBusy(c.command)
     c.run()
       .then(
@@ -330,10 +356,10 @@ export function DashboardApp(props: DashboardAppProps): React.ReactElement {
   // one subscription calls the latest (a key that arrives between a render and ink's re-subscription
   // would otherwise act on an older screen).
   const onKey = (input: string, key: Key) => {
-    if (confirm) {
-      if (input === 'y' || input === 'Y') runConfirmed(confirm)
+    if (confirmAsk) {
+      if ((input === 'y' || input === 'Y') && confirm) runConfirmed(confirm)
       else {
-        setConfirm(null)
+        setConfirmAsk(null)
         setMessage({ text: 'cancelled: nothing done', tone: 'info' })
       }
       return
@@ -388,11 +414,11 @@ export function DashboardApp(props: DashboardAppProps): React.ReactElement {
     }
     if (input === 'p') return setPaused((x) => !x)
     if (busy) return
-    if (input === 'y') return askYield()
-    if (input === 'r') return askRelease()
-    if (input === 's') return askSkip()
-    if (input === 'h') return askRemoveMarker()
-    if (input === 'e') return askExtend()
+    if (input === 'y') return act('yield')
+    if (input === 'r') return act('release')
+    if (input === 's') return act('skip')
+    if (input === 'h') return act('handover rm')
+    if (input === 'e') return act('checkpoint extend')
     if (view === 'detail') {
       if (key.escape || key.backspace || key.delete || key.leftArrow) setView('main')
       else if (key.upArrow || input === 'k') setTicketIndex((t) => Math.max(0, Math.min(t, tickets.length - 1) - 1))
@@ -416,7 +442,7 @@ export function DashboardApp(props: DashboardAppProps): React.ReactElement {
       const i = selectedIndex(focus)
       if (focus === 'chats' && i !== null) openChat(rows.chats[i]!.key)
       else if (focus === 'expiring' && i !== null && rows.expiring[i]!.kind === 'chat') openChat(rows.expiring[i]!.key)
-      else setMessage({ text: '⏎ opens a chat: select one in CHAT or EXPIRING', tone: 'info' })
+      else setMessage({ text: '⏎ opens a chat: select one in CHAT or LEASES BY EXPIRY', tone: 'info' })
     }
   }
   const onKeyRef = useRef(onKey)
@@ -480,7 +506,7 @@ export function DashboardApp(props: DashboardAppProps): React.ReactElement {
         case 'chats':
           return <ChatsPanel key={id} rows={rows.chats} total={model?.chats.length ?? 0} filter={filter} {...common} />
         case 'expiring':
-          return <ExpiringPanel key={id} rows={rows.expiring} {...common} />
+          return <ExpiringPanel key={id} rows={rows.expiring} filter={filter} {...common} />
         case 'events':
           return <EventsPanel key={id} rows={rows.events} nowMs={model?.nowMs ?? 0} {...common} />
       }
@@ -532,6 +558,7 @@ export function DashboardApp(props: DashboardAppProps): React.ReactElement {
         readOnly={readOnly}
         width={width}
         colour={colour}
+        attention={model ? needsAttention(model) : null}
       />
       <Box height={bodyHeight} flexDirection="column" overflow="hidden">
         {body}

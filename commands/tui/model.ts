@@ -6,7 +6,7 @@
  * dashboard's own Redis load (commands per second), and replicas that vanished between refreshes
  * (kept on screen as "gone" for a while, so a dead replica stands out instead of silently leaving).
  */
-import { chatView, explainChat, leadHealth, liveness, replicaHealth, type Liveness } from '../lib.js'
+import { chatView, explainChat, leadHealth, liveness, replicaHealth, transportDownText, type Liveness } from '../lib.js'
 import type { ChatDetail, ChatState, ChatView, DashboardSnapshot, Explanation, LeadSnapshot, LeadState, ReplicaSnapshot } from '../lib.js'
 import { dur, ratePerSec } from './text.js'
 import { eventLine, streamIdMs, type EventLine, type Tone } from '../output/events.js'
@@ -53,6 +53,8 @@ export interface ProviderRow {
   /** Nobody leads since (ms ago). */
   leaderlessForMs: number | null
   expiresInMs: number | null
+  /** The leader's transport: null while up, or `transport down 35s (yields at 1m)`. */
+  transportDown: string | null
 }
 
 export interface ChatRow {
@@ -208,9 +210,11 @@ function providerRow(p: LeadSnapshot, live: Liveness, now: number): ProviderRow 
   const leader = p.holder
   const y = p.yieldRequest
   const yLeft = y ? y.expiresAtMs - now : 0
+  const health = leadHealth(p, live, now)
   return {
     key: p.key,
-    state: leadHealth(p, live, now).state,
+    state: health.state,
+    transportDown: health.transportDown ? transportDownText(health.transportDown) : null,
     leader: leader?.replicaId ?? null,
     leaderIncarnation: leader?.incarnation ?? null,
     fence: p.fence,
@@ -221,6 +225,22 @@ function providerRow(p: LeadSnapshot, live: Liveness, now: number): ProviderRow 
     leaderlessForMs: !leader && p.releasedAtMs ? Math.max(0, now - p.releasedAtMs) : null,
     expiresInMs: leader ? leader.expiresAtMs - now : null,
   }
+}
+
+/**
+ * What needs an operator's attention on this screen, in words (empty: all healthy): replicas late or
+ * gone, leads not `ok` (vacant, a late leader, a transport down), stuck or late chats, leases late or
+ * past expiry, corrupt keys. The header says "all healthy" only when this is empty.
+ */
+export function needsAttention(m: DashboardModel): string[] {
+  const out: string[] = []
+  const n = (count: number, what: string) => (count ? [`${count} ${what}`] : [])
+  out.push(...n(m.replicas.filter((r) => r.status !== 'ok').length, 'replica(s) late or gone'))
+  out.push(...n(m.providers.filter((p) => p.state !== 'ok').length, 'lead(s) not ok'))
+  out.push(...n(m.chats.filter((c) => c.stuck.length > 0 || c.holderLate).length, 'chat(s) stuck'))
+  out.push(...n(m.expiring.filter((e) => e.late || e.expiresInMs < 0).length, 'lease(s) late'))
+  out.push(...n(m.corrupt.length, 'corrupt key(s)'))
+  return out
 }
 
 /** The chat rows that match a filter: a substring of the key or of a replica holding/waiting. */

@@ -43,10 +43,14 @@ export function dur(ms: number | null | undefined): string {
   return formatDuration(Math.max(0, ms))
 }
 
-/** "12s ago" / "-" for a Redis-clock time against Redis's now. */
+/**
+ * "12s ago" / "-" for a Redis-clock time against Redis's now. A time after now is what happened between
+ * the read of Redis's clock and the read of the keys (or clock skew between the masters of a Cluster):
+ * it happened, so it reads `now`, never "in 57ms".
+ */
 export function ago(atMs: number | null | undefined, nowMs: number): string {
   if (!atMs) return '-'
-  return nowMs >= atMs ? `${formatDuration(nowMs - atMs)} ago` : `in ${formatDuration(atMs - nowMs)}`
+  return nowMs > atMs ? `${formatDuration(nowMs - atMs)} ago` : 'now'
 }
 
 /** Time left on a lease: "9.8s", or "expired 1s ago". */

@@ -67,7 +67,7 @@ describe('DashboardApp', () => {
     const f = strip(app.lastFrame())
     expect(f).toContain('redis://:***@127.0.0.1:6379  prefix shop  standalone')
     expect(f).toMatch(/pod-a\s+pod-a-in/)
-    expect(f).toMatch(/provider:wa\s+pod-a\s+1700000000000001/)
+    expect(f).toMatch(/provider:wa\s+pod-a\s+up\s+1700000000000001/)
     expect(f).toMatch(/▸ CHAT \(1\)[\s\S]*› chat:42\s+pod-a/)
     expect(f.split('\n').length).toBeLessThanOrEqual(29) // one line less than the terminal
   })
@@ -253,7 +253,7 @@ describe('DashboardApp', () => {
     state.snap = dashboard({ chats: [dashboardChat('chat:b', 'pod-a', ['pod-b']), dashboardChat('chat:a', 'pod-a')] })
     await until(() => expect(strip(app.lastFrame())).toMatch(/› chat:b\s+pod-a\s+\S+\s+1/))
     await keys(app, KEY.tab)
-    await until(() => expect(strip(app.lastFrame())).toMatch(/▸ EXPIRING/))
+    await until(() => expect(strip(app.lastFrame())).toMatch(/▸ LEASES BY EXPIRY/))
   })
 
   it('Redis going away shows a banner and keeps the last data; it recovers by itself', async () => {

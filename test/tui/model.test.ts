@@ -120,7 +120,7 @@ describe('dashboard model', () => {
     expect(providerCells(m.providers[0]!).leader).toMatchObject({ text: 'pod-a late', tone: 'warn' })
     expect(m.chats[0]).toMatchObject({ state: 'stuck', holderLate: true })
     expect(chatCells(m.chats[0]!).holder).toMatchObject({ text: 'pod-a late', tone: 'warn' })
-    expect(m.chats[0]!.stuck[0]).toMatch(/^holder pod-a has not renewed for 9\.0s \(every 5\.0s\)/)
+    expect(m.chats[0]!.stuck[0]).toMatch(/^holder pod-a has not renewed for 9s \(every 5s\)/)
   })
 
   it('turns chats into rows and filters them by key or replica', () => {

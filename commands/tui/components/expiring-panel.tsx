@@ -7,7 +7,8 @@ import { Table, type Row } from './table.js'
 type K = 'key' | 'kind' | 'replica' | 'fence' | 'left'
 
 const COLUMNS: Array<Column<K>> = [
-  { key: 'key', header: 'EXPIRING', width: 14, priority: 100, flex: true },
+  // Every held lease, the soonest to expire first: a healthy lease is here too (LEFT in green).
+  { key: 'key', header: 'LEASES BY EXPIRY', width: 16, priority: 100, flex: true },
   { key: 'kind', header: 'KIND', width: 4, priority: 40 },
   { key: 'replica', header: 'HOLDER', width: 10, priority: 90 },
   { key: 'fence', header: 'FENCE', width: 16, align: 'right', priority: 30 },
@@ -31,6 +32,8 @@ export interface ExpiringPanelProps {
   selected: number | null
   focused: boolean
   colour: boolean
+  /** The dashboard's filter (`/`): an empty panel then says no lease matches it, not that none is held. */
+  filter?: string
 }
 
 export function ExpiringPanel(p: ExpiringPanelProps): React.ReactElement | null {
@@ -44,7 +47,7 @@ export function ExpiringPanel(p: ExpiringPanelProps): React.ReactElement | null 
       focused={p.focused}
       colour={p.colour}
       count={`(${p.rows.length})`}
-      empty="no lease held"
+      empty={p.filter?.trim() ? `none match the filter "${p.filter.trim()}"` : 'no lease held'}
     />
   )
 }

@@ -24,6 +24,8 @@ export interface HeaderProps {
   colour: boolean
   /** `watch --replay`: where the player stands, instead of the connection's state. */
   replay?: string
+  /** What needs attention (model.needsAttention); empty: `✔ all healthy`; null: not known yet. */
+  attention?: string[] | null
 }
 
 /** Two lines: where we look, then how the dashboard itself is doing (or a banner when Redis is gone). */
@@ -60,6 +62,15 @@ export function Header(p: HeaderProps): React.ReactElement {
         <Text color={toneColour(c.state === 'live' ? 'good' : 'warn', p.colour)}>{state}</Text>
         <Text color={toneColour('dim', p.colour)}>{`  ${load}`}</Text>
         {flags ? <Text color={toneColour('warn', p.colour)} bold>{`  ${flags}`}</Text> : null}
+        {c.state === 'live' && p.attention ? (
+          p.attention.length ? (
+            <Text color={toneColour('warn', p.colour)} bold>{`  ⚠ ${p.attention.join(', ')}`}</Text>
+          ) : (
+            <Text color={toneColour('good', p.colour)} bold>
+              {'  ✔ all healthy'}
+            </Text>
+          )
+        ) : null}
       </Text>
     )
   }

@@ -4,11 +4,12 @@ import type { ProviderRow } from '../model.js'
 import { dur, fenceText } from '../text.js'
 import { Table, type Row } from './table.js'
 
-type K = 'key' | 'leader' | 'fence' | 'since' | 'standbys' | 'handover' | 'yield'
+type K = 'key' | 'leader' | 'transport' | 'fence' | 'since' | 'standbys' | 'handover' | 'yield'
 
 const COLUMNS: Array<Column<K>> = [
   { key: 'key', header: 'PROVIDER', width: 14, priority: 100, flex: true },
   { key: 'leader', header: 'LEADER', width: 12, priority: 95 },
+  { key: 'transport', header: 'TRANSPORT', width: 34, priority: 90 },
   { key: 'fence', header: 'FENCE', width: 16, align: 'right', priority: 85 },
   { key: 'since', header: 'SINCE', width: 7, align: 'right', priority: 60 },
   { key: 'standbys', header: 'STANDBYS', width: 12, priority: 70 },
@@ -22,8 +23,14 @@ export function providerCells(p: ProviderRow): Row<K> {
     leader: p.leader
       ? p.state === 'ok'
         ? { text: p.leader, tone: 'good', bold: true }
-        : { text: `${p.leader} ${p.state}`, tone: p.state === 'late' ? 'warn' : 'bad', bold: true }
+        : { text: `${p.leader} ${p.state}`, tone: p.state === 'late' || p.state === 'down' ? 'warn' : 'bad', bold: true }
       : { text: p.leaderlessForMs !== null ? `none ${dur(p.leaderlessForMs)}` : 'none', tone: 'bad' },
+    // The leader's transport as it recorded it: `up`, or `transport down 35s (yields at 1m)`.
+    transport: p.leader
+      ? p.transportDown
+        ? { text: p.transportDown, tone: 'bad', bold: true }
+        : { text: 'up', tone: 'good' }
+      : { text: '-' },
     fence: { text: fenceText(p.fence) },
     since: { text: dur(p.leadingForMs) },
     standbys: { text: p.standbys.length ? p.standbys.join(',') : '-', tone: p.standbys.length ? undefined : 'warn' },
