@@ -61,7 +61,7 @@ describe('late renewals of a frozen replica', () => {
       expect(l.expiresInMs).toBeGreaterThan(0)
       expect(l.renewMs).toBe(LEASE_MS / 3)
       expect(l.renewalOverdueMs).toBeGreaterThan(LEASE_MS / 6)
-      expect(l.reason).toMatch(/has not renewed for .* \(every 8\.0s\): frozen or partitioned; its lease ends in /)
+      expect(l.reason).toMatch(/has not renewed for .* \(every 8s\): frozen or partitioned; its lease ends in /)
     }
     const table = await cli('leases', 'ls')
     expect(table.stdout).toMatch(/chat:frozen\s+frozen-child.*ago late \(every 8s\)/)

@@ -67,7 +67,7 @@ describe('DashboardApp', () => {
     const f = strip(app.lastFrame())
     expect(f).toContain('redis://:***@127.0.0.1:6379  prefix shop  standalone')
     expect(f).toMatch(/pod-a\s+pod-a-in/)
-    expect(f).toMatch(/provider:wa\s+pod-a\s+up\s+1700000000000001/)
+    expect(f).toMatch(/provider:wa\s+pod-a\s+1700000000000001\s+up/)
     expect(f).toMatch(/▸ CHAT \(1\)[\s\S]*› chat:42\s+pod-a/)
     expect(f.split('\n').length).toBeLessThanOrEqual(29) // one line less than the terminal
   })

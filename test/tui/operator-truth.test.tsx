@@ -118,7 +118,7 @@ describe('the dashboard tells the truth', () => {
     )
     const app = mount(source)
     await until(() => expect(strip(app.lastFrame())).toContain('provider:wa'))
-    await until(() => expect(strip(app.lastFrame())).toContain('transport down 35s (yields at 1m)'))
+    await until(() => expect(strip(app.lastFrame())).toMatch(/TRANSPORT[\s\S]*down 35s \(yields at 1m\)/))
     expect(strip(app.lastFrame())).toMatch(/pod-a down/)
     expect(strip(app.lastFrame())).toContain('⚠ 1 lead(s) not ok')
   })

@@ -58,7 +58,7 @@ describe('dashboard panels', () => {
     const f = strip(lastFrame())
     // The column says what it measures: when the last takeover was, and how long nobody led.
     expect(f).toMatch(/STANDBYS\s+LAST TAKEOVER/)
-    expect(f).toMatch(/provider:wa\s+pod-b\s+up\s+1700000000000001\s+1m\s+pod-a\s+1m ago \(340ms\)/)
+    expect(f).toMatch(/provider:wa\s+pod-b\s+1700000000000001\s+up\s+1m\s+pod-a\s+1m ago \(340ms\)/)
     expect(f).toMatch(/provider:tg\s+none 4s/)
     expect(f).not.toContain('YIELD') // no request pending: the column makes room
   })

@@ -9,8 +9,8 @@ type K = 'key' | 'leader' | 'transport' | 'fence' | 'since' | 'standbys' | 'hand
 const COLUMNS: Array<Column<K>> = [
   { key: 'key', header: 'PROVIDER', width: 14, priority: 100, flex: true },
   { key: 'leader', header: 'LEADER', width: 12, priority: 95 },
-  { key: 'transport', header: 'TRANSPORT', width: 34, priority: 90 },
   { key: 'fence', header: 'FENCE', width: 16, align: 'right', priority: 85 },
+  { key: 'transport', header: 'TRANSPORT', width: 24, priority: 90 },
   { key: 'since', header: 'SINCE', width: 7, align: 'right', priority: 60 },
   { key: 'standbys', header: 'STANDBYS', width: 12, priority: 70 },
   { key: 'handover', header: 'LAST TAKEOVER', width: 16, priority: 50 },
@@ -25,10 +25,10 @@ export function providerCells(p: ProviderRow): Row<K> {
         ? { text: p.leader, tone: 'good', bold: true }
         : { text: `${p.leader} ${p.state}`, tone: p.state === 'late' || p.state === 'down' ? 'warn' : 'bad', bold: true }
       : { text: p.leaderlessForMs !== null ? `none ${dur(p.leaderlessForMs)}` : 'none', tone: 'bad' },
-    // The leader's transport as it recorded it: `up`, or `transport down 35s (yields at 1m)`.
+    // The leader's transport as it recorded it: `up`, or `down 35s (yields at 1m)` (`transport down …` in the CLI).
     transport: p.leader
       ? p.transportDown
-        ? { text: p.transportDown, tone: 'bad', bold: true }
+        ? { text: p.transportDown.replace(/^transport /, ''), tone: 'bad', bold: true }
         : { text: 'up', tone: 'good' }
       : { text: '-' },
     fence: { text: fenceText(p.fence) },
