@@ -419,7 +419,7 @@ export async function collectDoctor(
   checks.push(
     downs.length
       ? {
-          id: 'provider-transports',
+          id: 'transports',
           status: 'warn',
           detail: `${downs.length} leader(s) report their transport down: ${downs
             .slice(0, 3)
@@ -430,7 +430,7 @@ export async function collectDoctor(
             .join(', ')}${downs.length > 3 ? ', …' : ''}; nothing is sent or received on them meanwhile`,
           fix: "look at that replica's transport (session, network to the provider); to hand it over now: botmesh-coord provider yield <name> --wait",
         }
-      : { id: 'provider-transports', status: 'ok', detail: 'every leader reports its transport up' },
+      : { id: 'transports', status: 'ok', detail: 'every leader reports its transport up' },
   )
   if (heartbeatsUnread.length) {
     // Without the heartbeats, who is alive is not known: these checks would judge every holder dead.

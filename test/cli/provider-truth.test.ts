@@ -50,7 +50,7 @@ describe('a leader whose transport is down', () => {
     expect(ls.stdout).toMatch(/transport down \S+ \(yields at 1m\)/)
 
     const doctor = parseJson<J>(await runCli([...base, 'doctor', '-o', 'json']))
-    const check = (doctor.checks as J[]).find((c) => c.id === 'provider-transports')!
+    const check = (doctor.checks as J[]).find((c) => c.id === 'transports')!
     expect(check).toMatchObject({ status: 'warn' })
     expect(check.detail).toMatch(/provider:wa \(pod-a: transport down .* \(yields at 1m\), yields in/)
 
