@@ -7,7 +7,17 @@
  * (kept on screen as "gone" for a while, so a dead replica stands out instead of silently leaving).
  */
 import { chatView, explainChat, leadHealth, liveness, replicaHealth, transportDownText, type Liveness } from '../lib.js'
-import type { ChatDetail, ChatState, ChatView, DashboardSnapshot, Explanation, LeadSnapshot, LeadState, ReplicaSnapshot } from '../lib.js'
+import type {
+  ChatDetail,
+  ChatState,
+  ChatView,
+  DashboardSnapshot,
+  Explanation,
+  LeadSnapshot,
+  LeadState,
+  LetGo,
+  ReplicaSnapshot,
+} from '../lib.js'
 import { dur, ratePerSec } from './text.js'
 import { eventLine, streamIdMs, type EventLine, type Tone } from '../output/events.js'
 
@@ -48,8 +58,8 @@ export interface ProviderRow {
   standbys: string[]
   /** "a → b, 25s left" / "a, 25s left" or null. */
   pendingYield: string | null
-  /** How long ago the current leader took over from another one, and how long the gap was. */
-  lastHandover: { agoMs: number; tookMs: number | null } | null
+  /** How long ago the current leader took over from another one, how long the gap was, and how the one before let go. */
+  lastHandover: { agoMs: number; tookMs: number | null; how: LetGo | null } | null
   /** Nobody leads since (ms ago). */
   leaderlessForMs: number | null
   expiresInMs: number | null
@@ -221,7 +231,8 @@ function providerRow(p: LeadSnapshot, live: Liveness, now: number): ProviderRow 
     leadingForMs: leader ? Math.max(0, now - leader.sinceMs) : null,
     standbys: p.candidates.filter((c) => c.incarnation !== leader?.incarnation).map((c) => c.replicaId),
     pendingYield: y && yLeft > 0 ? `${y.target ? `to ${y.target}` : 'any standby'}, by ${y.by}, ${dur(yLeft)} left` : null,
-    lastHandover: leader && p.previousHolder ? { agoMs: Math.max(0, now - leader.sinceMs), tookMs: p.lastHandoverMs } : null,
+    lastHandover:
+      leader && p.previousHolder ? { agoMs: Math.max(0, now - leader.sinceMs), tookMs: p.lastHandoverMs, how: p.lastHandoverHow } : null,
     leaderlessForMs: !leader && p.releasedAtMs ? Math.max(0, now - p.releasedAtMs) : null,
     expiresInMs: leader ? leader.expiresAtMs - now : null,
   }

@@ -122,4 +122,21 @@ describe('the dashboard tells the truth', () => {
     expect(strip(app.lastFrame())).toMatch(/pod-a down/)
     expect(strip(app.lastFrame())).toContain('⚠ 1 lead(s) not ok')
   })
+
+  it('LAST TAKEOVER says how the leader before let go: an expiry is not a release', async () => {
+    const { source } = fakeSource(
+      dashboard({
+        providers: [
+          lead('provider:wa', 'pod-b', {
+            candidates: [],
+            previousHolder: { replicaId: 'pod-a', incarnation: incarnationOf('pod-a') },
+            lastHandoverMs: 2100,
+            lastHandoverHow: 'expired',
+          }),
+        ],
+      }),
+    )
+    const app = mount(source)
+    await until(() => expect(strip(app.lastFrame())).toMatch(/1m ago \(2\.1s expired\)/))
+  })
 })

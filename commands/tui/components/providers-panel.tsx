@@ -13,7 +13,7 @@ const COLUMNS: Array<Column<K>> = [
   { key: 'transport', header: 'TRANSPORT', width: 24, priority: 90 },
   { key: 'since', header: 'SINCE', width: 7, align: 'right', priority: 60 },
   { key: 'standbys', header: 'STANDBYS', width: 12, priority: 70 },
-  { key: 'handover', header: 'LAST TAKEOVER', width: 16, priority: 50 },
+  { key: 'handover', header: 'LAST TAKEOVER', width: 24, priority: 50 },
   { key: 'yield', header: 'YIELD', width: 22, priority: 75 },
 ]
 
@@ -34,8 +34,14 @@ export function providerCells(p: ProviderRow): Row<K> {
     fence: { text: fenceText(p.fence) },
     since: { text: dur(p.leadingForMs) },
     standbys: { text: p.standbys.length ? p.standbys.join(',') : '-', tone: p.standbys.length ? undefined : 'warn' },
-    // "12s ago (340ms)": when the current leader took over, and how long nobody led.
-    handover: { text: p.lastHandover ? `${dur(p.lastHandover.agoMs)} ago (${dur(p.lastHandover.tookMs)})` : '-', tone: 'dim' },
+    // "12s ago (340ms yielded)": when the current leader took over, how long nobody led, how the one before let go
+    // (an expiry or a revocation — the leader before never let go — in yellow).
+    handover: p.lastHandover
+      ? {
+          text: `${dur(p.lastHandover.agoMs)} ago (${dur(p.lastHandover.tookMs)}${p.lastHandover.how ? ` ${p.lastHandover.how}` : ''})`,
+          tone: p.lastHandover.how === 'expired' || p.lastHandover.how === 'revoked' || p.lastHandover.how === 'evicted' ? 'warn' : 'dim',
+        }
+      : { text: '-', tone: 'dim' },
     yield: { text: p.pendingYield ?? '-', tone: p.pendingYield ? 'operator' : 'dim' },
   }
 }
