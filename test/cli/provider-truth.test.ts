@@ -32,7 +32,7 @@ describe('a leader whose transport is down', () => {
     const prefix = uniquePrefix('tdown')
     const base = ['--url', redisUrl(), '--prefix', prefix]
     const a = await replica(prefix, 'pod-a', 15_000)
-    const election: Election = a.campaign('provider:wa', { providerDownMs: 60_000 })
+    const election: Election = a.campaign('provider:wa', { providerDownMs: 60_000, sitOutMs: 10_000 })
     await election.ready
     election.reportDown()
     await until(async () => (await status(prefix, 'wa')).transportDown !== null, 5000, 'the transport record')
@@ -71,6 +71,14 @@ describe('a leader whose transport is down', () => {
     await until(async () => (await status(prefix, 'wa')).transportDown === null, 5000, 'the transport back up')
     expect(await status(prefix, 'wa')).toMatchObject({ state: 'ok', transportDown: null })
     expect((await runCli([...base, 'provider', 'status', 'wa'])).stdout).toMatch(/transport\s+up/)
+
+    // The record belongs to the grant: a release clears it with the holder, and says how it let go.
+    election.reportDown()
+    await until(async () => (await status(prefix, 'wa')).transportDown !== null, 5000, 'down again')
+    await election.resign()
+    const vacant = await status(prefix, 'wa')
+    expect(vacant).toMatchObject({ state: 'vacant', replicaId: null, transportDown: null, letGoHow: 'released' })
+    expect((await runCli([...base, 'provider', 'status', 'wa'])).stdout).toMatch(/let go\s+released by the leader/)
     await election.stop()
   })
 })
