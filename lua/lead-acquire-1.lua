@@ -62,7 +62,9 @@ else
   redis.call('HDEL', key, 'ph', 'phi')
 end
 if last[3] then
-  redis.call('HSET', key, 'hg', fmt(NOW - tonumber(last[3])), 'hw', last[4] or 'released')
+  redis.call('HSET', key, 'hg', fmt(NOW - tonumber(last[3])))
+  -- how it let go, when recorded (a hash from an older release has no rw: not guessed)
+  if last[4] then redis.call('HSET', key, 'hw', last[4]) else redis.call('HDEL', key, 'hw') end
   if last[5] then redis.call('HSET', key, 'hb', last[5]) else redis.call('HDEL', key, 'hb') end
   redis.call('HDEL', key, 'rel', 'rw', 'rb')
 else
