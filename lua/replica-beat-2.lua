@@ -1,6 +1,7 @@
 #!lua
 --[[
-  replica-beat-2: write one replica's heartbeat record (it expires leaseMs after the last beat) and
+  replica-beat-2: write one replica's heartbeat record (its `exp` is leaseMs after the last beat; the
+  key itself is kept 5 minutes longer, so a replica that stopped beating reads as gone) and
   keep the replica index: a zset of replica ids scored by heartbeat expiry, pruned of dead ones.
 
   KEYS[1] replica hash   KEYS[2] replica index zset (same slot: the prefix is the hash tag)
@@ -24,9 +25,13 @@ local other = false
 if cur[1] and cur[1] ~= inc and (tonumber(cur[3]) or 0) > NOW then other = cur[1] end
 redis.call('HSET', key, 'id', rid, 'inc', inc, 'info', ARGV[4], 'stats', ARGV[5], 'leases', ARGV[6],
   'beat', fmt(NOW), 'exp', fmt(NOW + leaseMs), 'cw', ARGV[7])
--- An operator's eviction tombstone (`ev`, another incarnation's) outlives this heartbeat.
+-- The record outlives its heartbeat by GONE_KEEP_MS (src/state/health.ts): a replica that stops
+-- beating without an orderly stop (frozen, cut off, killed) is listed as `gone`, with its last beat
+-- and what it held, for that long. An operator's eviction tombstone (`ev`, another incarnation's)
+-- outlives it too.
+local GONE_KEEP_MS = 300000
 local keep = cur[2] and redis.call('PTTL', key) or -1
-redis.call('PEXPIRE', key, fmt(math.max(leaseMs, keep)))
+redis.call('PEXPIRE', key, fmt(math.max(leaseMs + GONE_KEEP_MS, keep)))
 local index = KEYS[2]
 redis.call('ZADD', index, fmt(NOW + leaseMs), rid)
 redis.call('ZREMRANGEBYSCORE', index, '-inf', fmt(NOW))

@@ -8,7 +8,16 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import { Command, Option } from 'commander'
 import { openContext } from '../context.js'
-import { KeyLayout, type DashboardSnapshot, type Io, type Layout, type RedisClient, type StateReader } from '../lib.js'
+import {
+  KeyLayout,
+  replicaHealth,
+  type DashboardSnapshot,
+  type Io,
+  type ReplicaSnapshot,
+  type Layout,
+  type RedisClient,
+  type StateReader,
+} from '../lib.js'
 import { durationOption, interruptSignal } from '../duration.js'
 import { scrub, usage } from '../output/errors.js'
 import { EXIT } from '../output/exit-codes.js'
@@ -83,15 +92,29 @@ export async function openScraper(o: {
   // batch per scrape (every master in turn), from the key names alone: one command per scrape,
   // whatever the number of keys; a pass is complete after enough scrapes.
   let at = { node: 0, cursor: '0' }
-  let pass: InventoryCounts = { checkpoints: 0, handovers: 0 }
+  // The same walk finds the heartbeat records (a few per prefix), read one by one to count those gone:
+  // kept past their heartbeat's expiry (lua/replica-beat-2.lua), they are the replicas lost lately.
+  const emptyPass = (): InventoryCounts => ({ checkpoints: 0, handovers: 0, replicasGone: 0 })
+  let pass: InventoryCounts = emptyPass()
   let passEndedAt: number | null = null
-  const inventoryStep = async () => {
-    const step = await reader.scanStep(at, ['checkpoint', 'handover'], { keysOnly: true })
-    for (const it of step.items) pass[it.kind === 'handover' ? 'handovers' : 'checkpoints']++
+  const inventoryStep = async (): Promise<{ records: ReplicaSnapshot[]; wrapped: boolean }> => {
+    const step = await reader.scanStep(at, ['checkpoint', 'handover', 'replica'], { keysOnly: true })
+    const replicaIds: string[] = []
+    for (const it of step.items) {
+      if (it.kind === 'replica') replicaIds.push(it.id)
+      else pass[it.kind === 'handover' ? 'handovers' : 'checkpoints']++
+    }
+    const records = (await Promise.all(replicaIds.map((id) => reader.replica(id).catch(() => null)))).filter(
+      (r): r is ReplicaSnapshot => r !== null,
+    )
     at = step.next
+    return { records, wrapped: step.wrapped }
+  }
+  const endStep = (step: { records: ReplicaSnapshot[]; wrapped: boolean }, nowMs: number) => {
+    for (const r of step.records) if (replicaHealth(r, nowMs).state === 'gone') pass.replicasGone++
     if (step.wrapped) {
       setInventory(m, pass)
-      pass = { checkpoints: 0, handovers: 0 }
+      pass = emptyPass()
       passEndedAt = performance.now()
     }
   }
@@ -117,14 +140,19 @@ export async function openScraper(o: {
             const last = await reader.events({ count: 1 })
             after = last.at(-1)?.id ?? '0-0'
           }
-          const [snap, events, schema]: [DashboardSnapshot, Array<{ id: string; event: Record<string, unknown> }>, unknown, void] =
-            await Promise.all([
-              o.io.readDashboard(reader, { topChats: o.maxChats, events: 1, timeoutMs: o.timeoutMs, turnWaitMs: o.turnWaitMs }),
-              reader.events({ after: after!, count: EVENTS_PER_SCRAPE }),
-              reader.schema(),
-              inventoryStep(),
-            ])
+          const [snap, events, schema, step]: [
+            DashboardSnapshot,
+            Array<{ id: string; event: Record<string, unknown> }>,
+            unknown,
+            { records: ReplicaSnapshot[]; wrapped: boolean },
+          ] = await Promise.all([
+            o.io.readDashboard(reader, { topChats: o.maxChats, events: 1, timeoutMs: o.timeoutMs, turnWaitMs: o.turnWaitMs }),
+            reader.events({ after: after!, count: EVENTS_PER_SCRAPE }),
+            reader.schema(),
+            inventoryStep(),
+          ])
           dashboardCommands = snap.commands
+          endStep(step, snap.nowMs)
           setState(m, snap, o.io.StateReader.schemaProblem(schema as Parameters<typeof o.io.StateReader.schemaProblem>[0]) === null, {
             turnWaitMs: o.turnWaitMs,
           })

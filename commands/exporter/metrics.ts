@@ -50,6 +50,10 @@ export function exporterMetrics() {
       'botmesh_handover_markers',
       'Handover markers of waiting async conversations, as of the last complete inventory pass',
     ),
+    replicasGone: gauge(
+      'botmesh_replicas_gone',
+      'Replicas lost lately: heartbeat records past their expiry (frozen, cut off or killed without an orderly stop; kept 5 minutes past their last beat), as of the last complete inventory pass',
+    ),
     inventoryAge: gauge(
       'botmesh_inventory_age_seconds',
       'Since the last inventory pass (a bounded SCAN step per scrape, over every master) completed',
@@ -216,10 +220,13 @@ export async function describeMetrics(): Promise<Array<{ name: string; type: str
 export interface InventoryCounts {
   checkpoints: number
   handovers: number
+  /** Heartbeat records past their expiry (replicas gone without an orderly stop, kept GONE_KEEP_MS). */
+  replicasGone: number
 }
 
 /** The counts of a completed inventory pass. */
 export function setInventory(m: ExporterMetrics, counts: InventoryCounts): void {
   m.checkpoints.set(counts.checkpoints)
   m.handoverMarkers.set(counts.handovers)
+  m.replicasGone.set(counts.replicasGone)
 }

@@ -36,7 +36,7 @@ export function printExplanation(ctx: Context, e: Explanation): void {
   const head =
     e.verdict === 'stuck'
       ? c.red.bold('STUCK')
-      : e.verdict === 'attention' || e.verdict === 'late'
+      : e.verdict === 'attention' || e.verdict === 'late' || e.verdict === 'expired'
         ? c.yellow.bold(e.verdict.toUpperCase())
         : c.green.bold(e.verdict.toUpperCase())
   ctx.out(`\n${c.dim('verdict')}  ${head}  ${e.summary}`)
@@ -59,7 +59,12 @@ export function printChat(ctx: Context, data: { chat: ChatView; explain?: Explan
     )
     kv('ticket', h.ticket + (h.offered ? c.yellow(' offered, not taken up yet (lapses with the lease)') : ''))
     kv('fence', v.fence ?? '-')
-    kv('lease left', (v.expiresInMs ?? 0) <= 0 ? c.red(leftMs(v.expiresInMs)) : leftMs(v.expiresInMs))
+    kv(
+      'lease left',
+      (v.expiresInMs ?? 0) <= 0
+        ? c.red(`${leftMs(v.expiresInMs)}: not held, the next waiter's poll or the next message takes the turn`)
+        : leftMs(v.expiresInMs),
+    )
     kv('held for', `${dur(h.heldForMs)} (waited ${dur(h.waitedMs)} for it)`)
     kv('renewed', renewedText(c, v.holderState, h.lastRenewalAgoMs, h.renewMs))
   } else {

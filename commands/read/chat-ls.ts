@@ -63,7 +63,12 @@ function chatsView(ctx: Context): KindView<ChatRow> {
       { header: 'STALE', value: (r) => (r.staleTickets ? c.red(String(r.staleTickets)) : '0') },
       {
         header: 'STATE',
-        value: (r) => (r.state === 'stuck' ? c.red(r.state) : r.state === 'late' || r.state === 'attention' ? c.yellow(r.state) : r.state),
+        value: (r) =>
+          r.state === 'stuck'
+            ? c.red(r.state)
+            : r.state === 'late' || r.state === 'expired' || r.state === 'attention'
+              ? c.yellow(r.state)
+              : r.state,
       },
     ],
   }

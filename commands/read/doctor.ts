@@ -34,7 +34,7 @@ import { deployedFingerprints, fingerprintOptions, type FingerprintFlags } from 
 export type CheckStatus = 'ok' | 'warn' | 'fail' | 'skip'
 
 export interface Check {
-  /** Stable id: redis-version, eviction-policy, persistence, failover, cluster, schema, layout, corrupt, replicas, clock-skew, stale-tickets, late-renewals, zombie-leases, stale-writes, flow-versions. */
+  /** Stable id: redis-version, eviction-policy, persistence, failover, cluster, schema, layout, corrupt, replicas, clock-skew, stale-tickets, late-renewals, expired-leases, zombie-leases, stale-writes, flow-versions. */
   id: string
   status: CheckStatus
   /** One line: what was found. */
@@ -349,7 +349,11 @@ export async function collectDoctor(
           detail: `cannot know the live replicas: master ${heartbeatsUnread[0]!.node} (slots ${heartbeatsUnread[0]!.slots}), which holds every heartbeat under prefix ${ctx.keys.prefix}, did not answer`,
           fix: 'see the cluster check',
         }
-      : replicaCheck(live),
+      : replicaCheck(
+          live,
+          replicas.items.filter((r) => replicaHealth(r, nowMs).state === 'gone'),
+          nowMs,
+        ),
   )
   const skewed = live.filter((r) => r.clockSkewMs !== null && Math.abs(r.clockSkewMs) > SKEW_WARN_MS)
   checks.push(
@@ -399,6 +403,21 @@ export async function collectDoctor(
         }
       : { id: 'late-renewals', status: 'ok', detail: 'every heartbeat and lease renewed on time' },
   )
+  // An expired lease is not held, whatever its record still names: nothing to release, but its holder stopped renewing.
+  const expired = leaseList.filter((l) => l.state === 'expired')
+  checks.push(
+    expired.length
+      ? {
+          id: 'expired-leases',
+          status: 'warn',
+          detail: `${expired.length} lease(s) past their expiry, not held: ${expired
+            .slice(0, 3)
+            .map((l) => `${l.kind} ${l.key} (${l.replicaId ?? l.owner ?? '?'}, ${l.reason})`)
+            .join('; ')}${expired.length > 3 ? '; …' : ''}`,
+          fix: "their holder stopped renewing (frozen or gone: botmesh-coord replicas ls --all); a chat's next waiter or message takes its turn, a lead's next candidate takes it",
+        }
+      : { id: 'expired-leases', status: 'ok', detail: 'no lease past its expiry' },
+  )
   const zombies = zombieLeases(leaseList)
   checks.push(
     zombies.length
@@ -434,7 +453,7 @@ export async function collectDoctor(
   )
   if (heartbeatsUnread.length) {
     // Without the heartbeats, who is alive is not known: these checks would judge every holder dead.
-    for (const id of ['clock-skew', 'stale-tickets', 'late-renewals', 'zombie-leases']) {
+    for (const id of ['clock-skew', 'stale-tickets', 'late-renewals', 'expired-leases', 'zombie-leases']) {
       const i = checks.findIndex((c) => c.id === id)
       if (i >= 0) checks[i] = { id, status: 'skip', detail: 'cannot know: the heartbeats were not read', fix: 'see the replicas check' }
     }
@@ -500,7 +519,26 @@ function checkpointChecks(chats: ChatSnapshot[], cps: FlowCheckpoint[], deployed
   return [writes, fingerprints]
 }
 
-function replicaCheck(live: ReplicaSnapshot[]): Check {
+/** Replicas whose heartbeat expired within the last GONE_KEEP_MS: frozen, cut off or killed. */
+function goneNote(gone: ReplicaSnapshot[], nowMs: number): string {
+  const one = (r: ReplicaSnapshot) => {
+    const held = r.leases.held.length
+      ? `, held ${r.leases.held.map((h) => `${h.kind} ${h.key}`).join(', ')}${r.leases.more ? ` and ${r.leases.more} more` : ''}`
+      : ''
+    return `${r.replicaId} (no heartbeat for ${dur(nowMs - r.beatAtMs)}${held})`
+  }
+  return `${gone.length} replica(s) gone without an orderly stop: ${gone.slice(0, 3).map(one).join(', ')}${gone.length > 3 ? ', …' : ''}`
+}
+
+function replicaCheck(live: ReplicaSnapshot[], gone: ReplicaSnapshot[] = [], nowMs = 0): Check {
+  if (gone.length) {
+    return {
+      id: 'replicas',
+      status: 'warn',
+      detail: `${live.length} live replica(s); ${goneNote(gone, nowMs)}: frozen, cut off or killed (their leases expire or are taken over)`,
+      fix: 'botmesh-coord replicas ls --all; look at those pods (a frozen one beats again when it wakes; a killed one is restarted by its supervisor)',
+    }
+  }
   if (live.length === 0)
     return { id: 'replicas', status: 'warn', detail: 'no live replica under this prefix', fix: 'check --prefix, or whether the bot runs' }
   const leaseMs = new Set(live.map((r) => r.info.leaseMs))
@@ -530,7 +568,8 @@ export function doctorCommand(): Command {
       `${examples('botmesh-coord --prefix shop doctor', 'botmesh-coord --prefix shop doctor --json | jq \'.checks[] | select(.status != "ok")\'')}
 
 Checks: redis-version, eviction-policy, persistence, failover, cluster, schema, layout, corrupt,
-replicas, clock-skew, stale-tickets, late-renewals, zombie-leases, stale-writes (written from
+replicas (and those gone without an orderly stop), clock-skew, stale-tickets, late-renewals,
+expired-leases, zombie-leases, stale-writes (written from
 outside the chat's turn), flow-versions (ephemeral checkpoints of a flow version other than the
 deployed one, given with --fingerprint flow=fp; without it: more than one version per flow). A check
 the ACL user may not run is "skip".

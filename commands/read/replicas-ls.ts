@@ -52,7 +52,7 @@ function replicasView(ctx: Context): KindView<ReplicaRow> {
       { header: 'INCARNATION', value: (r) => cell(r.incarnation.slice(0, 8)) },
       {
         header: 'STATE',
-        value: (r) => (r.state === 'ok' ? c.green('ok') : r.state === 'late' ? c.yellow('late') : c.red(r.state)),
+        value: (r) => (r.state === 'ok' ? c.green('ok') : r.state === 'late' || r.state === 'gone' ? c.yellow(r.state) : c.red(r.state)),
       },
       { header: 'HEARTBEAT', value: (r) => renewedText(c, r.state, r.heartbeatAgeMs, r.renewMs) },
       { header: 'LEASES', value: (r) => r.leasesHeld },

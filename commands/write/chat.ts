@@ -1,6 +1,6 @@
 import { Command, Option } from 'commander'
 import type { Context } from '../context.js'
-import { formatDuration, leaseHealth, nextGrant, ticketState } from '../lib.js'
+import { formatDuration, leaseHealth, nextGrant, TURN_WORDS, ticketState } from '../lib.js'
 import { conflict, notFound } from '../output/errors.js'
 import { EXIT } from '../output/exit-codes.js'
 import { ago, left } from '../output/time.js'
@@ -14,7 +14,7 @@ export async function planChatRelease(ctx: Context, key: string, flags: { ifFenc
     throw conflict(`the state changed since you looked: chat ${key} is at fence ${chat.fence}, not ${ifFence}; nothing done`)
   }
   const h = chat.holder
-  const health = leaseHealth(h, await liveAt(ctx, nowMs), nowMs, { lease: "the turn's lease" })
+  const health = leaseHealth(h, await liveAt(ctx, nowMs), nowMs, TURN_WORDS)
   const next = nextGrant(chat, nowMs, { revokeHolder: true })
   const { c } = ctx
   const lines = [

@@ -1,6 +1,6 @@
 import { Command, Option } from 'commander'
 import type { Context } from '../context.js'
-import { formatDuration, leaseHealth, type LeadSnapshot } from '../lib.js'
+import { formatDuration, leaseHealth, LEAD_WORDS, type LeadSnapshot } from '../lib.js'
 import { durationOption } from '../duration.js'
 import { findLead } from '../read/providers.js'
 import { conflict, notFound, refused, usage } from '../output/errors.js'
@@ -83,7 +83,7 @@ export async function planProviderYield(ctx: Context, rawName: string, flags: Yi
   if (flags.to !== undefined) {
     if (flags.to === h.replicaId) throw refused(`${flags.to} already leads ${name}: nothing to hand over`)
     const alive = await ctx.reader.replica(flags.to)
-    if (!alive) throw refused(`replica ${flags.to} is not alive (no heartbeat): it cannot take ${name}; nothing done`)
+    if (!alive || alive.expiresAtMs <= nowMs) throw refused(`replica ${flags.to} is not alive (no heartbeat): it cannot take ${name}; nothing done`)
     if (!standbys.some((s) => s.replicaId === flags.to)) {
       throw refused(
         `replica ${flags.to} is not standing for ${name} (standbys: ${standbys.map((s) => s.replicaId).join(', ') || 'none'}); nothing done`,
@@ -91,7 +91,7 @@ export async function planProviderYield(ctx: Context, rawName: string, flags: Yi
     }
   }
   const { c } = ctx
-  const health = leaseHealth(h, await liveAt(ctx, nowMs), nowMs, { role: 'leader', lease: 'the lead' })
+  const health = leaseHealth(h, await liveAt(ctx, nowMs), nowMs, LEAD_WORDS)
   const lines = [
     `leader   ${c.bold(h.replicaId)} (incarnation ${h.incarnation.slice(0, 8)}, ${holderWords(c, health)}), since ${ago(h.sinceMs, nowMs)}, renewed ${ago(h.lastRenewalMs, nowMs)}, lease left ${left(h.expiresAtMs, nowMs)}`,
     `fence    ${lead.fence}${flags.force ? " → bumped now: the leader's next renewal answers 'revoked'" : ' (the next leader gets a higher one)'}`,

@@ -103,11 +103,23 @@ export function liveness(replicas: ReplicaSnapshot[], nowMs: number): Liveness {
 
 /**
  * A replica, from its heartbeat record: `ok` (beating), `late` (its last beat is overdue past the
- * margin), `expired` (the record outlived its expiry), `evicted` (an operator's tombstone). From what
- * still names it without a live record: `dead` (no heartbeat at all) and `stale` (the replicaId beats
- * with another incarnation: an earlier process of a restarted replica).
+ * margin), `gone` (its heartbeat expired: the record is kept GONE_KEEP_MS past its last beat, so a
+ * replica that froze, was cut off or was killed stays visible, with its last beat and what it held),
+ * `evicted` (an operator's tombstone). From what still names it without a heartbeat record: `gone`
+ * too (no record at all: its last beat is older than the record is kept) and `stale` (the replicaId
+ * beats with another incarnation: an earlier process of a restarted replica).
+ *
+ * Never `dead`: from Redis alone, a frozen process (a SIGSTOP, a long GC pause, a partition) and a
+ * killed one look the same until it beats again. What is known is how long there has been no beat.
  */
-export type ReplicaState = 'ok' | 'late' | 'expired' | 'evicted' | 'dead' | 'stale'
+export type ReplicaState = 'ok' | 'late' | 'gone' | 'evicted' | 'stale'
+
+/**
+ * How long a heartbeat record is kept past its expiry (lua/replica-beat-2.lua sets the record's TTL
+ * to leaseMs + this): the window in which `replicas ls` and `doctor` show a replica as `gone`. An
+ * orderly stop deletes the record at once.
+ */
+export const GONE_KEEP_MS = 5 * 60_000
 
 export interface ReplicaHealth {
   state: ReplicaState
@@ -126,7 +138,11 @@ export function replicaHealth(r: ReplicaSnapshot, nowMs: number): ReplicaHealth 
     return { ...base, state: 'evicted', reason: `${r.replicaId} was evicted by an operator: its beats are refused` }
   }
   if (r.expiresAtMs <= nowMs) {
-    return { ...base, state: 'expired', reason: `${r.replicaId}'s heartbeat expired ${fmtMs(nowMs - r.expiresAtMs)} ago: it is gone` }
+    return {
+      ...base,
+      state: 'gone',
+      reason: `no heartbeat from ${r.replicaId} for ${fmtMs(age)} (every ${fmtMs(renewMs)}; it expired ${fmtMs(nowMs - r.expiresAtMs)} ago): frozen, cut off or killed without an orderly stop; it counts as gone, and what it held is not renewed`,
+    }
   }
   if (isLate(age, renewMs)) {
     return {
@@ -139,8 +155,8 @@ export function replicaHealth(r: ReplicaSnapshot, nowMs: number): ReplicaHealth 
 }
 
 /** The state of what names a replica incarnation that has no heartbeat record of its own. */
-export function absentReplicaState(h: Holder, live: Liveness): 'dead' | 'stale' {
-  return live.status(h) === 'stale' ? 'stale' : 'dead'
+export function absentReplicaState(h: Holder, live: Liveness): 'gone' | 'stale' {
+  return live.status(h) === 'stale' ? 'stale' : 'gone'
 }
 
 // ---------------------------------------------------------------- leases
@@ -174,7 +190,21 @@ export interface LeaseFacts extends Holder {
 }
 
 /** `role`: who holds it in words (`holder`, `leader`); `lease`: what runs on (`the turn's lease`). */
-export function leaseHealth(l: LeaseFacts, live: Liveness, nowMs: number, words: { role?: string; lease?: string } = {}): LeaseHealth {
+/** How a chat turn's lease reads in a reason (every view of a turn passes these). */
+export const TURN_WORDS = {
+  lease: "the turn's lease",
+  next: "the next waiter's poll takes the turn over, or the chat's next message gets it at once",
+} as const
+/** How a lead's lease reads in a reason. */
+export const LEAD_WORDS = { role: 'leader', lease: 'the lead', next: 'the next candidate takes it over at its next try' } as const
+
+/** `next`: what happens to it once expired (`taken over at the next waiter's poll…`). */
+export function leaseHealth(
+  l: LeaseFacts,
+  live: Liveness,
+  nowMs: number,
+  words: { role?: string; lease?: string; next?: string } = {},
+): LeaseHealth {
   const role = words.role ?? 'holder'
   const lease = words.lease ?? 'the lease'
   const expiresInMs = l.expiresAtMs - nowMs
@@ -194,7 +224,11 @@ export function leaseHealth(l: LeaseFacts, live: Liveness, nowMs: number, words:
     reason,
   })
   if (expiresInMs <= 0) {
-    return health('expired', `the ${role}'s lease expired ${fmtMs(-expiresInMs)} ago: it is taken over at the next poll or candidacy`)
+    // An expired lease is not held, whatever the record still says: Redis gives it to the next taker.
+    return health(
+      'expired',
+      `not held: the ${role} ${l.replicaId}'s lease expired ${fmtMs(-expiresInMs)} ago (${status === 'alive' ? 'its replica beats but did not renew it: frozen, or lost it' : 'its replica has no heartbeat'}); ${words.next ?? 'the next taker gets it at once'}`,
+    )
   }
   if (status === 'stale') {
     return health(
@@ -294,10 +328,12 @@ export interface ChatFinding {
 
 /**
  * A chat's turn: `idle` (no holder, nothing waits), `ok`, `late` (the holder is late to renew,
- * nothing is blocked yet), `attention` (it moves, but something is off), `stuck` (something blocks
- * it now: a dead or late holder with waiters, a dead ticket at the head, a queue nobody is granted).
+ * nothing is blocked yet), `expired` (the record still names a holder whose lease ran out: the turn
+ * is not held, the next waiter's poll or the next message takes it), `attention` (it moves, but
+ * something is off), `stuck` (something blocks it now: a dead or late holder with waiters, a dead
+ * ticket at the head, a queue nobody is granted).
  */
-export type ChatState = 'idle' | 'ok' | 'late' | 'attention' | 'stuck'
+export type ChatState = 'idle' | 'ok' | 'late' | 'expired' | 'attention' | 'stuck'
 
 export interface ChatHealth {
   state: ChatState
@@ -323,7 +359,7 @@ export function chatHealth(c: ChatSnapshot, live: Liveness, nowMs: number, opts:
   const key = shellWord(c.key)
   const findings: ChatFinding[] = []
   const h = c.holder
-  const holder = h ? leaseHealth(h, live, nowMs, { lease: "the turn's lease" }) : null
+  const holder = h ? leaseHealth(h, live, nowMs, TURN_WORDS) : null
   const tickets = c.tickets.map((t) => ticketState(t, live, nowMs))
   const waiting = c.tickets.length
   const heldForMs = h?.grantedAtMs ? agoMs(nowMs, h.grantedAtMs) : null
@@ -344,10 +380,19 @@ export function chatHealth(c: ChatSnapshot, live: Liveness, nowMs: number, opts:
         fix: `look at ${h.replicaId} (event loop, GC, network to Redis); to hand the turn on now: botmesh-coord chat release ${key}`,
       })
     } else if (holder.state === 'expired') {
+      // Not held: the record still names the holder, but Redis grants the turn to the next taker.
+      const next = nextGrant(c, nowMs)
       findings.push({
         code: 'holder-expired',
-        severity: waiting ? 'warning' : 'info',
-        message: `the holder's lease expired ${fmtMs(-holder.expiresInMs)} ago; the next ticket is granted at the next poll of a waiting replica`,
+        severity: 'warning',
+        message: `the turn is not held: ${h.replicaId}'s lease expired ${fmtMs(-holder.expiresInMs)} ago (${holder.holderAlive ? 'its replica beats but did not renew it: frozen, or it lost the turn' : 'its replica has no heartbeat'}); ${
+          next
+            ? `ticket ${next.ticket} (${next.replicaId}) is granted at that replica's next poll`
+            : waiting
+              ? 'the waiting tickets are past their deadline: the next message gets the turn at once'
+              : 'nothing waits: the chat is free, its next message gets the turn at once'
+        }`,
+        fix: `look at ${h.replicaId} (frozen? botmesh-coord replicas ls --all); nothing to release: the turn is no longer held`,
       })
     }
     if (holder.state === 'ok' && waiting && (heldForMs ?? 0) > turnWaitMs / 2) {
@@ -396,11 +441,13 @@ export function chatHealth(c: ChatSnapshot, live: Liveness, nowMs: number, opts:
     ? 'stuck'
     : holder?.state === 'late'
       ? 'late'
-      : warnings.length
-        ? 'attention'
-        : !h && !waiting
-          ? 'idle'
-          : 'ok'
+      : holder?.state === 'expired'
+        ? 'expired'
+        : warnings.length
+          ? 'attention'
+          : !h && !waiting
+            ? 'idle'
+            : 'ok'
   const reason =
     (problems[0] ?? warnings[0])?.message ??
     (state === 'idle'
@@ -472,7 +519,7 @@ export function leadHealth(l: LeadSnapshot, live: Liveness, nowMs: number): Lead
       transportDown: null,
     }
   }
-  const leader = leaseHealth(h, live, nowMs, { role: 'leader', lease: 'the lead' })
+  const leader = leaseHealth(h, live, nowMs, LEAD_WORDS)
   const t = l.transportDown
   const transportDown: TransportDown | null = t
     ? {

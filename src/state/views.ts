@@ -35,6 +35,8 @@ import {
   type Liveness,
   type ReplicaState,
   agoMs,
+  LEAD_WORDS,
+  TURN_WORDS,
   type Severity,
   type TicketState,
 } from './health.js'
@@ -154,7 +156,7 @@ export function replicaRows(
         ? `${replicaId} was evicted by an operator: its beats are refused`
         : state === 'stale'
           ? `an earlier incarnation of ${replicaId}, which restarted: what it holds is not renewed`
-          : `${replicaId} has no heartbeat: what it holds is not renewed`,
+          : `no heartbeat record of ${replicaId} (its last beat is older than the record is kept, or it never beat under this prefix): what it holds is not renewed`,
     heartbeatAgeMs: null,
     renewMs: null,
     renewalOverdueMs: null,
@@ -260,7 +262,7 @@ export function leaseRowMaker(replicas: ReplicaSnapshot[], nowMs: number) {
     h: Holder & { expiresAtMs: number; lastRenewalMs: number },
     grantedAtMs: number,
   ): LeaseRow => {
-    const health = leaseHealth(h, live, nowMs, kind === 'chat' ? { lease: "the turn's lease" } : { role: 'leader', lease: 'the lead' })
+    const health = leaseHealth(h, live, nowMs, kind === 'chat' ? TURN_WORDS : LEAD_WORDS)
     const r = live.replica(h.replicaId)
     return {
       kind,
@@ -567,7 +569,7 @@ export interface Finding {
 
 export interface Explanation {
   /** stuck: something blocks the chat now; late: the holder is late to renew; attention: it moves but something is off; ok; idle: no turn, no queue. */
-  verdict: 'stuck' | 'late' | 'attention' | 'ok' | 'idle' | 'unknown'
+  verdict: 'stuck' | 'late' | 'expired' | 'attention' | 'ok' | 'idle' | 'unknown'
   summary: string
   findings: Finding[]
 }
@@ -643,16 +645,18 @@ export function explainChat(v: ChatView, opts: { fingerprint?: string; fingerpri
     ? 'stuck'
     : v.state === 'late'
       ? 'late'
-      : warnings.length
-        ? 'attention'
-        : v.state === 'idle'
-          ? 'idle'
-          : 'ok'
+      : v.state === 'expired'
+        ? 'expired'
+        : warnings.length
+          ? 'attention'
+          : v.state === 'idle'
+            ? 'idle'
+            : 'ok'
   const summary =
     verdict === 'stuck'
       ? `stuck: ${problems[0]!.message}`
-      : verdict === 'late'
-        ? `late: ${v.reason}`
+      : verdict === 'late' || verdict === 'expired'
+        ? `${verdict}: ${v.reason}`
         : verdict === 'attention'
           ? `moving, but: ${warnings[0]!.message}`
           : `${verdict}: ${v.reason}`

@@ -79,7 +79,8 @@ export function ChatDetailView(p: ChatDetailProps): React.ReactElement {
       bottom.push({
         text: `VERDICT    ${e.summary}`,
         bold: true,
-        tone: e.verdict === 'stuck' ? 'bad' : e.verdict === 'attention' ? 'warn' : 'good',
+        tone:
+          e.verdict === 'stuck' ? 'bad' : e.verdict === 'attention' || e.verdict === 'late' || e.verdict === 'expired' ? 'warn' : 'good',
       })
       for (const f of e.findings) {
         bottom.push({
