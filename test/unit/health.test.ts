@@ -31,14 +31,14 @@ describe('the renewal margin', () => {
 })
 
 describe('replicas', () => {
-  it('ok, late, expired, evicted — with the measured age, interval and overdue', () => {
+  it('ok, late, gone, evicted — with the measured age, interval and overdue', () => {
     expect(replicaHealth(A, NOW)).toMatchObject({ state: 'ok', heartbeatAgeMs: 1000, renewMs: 5000, renewalOverdueMs: 0 })
     const frozen = replica('pod-f', { beatAgo: 8000 })
     expect(replicaHealth(frozen, NOW)).toMatchObject({ state: 'late', heartbeatAgeMs: 8000, renewalOverdueMs: 3000, expiresInMs: 7000 })
     expect(replicaHealth(frozen, NOW).reason).toBe(
       'pod-f has not beaten for 8s (every 5s): frozen or partitioned; its heartbeat ends in 7s',
     )
-    expect(replicaHealth(replica('pod-g', { beatAgo: 16_000 }), NOW).state).toBe('expired')
+    expect(replicaHealth(replica('pod-g', { beatAgo: 16_000 }), NOW).state).toBe('gone')
     expect(replicaHealth(replica('pod-e', { evictedIncarnation: incarnationOf('pod-e') }), NOW).state).toBe('evicted')
   })
 
@@ -152,9 +152,18 @@ describe('chats', () => {
     expect([ungranted.state, codes(ungranted)]).toEqual(['stuck', ['queue-without-holder']])
   })
 
-  it('attention: an expired holder with waiters, a head ticket about to be skipped, a slow holder', () => {
+  it('expired: a holder past its lease does not hold the turn, with waiters or without', () => {
     const exp = chatHealth(chatState('c', { holder: holder('pod-a', { expiresInMs: -100 }), tickets: [ticket(2, 'pod-b')] }), live, NOW)
-    expect([exp.state, codes(exp)]).toEqual(['attention', ['holder-expired']])
+    expect([exp.state, codes(exp)]).toEqual(['expired', ['holder-expired']])
+    expect(exp.reason).toMatch(
+      /^the turn is not held: pod-a's lease expired 100ms ago .*; ticket 2 \(pod-b\) is granted at that replica's next poll$/,
+    )
+    const alone = chatHealth(chatState('c', { holder: holder('pod-a', { expiresInMs: -1300 }) }), live, NOW)
+    expect([alone.state, codes(alone)]).toEqual(['expired', ['holder-expired']])
+    expect(alone.reason).toMatch(/nothing waits: the chat is free, its next message gets the turn at once$/)
+  })
+
+  it('attention: a head ticket about to be skipped, a slow holder', () => {
     const skip = chatHealth(chatState('c', { holder: holder('pod-a'), tickets: [ticket(2, 'pod-b', { deadlineInMs: -1 })] }), live, NOW)
     expect([skip.state, codes(skip)]).toEqual(['attention', ['head-ticket-expired']])
     const slow = chatHealth(chatState('c', { holder: holder('pod-a', { heldForMs: 61_000 }), tickets: [ticket(2, 'pod-b')] }), live, NOW)
