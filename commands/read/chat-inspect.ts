@@ -10,6 +10,7 @@ import { examples, printCorrupt } from './common.js'
 import { durationOption } from '../duration.js'
 import { formatCheckpoint } from './checkpoints.js'
 import { BARE, deployedFingerprints, fingerprintOptions, type FingerprintFlags } from './fingerprints.js'
+import { NAME_KINDS, nameArg } from '../output/names.js'
 
 interface InspectOptions extends FingerprintFlags {
   explain?: boolean
@@ -118,7 +119,11 @@ export function chatInspect(): Command {
     .description(
       'one chat whole: holder, fence, previous holder, queue tickets, checkpoint, handover marker; --explain says why it is stuck',
     )
-    .argument('<key>', 'the chat key exactly as the runtime passed it to acquireTurn (e.g. chat:42)')
+    .argument(
+      '<key>',
+      'the chat key exactly as the runtime passed it to acquireTurn (e.g. chat:42)',
+      nameArg(NAME_KINDS.chatRead, 'a chat'),
+    )
     .option('--explain', 'a verdict: stuck or not, and why (dead holder, dead head ticket, checkpoint fences, …) with the fix')
   fingerprintOptions(cmd, true)
   return cmd

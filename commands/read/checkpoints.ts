@@ -10,6 +10,7 @@ import { notFound, usage } from '../output/errors.js'
 import { deployedFingerprints, fingerprintOptions, type FingerprintFlags } from './fingerprints.js'
 import { leftOut } from '../snapshot/from.js'
 import { byNumber, byNumberDesc, byText, examples, limitOption, listingCommand, nowAndReplicas, printCorrupt, scanInfo } from './common.js'
+import { NAME_KINDS, nameArg } from '../output/names.js'
 
 interface CheckpointsLsOptions extends FingerprintFlags {
   ephemeral?: boolean
@@ -142,7 +143,7 @@ export function checkpointInspect(): Command {
   return new Command('inspect')
     .alias('show')
     .description('one checkpoint whole: flow, step, revision, owner and fence, TTL and fingerprint, its state and saved answer')
-    .argument('<key>', 'the chat key the checkpoint belongs to (as the runtime passed it)')
+    .argument('<key>', 'the chat key the checkpoint belongs to (as the runtime passed it)', nameArg(NAME_KINDS.checkpoint, 'a checkpoint'))
     .addHelpText(
       'after',
       examples(

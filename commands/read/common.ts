@@ -15,6 +15,7 @@ import { safeCopy } from '../output/safe-text.js'
 import { stdoutClosedSignal } from '../output/streams.js'
 import { run } from '../run.js'
 import { CliError } from '../output/errors.js'
+import { NAME_KINDS, nameArg } from '../output/names.js'
 
 /** Corrupt keys found by listings: reported on stderr, the listing goes on. */
 export function printCorrupt(ctx: Context, corrupt: Corrupt[]): void {
@@ -164,7 +165,7 @@ export function listingCommand<R, O>(spec: ListingSpec<R, O>): Command {
   const cmd = new Command(spec.name)
     .description(spec.description)
     .addOption(new Option('--sort <key>', 'sort by').choices(sortKeys).default(spec.defaultSort ?? sortKeys[0]))
-  if (spec.replicasOf) cmd.option('--replica <replicaId>', 'only rows of this replica')
+  if (spec.replicasOf) cmd.option('--replica <replicaId>', 'only rows of this replica', nameArg(NAME_KINDS.replica, 'a replica'))
   spec.options?.(cmd)
   cmd
     .option('-w, --watch', 'keep watching: print the listing again whenever it changes (Ctrl-C to stop)')

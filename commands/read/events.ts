@@ -9,6 +9,7 @@ import { cell, printList, type KindView, type Printer } from '../output/format.j
 import { eventLine, eventRowOf, whenText, type EventRow, type Tone } from '../output/events.js'
 import { stdoutClosedSignal } from '../output/streams.js'
 import { examples } from './common.js'
+import { NAME_KINDS, nameArg } from '../output/names.js'
 
 export type { EventRow }
 
@@ -111,7 +112,7 @@ export function eventsCommand(): Command {
           return [...(prev ?? []), ...types]
         }),
     )
-    .option('--replica <replicaId>', 'only events of this replica')
+    .option('--replica <replicaId>', 'only events of this replica', nameArg(NAME_KINDS.replica, 'a replica'))
     .option('--since <time>', 'only events from then on: a duration back (10m, 1h30m) or a time (10:42, 2026-11-29T10:42:00Z)')
     .option('--until <time>', 'only events up to then (same forms as --since)')
     .option('--timestamps', 'show the time of each event (Redis clock, UTC) beside how long ago')

@@ -8,6 +8,7 @@ import { agoMs, dur } from '../output/time.js'
 import { notFound } from '../output/errors.js'
 import { leftOut } from '../snapshot/from.js'
 import { examples, printCorrupt } from './common.js'
+import { NAME_KINDS, nameArg } from '../output/names.js'
 
 /** Collect: the marker (with its TTL, one round trip in the chat's slot) and the live replicas. */
 export async function collectHandover(ctx: Context, key: string) {
@@ -55,7 +56,7 @@ export function handoverInspect(): Command {
     .description(
       'one handover marker whole: conversation, owner and whether it is alive, waiting since, TTL, data size, what the next owner will do',
     )
-    .argument('<key>', 'the chat key the marker belongs to (as the runtime passed it)')
+    .argument('<key>', 'the chat key the marker belongs to (as the runtime passed it)', nameArg(NAME_KINDS.handover, 'a handover marker'))
     .addHelpText(
       'after',
       examples('botmesh-coord --prefix shop handover inspect chat:7', 'botmesh-coord --prefix shop handover inspect chat:7 -o json'),

@@ -8,6 +8,7 @@ import { progress } from '../output/progress.js'
 import { notFound } from '../output/errors.js'
 import { transportDownText, type LetGo } from '../lib.js'
 import { byNumber, byNumberDesc, byText, examples, limitOption, listingCommand, nowAndReplicas, printCorrupt, scanInfo } from './common.js'
+import { NAME_KINDS, nameArg } from '../output/names.js'
 
 export async function collectProviders(ctx: Context, o: { limit?: number } = {}) {
   const [{ nowMs, replicas }, leads] = await Promise.all([
@@ -188,7 +189,11 @@ export function providerStatus(): Command {
     .description(
       'one lead whole (a provider, or any lead name): leader, since, fence, lease left, the leader before, yield request, standbys',
     )
-    .argument('<name>', 'the lead name (provider:whatsapp, scheduler:report), or the bare provider id (whatsapp)')
+    .argument(
+      '<name>',
+      'the lead name (provider:whatsapp, scheduler:report), or the bare provider id (whatsapp)',
+      nameArg(NAME_KINDS.lead, 'a lead'),
+    )
     .addHelpText(
       'after',
       examples(

@@ -5,6 +5,7 @@ import { conflict, notFound } from '../output/errors.js'
 import { EXIT } from '../output/exit-codes.js'
 import { ago, left } from '../output/time.js'
 import { changed, holderWords, liveAt, parseFence, parsePositive, withWriteOptions, writeAction, type Plan } from './common.js'
+import { NAME_KINDS, nameArg } from '../output/names.js'
 
 export async function planChatRelease(ctx: Context, key: string, flags: { ifFence?: string; reason?: string }): Promise<Plan> {
   const ifFence = parseFence(flags.ifFence)
@@ -160,7 +161,7 @@ export function chatRelease(): Command {
   return withWriteOptions(
     new Command('release')
       .description('revoke the holder of a stuck chat: fence bumped (the old holder is fenced out), the next ticket granted')
-      .argument('<key>', 'the chat key as given to acquireTurn, e.g. chat:42')
+      .argument('<key>', 'the chat key as given to acquireTurn, e.g. chat:42', nameArg(NAME_KINDS.chat, 'a chat'))
       .addOption(new Option('--if-fence <fence>', 'only if the chat is still at this fence (what you saw)')),
   )
     .addHelpText(
@@ -176,7 +177,7 @@ export function chatSkip(): Command {
   return withWriteOptions(
     new Command('skip')
       .description("drop one ticket from a chat's queue (a dead replica's ticket blocking the head, say)")
-      .argument('<key>', 'the chat key')
+      .argument('<key>', 'the chat key', nameArg(NAME_KINDS.chat, 'a chat'))
       .argument('<ticket>', 'the ticket number (chat inspect shows them)')
       .addOption(new Option('--if-fence <fence>', 'only if the chat is still at this fence')),
   )

@@ -9,6 +9,7 @@ import { durationOption } from '../duration.js'
 import { examples } from '../read/common.js'
 import { changed, parseFence, withWriteOptions, writeAction, type Plan, type WriteFlags } from './common.js'
 import { stripAudit } from './chat.js'
+import { NAME_KINDS, nameArg } from '../output/names.js'
 
 interface ExtendFlags extends WriteFlags {
   /** ms */
@@ -82,7 +83,7 @@ export function checkpointExtend(): Command {
   return withWriteOptions(
     new Command('extend')
       .description('keep an ephemeral (forward) checkpoint alive longer: it expires --ttl from now (never shortened); the revision stays')
-      .argument('<key>', 'the chat key of the checkpoint')
+      .argument('<key>', 'the chat key of the checkpoint', nameArg(NAME_KINDS.checkpoint, 'a checkpoint'))
       .addOption(durationOption('--ttl <duration>', 'expire this long from now (e.g. 2h)', { min: 1000 }).makeOptionMandatory())
       .addOption(new Option('--if-revision <rev>', 'only if the checkpoint is still at this revision (default: the one shown)')),
   )

@@ -11,6 +11,7 @@ import { printCorrupt } from '../read/common.js'
 import { bulkPlan } from './bulk.js'
 import { changed, parseFence, withWriteOptions, writeAction, type Plan, type WriteFlags } from './common.js'
 import { stripAudit } from './chat.js'
+import { NAME_KINDS, nameArg } from '../output/names.js'
 
 interface CheckpointRmFlags extends WriteFlags {
   ifRevision?: string
@@ -162,7 +163,7 @@ export function checkpointRm(): Command {
       .description(
         'delete a checkpoint, compare-and-set on its revision (default: the revision shown); with --flow, every checkpoint the filters select',
       )
-      .argument('[key]', 'the chat key of the checkpoint')
+      .argument('[key]', 'the chat key of the checkpoint', nameArg(NAME_KINDS.checkpoint, 'a checkpoint'))
       .addOption(new Option('--if-revision <rev>', 'only if the checkpoint is still at this revision'))
       .addOption(new Option('--revision <rev>', 'same as --if-revision').hideHelp())
       .addOption(new Option('--flow <name>', 'bulk: the checkpoints of this flow (required for a bulk removal)'))

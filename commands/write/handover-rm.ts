@@ -11,6 +11,7 @@ import { examples, printCorrupt } from '../read/common.js'
 import { bulkPlan } from './bulk.js'
 import { changed, withWriteOptions, writeAction, type Plan, type WriteFlags } from './common.js'
 import { stripAudit } from './chat.js'
+import { NAME_KINDS, nameArg } from '../output/names.js'
 
 interface HandoverRmFlags extends WriteFlags {
   ifIncarnation?: string
@@ -105,7 +106,7 @@ export function handoverRm(): Command {
       .description(
         'remove a handover marker (the next owner applies no fallback), conditioned on the incarnation that left it; --owner-dead removes every marker whose owner is gone',
       )
-      .argument('[key]', 'the chat key of the marker')
+      .argument('[key]', 'the chat key of the marker', nameArg(NAME_KINDS.handover, 'a handover marker'))
       .addOption(new Option('--if-incarnation <inc>', 'only if the marker was left by this incarnation (default: the one shown)'))
       .addOption(new Option('--owner-dead', 'every marker whose owner has no live heartbeat (with a preview and one question)')),
   )

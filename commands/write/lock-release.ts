@@ -5,6 +5,7 @@ import { EXIT } from '../output/exit-codes.js'
 import { ago, left } from '../output/time.js'
 import { changed, parseFence, withWriteOptions, writeAction, type Plan } from './common.js'
 import { stripAudit } from './chat.js'
+import { NAME_KINDS, nameArg } from '../output/names.js'
 
 export async function planLockRelease(ctx: Context, key: string, flags: { ifFence?: string; reason?: string }): Promise<Plan> {
   const ifFence = parseFence(flags.ifFence)
@@ -49,7 +50,7 @@ export function lockRelease(): Command {
   return withWriteOptions(
     new Command('release')
       .description('force-release a fenced lock (fence bumped, so the old holder is fenced out)')
-      .argument('<key>', 'the lock key as given to acquireLockFenced')
+      .argument('<key>', 'the lock key as given to acquireLockFenced', nameArg(NAME_KINDS.lock, 'a lock'))
       .addOption(new Option('--if-fence <fence>', 'only if the lock is still at this fence')),
   )
     .addHelpText('after', '\nExample:\n  botmesh-coord --prefix shop lock release invoice:run --reason "holder pod gone" --yes')

@@ -8,6 +8,7 @@ import { EXIT } from '../output/exit-codes.js'
 import { ago, left } from '../output/time.js'
 import { changed, holderWords, liveAt, parseFence, withWriteOptions, writeAction, type Outcome, type Plan } from './common.js'
 import { stripAudit } from './chat.js'
+import { NAME_KINDS, nameArg } from '../output/names.js'
 
 interface YieldFlags {
   to?: string
@@ -83,7 +84,8 @@ export async function planProviderYield(ctx: Context, rawName: string, flags: Yi
   if (flags.to !== undefined) {
     if (flags.to === h.replicaId) throw refused(`${flags.to} already leads ${name}: nothing to hand over`)
     const alive = await ctx.reader.replica(flags.to)
-    if (!alive || alive.expiresAtMs <= nowMs) throw refused(`replica ${flags.to} is not alive (no heartbeat): it cannot take ${name}; nothing done`)
+    if (!alive || alive.expiresAtMs <= nowMs)
+      throw refused(`replica ${flags.to} is not alive (no heartbeat): it cannot take ${name}; nothing done`)
     if (!standbys.some((s) => s.replicaId === flags.to)) {
       throw refused(
         `replica ${flags.to} is not standing for ${name} (standbys: ${standbys.map((s) => s.replicaId).join(', ') || 'none'}); nothing done`,
@@ -304,8 +306,12 @@ export function providerYield(): Command {
   return withWriteOptions(
     new Command('yield')
       .description('ask the leader of a provider to step down; a campaigning standby takes over')
-      .argument('<name>', 'the lead name, e.g. provider:whatsapp (bare whatsapp = provider:whatsapp)')
-      .addOption(new Option('--to <replicaId>', 'hand it to this standby only (refused unless alive and standing)'))
+      .argument('<name>', 'the lead name, e.g. provider:whatsapp (bare whatsapp = provider:whatsapp)', nameArg(NAME_KINDS.lead, 'a lead'))
+      .addOption(
+        new Option('--to <replicaId>', 'hand it to this standby only (refused unless alive and standing)').argParser(
+          nameArg(NAME_KINDS.replica, 'a replica'),
+        ),
+      )
       .addOption(
         new Option(
           '--wait',

@@ -5,6 +5,7 @@ import { EXIT } from '../output/exit-codes.js'
 import { ago } from '../output/time.js'
 import { changed, withWriteOptions, writeAction, type Plan } from './common.js'
 import { stripAudit } from './chat.js'
+import { NAME_KINDS, nameArg } from '../output/names.js'
 
 interface EvictFlags {
   ifIncarnation?: string
@@ -111,7 +112,7 @@ export function replicaEvict(): Command {
       .description(
         'treat a replica as dead now: its heartbeat, tickets and leases go, fences bumped (a zombie that renews but does no work)',
       )
-      .argument('<replicaId>', 'the replica id (replicas ls)')
+      .argument('<replicaId>', 'the replica id (replicas ls; replica/<id> as -o name prints it)', nameArg(NAME_KINDS.replica, 'a replica'))
       .addOption(new Option('--if-incarnation <inc>', 'only if the replica still runs this incarnation (what you saw)'))
       .addOption(new Option('--scan', 'also SCAN every chat and lead for its tickets and leases (beyond what its heartbeat lists)')),
   )
