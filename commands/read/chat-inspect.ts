@@ -6,7 +6,7 @@ import { cell, printOne } from '../output/format.js'
 import { table } from '../output/table.js'
 import { dur, leftMs, renewedText } from '../output/time.js'
 import { notFound } from '../output/errors.js'
-import { examples, printCorrupt } from './common.js'
+import { emptyPrefixLine, examples, printCorrupt } from './common.js'
 import { durationOption } from '../duration.js'
 import { formatCheckpoint } from './checkpoints.js'
 import { BARE, deployedFingerprints, fingerprintOptions, type FingerprintFlags } from './fingerprints.js'
@@ -22,7 +22,12 @@ interface InspectOptions extends FingerprintFlags {
 export async function collectChat(ctx: Context, key: string, o: InspectOptions) {
   const [detail, replicas] = await Promise.all([ctx.reader.chat(key), ctx.reader.liveReplicas()])
   const chat = chatView(detail, replicas.items, key, { turnWaitMs: o.turnWait })
-  if (!chat.exists) throw notFound(`no chat "${key}" under prefix ${ctx.keys.prefix} (no turn, queue, checkpoint or handover marker)`)
+  if (!chat.exists) {
+    const note = await emptyPrefixLine(ctx)
+    throw notFound(
+      `no chat "${key}" under prefix ${ctx.keys.prefix} (no turn, queue, checkpoint or handover marker)${note ? `; ${note.replace(/^note: /, '')}` : ''}`,
+    )
+  }
   const deployed = deployedFingerprints(o)
   const explain =
     o.explain || deployed ? explainChat(chat, { fingerprint: deployed?.[BARE], fingerprints: deployed ?? undefined }) : undefined

@@ -67,6 +67,23 @@ function unknowable(ctx: Context, kind: KeyKind, missing: UnreachableMaster[]): 
   )
 }
 
+/**
+ * When a read found nothing, is it because the prefix holds no botmesh-coord keys at all (a wrong or
+ * missing --prefix)? Then one line for stderr that says so and names the prefixes that do hold state
+ * (a bounded SCAN: ../../src/state/reader.ts prefixSurvey); null when the prefix is in use, or when
+ * reading a snapshot. The exit code stays the command's own.
+ */
+export async function emptyPrefixLine(ctx: Context): Promise<string | null> {
+  if (ctx.from) return null
+  const survey = await ctx.reader.prefixSurvey().catch(() => null)
+  if (!survey || survey.used) return null
+  const p = ctx.keys.prefix
+  const where = survey.others.length
+    ? `prefixes with botmesh-coord state here: ${survey.others.join(', ')}${survey.complete ? '' : ' (and maybe more: the scan was bounded)'}; pass one with --prefix or BOTMESH_PREFIX`
+    : `no prefix here holds botmesh-coord state${survey.complete ? '' : ' among the keys looked at (the scan was bounded)'}: check --url`
+  return `note: prefix ${p} holds no botmesh-coord keys at all (is --prefix right?); ${where}`
+}
+
 export const limitOption = () =>
   new Option('--limit <keys>', 'stop scanning after this many keys per kind (a bounded look at a huge keyspace)').argParser((v) => {
     const n = Number(v)
@@ -181,16 +198,24 @@ export function listingCommand<R, O>(spec: ListingSpec<R, O>): Command {
     run(async (ctx, o: O & ListingFlags) => {
       const view = spec.view(ctx)
       const cmp = spec.sorts[o.sort] ?? spec.sorts[sortKeys[0]!]!
+      let surveyed = false
       const read = async () => {
         const data = await spec.collect(ctx, o)
         const kind = spec.oneSlotKind?.(o) ?? undefined
         const unreachable = await ctx.reader.unreachable(kind)
         if (kind && unreachable.length) throw unknowable(ctx, kind, unreachable)
         let rows = data.rows
+        // Asked once (a -w watch does not scan for prefixes at every look).
+        const prefixNote = rows.length === 0 && !unreachable.length && !surveyed ? await emptyPrefixLine(ctx) : null
+        if (rows.length === 0 && !unreachable.length) surveyed = true
         if (o.replica !== undefined && spec.replicasOf) rows = rows.filter((r) => spec.replicasOf!(r).includes(o.replica!))
-        return { ...data, unreachable, rows: [...rows].sort(cmp) }
+        return { ...data, unreachable, prefixNote, rows: [...rows].sort(cmp) }
       }
-      const show = (data: ListingData<R>, p = ctx) => {
+      let noted = false
+      const show = (data: ListingData<R> & { prefixNote?: string | null }, p = ctx) => {
+        // Once, on stderr, whatever the format: stdout stays the listing (empty) and the exit code is kept.
+        if (data.prefixNote && !noted) ctx.err(ctx.c.yellow(data.prefixNote))
+        noted ||= Boolean(data.prefixNote)
         const envelope = {
           nowMs: data.nowMs,
           ...data.extra,

@@ -268,11 +268,15 @@ export async function collectDoctor(
       fix: `something other than botmesh-coord wrote ${ctx.keys.schema}; the replicas refuse to start on it (inspect it with redis-cli HGETALL)`,
     })
   } else if (!schema) {
+    const survey = await ctx.reader.prefixSurvey().catch(() => null)
+    const others = survey && !survey.used && survey.others.length ? survey.others : null
     checks.push({
       id: 'schema',
       status: 'warn',
-      detail: `no schema record under prefix ${ctx.keys.prefix}: no replica has started with it`,
-      fix: "check --prefix / BOTMESH_PREFIX (the replicas' prefix option)",
+      detail: `no schema record under prefix ${ctx.keys.prefix}: no replica has started with it${survey && !survey.used ? ' (no botmesh-coord key at all under it)' : ''}${others ? `; prefixes with botmesh-coord state here: ${others.join(', ')}` : ''}`,
+      fix: others
+        ? `pass the replicas' prefix: --prefix ${others[0]} (or BOTMESH_PREFIX)`
+        : "check --prefix / BOTMESH_PREFIX (the replicas' prefix option)",
     })
   } else if (schemaProblem) {
     checks.push({

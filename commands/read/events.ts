@@ -8,7 +8,7 @@ import { usage } from '../output/errors.js'
 import { cell, printList, type KindView, type Printer } from '../output/format.js'
 import { eventLine, eventRowOf, whenText, type EventRow, type Tone } from '../output/events.js'
 import { stdoutClosedSignal } from '../output/streams.js'
-import { examples } from './common.js'
+import { emptyPrefixLine, examples } from './common.js'
 import { NAME_KINDS, nameArg } from '../output/names.js'
 
 export type { EventRow }
@@ -133,6 +133,10 @@ export function eventsCommand(): Command {
         const untilMs = o.until === undefined ? undefined : pointInTime(o.until, '--until', nowMs)
         const view = eventsView(ctx, () => nowMs, Boolean(o.timestamps))
         const rows = await recent(ctx, o, sinceMs, untilMs)
+        if (!rows.length && sinceMs === undefined && untilMs === undefined) {
+          const note = await emptyPrefixLine(ctx)
+          if (note) ctx.err(ctx.c.yellow(note))
+        }
         if (!o.follow) {
           printList(ctx, view, rows, { nowMs })
           return EXIT.ok

@@ -245,6 +245,65 @@ export class StateReader {
     return { version: Number(h.version), layout, createdAt: h.createdAt && /^\d+$/.test(h.createdAt) ? Number(h.createdAt) : null }
   }
 
+  /**
+   * Is there anything under this prefix, and which prefixes hold botmesh-coord state (a schema
+   * record, `<prefix>:schema`)? Asked when a listing came back empty, to tell a wrong or missing
+   * `--prefix` from a quiet one. Bounded: at most `maxKeys` keys looked at per master per question
+   * (SCAN MATCH, `count` per call), and at most 20 prefixes named (each checked to be a schema record).
+   */
+  async prefixSurvey(options: { maxKeys?: number; count?: number } = {}): Promise<{
+    /** A key of this prefix was seen (its schema record, or any key under it). */
+    used: boolean
+    /** Prefixes with a schema record, this one excluded, sorted. */
+    others: string[]
+    /** Every master was scanned to its end (false: `others` may be incomplete). */
+    complete: boolean
+  }> {
+    const maxKeys = options.maxKeys ?? 100_000
+    const count = options.count ?? DEFAULTS.scanCount
+    const schema = await this.schema().catch(() => null)
+    if (schema) return { used: true, others: [], complete: true }
+    const nodes = await this.masterCount()
+    const walk = async (pattern: string, stopAtFirst: boolean, onKey: (k: string) => void): Promise<boolean> => {
+      let complete = true
+      for (let node = 0; node < nodes; node++) {
+        let cursor = '0'
+        let looked = 0
+        try {
+          do {
+            this.commands++
+            const step = await this.call('SCAN', () => this.source.scan(node, cursor, pattern, count))
+            cursor = step.cursor
+            looked += count
+            for (const b of step.keys) onKey(idFromBytes(b))
+            if (stopAtFirst && step.keys.length) return true
+          } while (cursor !== '0' && looked < maxKeys)
+        } catch (err) {
+          if (!this.nodeFailed(node, err)) throw err
+          complete = false
+          continue
+        }
+        if (cursor !== '0') complete = false
+      }
+      return complete
+    }
+    let used = false
+    await walk(`${this.keys.prefix}:*`, true, () => (used = true))
+    if (used) return { used: true, others: [], complete: true }
+    const candidates = new Set<string>()
+    const complete = await walk('*:schema', false, (k) => {
+      if (candidates.size < 20 && k.endsWith(':schema') && k.length > ':schema'.length) candidates.add(k.slice(0, -':schema'.length))
+    })
+    candidates.delete(this.keys.prefix)
+    const list = [...candidates]
+    this.commands += list.length
+    const hashes = await Promise.all(
+      list.map((p) => this.call('HGETALL', () => this.source.hgetall(redisKey(`${p}:schema`))).catch(() => ({}))),
+    )
+    const others = list.filter((_, i) => /^\d+$/.test((hashes[i] as Hash).version ?? '')).sort()
+    return { used: false, others, complete }
+  }
+
   /** A schema newer than this release understands cannot be read safely: what every command refuses. */
   static schemaProblem(s: SchemaInfo | null): string | null {
     if (s && s.version > SCHEMA_VERSION) return `schema ${s.version} is newer than this release understands (${SCHEMA_VERSION})`
