@@ -73,7 +73,7 @@ export function replicasLs(): Command {
   return listingCommand<ReplicaRow, ReplicasOptions>({
     name: 'ls',
     description:
-      'every replica with a heartbeat: id, incarnation, state, heartbeat age, leases held, counters, host/pid/version; --all adds evicted, dead and restarted ones',
+      'every replica with a heartbeat record: id, incarnation, state (ok, late, gone: no heartbeat lately, kept 5 min), heartbeat age, leases held, counters, host/pid/version; --all adds evicted and restarted ones',
     examples: [
       'botmesh-coord --prefix shop replicas ls',
       'botmesh-coord --prefix shop replicas ls --all --sort heartbeat',
@@ -94,7 +94,10 @@ export function replicasLs(): Command {
     oneSlotKind: (o) => (o.all ? null : 'replica'),
     options: (cmd) =>
       cmd
-        .option('--all', 'also evicted replicas, and incarnations without a heartbeat that still hold leases or tickets (dead, stale)')
+        .option(
+          '--all',
+          'also evicted replicas, and incarnations without a heartbeat record that still hold leases or tickets (gone, stale)',
+        )
         .addOption(limitOption()),
     collect: async (ctx, o) => {
       const d = await collectReplicas(ctx, o)

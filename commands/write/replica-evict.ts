@@ -1,4 +1,5 @@
 import { Command, Option } from 'commander'
+import { formatDuration } from '../lib.js'
 import type { Context } from '../context.js'
 import { conflict, notFound } from '../output/errors.js'
 import { EXIT } from '../output/exit-codes.js'
@@ -18,7 +19,9 @@ export async function planReplicaEvict(ctx: Context, replicaId: string, flags: E
   const r = await ctx.reader.replica(replicaId)
   if ((!r || r.expiresAtMs <= nowMs) && flags.ifIncarnation) return planFinishEviction(ctx, replicaId, flags.ifIncarnation, flags)
   if (!r || r.expiresAtMs <= nowMs)
-    throw notFound(`no live replica ${replicaId}: nothing to evict (a dead replica's leases expire by themselves)`)
+    throw notFound(
+      `no live replica ${replicaId}${r ? ` (gone: no heartbeat for ${formatDuration(nowMs - r.beatAtMs)})` : ''}: nothing to evict (the leases of a replica without heartbeat expire by themselves)`,
+    )
   if (flags.ifIncarnation && flags.ifIncarnation !== r.incarnation && !r.incarnation.startsWith(flags.ifIncarnation)) {
     throw conflict(
       `the state changed since you looked: ${replicaId} runs incarnation ${r.incarnation} now, not ${flags.ifIncarnation}; nothing done`,
