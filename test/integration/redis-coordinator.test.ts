@@ -52,9 +52,12 @@ describe('RedisCoordinator on a real Redis', () => {
     const beat = await client.hgetall(`${prefix}:r:pod-a`)
     expect(beat.inc).toBe(c.incarnation)
     expect(JSON.parse(beat.info!)).toMatchObject({ pid: process.pid, leaseMs: 3000 })
+    // The heartbeat itself ends at `exp` (leaseMs after the beat); the record is kept 5 minutes more,
+    // so a replica that stops beating without an orderly stop reads as gone (src/state/health.ts).
     const ttl = await client.pttl(`${prefix}:r:pod-a`)
-    expect(ttl).toBeGreaterThan(0)
-    expect(ttl).toBeLessThanOrEqual(3000)
+    expect(ttl).toBeGreaterThan(300_000)
+    expect(ttl).toBeLessThanOrEqual(303_000)
+    expect(Number(beat.exp) - Number(beat.beat)).toBe(3000)
     await c.stop()
     expect(await client.exists(`${prefix}:r:pod-a`)).toBe(0)
     expect(await client.ping()).toBe('PONG')
