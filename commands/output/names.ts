@@ -7,18 +7,18 @@
  */
 import { InvalidArgumentError } from 'commander'
 
-/** Every kind a listing's `-o name` prints, with the command that takes such a name. */
+/** Every kind a listing's `-o name` prints, with a (read-only where there is one) command line that takes such a name. */
 const KINDS = {
-  chat: 'chat inspect',
-  checkpoint: 'checkpoint inspect',
-  handover: 'handover inspect',
-  provider: 'provider status',
-  scheduler: 'provider status',
-  lead: 'provider status',
-  lock: 'lock release',
-  replica: 'replica evict',
-  event: 'events',
-  context: 'config use-context',
+  chat: (k: string) => `chat inspect ${k}`,
+  checkpoint: (k: string) => `checkpoint inspect ${k}`,
+  handover: (k: string) => `handover inspect ${k}`,
+  provider: (k: string) => `provider status ${k}`,
+  scheduler: (k: string) => `provider status ${k}`,
+  lead: (k: string) => `provider status ${k}`,
+  lock: (k: string) => `lock release ${k} --dry-run`,
+  replica: (k: string) => `replicas ls --replica ${k}`,
+  event: () => 'events',
+  context: (k: string) => `config use-context ${k}`,
 } as const
 export type NameKind = keyof typeof KINDS
 
@@ -44,7 +44,7 @@ export function fromName(value: string, kinds: readonly NameKind[], what: string
   const rest = value.slice(slash + 1)
   if ((kinds as readonly string[]).includes(head)) return rest
   throw new InvalidArgumentError(
-    `${value} names a ${head}, not ${what}: try botmesh-coord ${KINDS[head as NameKind]} ${rest} (to pass a name that starts with "${head}/" as it is, put its kind in front: ${kinds[0]}/${value})`,
+    `${value} names a ${head}, not ${what}: try botmesh-coord ${KINDS[head as NameKind](rest)} (a name that itself starts with "${head}/": ${kinds[0]}/${value})`,
   )
 }
 

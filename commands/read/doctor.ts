@@ -416,7 +416,7 @@ export async function collectDoctor(
           status: 'warn',
           detail: `${expired.length} lease(s) past their expiry, not held: ${expired
             .slice(0, 3)
-            .map((l) => `${l.kind} ${l.key} (${l.replicaId ?? l.owner ?? '?'}, ${l.reason})`)
+            .map((l) => `${l.kind} ${l.key} (${l.reason.replace(/^not held: /, '')})`)
             .join('; ')}${expired.length > 3 ? '; …' : ''}`,
           fix: "their holder stopped renewing (frozen or gone: botmesh-coord replicas ls --all); a chat's next waiter or message takes its turn, a lead's next candidate takes it",
         }

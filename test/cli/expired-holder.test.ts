@@ -81,7 +81,7 @@ describe('a frozen holder past its lease', () => {
     const j = parseJson<J>(r)
     const check = (id: string) => j.checks.find((c: J) => c.id === id)
     expect(check('expired-leases')).toMatchObject({ status: 'warn' })
-    expect(check('expired-leases').detail).toMatch(/chat chat:frz \(frozen-child, not held/)
+    expect(check('expired-leases').detail).toMatch(/not held: chat chat:frz \(the holder frozen-child's lease expired/)
     expect(check('replicas')).toMatchObject({ status: 'warn' })
     expect(check('replicas').detail).toMatch(
       /1 replica\(s\) gone without an orderly stop: frozen-child \(no heartbeat for .*, held chat chat:frz\)/,

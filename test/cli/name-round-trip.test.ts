@@ -96,7 +96,7 @@ describe('-o name output, accepted back', () => {
     expect(r.stderr.trim().split('\n')).toHaveLength(1)
     const w = await cli('chat', 'release', 'replica/pod-a', '--dry-run')
     expect(w.code).toBe(2)
-    expect(w.stderr).toMatch(/replica\/pod-a names a replica, not a chat: try botmesh-coord replica evict pod-a/)
+    expect(w.stderr).toMatch(/replica\/pod-a names a replica, not a chat: try botmesh-coord replicas ls --replica pod-a/)
     const l = await cli('lock', 'release', 'chat/chat:42', '--dry-run')
     expect(l.code).toBe(2)
     expect(l.stderr).toMatch(/names a chat, not a lock/)
