@@ -535,14 +535,18 @@ function goneNote(gone: ReplicaSnapshot[], nowMs: number): string {
 }
 
 function replicaCheck(live: ReplicaSnapshot[], gone: ReplicaSnapshot[] = [], nowMs = 0): Check {
-  if (gone.length) {
-    return {
-      id: 'replicas',
-      status: 'warn',
-      detail: `${live.length} live replica(s); ${goneNote(gone, nowMs)}: frozen, cut off or killed (their leases expire or are taken over)`,
-      fix: 'botmesh-coord replicas ls --all; look at those pods (a frozen one beats again when it wakes; a killed one is restarted by its supervisor)',
-    }
+  const base = liveReplicaCheck(live)
+  if (!gone.length) return base
+  // Gone replicas are a warning of their own, added to what the live ones say (none, mixed leaseMs, ok).
+  return {
+    id: 'replicas',
+    status: base.status === 'fail' ? 'fail' : 'warn',
+    detail: `${base.detail}; ${goneNote(gone, nowMs)}: frozen, cut off or killed (their leases expire or are taken over)`,
+    fix: `${base.fix ? `${base.fix}; ` : ''}botmesh-coord replicas ls; look at those pods (a frozen one beats again when it wakes; a killed one is restarted by its supervisor)`,
   }
+}
+
+function liveReplicaCheck(live: ReplicaSnapshot[]): Check {
   if (live.length === 0)
     return { id: 'replicas', status: 'warn', detail: 'no live replica under this prefix', fix: 'check --prefix, or whether the bot runs' }
   const leaseMs = new Set(live.map((r) => r.info.leaseMs))
