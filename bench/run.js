@@ -10,6 +10,8 @@ import { parseArgs, HELP } from './lib/args.js'
 import { assertRedisServerAvailable, startRedis, startCluster, redisServerVersion } from '../scripts/redis-procs.mjs'
 import { runLimit } from './sections/limit.js'
 import { runTurns } from './sections/turns.js'
+import { runOpenLoop } from './sections/openloop.js'
+import { openLoopChart } from './lib/openloop-chart.js'
 import { runFailover } from './sections/failover.js'
 import { runScale, measureMemory } from './sections/scale.js'
 import { runStartup } from './sections/startup.js'
@@ -19,6 +21,7 @@ import { performancePage, writePerformancePage } from './lib/performance-page.js
 
 const here = dirname(fileURLToPath(import.meta.url))
 const PERFORMANCE_PAGE = join(here, '..', 'docs', 'performance.md')
+const OPENLOOP_CHART = join(here, '..', 'docs', 'openloop.svg')
 const log = (s) => process.stderr.write(`${s}\n`)
 
 function machine() {
@@ -51,7 +54,10 @@ async function main() {
     saved.targets = evaluateTargets(saved, { ...saved.config, work: saved.config.work })
     const md = markdown(saved)
     writeFileSync(join(dirname(resolve(o.render)), 'latest.md'), `# botmesh-coord benchmark\n\n${md}\n`)
-    if (o.docs) writePerformancePage(PERFORMANCE_PAGE, performancePage(saved, md))
+    if (o.docs) {
+      if (saved.openloop) writeFileSync(OPENLOOP_CHART, openLoopChart(saved.openloop))
+      writePerformancePage(PERFORMANCE_PAGE, performancePage(saved, md))
+    }
     process.stdout.write(`${md}\n`)
     return 0
   }
@@ -136,6 +142,9 @@ async function main() {
     await section('turns', async () => {
       result.turns = await runTurns({ url: redis.url, ...o, works: o.work }, log)
     })
+    await section('openloop', async () => {
+      result.openloop = await runOpenLoop({ url: redis.url, ...o }, log)
+    })
     await section('renewal', async () => {
       result.renewal = await runRenewal({ url: redis.url, counts: o.renewLeases, cycles: o.renewCycles }, log)
     })
@@ -171,7 +180,7 @@ async function main() {
     // Keep the saved run, and replace only the sections run now (noted per section).
     const outDirSaved = o.out ? resolve(o.out) : join(here, 'results')
     const saved = JSON.parse(readFileSync(join(outDirSaved, 'latest.json'), 'utf8'))
-    const key = { limit: 'limit', turns: 'turns', renewal: 'renewal', failover: 'failover', startup: 'startup', scale: 'scale' }
+    const key = { limit: 'limit', turns: 'turns', openloop: 'openloop', renewal: 'renewal', failover: 'failover', startup: 'startup', scale: 'scale' }
     saved.merged = { ...(saved.merged ?? {}) }
     for (const s of o.sections) {
       if (result[key[s]] === undefined) continue
@@ -193,6 +202,12 @@ async function main() {
   mkdirSync(outDir, { recursive: true })
   writeFileSync(join(outDir, 'latest.json'), JSON.stringify(result, null, 2) + '\n')
   writeFileSync(join(outDir, 'latest.md'), `# botmesh-coord benchmark\n\n${md}\n`)
+  if (result.openloop) {
+    // The chart beside the results, and in docs/ beside the page that links it.
+    const svg = openLoopChart(result.openloop)
+    writeFileSync(join(outDir, 'openloop.svg'), svg)
+    if (o.docs) writeFileSync(OPENLOOP_CHART, svg)
+  }
   if (o.docs) writePerformancePage(PERFORMANCE_PAGE, performancePage(result, md))
   process.stdout.write(`${md}\n`)
   log(`results: ${join(outDir, 'latest.json')}, ${join(outDir, 'latest.md')}${o.docs ? `, ${PERFORMANCE_PAGE}` : ''}`)

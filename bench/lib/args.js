@@ -5,7 +5,7 @@ import { join } from 'node:path'
 export const HELP = `botmesh-coord benchmark: node bench/run.js [flags]
   --quick                 small, fast run (about 2 minutes)
   --smoke                 tiny run that only checks that everything runs (CI)
-  --sections a,b          limit,turns,renewal,failover,startup,scale (default: all)
+  --sections a,b          limit,turns,openloop,renewal,failover,startup,scale (default: all)
   --replicas P            replica processes in the turns benchmark (default 4)
   --inflight L            messages in flight per replica (default 8)
   --chats C               chats of the uniform and 10%/90% traffic (default 1000)
@@ -19,6 +19,16 @@ export const HELP = `botmesh-coord benchmark: node bench/run.js [flags]
   --lease-ms N            botmesh leaseMs in the turns benchmark (default 15000)
   --peer-ttl-ms N         lock TTL of the peers (default 10000)
   --retry-ms N            the peers' retry interval while a lock is taken (default 10)
+  --openloop-rates a,b    open loop: the steady sweep's offered rates, msg/s (default 1000,2000,4500,6500,9000)
+  --openloop-seconds S    arrival window of each steady run (default 3)
+  --openloop-overload R:S overload rate for S seconds (default 9000:6)
+  --openloop-recover R:S  then the recover rate for S seconds (default 4500:10)
+  --openloop-contention R:S  steady rate with busy loops beside the replicas (default 2000:3)
+  --openloop-busy N       busy-loop processes of the contention run (default 2)
+  --openloop-handler-ms M median handler time, lognormal (default 5; sigma --openloop-handler-sigma, 0.5)
+  --openloop-burst N      messages per arrival, 30 ms apart (default 2)
+  --openloop-cap N        outstanding messages per replica past which the harness drops (default 20000)
+  --openloop-drain-s S    how long a run may drain after its last arrival (default 10)
   --renew-leases a,b      leases held at once in the renewal section (default 10,100,1000)
   --renew-cycles N        renewal cycles measured per count (default 5)
   --failover-lease-ms N   leaseMs of the failover runs (default 3000)
@@ -73,6 +83,16 @@ const PRESETS = {
     refreshes: 1,
     memoryChats: 50,
     startupRounds: 2,
+    openloopRates: [100, 300],
+    openloopSeconds: 0.6,
+    openloopOverloadRate: 600,
+    openloopOverloadS: 0.6,
+    openloopRecoverRate: 300,
+    openloopRecoverS: 0.6,
+    openloopContentionRate: 100,
+    openloopContentionS: 0.5,
+    openloopBusy: 1,
+    openloopDrainS: 3,
     limitRequests: 2000,
     limitSeconds: 0.2,
     cluster: false,
@@ -84,7 +104,7 @@ const PRESETS = {
 export function parseArgs(argv) {
   const o = {
     preset: 'full',
-    sections: ['limit', 'turns', 'renewal', 'failover', 'startup', 'scale'],
+    sections: ['limit', 'turns', 'openloop', 'renewal', 'failover', 'startup', 'scale'],
     replicas: 4,
     inflight: 8,
     chats: 1000,
@@ -108,6 +128,20 @@ export function parseArgs(argv) {
     refreshes: 3,
     memoryChats: 2000,
     startupRounds: 15,
+    openloopRates: [1000, 2000, 4500, 6500, 9000],
+    openloopSeconds: 3,
+    openloopOverloadRate: 9000,
+    openloopOverloadS: 6,
+    openloopRecoverRate: 4500,
+    openloopRecoverS: 10,
+    openloopContentionRate: 2000,
+    openloopContentionS: 3,
+    openloopBusy: 2,
+    openloopHandlerMs: 5,
+    openloopHandlerSigma: 0.5,
+    openloopBurst: 2,
+    openloopCap: 20000,
+    openloopDrainS: 10,
     limitRequests: 100000,
     limitSeconds: 2,
     cluster: true,
@@ -126,6 +160,11 @@ export function parseArgs(argv) {
     const n = Number(v)
     if (!Number.isFinite(n)) throw new Error(`${flag} needs a number`)
     return n
+  }
+  const rateSeconds = (v, flag) => {
+    const [r, sec] = String(v).split(':').map(Number)
+    if (!Number.isFinite(r) || !Number.isFinite(sec)) throw new Error(`${flag} needs RATE:SECONDS`)
+    return { rate: r, seconds: sec }
   }
   const map = {
     '--sections': ['sections', list],
@@ -151,6 +190,17 @@ export function parseArgs(argv) {
     '--refreshes': ['refreshes', num],
     '--memory-chats': ['memoryChats', num],
     '--startup-rounds': ['startupRounds', num],
+    '--openloop-rates': ['openloopRates', (v) => list(v).map(Number)],
+    '--openloop-seconds': ['openloopSeconds', num],
+    '--openloop-overload': ['openloopOverload', rateSeconds],
+    '--openloop-recover': ['openloopRecover', rateSeconds],
+    '--openloop-contention': ['openloopContention', rateSeconds],
+    '--openloop-busy': ['openloopBusy', num],
+    '--openloop-handler-ms': ['openloopHandlerMs', num],
+    '--openloop-handler-sigma': ['openloopHandlerSigma', num],
+    '--openloop-burst': ['openloopBurst', num],
+    '--openloop-cap': ['openloopCap', num],
+    '--openloop-drain-s': ['openloopDrainS', num],
     '--out': ['out', String],
     '--render': ['render', String],
   }
@@ -169,5 +219,16 @@ export function parseArgs(argv) {
       given[key] = conv(v ?? argv[++i], a)
     } else throw new Error(`unknown flag ${a} (see --help)`)
   }
-  return { ...o, ...PRESETS[o.preset], ...given, preset: o.preset }
+  const out = { ...o, ...PRESETS[o.preset], ...given, preset: o.preset }
+  for (const [k, key] of [
+    ['openloopOverload', 'Overload'],
+    ['openloopRecover', 'Recover'],
+    ['openloopContention', 'Contention'],
+  ]) {
+    if (!out[k]) continue
+    out[`openloop${key}Rate`] = out[k].rate
+    out[`openloop${key}S`] = out[k].seconds
+    delete out[k]
+  }
+  return out
 }

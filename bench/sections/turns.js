@@ -12,7 +12,7 @@ const redisCpuUs = (text) => {
 
 const WORKER = fileURLToPath(new URL('../workers/turn-worker.js', import.meta.url))
 
-function once(child, type) {
+export function once(child, type) {
   return new Promise((resolve, reject) => {
     const onMsg = (m) => {
       if (m.type === type) {
@@ -37,7 +37,7 @@ function once(child, type) {
 }
 
 /** Per chat: critical sections [grant, releaseStart] sorted by grant. */
-function analyse(perWorker, cfg) {
+export function analyse(perWorker, cfg) {
   const byChat = new Map()
   let messages = 0
   let first = Infinity
