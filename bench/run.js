@@ -180,7 +180,15 @@ async function main() {
     // Keep the saved run, and replace only the sections run now (noted per section).
     const outDirSaved = o.out ? resolve(o.out) : join(here, 'results')
     const saved = JSON.parse(readFileSync(join(outDirSaved, 'latest.json'), 'utf8'))
-    const key = { limit: 'limit', turns: 'turns', openloop: 'openloop', renewal: 'renewal', failover: 'failover', startup: 'startup', scale: 'scale' }
+    const key = {
+      limit: 'limit',
+      turns: 'turns',
+      openloop: 'openloop',
+      renewal: 'renewal',
+      failover: 'failover',
+      startup: 'startup',
+      scale: 'scale',
+    }
     saved.merged = { ...(saved.merged ?? {}) }
     for (const s of o.sections) {
       if (result[key[s]] === undefined) continue

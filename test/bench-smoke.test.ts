@@ -48,6 +48,14 @@ describe('npm run bench (smoke)', () => {
     expect(json.renewal.map((x: { leases: number }) => x.leases)).toEqual([10, 100])
     expect(json.renewal[1].commandsSent).toBeGreaterThan(json.renewal[0].commandsSent)
     expect(json.renewal[1].writes).toBeLessThanOrEqual(json.renewal[0].writes)
+    // Open loop: every scenario with every adapter, the same schedule each; the chart beside the report.
+    const ol = json.openloop.rows as { scenario: string; adapter: string; completed: number; messages: number }[]
+    for (const scenario of ['sweep', 'overload', 'contention'])
+      expect(new Set(ol.filter((x) => x.scenario === scenario).map((x) => x.adapter))).toEqual(
+        new Set(['botmesh', 'redlock', 'semaphore', 'naive']),
+      )
+    for (const x of ol) expect(x.completed).toBeGreaterThan(0)
+    expect(readFileSync(join(out, 'openloop.svg'), 'utf8')).toContain('<svg')
     expect(json.failover.holderKill.length).toBe(1)
     expect(json.failover.leaderKill.length).toBe(1)
     expect(json.failover.yield.length).toBe(1)
@@ -59,6 +67,7 @@ describe('npm run bench (smoke)', () => {
       '### Targets',
       "### Redis's own limit",
       '### Turns',
+      '### Open loop',
       '### Renewals',
       '### Failover',
       '### Operator side at scale',

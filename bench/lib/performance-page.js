@@ -41,7 +41,23 @@ function why(t, r) {
     return "Per item over real acquisitions: the keyspace's bytes (MEMORY STATS dataset.bytes and the key tables, read once two reads 250 ms apart agree), the median of three passes after one thrown away; plain used_memory deltas moved by tens of bytes per item from run to run with the clients' buffers, which is why the target is the version it was set on measured this same way. Since that version the chat state records the request id of the holder's acquisition and of each queued ticket (so that a take or a withdrawal sent twice finds the ticket its first run took); those fields hold only the request's sequence number beside the incarnation the hash already names, and a turn granted at once keeps no retry field (its holder's fields name the request)."
   if (t.target.startsWith('leases ls') || t.target.startsWith('chat ls'))
     return "The listing walks the keyspace once (SCAN COUNT 2000 with a MATCH of the listed kinds only: chats, leads and locks together, so Redis keeps checkpoints, queues and heartbeats to itself) and reads each batch whole with one read-only script call (read-hashes-0: one reply element per key), whole so that a chat whose ticket fields are malformed is reported as corrupt, as chat ls reports it. Each master's next batches are asked for while one is decoded, a Cluster's masters are read at once, each batch becomes rows as it arrives (a row keeps no slice of the reply it came from), and the JSON document is written a few hundred rows at a time. What is left is one Node process's CPU on 100,000 rows, about 1.8 s of it against Redis's 0.65 s (the script 0.45 s, of which HGETALL 3.2 of 4.4 µs per key; SCAN 0.2 s), on the same 2 cores: Node start-up and the CLI's modules about 0.2 s, garbage collection 0.35–0.45 s (about 45 minor collections), JSON.stringify of a 48 MB document 0.25–0.35 s (rows written by hand per template were no faster), decoding the replies about 0.3 s, decoding hashes and building rows about 0.25 s, sorting 0.15 s. It grows linearly with the number of leases."
+  if (t.area.startsWith('open loop')) return openLoopWhy(t, r)
   if (t.target.startsWith('SIGKILL') || t.area === 'failover') return 'See the failover table.'
+  return ''
+}
+
+/** A missed open-loop target: the figures that explain it, from the same run. */
+function openLoopWhy(t, r) {
+  const ol = r.openloop
+  const row = (scenario, a) => ol.rows.find((x) => x.scenario === scenario && x.adapter === a)
+  const b = row('overload', 'botmesh')
+  const cpu = `Redis and the ${ol.config.replicas} replica processes share ${r.machine.cpus} cores with the harness (load average ${r.merged?.openloop?.machine?.loadAvgAtStart?.[0] ?? r.machine.loadAvgAtStart?.[0]} at the start of the run)`
+  if (t.area.endsWith('overload'))
+    return `${cpu}; past the knee the achieved rate is what the CPU left over gives: botmesh-coord spends ${b?.redisCpuUsPerMsg} µs of Redis CPU and ${b?.clientCpuUsPerMsg} µs of replica CPU per message in the overload run (${b?.redisCallsPerMsg} Redis calls, ${b?.clientCmdsPerMsg} client commands), and a FIFO turn queues every waiting message in Redis where a poller only retries; the backlog left at the overload's end was ${b?.backlogAtOverloadEnd} messages, drained at ${b?.drainRate ?? 'n/a'} msg/s.`
+  if (t.area.endsWith('backlog'))
+    return `Under backlog a botmesh-coord message of a busy chat queues a ticket and is granted by the previous holder's release (pushed, then taken up with one poll), which costs more Redis calls than a free chat's take and release; the peers' waiters poll instead, so their calls per message grow with the wait.`
+  if (t.area.endsWith('contention'))
+    return `${cpu}, plus ${ol.config.contention.busyLoops} busy loops: a strict FIFO turn waits for the descheduled replica whose ticket is next, where a poller that happens to run takes a free lock.`
   return ''
 }
 
@@ -52,7 +68,7 @@ export function performancePage(r, md) {
   const L = []
   L.push('# Performance', '', '<!-- Written by `npm run bench` (bench/lib/performance-page.js): edit the generator, not this page. -->', '')
   L.push(
-    `\`npm run bench\` (folder [bench/](../bench)) measures, in one run on one machine, botmesh-coord's turns side by side with redlock 5 (one instance), redis-semaphore's \`Mutex\` and a hand-written \`SET NX PX\` + poll + Lua compare-and-delete lock, against what the same private redis-server can do; then the cost of one replica's renewal cycle at 10, 100 and 1,000 held leases, failover times and the operator side at scale. Every turn scenario runs three times (\`--repeats\`), the adapters interleaved so that the machine's load falls on them alike; the tables show medians with their range, and the targets are judged on the medians. Flags: \`npm run bench -- --help\` (\`--quick\` for a short run). Results: [bench/results/latest.md](../bench/results/latest.md) and \`latest.json\`.`,
+    `\`npm run bench\` (folder [bench/](../bench)) measures, in one run on one machine, botmesh-coord's turns side by side with redlock 5 (one instance), redis-semaphore's \`Mutex\` and a hand-written \`SET NX PX\` + poll + Lua compare-and-delete lock, against what the same private redis-server can do; then the same adapters in an open loop (messages arriving at a rate as people send them, a sweep of rates, an overload and the recovery after it, CPU contention; chart: [openloop.svg](openloop.svg)); then the cost of one replica's renewal cycle at 10, 100 and 1,000 held leases, failover times and the operator side at scale. Every turn scenario runs three times (\`--repeats\`), the adapters interleaved so that the machine's load falls on them alike; the tables show medians with their range, and the targets are judged on the medians. Flags: \`npm run bench -- --help\` (\`--quick\` for a short run). Results: [bench/results/latest.md](../bench/results/latest.md) and \`latest.json\`.`,
     '',
   )
   L.push(
@@ -81,7 +97,8 @@ export function performancePage(r, md) {
       `(The failover rows come from \`--sections failover\` run right after the full run, ${r.failoverRunSeparately}: the full run's failover section hit a harness race, since fixed.)`,
       '',
     )
-  L.push(md.split('\n').slice(2).join('\n'), '')
+  // The chart lives beside this page (latest.md links it from bench/results/).
+  L.push(md.split('\n').slice(2).join('\n').replaceAll('](../../docs/openloop.svg)', '](openloop.svg)'), '')
   if (missed.length) {
     L.push('### Where a target is missed, by how much and why', '')
     for (const t of missed) L.push(`- **${t.area}: ${t.target}** — measured ${t.measured}${t.by ? `, ${t.by}` : ''}. ${why(t, r)}`)

@@ -147,6 +147,7 @@ export function evaluateTargets(r, cfg) {
       oo === 0,
     )
   }
+  if (r.openloop) openLoopTargets(r.openloop, add)
   for (const sc of r.scale ?? []) {
     const cli = (name) => sc.cli.find((c) => c.command.startsWith(name))
     const ins = cli('chat inspect')
@@ -282,6 +283,139 @@ export function evaluateTargets(r, cfg) {
 
 const round2 = (v) => Math.round(v * 100) / 100
 
+/** The open-loop targets: botmesh-coord beside the best peer of the same run. */
+function openLoopTargets(ol, add) {
+  const rows = ol.rows
+  const of = (scenario) => rows.filter((x) => x.scenario === scenario)
+  const b = (list) => list.find((x) => x.adapter === 'botmesh')
+  const peers = (list) => list.filter((x) => x.adapter !== 'botmesh')
+  const ratio = (a, p) => (a === null || p === null || p === undefined || !p ? null : round2(a / p))
+  const ov = of('overload')
+  const bo = b(ov)
+  if (bo && peers(ov).length) {
+    const best = [...peers(ov)].sort((x, y) => y.achievedOverload - x.achievedOverload)[0]
+    const k = ratio(bo.achievedOverload, best.achievedOverload)
+    add(
+      'open loop, overload',
+      `achieved during the overload (${ol.config.overload.rate} msg/s offered for ${ol.config.overload.seconds} s) ≥ 0.9× best peer's`,
+      `${bo.achievedOverload} vs ${best.achievedOverload} msg/s (${best.adapter}): ${k}×`,
+      k !== null ? k >= 0.9 : null,
+      k !== null && k < 0.9 ? `${k}×` : null,
+    )
+    const low = [...peers(ov)].sort((x, y) => x.waitMs.p99 - y.waitMs.p99)[0]
+    const k2 = ratio(bo.waitMs.p99, low.waitMs.p99)
+    add(
+      'open loop, overload',
+      "turn-wait p99 over the whole run (overload and recovery) ≤ 2× best peer's",
+      `${bo.waitMs.p99} vs ${low.waitMs.p99} ms (${low.adapter}): ${k2}×`,
+      k2 !== null ? k2 <= 2 : null,
+      k2 !== null && k2 > 2 ? `${k2}×` : null,
+    )
+  }
+  // Under backlog (the overload run) against none (the sweep's lowest rate), per completed message.
+  const sweep = of('sweep')
+  const lowest = Math.min(...sweep.map((x) => x.offered))
+  for (const [what, field] of [
+    ['Redis calls/msg (incl. in Lua)', 'redisCallsPerMsg'],
+    ['client commands/msg', 'clientCmdsPerMsg'],
+  ]) {
+    const pairs = ol.adapters
+      .map((a) => [a, sweep.find((x) => x.adapter === a && x.offered === lowest), ov.find((x) => x.adapter === a)])
+      .filter(([, n, w]) => n && w)
+    const mine = pairs.find(([a]) => a === 'botmesh')
+    if (!mine) continue
+    const k = ratio(mine[2][field], mine[1][field])
+    add(
+      'open loop, backlog',
+      `${what} under backlog ≤ 1.5× without (overload run vs ${lowest} msg/s)`,
+      `${mine[1][field]} → ${mine[2][field]} (${k}×; peers ${pairs
+        .filter(([a]) => a !== 'botmesh')
+        .map(([a, n, w]) => `${a} ${n[field]} → ${w[field]}`)
+        .join(', ')})`,
+      k !== null ? k <= 1.5 : null,
+      k !== null && k > 1.5 ? `${k}×` : null,
+    )
+  }
+  const ct = of('contention')
+  const bc = b(ct)
+  if (bc && peers(ct).length) {
+    const low = [...peers(ct)].sort((x, y) => x.waitMs.p99 - y.waitMs.p99)[0]
+    const k = ratio(bc.waitMs.p99, low.waitMs.p99)
+    add(
+      'open loop, CPU contention',
+      `turn-wait p99 at ${ol.config.contention.rate} msg/s with ${ol.config.contention.busyLoops} busy loops ≤ 1.5× best peer's`,
+      `${bc.waitMs.p99} vs ${low.waitMs.p99} ms (${low.adapter}): ${k}×`,
+      k !== null ? k <= 1.5 : null,
+      k !== null && k > 1.5 ? `${k}×` : null,
+    )
+  }
+  const mine = rows.filter((x) => x.adapter === 'botmesh')
+  if (mine.length) {
+    const others = rows.filter((x) => x.adapter !== 'botmesh')
+    const sum = (list, f) => list.reduce((n, x) => n + x[f], 0)
+    add(
+      'correctness',
+      'open loop: zero overlapping holders and zero order violations (botmesh-coord, every run)',
+      `${sum(mine, 'overlaps')} overlaps, ${sum(mine, 'outOfOrder')} out of order (peers: ${sum(others, 'overlaps')} overlaps, ${sum(others, 'outOfOrder')} messages out of order)`,
+      sum(mine, 'overlaps') === 0 && sum(mine, 'outOfOrder') === 0,
+    )
+  }
+}
+
+const SCENARIO_LABEL = { sweep: 'steady', reference: 'steady (reference)', contention: 'steady + busy loops' }
+
+/** The open-loop tables and the chart's link. */
+function openLoopMarkdown(ol, L) {
+  const c = ol.config
+  L.push(
+    `### Open loop: Poisson arrivals, bursts of ${c.burst} messages ${c.burstGapMs} ms apart to one random replica of ${c.replicas} and chat of ${c.chats}; handler time lognormal (median ${c.handlerMedianMs} ms, sigma ${c.handlerSigma}); no in-flight window`,
+    '',
+    `Each message is handled at its arrival time whatever is in flight; the turn wait runs from its scheduled arrival to the grant, so a replica's late timer counts in it. One run per scenario and adapter, on the same seeded schedule, the adapters interleaved. Past ${c.cap} outstanding messages in one replica a message is dropped by the harness (its own column, not an error); a run drains for up to ${c.drainS} s after its last arrival, and what is still unreleased then is counted as unfinished, its wait so far in the percentiles. Achieved: messages completed within the arrival window per second of it, and all completed over the time to the last completion. Redis calls come from INFO commandstats (incl. in Lua), client commands from the replicas' command counter; both, and the CPU figures, per completed message.`,
+    '',
+    '![Open loop: turn-wait p99 and achieved rate against the offered rate, one line per adapter](../../docs/openloop.svg)',
+    '',
+  )
+  const head =
+    '| scenario | offered msg/s | adapter | achieved msg/s (in window / overall) | turn wait p50 / p99 / p99.9 / max ms | errors | harness drops | unfinished | Redis calls/msg | client cmds/msg | Redis CPU µs/msg | client CPU µs/msg | overlaps | out of order (inverted pairs) |'
+  const line = (x) =>
+    `| ${SCENARIO_LABEL[x.scenario] ?? x.scenario}${x.busyLoops ? ` (${x.busyLoops})` : ''} | ${x.offered} | ${ADAPTER_LABELS[x.adapter]} | ${f(x.achievedInWindow)} / ${f(x.achievedOverall)} | ${f(x.waitMs.p50)} / ${f(x.waitMs.p99)} / ${f(x.waitMs.p999)} / ${f(x.waitMs.max)} | ${x.errors} | ${x.harnessDrops} | ${x.unfinished} | ${f(x.redisCallsPerMsg)} | ${f(x.clientCmdsPerMsg)} | ${f(x.redisCpuUsPerMsg)} | ${f(x.clientCpuUsPerMsg)} | ${x.overlaps} | ${x.outOfOrder} (${x.invertedPairs}) |`
+  const sep = '| --- | ---: | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |'
+  const steady = ol.rows.filter((x) => x.scenario === 'sweep' || x.scenario === 'reference').sort((a, b) => a.offered - b.offered)
+  L.push(`#### Steady sweep (${c.seconds} s of arrivals per run)`, '', head, sep, ...steady.map(line), '')
+  L.push(
+    `Knee of the sweep (the highest offered rate whose every message completed, at an overall achieved rate ≥ 95% of the rate its schedule offered): ${ol.adapters
+      .map((a) => `${ADAPTER_LABELS[a]} ${ol.knees[a] ?? `below ${Math.min(...c.rates)}`} msg/s`)
+      .join('; ')}.`,
+    '',
+  )
+  const ov = ol.rows.filter((x) => x.scenario === 'overload')
+  if (ov.length) {
+    L.push(
+      `#### Overload: ${c.overload.rate} msg/s for ${c.overload.seconds} s, then ${c.recover.rate} msg/s for ${c.recover.seconds} s`,
+      '',
+      `Backlog: messages that arrived during the overload and had no turn yet at its end. Drain: grants per second from the overload's end until the last of them is granted (while a backlog remains). Recovery: from the overload's end to the first ${c.windowMs} ms window of arrivals whose turn-wait p99 is within 2× the steady p99 at ${c.recover.rate} msg/s (that adapter's steady run).`,
+      '',
+      '| adapter | achieved msg/s during overload / recovery / overall | backlog at overload end | drain msg/s (for s) | recovery s (steady p99 ms) | turn wait p50 / p99 / p99.9 / max ms | errors | harness drops | unfinished | Redis calls/msg | client cmds/msg | Redis CPU µs/msg | client CPU µs/msg | overlaps | out of order (inverted pairs) |',
+      '| --- | --- | ---: | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |',
+    )
+    for (const x of ov)
+      L.push(
+        `| ${ADAPTER_LABELS[x.adapter]} | ${f(x.achievedOverload)} / ${f(x.achievedRecover)} / ${f(x.achievedOverall)} | ${x.backlogAtOverloadEnd} | ${x.backlogAtOverloadEnd ? `${f(x.drainRate)} (${f(x.drainS)}${x.drained ? '' : ', not drained'})` : 'no backlog'} | ${x.recoveryS === null ? 'not within the run' : x.recoveryS} (${f(x.steadyP99AtRecover)}) | ${f(x.waitMs.p50)} / ${f(x.waitMs.p99)} / ${f(x.waitMs.p999)} / ${f(x.waitMs.max)} | ${x.errors} | ${x.harnessDrops} | ${x.unfinished} | ${f(x.redisCallsPerMsg)} | ${f(x.clientCmdsPerMsg)} | ${f(x.redisCpuUsPerMsg)} | ${f(x.clientCpuUsPerMsg)} | ${x.overlaps} | ${x.outOfOrder} (${x.invertedPairs}) |`,
+      )
+    L.push('')
+  }
+  const ct = ol.rows.filter((x) => x.scenario === 'contention')
+  if (ct.length)
+    L.push(
+      `#### CPU contention: ${c.contention.rate} msg/s for ${c.contention.seconds} s with ${c.contention.busyLoops} busy-loop processes beside the replicas`,
+      '',
+      head,
+      sep,
+      ...ct.map(line),
+      '',
+    )
+}
+
 export function markdown(r) {
   const L = []
   const m = r.machine
@@ -335,6 +469,7 @@ export function markdown(r) {
     }
     L.push('')
   }
+  if (r.openloop) openLoopMarkdown(r.openloop, L)
   if (r.renewal) {
     L.push(
       '### Renewals: one replica holding N chat turns, per renewal cycle (heartbeat, a renewal of every held lease, then the server identity)',
