@@ -54,6 +54,7 @@ async function main() {
     saved.targets = evaluateTargets(saved, { ...saved.config, work: saved.config.work })
     const md = markdown(saved)
     writeFileSync(join(dirname(resolve(o.render)), 'latest.md'), `# botmesh-coord benchmark\n\n${md}\n`)
+    if (saved.openloop) writeFileSync(join(dirname(resolve(o.render)), 'openloop.svg'), openLoopChart(saved.openloop))
     if (o.docs) {
       if (saved.openloop) writeFileSync(OPENLOOP_CHART, openLoopChart(saved.openloop))
       writePerformancePage(PERFORMANCE_PAGE, performancePage(saved, md))
@@ -211,7 +212,7 @@ async function main() {
   writeFileSync(join(outDir, 'latest.json'), JSON.stringify(result, null, 2) + '\n')
   writeFileSync(join(outDir, 'latest.md'), `# botmesh-coord benchmark\n\n${md}\n`)
   if (result.openloop) {
-    // The chart beside the results, and in docs/ beside the page that links it.
+    // The chart beside latest.md, and in docs/ beside the page; both link it as openloop.svg.
     const svg = openLoopChart(result.openloop)
     writeFileSync(join(outDir, 'openloop.svg'), svg)
     if (o.docs) writeFileSync(OPENLOOP_CHART, svg)

@@ -97,8 +97,8 @@ export function performancePage(r, md) {
       `(The failover rows come from \`--sections failover\` run right after the full run, ${r.failoverRunSeparately}: the full run's failover section hit a harness race, since fixed.)`,
       '',
     )
-  // The chart lives beside this page (latest.md links it from bench/results/).
-  L.push(md.split('\n').slice(2).join('\n').replaceAll('](../../docs/openloop.svg)', '](openloop.svg)'), '')
+  // The chart lives beside this page, as a copy does beside latest.md.
+  L.push(md.split('\n').slice(2).join('\n'), '')
   if (missed.length) {
     L.push('### Where a target is missed, by how much and why', '')
     for (const t of missed) L.push(`- **${t.area}: ${t.target}** — measured ${t.measured}${t.by ? `, ${t.by}` : ''}. ${why(t, r)}`)

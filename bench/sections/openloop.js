@@ -303,7 +303,9 @@ export async function runOpenLoop(o, log) {
   for (const r of rows.filter((x) => x.scenario === 'overload')) {
     const ref = steady(r.adapter, o.openloopRecoverRate)
     r.steadyP99AtRecover = ref?.waitMs.p99 ?? null
-    r.recoveryS = recovery(r, r.steadyP99AtRecover)
+    // Only against a steady run that was served (everything completed at ≥ 95% of its offered rate).
+    r.steadyServed = Boolean(ref && !ref.unfinished && !ref.harnessDrops && ref.achievedOverall >= 0.95 * ref.offeredActual)
+    r.recoveryS = r.steadyServed ? recovery(r, r.steadyP99AtRecover) : null
   }
   const bySweep = (a) => rows.filter((r) => r.scenario === 'sweep' && r.adapter === a).sort((x, y) => x.offered - y.offered)
   const knees = {}
