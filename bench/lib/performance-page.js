@@ -46,22 +46,33 @@ function why(t, r) {
   return ''
 }
 
-/** A missed open-loop target: the figures that explain it, from the same run. */
+/** A missed open-loop target: the figures of the same run that go with it (in full once per page). */
+let explained = false
 function openLoopWhy(t, r) {
   const ol = r.openloop
-  const row = (scenario, a) => ol.rows.find((x) => x.scenario === scenario && x.adapter === a)
+  const row = (scenario, a, rate) =>
+    ol.rows.find((x) => x.scenario === scenario && x.adapter === a && (rate === undefined || x.offered === rate))
   const b = row('overload', 'botmesh')
-  const cpu = `Redis and the ${ol.config.replicas} replica processes share ${r.machine.cpus} cores with the harness (load average ${r.merged?.openloop?.machine?.loadAvgAtStart?.[0] ?? r.machine.loadAvgAtStart?.[0]} at the start of the run)`
-  if (t.area.endsWith('overload'))
-    return `${cpu}; past the knee the achieved rate is what the CPU left over gives: botmesh-coord spends ${b?.redisCpuUsPerMsg} µs of Redis CPU and ${b?.clientCpuUsPerMsg} µs of replica CPU per message in the overload run (${b?.redisCallsPerMsg} Redis calls, ${b?.clientCmdsPerMsg} client commands), and a FIFO turn queues every waiting message in Redis where a poller only retries; the backlog left at the overload's end was ${b?.backlogAtOverloadEnd} messages, drained at ${b?.drainRate ?? 'n/a'} msg/s.`
-  if (t.area.endsWith('backlog'))
-    return `Under backlog a botmesh-coord message of a busy chat queues a ticket and is granted by the previous holder's release (pushed, then taken up with one poll), which costs more Redis calls than a free chat's take and release; the peers' waiters poll instead, so their calls per message grow with the wait.`
-  if (t.area.endsWith('contention'))
-    return `${cpu}, plus ${ol.config.contention.busyLoops} busy loops: a strict FIFO turn waits for the descheduled replica whose ticket is next, where a poller that happens to run takes a free lock.`
-  return ''
+  const lowest = Math.min(...ol.config.rates)
+  const none = row('sweep', 'botmesh', lowest)
+  const load = r.merged?.openloop?.machine?.loadAvgAtStart?.[0] ?? r.machine.loadAvgAtStart?.[0]
+  const knee = ol.knees?.botmesh
+  const machine = `One run per scenario and adapter, Redis and the ${ol.config.replicas} replica processes on ${r.machine.cpus} cores shared with other work (load average ${load} at the start of the run); botmesh-coord's knee in this run was ${knee ?? `below ${lowest}`} msg/s.`
+  const backlog = b
+    ? ` Under backlog its queued tickets are polled (from minPollMs, doubling up to maxPollMs) besides the pushed grant: in the overload run it sent ${b.clientCmdsPerMsg} commands per completed message (${none?.clientCmdsPerMsg} at ${lowest} msg/s) and Redis ran ${b.redisCallsPerMsg} (${none?.redisCallsPerMsg}), at ${b.clientCpuUsPerMsg} µs of replica CPU and ${b.redisCpuUsPerMsg} µs of Redis CPU per message; the replicas' timers fired late by ${b.harnessLagMs?.p99} ms (p99), ${b.errors} turns failed${b.errorSamples?.length ? ` (${[...new Set(b.errorSamples.map((e) => e.replace(/"chat:\d+"/, 'a chat')))].join('; ')})` : ''}, and the ${b.backlogAtOverloadEnd} messages of backlog at the overload's end were ${b.drained ? `drained in ${b.drainS} s` : `not drained in the ${ol.config.drainS} s the run may drain`} (${b.drainRate} grants/s meanwhile).`
+    : ''
+  if (explained && !t.area.endsWith('contention')) return `${machine} See the first open-loop target above.`
+  explained = true
+  if (t.area.endsWith('contention')) {
+    const c = row('contention', 'botmesh')
+    const plain = row('sweep', 'botmesh', ol.config.contention.rate)
+    return `${machine}${plain ? ` Without the busy loops, at the same rate, its p99 was ${plain.waitMs.p99} ms (${plain.unfinished} unfinished); with them ${c?.waitMs.p99} ms.` : ''}${backlog}`
+  }
+  return `${machine}${backlog}`
 }
 
 export function performancePage(r, md) {
+  explained = false
   const missed = (r.targets ?? []).filter((t) => t.status === 'missed')
   const na = (r.targets ?? []).filter((t) => t.status === 'n/a')
   const m = r.machine
