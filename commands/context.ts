@@ -19,7 +19,7 @@ import { makeColour } from './output/colour.js'
 import { headersWanted, outputFormat, type OutputFormat, type Printer } from './output/format.js'
 import { CliError, ConnectionFailed, corrupt, isReplyError } from './output/errors.js'
 import { openConnection, type Connection } from './connection.js'
-import { globalOptions, resolveTarget, type GlobalOptions, type Target } from './target.js'
+import { connectionWords, globalOptions, resolveTarget, withConnection, type GlobalOptions, type Target } from './target.js'
 import { checkAgainst, fromFile, fromRefusal, loadSnapshot, snapshotHeader } from './snapshot/from.js'
 
 export interface Context extends Printer {
@@ -42,6 +42,8 @@ export interface Context extends Printer {
   json: boolean
   /** Passwords to scrub from any message. */
   secrets: string[]
+  /** A suggested command line (a fix, a next step) with the connection this command used. */
+  cmdline(text: string): string
   out(text: string): void
   err(text: string): void
   /** The error as the connection saw it (its reported cause), for the one-line message. */
@@ -125,6 +127,7 @@ async function snapshotContext(cmd: Command, path: string, o: OpenOptions): Prom
     },
     ...p,
     secrets: [],
+    cmdline: (t) => withConnection(t, connectionWords({ url: snapshot.target.url, prefix: keys.prefix, context: null })),
     explain: (err) => err,
     close: async () => {},
   }
@@ -166,6 +169,7 @@ export async function openContext(cmd: Command, o: OpenOptions = {}): Promise<Co
     },
     ...printing(cmd, opts),
     secrets: target.secrets,
+    cmdline: (t) => withConnection(t, connectionWords(target)),
     explain: (err) => {
       const cause = conn.cause()
       // The CLI's own errors say what happened already (e.g. which Cluster master did not answer).

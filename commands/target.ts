@@ -9,6 +9,7 @@ import type { Command } from 'commander'
 import {
   ConfigurationError,
   DEFAULT_URL,
+  DEFAULT_PREFIX,
   parseRedisUrl,
   sentinelUrl,
   validatePrefix,
@@ -239,4 +240,26 @@ export function resolveTarget(cmd: Command): Target {
     secrets,
     context: active?.name ?? null,
   }
+}
+
+/** The subcommands a printed suggestion may start with (after `botmesh-coord `). */
+const SUGGESTED =
+  /\bbotmesh-coord (?=(?:chat|chats|checkpoint|checkpoints|provider|providers|replica|replicas|lease|leases|lock|locks|handover|handovers|doctor|events|snapshot|watch|demo) )/g
+
+/**
+ * The connection a printed command needs to reach the Redis it came from, as words for a command
+ * line: the context's name if one was used, else `--url` (a URL with a password is printed as the
+ * environment variable that holds it, never the password) and `--prefix` when not the default.
+ */
+export function connectionWords(t: Pick<Target, 'url' | 'prefix' | 'context'>): string {
+  if (t.context) return `--context ${t.context}`
+  const words: string[] = []
+  if (t.url && t.url !== DEFAULT_URL) words.push(secretsOf(t.url).length ? '--url $REDIS_URL' : `--url ${t.url}`)
+  if (t.prefix && t.prefix !== DEFAULT_PREFIX) words.push(`--prefix ${t.prefix}`)
+  return words.join(' ')
+}
+
+/** Every `botmesh-coord <command>` in a suggestion, with the connection it came from. */
+export function withConnection(text: string, words: string): string {
+  return words ? text.replace(SUGGESTED, `botmesh-coord ${words} `) : text
 }

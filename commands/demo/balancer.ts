@@ -61,6 +61,12 @@ export class LoadBalancer {
     return { chat: `chat:${n}`, seq, text: `answer ${seq}` }
   }
 
+  /** A message of this chat (demo hang sends one to the replica it hangs). */
+  message(chat: string): { chat: string; seq: number; text: string } {
+    const seq = ++this.seq
+    return { chat, seq, text: `answer ${seq}` }
+  }
+
   /** The replica that gets a message of this chat, among the healthy ones (null: none is healthy). */
   route(chat: string, healthy: string[]): string | null {
     if (healthy.length === 0) return null

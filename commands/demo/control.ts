@@ -1,5 +1,5 @@
 /**
- * How `demo kill|freeze|start|close-transport|open-transport|yield|stale-write|deploy-flow|status`, run from another terminal,
+ * How `demo kill|freeze|start|close-transport|open-transport|yield|hang|stale-write|deploy-flow|status`, run from another terminal,
  * reach a running demo: a small state file and a Unix socket in the temp folder, both named after the
  * prefix. The running demo answers one JSON line per request on the socket.
  */
@@ -25,13 +25,13 @@ export interface DemoState {
 }
 
 export interface ControlRequest {
-  cmd: 'kill' | 'freeze' | 'start' | 'close-transport' | 'open-transport' | 'yield' | 'status' | 'stale-write' | 'deploy-flow'
+  cmd: 'kill' | 'freeze' | 'start' | 'close-transport' | 'open-transport' | 'yield' | 'status' | 'stale-write' | 'deploy-flow' | 'hang'
   replica?: string
   seconds?: number
   to?: string
   /** `start`: the flow version the replica runs (a changed flow has another fingerprint: a rolling deploy). */
   flowVersion?: string
-  /** `stale-write`: the chat (default: one the replica holds no part of); `deploy-flow`: the flow. */
+  /** `stale-write`: the chat (default: one the replica holds no part of); `hang`: the chat (default chat:1); `deploy-flow`: the flow. */
   chat?: string
   flow?: string
   /** `deploy-flow`: the version deployed (default: the next one). */

@@ -1,6 +1,7 @@
 import { Command, Option } from 'commander'
 import { DEFAULT_URL, SCHEMA_VERSION, loadIo, loadWriteSide, maskUrl, type Layout } from '../lib.js'
-import { checkPrefix, globalOptions, resolveTarget } from '../target.js'
+import { checkPrefix, connectionWords, globalOptions, resolveTarget } from '../target.js'
+import { configPath, readConfig, writeConfig } from '../config/contexts.js'
 import { cliDuration, durationOption } from '../duration.js'
 import { run } from '../run.js'
 import { CliError, usage } from '../output/errors.js'
@@ -33,10 +34,35 @@ async function loadDashboard(): Promise<RunDashboard | null> {
   }
 }
 
-/** The demo's prefix: `demo` unless --prefix / BOTMESH_PREFIX was given. */
+/** The demo's prefix: `demo` unless --prefix / BOTMESH_PREFIX was given, or the prefix of the context --context names. */
 function demoPrefix(cmd: Command): string {
   const source = cmd.getOptionValueSourceWithGlobals('prefix')
-  return checkPrefix(source === 'cli' || source === 'env' ? globalOptions(cmd).prefix : 'demo')
+  if (source === 'cli' || source === 'env') return checkPrefix(globalOptions(cmd).prefix)
+  const ctxSource = cmd.getOptionValueSourceWithGlobals('context')
+  if (ctxSource === 'cli' || ctxSource === 'env') return resolveTarget(cmd).prefix
+  return 'demo'
+}
+
+/** The context the demo writes for its own Redis and prefix, so that printed commands say `--context demo`. */
+function demoContextName(prefix: string): string {
+  return prefix === 'demo' ? 'demo' : `demo-${prefix.replace(/[^\w.-]/g, '_')}`
+}
+
+/**
+ * Write (or update) the demo's context in the config file: the URL (without credentials), prefix and
+ * layout. The current context is left as it is. Null when it cannot be written, or the URL carries
+ * a password (a context stores where a password comes from, never the password).
+ */
+function writeDemoContext(name: string, url: string, prefix: string, layout: Layout): string | null {
+  if (/^[a-z][a-z0-9+.-]*:\/\/[^@/]*@/i.test(url)) return null
+  try {
+    const config = readConfig()
+    config.contexts[name] = { url, prefix, layout }
+    writeConfig(config)
+    return name
+  } catch {
+    return null
+  }
 }
 
 function positiveInt(name: string, v: string, max = 1000): number {
@@ -52,9 +78,15 @@ interface DemoFlags {
   /** ms (parsed by the options) */
   leaseMs: number
   providerDownMs: number
+  /** ms */
+  turnWait?: number
   duration?: number
   tui: boolean
+  rehearsal?: boolean
 }
+
+/** `demo --rehearsal`: slow enough to follow the runbook by hand from a second shell (each can still be overridden). */
+export const REHEARSAL = { leaseMs: 30_000, providerDownMs: 60_000, rate: '1', turnWaitMs: 60_000 }
 
 /** One summary line for people. */
 function summaryLine(s: Summary, c: ReturnType<typeof makeColour>): string {
@@ -84,37 +116,50 @@ async function runDemo(cmd: Command, flags: DemoFlags): Promise<number> {
   const err = (l: string) => process.stderr.write(`${json ? l : c.dim(l)}\n`)
   const replicas = positiveInt('replicas', flags.replicas, 20)
   const chats = positiveInt('chats', flags.chats, 10_000)
-  const rate = Number(flags.rate)
+  const given = (k: string) => cmd.getOptionValueSource(k) === 'cli'
+  const rehearsal = flags.rehearsal === true
+  const rate = Number(rehearsal && !given('rate') ? REHEARSAL.rate : flags.rate)
   if (!Number.isFinite(rate) || rate <= 0 || rate > 2000)
     throw usage(`--rate must be a number of messages per second from 0 to 2000, not ${flags.rate}`)
-  const { leaseMs, providerDownMs } = flags
+  const leaseMs = rehearsal && !given('leaseMs') ? REHEARSAL.leaseMs : flags.leaseMs
+  const providerDownMs = rehearsal && !given('providerDownMs') ? REHEARSAL.providerDownMs : flags.providerDownMs
+  const turnWaitMs = flags.turnWait ?? (rehearsal ? REHEARSAL.turnWaitMs : 30_000)
   const durationMs = flags.duration ?? null
 
-  // Redis: --url (or the context's) if it answers; otherwise a throwaway redis-server when no URL
-  // was chosen. The password (the URL's, --password-file, REDIS_PASSWORD, the context's) reaches the
-  // replicas through their environment only.
-  let url = resolveTarget(cmd).url
+  // Redis: the one --url / REDIS_URL (or --context, or the current context) names, if it answers;
+  // with none of them, a throwaway redis-server of its own on a free loopback port — never whatever
+  // happens to answer on 127.0.0.1:6379. The password (the URL's, --password-file, REDIS_PASSWORD,
+  // the context's) reaches the replicas through their environment only.
+  const target = resolveTarget(cmd)
+  let url = target.url
   const urlSource = cmd.getOptionValueSourceWithGlobals('url')
-  const explicit = urlSource === 'cli' || urlSource === 'env' || url !== DEFAULT_URL
+  const explicit = urlSource === 'cli' || urlSource === 'env' || url !== DEFAULT_URL || target.context !== null
   let layout: Layout
   let throwaway: ThrowawayRedis | null = null
-  const probe = await probeRedis(url)
-  if ('layout' in probe) layout = g.layout === 'standalone' || g.layout === 'cluster' ? g.layout : probe.layout
-  else {
-    const bin = findOnPath('redis-server')
-    if (explicit) {
-      throw new CliError(`${probe.error}; the demo starts its own redis-server only when --url / REDIS_URL is not set`, probe.code)
+  if (explicit) {
+    const probe = await probeRedis(url)
+    if (!('layout' in probe)) {
+      throw new CliError(`${probe.error}; without --url / REDIS_URL / --context the demo starts its own redis-server`, probe.code)
     }
+    layout = g.layout === 'standalone' || g.layout === 'cluster' ? g.layout : probe.layout
+  } else {
+    const bin = findOnPath('redis-server')
     if (!bin) {
       throw new CliError(
-        `no Redis at ${maskUrl(url)} and no redis-server on PATH: install Redis (apt-get install -y redis-server, or brew install redis) or point --url at one`,
+        'no --url given and no redis-server on PATH to start one for the demo: install Redis (apt-get install -y redis-server, or brew install redis) or point --url at one',
         EXIT.unreachable,
       )
     }
     throwaway = await startThrowawayRedis(bin)
     url = throwaway.url
     layout = 'standalone'
+    err(`no --url given: started a redis-server of its own at ${url} (pid ${throwaway.pid}, no persistence); it stops with the demo`)
   }
+
+  // Printed commands reach this Redis as pasted: the context used, else one the demo writes (demo).
+  let contextName = target.context
+  if (!contextName || throwaway) contextName = writeDemoContext(demoContextName(prefix), maskUrl(url), prefix, layout)
+  const connection = contextName ? `--context ${contextName}` : connectionWords({ url: maskUrl(url), prefix, context: null })
 
   let demo: Demo
   try {
@@ -127,6 +172,9 @@ async function runDemo(cmd: Command, flags: DemoFlags): Promise<number> {
       rate,
       leaseMs,
       providerDownMs,
+      turnWaitMs,
+      rehearsal,
+      connection,
       redis: throwaway,
       json,
       out,
@@ -168,21 +216,37 @@ async function runDemo(cmd: Command, flags: DemoFlags): Promise<number> {
   }
 
   const st = demo.state()
-  const p = prefix === 'demo' ? '' : ` --prefix ${prefix}`
+  const p = connection ? ` ${connection}` : ''
   if (json) {
-    out(JSON.stringify({ schemaVersion: SCHEMA_VERSION, kind: 'demo-start', ...st, url: maskUrl(url), pids: demo.pids() }))
+    out(
+      JSON.stringify({
+        schemaVersion: SCHEMA_VERSION,
+        kind: 'demo-start',
+        ...st,
+        url: maskUrl(url),
+        pids: demo.pids(),
+        context: contextName,
+        rehearsal,
+        leaseMs,
+        providerDownMs,
+        turnWaitMs,
+        rate,
+      }),
+    )
   } else {
     const where = throwaway ? `a throwaway redis-server at ${url} (pid ${throwaway.pid})` : maskUrl(url)
     out(
-      `${c.bold('botmesh-coord demo')}: ${replicas} replicas on ${where}, prefix ${prefix}, lease ${formatMs(leaseMs)}, ${rate} msg/s over ${chats} chats`,
+      `${c.bold('botmesh-coord demo')}${rehearsal ? ' (rehearsal)' : ''}: ${replicas} replicas on ${where}, prefix ${prefix}, lease ${formatMs(leaseMs)}, provider down ${formatMs(providerDownMs)}, turn wait ${formatMs(turnWaitMs)}, ${rate} msg/s over ${chats} chats`,
     )
+    if (contextName)
+      out(c.dim(`context ${contextName} written to ${configPath()}: every command below reaches this demo with --context ${contextName}`))
     for (const r of st.replicas) out(`  ${r.replicaId}  pid ${r.pid}  log ${r.log}`)
     out(
       c.dim(
-        `rehearse from another terminal: botmesh-coord${p} demo kill r2 | freeze r2 8s | start r2 | close-transport | open-transport | yield`,
+        `rehearse from another terminal: botmesh-coord${p} demo hang r2 | kill r2 | freeze r2 ${formatMs(Math.max(8000, leaseMs + 10_000))} | start r2 | close-transport | open-transport | yield | stale-write r2 | deploy-flow faq`,
       ),
     )
-    out(c.dim(`look with: botmesh-coord --url ${maskUrl(url)} --prefix ${prefix} replicas ls      Ctrl-C stops everything`))
+    out(c.dim(`look with: botmesh-coord${p} replicas ls      Ctrl-C stops everything`))
   }
 
   let tui = flags.tui && !json && Boolean(process.stdout.isTTY)
@@ -277,6 +341,17 @@ export function demoCommand(): Command {
         default: '5s',
       }),
     )
+    .addOption(
+      durationOption('--turn-wait <duration>', "how long a replica's message waits for its chat's turn (turnWaitMs; default 30s)", {
+        min: 500,
+      }),
+    )
+    .addOption(
+      new Option(
+        '--rehearsal',
+        'settings slow enough to follow the runbook by hand: lease 30s, provider down 1m, 1 msg/s, turn wait 1m, checkpoints 1h, markers 2h',
+      ),
+    )
     .addOption(durationOption('--duration <duration>', 'stop by itself after this long (scripts), e.g. 40s', { min: 1 }))
     .addOption(new Option('--no-tui', 'no dashboard: one summary line per second (with --json: one JSON object per line)'))
     .addHelpText(
@@ -284,11 +359,14 @@ export function demoCommand(): Command {
       `
 Examples:
   botmesh-coord demo
+  botmesh-coord demo --rehearsal
   botmesh-coord demo --no-tui --lease-ms 3s --duration 40s
   botmesh-coord --url redis://127.0.0.1:6380 demo --replicas 5 --rate 50
 
-Uses --url if a Redis answers there; otherwise starts a throwaway redis-server (no persistence) and
-stops it on exit. The prefix is "demo" unless --prefix is given. Rehearse from another terminal:
+Without --url / REDIS_URL / --context it starts a redis-server of its own on a free loopback port (no
+persistence) and stops it on exit. The prefix is "demo" unless --prefix is given. It writes a context
+(demo) so that the commands it prints reach it: --context demo. Rehearse from another terminal:
+  botmesh-coord demo hang r2 [chat]       r2's handler of the chat's next message stops finishing while it holds the turn
   botmesh-coord demo kill r2              SIGKILL a replica: its leases expire, its chats move
   botmesh-coord demo freeze r2 8s         SIGSTOP for 8 s, then SIGCONT
   botmesh-coord demo start r2             start it again: same replicaId, new incarnation
@@ -337,6 +415,16 @@ stops it on exit. The prefix is "demo" unless --prefix is given. Rehearse from a
     rehearsal('yield', `ask the leader of ${PROVIDER} to step down`, 'yield --to r3', (_a, o) => ({ cmd: 'yield', to: o.to })).addOption(
       new Option('--to <replica>', 'only this standby may take the lead'),
     ),
+  )
+  demo.addCommand(
+    rehearsal(
+      'hang',
+      "a replica's handler of a chat's next message stops finishing while it holds the turn (released by chat release)",
+      'hang r2 chat:1',
+      ([replica, chat]) => ({ cmd: 'hang', replica, ...(chat ? { chat } : {}) }),
+    )
+      .argument('<replica>', 'r1, r2, …')
+      .argument('[chat]', 'the chat (default chat:1, a hot one)'),
   )
   demo.addCommand(
     rehearsal(

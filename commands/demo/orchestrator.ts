@@ -34,6 +34,12 @@ export interface DemoOptions {
   rate: number
   leaseMs: number
   providerDownMs: number
+  /** Rehearsal settings: the replicas keep waits, checkpoints and markers long enough to follow the runbook by hand. */
+  rehearsal?: boolean
+  /** How long a replica's message waits for its chat's turn (turnWaitMs). */
+  turnWaitMs: number
+  /** How a printed command reaches this demo's Redis (`--context demo`, or `--url … --prefix …`). */
+  connection: string
   /** The throwaway redis-server, when the demo started one. */
   redis: { pid: number; port: number; dir: string; stop(): Promise<void> } | null
   json: boolean
@@ -63,6 +69,8 @@ interface Replica {
   onReady: (() => void) | null
   /** The fingerprint of each flow it runs (from its ready report). */
   fingerprints: Record<string, string>
+  /** Resolves a pending `demo hang` once the replica reports its handler hung holding the turn. */
+  onHung: ((chat: string, fence: number) => void) | null
 }
 
 export interface Summary {
@@ -154,6 +162,7 @@ export class Demo {
         unfreezeTimer: null,
         onReady: null,
         fingerprints: {},
+        onHung: null,
       })
     }
   }
@@ -198,6 +207,9 @@ export class Demo {
         '--provider-down-ms',
         String(o.providerDownMs),
         ...(flowVersion ? ['--flow-version', flowVersion] : []),
+        ...(o.rehearsal ? ['--rehearsal'] : []),
+        '--turn-wait-ms',
+        String(o.turnWaitMs),
         ...(Object.keys(this.deploys).length
           ? [
               '--deploy',
@@ -260,6 +272,9 @@ export class Demo {
       }
       case 'lease-lost':
         this.leaseLosses++
+        break
+      case 'hung':
+        r.onHung?.(String(m.chat), Number(m.fence))
         break
     }
   }
@@ -378,6 +393,8 @@ export class Demo {
         }[res.status]
         return { ok: false, message: `yield not requested: ${why}` }
       }
+      case 'hang':
+        return this.hang(req)
       case 'stale-write':
         return this.staleWrite(req)
       case 'deploy-flow':
@@ -420,9 +437,54 @@ export class Demo {
       ok: true,
       message:
         `${r.id} wrote the checkpoint of ${key} without the turn's fence (revision ${revision}) while ${holder}. ` +
-        `Diagnose: botmesh-coord --prefix ${p} chat inspect ${key} --explain (or doctor). ` +
-        `Fix: botmesh-coord --prefix ${p} checkpoint rm ${key} --if-revision ${revision}`,
+        `Diagnose: ${this.cli(`chat inspect ${key} --explain`)} (or doctor). ` +
+        `Fix: ${this.cli(`checkpoint rm ${key} --if-revision ${revision}`)}`,
     }
+  }
+
+  /** A command line for the operator's second shell: it reaches this demo's Redis as pasted. */
+  cli(rest: string): string {
+    return `botmesh-coord ${this.opts.connection ? `${this.opts.connection} ` : ''}${rest}`
+  }
+
+  /**
+   * `demo hang r1 [chat]`: the replica's handler of the chat's next message stops finishing while it
+   * holds the turn (by default a hot chat, so messages queue behind it). The demo sends that message to
+   * the replica itself, waits until the replica holds the turn, and prints how to see and release it.
+   */
+  private async hang(req: ControlRequest): Promise<ControlReply> {
+    const r = this.replica(req.replica)
+    if (!r.child || r.state !== 'running') return { ok: false, message: `${r.id} is not running (${r.state})` }
+    const chat = req.chat ?? 'chat:1'
+    const hung = new Promise<number | null>((resolve) => {
+      const t = setTimeout(() => resolve(null), 10_000)
+      r.onHung = (c, fence) => {
+        if (c !== chat) return
+        clearTimeout(t)
+        r.onHung = null
+        resolve(fence)
+      }
+    })
+    r.child.send({ type: 'hang', chat })
+    const msg = this.balancer.message(chat)
+    this.sent++
+    r.outstanding.push(Date.now())
+    r.child.send({ type: 'message', ...msg }, undefined, undefined, () => {})
+    const fence = await hung
+    if (fence === null)
+      return { ok: false, message: `${r.id} did not get the turn of ${chat} within 10s (is it stuck behind another holder?)` }
+    return {
+      ok: true,
+      message:
+        `${r.id} holds the turn of ${chat} (fence ${fence}) and its handler stops finishing: it renews the turn, so it never clears by itself; ` +
+        `the chat's next messages queue behind it. Diagnose: ${this.cli(`chat inspect ${chat} --explain --turn-wait ${formatDuration(this.turnWaitMs())}`)} ` +
+        `(the runbook's stuck chat: from ${formatDuration(this.turnWaitMs() / 2)} on, with messages waiting, it flags the holder and names the fix that releases it)`,
+    }
+  }
+
+  /** The replicas' turnWaitMs: a turn held over half of it while messages wait is flagged by --explain. */
+  turnWaitMs(): number {
+    return this.opts.turnWaitMs
   }
 
   /** A chat with a checkpoint whose holder and last two holders are other replicas than `replicaId`, coldest first. */
@@ -457,12 +519,11 @@ export class Demo {
     }
     this.writeState()
     const after = running[0]?.fingerprints[flow] ?? '?'
-    const p = this.opts.prefix
     return {
       ok: true,
       message:
         `deployed ${flow} version ${version} on ${running.map((r) => r.id).join(', ')} (rolling restart): fingerprint ${before} → ${after}. ` +
-        `Checkpoints of the old version are not resumed (changed): botmesh-coord --prefix ${p} checkpoints ls --fingerprint ${flow}=${after} --mismatched`,
+        `Checkpoints of the old version are not resumed (changed): ${this.cli(`checkpoints ls --fingerprint ${flow}=${after} --mismatched`)}`,
     }
   }
 

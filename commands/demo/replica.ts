@@ -55,6 +55,10 @@ const { values: argv } = parseArgs({
     'flow-version': { type: 'string', default: process.env.DEMO_FLOW_VERSION ?? '1' },
     // `faq@2,order@3`: these flows run another version (a deploy of changed flows: other fingerprints).
     deploy: { type: 'string', default: process.env.DEMO_DEPLOY ?? '' },
+    // Rehearsal settings (demo --rehearsal): waits, checkpoints and markers that stay while an operator follows the runbook.
+    rehearsal: { type: 'boolean', default: process.env.DEMO_REHEARSAL === '1' },
+    // How long a message waits for its chat's turn before it is given up (default 30s; 1m in a rehearsal).
+    'turn-wait-ms': { type: 'string', default: process.env.DEMO_TURN_WAIT_MS },
   },
 })
 
@@ -78,11 +82,11 @@ const config = {
       .map((d) => d.split('@') as [string, string]),
   ) as Record<string, string>,
   /** How long a message waits for its chat's turn before it is given up. */
-  turnWaitMs: 30_000,
+  turnWaitMs: argv['turn-wait-ms'] ? parseDuration(argv['turn-wait-ms'], '--turn-wait-ms') : argv.rehearsal ? 60_000 : 30_000,
   /** Forward (ephemeral) checkpoints expire this long after their last write. */
-  ephemeralTtlMs: 60_000,
+  ephemeralTtlMs: argv.rehearsal ? 60 * 60_000 : 60_000,
   /** A waiting async conversation's handover marker removes itself after this long. */
-  markerTtlMs: 120_000,
+  markerTtlMs: argv.rehearsal ? 2 * 60 * 60_000 : 120_000,
 }
 
 // ------------------------------------------------------------------ log: one JSON line per notable thing
@@ -415,6 +419,23 @@ async function continueAsync(turn: Turn, chat: string, run: AsyncRun, text: stri
 
 const counters = { handled: 0, failed: 0 }
 
+/**
+ * `demo hang r1 [chat]`: the next message this replica handles (of that chat, or of any) hangs while
+ * it holds the turn — a handler awaiting an API that never answers. The coordinator still renews the
+ * turn, so it never clears itself; it ends only when the turn is lost (an operator's `chat release`
+ * revokes it: turn.signal aborts).
+ */
+let hangNext: string | null = null
+function hang(turn: Turn, chat: string): Promise<never> {
+  log('hang', { chat, fence: turn.fence, ticket: turn.ticket })
+  report({ type: 'hung', chat, fence: turn.fence })
+  return new Promise<never>((_resolve, reject) => {
+    const lost = () => reject(new LeaseLostError(chat, 'revoked'))
+    if (turn.signal.aborted) lost()
+    else turn.signal.addEventListener('abort', lost, { once: true })
+  })
+}
+
 async function handle(msg: Inbound): Promise<void> {
   const { chat } = msg
   let turn: Turn
@@ -427,6 +448,10 @@ async function handle(msg: Inbound): Promise<void> {
     return
   }
   try {
+    if (hangNext !== null && (hangNext === '*' || hangNext === chat)) {
+      hangNext = null
+      await hang(turn, chat)
+    }
     let outcome: { flow: string; step: string } | null = null
     if (turn.previousHolder?.incarnation !== me.incarnation) {
       // Someone else held this chat since we last did: what we hold in memory for it is stale.
@@ -518,10 +543,15 @@ process.on('SIGINT', () => void shutdown('SIGINT'))
 process.on('SIGUSR1', () => transport.close())
 process.on('SIGUSR2', () => transport.reopen())
 
-type Control = { type: 'message'; chat: string; seq: number; text: string } | { type: 'transport'; open: boolean } | { type: 'stop' }
+type Control =
+  | { type: 'message'; chat: string; seq: number; text: string }
+  | { type: 'transport'; open: boolean }
+  | { type: 'hang'; chat: string | null }
+  | { type: 'stop' }
 
 process.on('message', (m: Control) => {
   if (m.type === 'message') receive(m)
+  else if (m.type === 'hang') hangNext = m.chat ?? '*'
   else if (m.type === 'transport') {
     if (m.open) transport.reopen()
     else transport.close()

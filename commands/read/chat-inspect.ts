@@ -31,6 +31,9 @@ export async function collectChat(ctx: Context, key: string, o: InspectOptions) 
   const deployed = deployedFingerprints(o)
   const explain =
     o.explain || deployed ? explainChat(chat, { fingerprint: deployed?.[BARE], fingerprints: deployed ?? undefined }) : undefined
+  // The fixes name the command with the connection this one used (context, or --url and --prefix).
+  for (const f of explain?.findings ?? []) if (f.fix) f.fix = ctx.cmdline(f.fix)
+  if (chat.staleWrite) chat.staleWrite = { ...chat.staleWrite, fix: ctx.cmdline(chat.staleWrite.fix) }
   return { nowMs: detail.nowMs, chat, ...(explain ? { explain } : {}), corrupt: replicas.corrupt }
 }
 

@@ -463,6 +463,8 @@ export async function collectDoctor(
     }
   }
   checks.push(...checkpointChecks(chats.items, cps.items, o.deployed ?? null))
+  // Each fix names the command with the connection this one used, so it runs as pasted.
+  for (const ch of checks) if (ch.fix) ch.fix = ctx.cmdline(ch.fix)
   return { nowMs, target: { prefix: ctx.keys.prefix, layout: ctx.keys.layout, masters: nodes.length }, checks }
 }
 

@@ -47,7 +47,7 @@ export function printHandover(ctx: Context, m: HandoverView, data: string, leftO
         : c.dim('(none)'),
   )
   kv('next owner', m.next)
-  kv('remove', c.dim(`botmesh-coord handover rm ${shellWord(m.key)} --if-incarnation ${m.incarnation}`))
+  kv('remove', c.dim(ctx.cmdline(`botmesh-coord handover rm ${shellWord(m.key)} --if-incarnation ${m.incarnation}`)))
 }
 
 export function handoverInspect(): Command {

@@ -365,19 +365,21 @@ export function chatHealth(c: ChatSnapshot, live: Liveness, nowMs: number, opts:
   const heldForMs = h?.grantedAtMs ? agoMs(nowMs, h.grantedAtMs) : null
   if (h && holder) {
     const left = fmtMs(holder.expiresInMs)
+    // Pinned to the fence seen here: if the turn moved on meanwhile, the release changes nothing.
+    const release = `botmesh-coord chat release ${key}${c.fence !== null ? ` --if-fence ${c.fence}` : ''}`
     if (holder.state === 'dead' || holder.state === 'stale') {
       findings.push({
         code: holder.state === 'stale' ? 'holder-stale-incarnation' : 'holder-dead',
         severity: 'problem',
         message: holder.reason,
-        fix: `wait ${left} for the lease to expire, or revoke it now: botmesh-coord chat release ${key}`,
+        fix: `wait ${left} for the lease to expire, or revoke it now: ${release}`,
       })
     } else if (holder.state === 'late') {
       findings.push({
         code: 'holder-late',
         severity: waiting ? 'problem' : 'warning',
         message: `${holder.reason}${waiting ? `; ${waiting} waiting` : ''}`,
-        fix: `look at ${h.replicaId} (event loop, GC, network to Redis); to hand the turn on now: botmesh-coord chat release ${key}`,
+        fix: `look at ${h.replicaId} (event loop, GC, network to Redis); to hand the turn on now: ${release}`,
       })
     } else if (holder.state === 'expired') {
       // Not held: the record still names the holder, but Redis grants the turn to the next taker.
@@ -400,12 +402,14 @@ export function chatHealth(c: ChatSnapshot, live: Liveness, nowMs: number, opts:
         code: 'holder-slow',
         severity: 'warning',
         message: `${h.replicaId} has held the turn for ${fmtMs(heldForMs!)} while ${waiting} message(s) wait; waiting messages give up after turnWaitMs (${fmtMs(turnWaitMs)})`,
-        fix: 'look for a slow handler or a long settleMs on that replica',
+        fix: `look for a slow handler or a long settleMs on that replica; if its handler hung, hand the turn on: ${release}`,
       })
     }
   }
   const head = c.tickets[0] ?? null
   const headState = tickets[0] ?? null
+  // A skip is pinned to the chat's fence too (the ticket number alone cannot tell a new grant).
+  const pin = c.fence !== null ? ` --if-fence ${c.fence}` : ''
   if (head && headState && headState !== 'alive') {
     const deadlineInMs = head.deadlineMs - nowMs
     const skipsNow = deadlineInMs <= 0
@@ -413,7 +417,7 @@ export function chatHealth(c: ChatSnapshot, live: Liveness, nowMs: number, opts:
       code: headState === 'stale' ? 'head-ticket-stale' : headState === 'dead' ? 'head-ticket-dead' : 'head-ticket-expired',
       severity: skipsNow ? 'warning' : 'problem',
       message: `ticket ${head.ticket} at the head of the queue is dead: ${ticketReason(head, headState, nowMs)}; ${skipsNow ? 'it is skipped at the next acquire or release' : `it blocks the queue for ${fmtMs(deadlineInMs)} more`}`,
-      fix: `botmesh-coord chat skip ${key} ${head.ticket}`,
+      fix: `botmesh-coord chat skip ${key} ${head.ticket}${pin}`,
     })
   }
   const deadBehind = c.tickets.slice(1).filter((_, i) => tickets[i + 1] !== 'alive')
@@ -431,7 +435,7 @@ export function chatHealth(c: ChatSnapshot, live: Liveness, nowMs: number, opts:
       code: 'queue-without-holder',
       severity: slow ? 'problem' : 'info',
       message: `${waiting} ticket(s) wait and nobody holds the turn; the head ticket ${head.ticket} (${head.replicaId}) has waited ${fmtMs(waited)}${slow ? ': its replica beats but does not take the turn' : ' and is granted at its next poll'}`,
-      fix: slow ? `check ${head.replicaId}'s event loop and Redis latency; botmesh-coord chat skip ${key} ${head.ticket}` : undefined,
+      fix: slow ? `check ${head.replicaId}'s event loop and Redis latency; botmesh-coord chat skip ${key} ${head.ticket}${pin}` : undefined,
     })
   }
   const oldest = c.tickets.reduce<number | null>((m, t) => (m === null || t.enqueuedAtMs < m ? t.enqueuedAtMs : m), null)

@@ -71,6 +71,17 @@ function startDemo(args: string[]) {
   return { child, lines, waitFor, latest, output: () => ({ stdout, stderr }) }
 }
 
+// The demo writes a context of its own (demo, demo-<prefix>): into a config file of these tests, not the user's.
+process.env.BOTMESH_CONFIG = join(mkdtempSync(join(tmpdir(), 'botmesh-demo-config-')), 'config.json')
+delete process.env.BOTMESH_CONTEXT
+
+/** A command line the tool printed, as its words (the test pastes it: no shell, so no quotes in it). */
+function pasted(line: string): string[] {
+  const words = line.trim().split(/\s+/)
+  expect(words[0], line).toBe('botmesh-coord')
+  return words.slice(1)
+}
+
 const started: number[] = []
 afterAll(() => {
   // A failed test must not leave its replicas behind either.
@@ -265,6 +276,90 @@ describe('demo', () => {
       if (demo.child.exitCode === null && demo.child.signalCode === null) demo.child.kill('SIGKILL')
     }
   }, 120_000)
+
+  it('rehearses a stuck chat from the commands it prints: demo hang, chat inspect --explain, the pinned fix, the chat moves on', async () => {
+    const prefix = uniquePrefix('demohang')
+    const demo = startDemo(
+      ['--no-tui', '--json', '--url', redisUrl(), '--prefix', prefix, '--chats', '10', '--rate', '8'].concat([
+        '--lease-ms',
+        '2s',
+        '--turn-wait',
+        '6s',
+      ]),
+    )
+    try {
+      const start = await demo.waitFor('the start line', () => demo.lines.find((l) => l.kind === 'demo-start'))
+      started.push(...(start.pids as number[]))
+      const context = start.context as string
+      expect(context).toBe(`demo-${prefix}`)
+      await demo.waitFor('messages handled', () => (demo.latest()?.messages.handled ?? 0) > 5 || null)
+
+      // The rehearsal command, with the connection the demo printed: the handler of chat:1 hangs holding its turn.
+      const hang = await runCli(['--context', context, 'demo', 'hang', 'r1', 'chat:1'])
+      expect(hang.code, hang.stderr + hang.stdout).toBe(0)
+      const fence = Number(/holds the turn of chat:1 \(fence (\d+)\)/.exec(hang.stdout)?.[1])
+      expect(fence, hang.stdout).toBeGreaterThan(0)
+      const diagnose = /Diagnose: (botmesh-coord .*?--explain --turn-wait \S+)/.exec(hang.stdout)?.[1]
+      expect(diagnose, hang.stdout).toContain(`--context ${context} chat inspect chat:1`)
+
+      // Pasted as printed: --explain flags the holder once messages wait behind it, and names a pinned fix.
+      const fix = await until(
+        async () => {
+          const r = await runCli(pasted(diagnose!))
+          expect(r.code, r.stderr).toBe(0)
+          return /→ .*hand the turn on: (botmesh-coord \S.*)$/m.exec(r.stdout)?.[1] ?? null
+        },
+        30_000,
+        'chat inspect --explain to name the fix of the hung holder',
+        300,
+      )
+      expect(fix).toBe(`botmesh-coord --context ${context} chat release chat:1 --if-fence ${fence}`)
+
+      // The fix, pasted (--yes: no terminal here to confirm on): the hung turn is revoked and the chat moves on.
+      const rel = await runCli([...pasted(fix), '--yes', '--reason', 'rehearsal: handler hung'])
+      expect(rel.code, rel.stderr + rel.stdout).toBe(0)
+      const after = Number(/fence \d+ → (\d+)/.exec(rel.stdout + rel.stderr)?.[1])
+      expect(after, rel.stdout + rel.stderr).toBeGreaterThan(fence)
+      await until(
+        async () => {
+          const j = parseJson<{ chat: { fence: number | null } }>(
+            await runCli(['--context', context, 'chat', 'inspect', 'chat:1', '--json']),
+          )
+          return (j.chat.fence ?? 0) > after ? true : null
+        },
+        20_000,
+        "chat:1 granted again after the release (a fence above the release's)",
+        200,
+      )
+      // The same fix pasted again is refused: the chat moved on since it was printed.
+      const again = await runCli([...pasted(fix), '--yes'])
+      expect(again.code).toBe(6)
+    } finally {
+      demo.child.kill('SIGINT')
+      await demo.waitFor('the demo to exit', () => demo.child.exitCode !== null || demo.child.signalCode !== null, 20_000).catch(() => {})
+      if (demo.child.exitCode === null && demo.child.signalCode === null) demo.child.kill('SIGKILL')
+    }
+  }, 90_000)
+
+  it('without --url starts a redis-server of its own and says so, and stops it by pid', async () => {
+    const prefix = uniquePrefix('demoown')
+    const demo = startDemo(['--no-tui', '--json', '--prefix', prefix, '--replicas', '1', '--rate', '2', '--duration', '3s'])
+    try {
+      const start = await demo.waitFor('the start line', () => demo.lines.find((l) => l.kind === 'demo-start'))
+      const redis = start.redis as { pid: number; port: number } | null
+      expect(redis, JSON.stringify(start)).not.toBeNull()
+      started.push(...(start.pids as number[]))
+      expect(start.url).toBe(`redis://127.0.0.1:${redis!.port}`)
+      expect(redis!.port).not.toBe(6379)
+      expect(demo.output().stderr).toContain(
+        `no --url given: started a redis-server of its own at redis://127.0.0.1:${redis!.port} (pid ${redis!.pid}`,
+      )
+      await demo.waitFor('the demo to stop by itself', () => demo.child.exitCode !== null || null, 20_000)
+      expect(isAlive(redis!.pid)).toBe(false)
+    } finally {
+      if (demo.child.exitCode === null && demo.child.signalCode === null) demo.child.kill('SIGKILL')
+    }
+  }, 40_000)
 
   it('says so in one line when no demo runs on the prefix', async () => {
     const r = await runCli(['--prefix', uniquePrefix('nodemo'), 'demo', 'kill', 'r1'])
