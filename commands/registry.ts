@@ -65,7 +65,36 @@ export function registerCommands(program: Command): void {
   registerToolCommands(groups)
   program.helpCommand(false)
   program.addCommand(helpCommand())
+  program.addCommand(optionsCommand())
   configure(program)
+}
+
+/** The line each command's help has instead of the global options block (kubectl-style). */
+export const GLOBAL_OPTIONS_LINE = 'Global options (--url, --context, --prefix, -o, --read-only, …): botmesh-coord options'
+
+/** `options`: the global options every command accepts, before or after the subcommand. */
+function optionsCommand(): Command {
+  const cmd: Command = new Command('options')
+    .description('the global options every command accepts (before or after the subcommand)')
+    .addHelpText('after', '\nExample:\n  botmesh-coord options')
+    .action(() => {
+      let root = cmd
+      while (root.parent) root = root.parent
+      process.stdout.write(`${globalOptionsText(root)}\n`)
+    })
+  return cmd
+}
+
+/** The root's options, as its help prints them. */
+export function globalOptionsText(root: Command): string {
+  const help = root.createHelp()
+  const width = help.padWidth(root, help)
+  const lines = help.visibleOptions(root).map((o) => help.formatItem(help.optionTerm(o), width, help.optionDescription(o), help))
+  return [
+    'The following options can be passed to any command, before or after it (one marked env: also from that environment variable):',
+    '',
+    ...lines,
+  ].join('\n')
 }
 
 /** The subcommand a path of names (or aliases) leads to, and how far it got. */
@@ -101,13 +130,15 @@ function helpCommand(): Command {
 }
 
 /**
- * Every command: the global options in its help, usage errors on one line with the suggestion and
+ * Every command: one line pointing to the global options (`botmesh-coord options`) in its help, usage errors on one line with the suggestion and
  * the command's own `--help` (as JSON when JSON was asked for), exit code 2 through exitOverride.
  */
 function configure(cmd: Command): void {
   cmd.exitOverride()
   cmd.showSuggestionAfterError(true)
-  cmd.configureHelp({ showGlobalOptions: true, sortSubcommands: false })
+  // The ~45 global options live in `botmesh-coord options`; each command's help points there in one line.
+  cmd.configureHelp({ showGlobalOptions: false, sortSubcommands: false })
+  if (cmd.parent) cmd.addHelpText('after', `\n${GLOBAL_OPTIONS_LINE}`)
   cmd.configureOutput({
     outputError: (str, write) =>
       write(

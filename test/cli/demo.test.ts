@@ -224,7 +224,14 @@ describe('demo', () => {
       const m = /checkpoint of (chat:\d+) without the turn's fence \(revision (\d+)\)/.exec(w.stdout)
       expect(m, w.stdout).toBeTruthy()
       const [, chat, rev] = m!
-      expect(w.stdout).toContain(`checkpoint rm ${chat} --if-revision ${rev}`)
+      // Printed with the connection it came from (the demo's context): it reaches this Redis as pasted.
+      expect(w.stdout).toContain(`Fix: botmesh-coord --context demo-${prefix} checkpoint rm ${chat} --if-revision ${rev}`)
+      const explained = parseJson<{ explain: { findings: Array<{ code: string; fix?: string }> } }>(
+        await cli('chat', 'inspect', chat!, '--explain', '--json'),
+      )
+      expect(explained.explain.findings.find((f) => f.code === 'checkpoint-stale-write')?.fix).toContain(
+        `botmesh-coord --url ${redisUrl()} --prefix ${prefix} checkpoint rm ${chat} --if-revision ${rev}`,
+      )
 
       // Diagnosed by one command; the snapshot taken in the incident answers as the live commands did.
       const questions = [['chat', 'inspect', chat!, '--explain'], ['provider', 'status', 'demo'], ['doctor']]

@@ -1,5 +1,5 @@
 /**
- * Help and completion: the global options in every leaf's help, `help <group> <leaf>`, examples in
+ * Help and completion: one line pointing to `botmesh-coord options` in every leaf's help, `help <group> <leaf>`, examples in
  * every group, unknown commands as one line with a suggestion, and completion scripts that complete
  * option values and names read from Redis (replica ids, leads, locks, chat keys).
  */
@@ -14,7 +14,7 @@ import { redisUrl, uniquePrefix } from '../helpers/redis.js'
 import { BIN, runCli } from '../helpers/cli.js'
 
 describe('help', () => {
-  it('leaf help shows the global options; help <group> <leaf> reaches the leaf', async () => {
+  it('leaf help points to the global options in one line; help <group> <leaf> reaches the leaf', async () => {
     const [leaf, viaHelp, viaGroupHelp] = await Promise.all([
       runCli(['chat', 'inspect', '--help']),
       runCli(['help', 'chat', 'inspect']),
@@ -23,9 +23,19 @@ describe('help', () => {
     for (const r of [leaf, viaHelp, viaGroupHelp]) {
       expect(r.code).toBe(0)
       expect(r.stdout).toMatch(/^Usage: botmesh-coord chat inspect/)
-      expect(r.stdout).toMatch(/Global Options:[\s\S]*--url <url>[\s\S]*--context <name>/)
+      expect(r.stdout).not.toMatch(/Global Options:|--url <url>|--sentinel-password-file/)
+      expect(r.stdout).toContain('\nGlobal options (--url, --context, --prefix, -o, --read-only, …): botmesh-coord options\n')
+      expect(r.stdout.split('\n').length).toBeLessThan(30)
       expect(r.stdout).toMatch(/Examples?:\n\s+botmesh-coord/)
     }
+  })
+
+  it('botmesh-coord options lists the global options, once', async () => {
+    const r = await runCli(['options'])
+    expect(r.code).toBe(0)
+    for (const o of ['--url <url>', '--context <name>', '--prefix <prefix>', '-o, --output <format>', '--read-only', '--timeout <duration>'])
+      expect(r.stdout).toContain(o)
+    expect(r.stdout).toContain('env: REDIS_URL')
   })
 
   it('every group and every leaf has examples', async () => {
