@@ -95,7 +95,7 @@ export function buildProgram(): Command {
 Examples:
   botmesh-coord --prefix shop leases ls
   botmesh-coord --prefix shop chat inspect chat:42 --explain
-  REDIS_URL=rediss://ops@redis:6380 botmesh-coord provider yield whatsapp --wait`,
+  REDIS_URL=rediss://ops@redis:6380 botmesh-coord provider yield whatsapp --if-fence 1795982440391117 --wait`,
   )
   // BOTMESH_READ_ONLY=0 (or false/no/empty) means off; commander would take any value as on.
   program.hook('preAction', (root) => {

@@ -45,7 +45,7 @@ export function registerCommands(program: Command): void {
     provider: group(program, 'provider', 'providers', 'who leads each provider; ask the leader to step down', [
       'botmesh-coord --prefix shop provider ls',
       'botmesh-coord --prefix shop provider status whatsapp',
-      'botmesh-coord --prefix shop provider yield whatsapp --wait',
+      'botmesh-coord --prefix shop provider yield whatsapp --if-fence 1795982440391117 --wait',
     ]),
     checkpoints: group(program, 'checkpoints', 'checkpoint', 'conversation checkpoints (persistent and ephemeral)', [
       'botmesh-coord --prefix shop checkpoints ls --ephemeral',

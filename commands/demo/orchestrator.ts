@@ -379,7 +379,13 @@ export class Demo {
         return { ok: true, message: 'reopened the transport (wherever it was closed)' }
       }
       case 'yield': {
-        const res = await this.admin.requestYield(PROVIDER, { by: 'botmesh-coord demo', target: req.to ?? null })
+        // Pinned to the leader seen here: a leader that changed meanwhile is left alone.
+        const seen = await this.reader.lead(PROVIDER)
+        const res = await this.admin.requestYield(PROVIDER, {
+          by: 'botmesh-coord demo',
+          target: req.to ?? null,
+          ifFence: seen?.holder ? seen.fence : null,
+        })
         if (res.status === 'requested') {
           return {
             ok: true,

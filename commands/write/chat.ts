@@ -181,7 +181,10 @@ export function chatSkip(): Command {
       .argument('<ticket>', 'the ticket number (chat inspect shows them)')
       .addOption(new Option('--if-fence <fence>', 'only if the chat is still at this fence')),
   )
-    .addHelpText('after', '\nExample:\n  botmesh-coord --prefix shop chat skip chat:42 17 --reason "ticket of a dead pod" --yes')
+    .addHelpText(
+      'after',
+      '\nExample:\n  botmesh-coord --prefix shop chat skip chat:42 17 --if-fence 1767225600000123 --reason "ticket of a dead pod" --yes',
+    )
     .action(
       writeAction('chat skip', (ctx, flags, key: string, ticket: string) =>
         planChatSkip(ctx, key, ticket, flags as { ifFence?: string; reason?: string }),

@@ -331,7 +331,7 @@ export function providerYield(): Command {
   )
     .addHelpText(
       'after',
-      '\nExamples:\n  botmesh-coord --prefix shop provider yield whatsapp --wait\n  botmesh-coord --prefix shop provider yield whatsapp --to pod-b --yes\n  botmesh-coord --prefix shop provider yield whatsapp --force --reason "leader frozen" --yes\n  botmesh-coord --prefix shop provider yield whatsapp --cancel --yes',
+      '\nExamples:\n  botmesh-coord --prefix shop provider yield whatsapp --if-fence 1795982440391117 --wait\n  botmesh-coord --prefix shop provider yield whatsapp --to pod-b --if-fence 1795982440391117 --yes\n  botmesh-coord --prefix shop provider yield whatsapp --force --if-fence 1795982440391117 --reason "leader frozen" --yes\n  botmesh-coord --prefix shop provider yield whatsapp --cancel --yes',
     )
     .action(writeAction('provider yield', (ctx, flags, name: string) => planProviderYield(ctx, name, flags as YieldFlags)))
 }

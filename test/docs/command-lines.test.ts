@@ -69,7 +69,7 @@ function commandLines(): Line[] {
 /** Snapshot files the docs name: made in this test's directory before the lines run. */
 const SNAPSHOT_FILES = ['incident.json.gz', 'before.json.gz', 'after.json.gz']
 
-const REHEARSALS = ['kill', 'freeze', 'start', 'close-transport', 'open-transport', 'yield', 'stale-write', 'deploy-flow', 'status']
+const REHEARSALS = ['hang', 'kill', 'freeze', 'start', 'close-transport', 'open-transport', 'yield', 'stale-write', 'deploy-flow', 'status']
 /** The demo itself (not its rehearsal commands, which ask a running demo and end), the dashboard, followers. */
 const LONG_RUNNING = (args: string[]) =>
   args.some((a) => ['watch', 'exporter', '-f', '--follow', '-w', '--watch', '--wait'].includes(a)) ||
@@ -90,7 +90,12 @@ describe('documented command lines', () => {
       join(dir, 'config.json'),
       JSON.stringify({
         'current-context': null,
-        contexts: { prod: { url: redis.url, prefix: 'shop' }, staging: { url: redis.url, prefix: 'shop' } },
+        // demo: the context `botmesh-coord demo` writes, which the commands it prints name.
+        contexts: {
+          prod: { url: redis.url, prefix: 'shop' },
+          staging: { url: redis.url, prefix: 'shop' },
+          demo: { url: redis.url, prefix: 'demo' },
+        },
       }),
     )
     const block = snippets('docs/redis-layout.md').find((s) => s.lang === 'redis')!
