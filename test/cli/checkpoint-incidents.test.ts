@@ -68,7 +68,7 @@ for (const layout of ['standalone', 'cluster'] as Layout[]) {
       const finding = j.explain.findings.find((f: J) => f.code === 'checkpoint-stale-write')
       expect(finding.severity).toBe('warning')
       expect(finding.message).toMatch(/written by pod-b \(\w{8}\) without a fence while pod-a held the turn/)
-      expect(finding.fix).toContain(`botmesh-coord checkpoint rm chat:held --if-revision ${rev}`)
+      expect(finding.fix).toContain(`botmesh-coord --url ${url()} --prefix ${prefix} checkpoint rm chat:held --if-revision ${rev}`)
       expect(j.explain.verdict).toBe('attention')
       const t = await cli('chat', 'inspect', 'chat:held', '--explain')
       expect(t.stdout).toContain('[checkpoint-stale-write]')
@@ -78,7 +78,7 @@ for (const layout of ['standalone', 'cluster'] as Layout[]) {
       const check = parseJson<J>(d).checks.find((c: J) => c.id === 'stale-writes')
       expect(check).toMatchObject({ status: 'fail' })
       expect(check.detail).toContain(`chat:held (revision ${rev} by pod-b without a fence)`)
-      expect(check.fix).toContain(`botmesh-coord checkpoint rm chat:held --if-revision ${rev}`)
+      expect(check.fix).toContain(`botmesh-coord --url ${url()} --prefix ${prefix} checkpoint rm chat:held --if-revision ${rev}`)
 
       // The fix, as named: compare-and-set on the revision shown.
       expect((await cli('checkpoint', 'rm', 'chat:held', '--if-revision', String(rev - 1), '--yes')).code).toBe(6)
@@ -138,7 +138,7 @@ for (const layout of ['standalone', 'cluster'] as Layout[]) {
       expect(d.checks.find((c: J) => c.id === 'flow-versions')).toMatchObject({
         status: 'warn',
         detail: expect.stringMatching(/^1 ephemeral checkpoint\(s\) of a flow version no longer deployed: faq 1 \(deployed v2fp\)/),
-        fix: 'botmesh-coord checkpoints rm --flow faq --ephemeral --fingerprint-not v2fp',
+        fix: `botmesh-coord --url ${url()} --prefix ${prefix} checkpoints rm --flow faq --ephemeral --fingerprint-not v2fp`,
       })
       const ok = parseJson<J>(await cli('doctor', '--fingerprint', 'faq=v1fp', '--json'))
       expect(ok.checks.find((c: J) => c.id === 'flow-versions')).toMatchObject({ status: 'ok' })

@@ -43,7 +43,7 @@ for (const layout of ['standalone', 'cluster'] as Layout[]) {
       expect(al.expiresInMs).toBeGreaterThan(TEN_MIN - 60_000)
       expect(al.next).toMatch(/^pod-a holds the conversation in memory/)
       expect(human.stdout).toMatch(/^owner\s+pod-dead \S+ no heartbeat$/m)
-      expect(human.stdout).toMatch(/^remove\s+botmesh-coord handover rm chat:7 --if-incarnation dead0dead0dead0de$/m)
+      expect(human.stdout).toMatch(/^remove\s+botmesh-coord --url \S+ --prefix \S+ handover rm chat:7 --if-incarnation dead0dead0dead0de$/m)
       expect(none.code).toBe(3)
 
       // A preview, a missing confirmation, a stale incarnation: nothing done, nothing recorded.

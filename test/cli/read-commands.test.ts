@@ -124,7 +124,8 @@ for (const layout of ['standalone', 'cluster'] as Layout[]) {
       expect(j.explain.verdict).toBe('stuck')
       expect(j.explain.findings[0]).toMatchObject({ code: 'holder-stale-incarnation', severity: 'problem' })
       expect(t.stdout).toContain('STUCK')
-      expect(t.stdout).toContain('botmesh-coord chat release chat:7')
+      // Pinned to the fence seen, with the connection it came from: it runs as pasted.
+      expect(t.stdout).toContain(`botmesh-coord --url ${url()} --prefix ${s.prefix} chat release chat:7 --if-fence ${j.chat.fence}`)
       expect(t.stdout).toMatch(/queue \(1, in grant order\)/)
 
       const [j42, t42] = await both('chat', 'inspect', 'chat:42', '--fingerprint', 'other')

@@ -205,7 +205,11 @@ describe('chat inspect --explain', () => {
       [A, B],
     )
     expect(blocking.verdict).toBe('stuck')
-    expect(blocking.findings[0]).toMatchObject({ code: 'head-ticket-stale', severity: 'problem', fix: 'botmesh-coord chat skip chat:1 4' })
+    expect(blocking.findings[0]).toMatchObject({
+      code: 'head-ticket-stale',
+      severity: 'problem',
+      fix: expect.stringMatching(/^botmesh-coord chat skip chat:1 4( --if-fence \d+)?$/),
+    })
     const passed = explain(chatState('chat:1', { tickets: [ticket(4, 'pod-x', { incarnation: 'gone', deadlineInMs: -100 })] }), [A])
     expect(passed.findings[0]).toMatchObject({ code: 'head-ticket-dead', severity: 'warning' })
     expect(passed.verdict).toBe('attention')
