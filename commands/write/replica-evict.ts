@@ -70,7 +70,11 @@ export async function planReplicaEvict(ctx: Context, replicaId: string, flags: E
           lines.push(c.yellow(`${f.kind} ${f.key}: not cleaned (${f.error}); it expires unrefreshed within leaseMs`))
         if (res.failed.length) {
           // The tombstone stands (the replica is out); finish the clean-up with the same command.
-          lines.push(c.yellow(`finish with: botmesh-coord replica evict ${replicaId} --if-incarnation ${res.incarnation} --scan --yes`))
+          lines.push(
+            c.yellow(
+              `finish with: ${ctx.cmdline(`botmesh-coord replica evict ${replicaId} --if-incarnation ${res.incarnation} --scan --yes`)}`,
+            ),
+          )
           return { code: EXIT.unsafe, audit: res.audit, json, lines }
         }
         return { code: EXIT.ok, audit: res.audit, json, lines }

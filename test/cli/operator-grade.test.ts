@@ -266,7 +266,9 @@ describe('one duration rule', () => {
       const demo = await runCli(['--url', nobody, 'demo', '--duration', d])
       expect(demo.code, demo.stderr).toBe(4)
       oneLine(demo)
-      expect(demo.stderr).toMatch(/Redis unreachable at \S+: connection refused; the demo starts its own redis-server only/)
+      expect(demo.stderr).toMatch(
+        /Redis unreachable at \S+: connection refused; without --url \/ REDIS_URL \/ --context the demo starts its own redis-server/,
+      )
     }
   })
 
