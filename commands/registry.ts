@@ -57,7 +57,7 @@ export function registerCommands(program: Command): void {
     ]),
     locks: group(program, 'locks', 'lock', 'fenced locks and scheduler leads', [
       'botmesh-coord --prefix shop locks ls --held',
-      'botmesh-coord --prefix shop lock release invoice:run --reason "holder pod gone"',
+      'botmesh-coord --prefix shop lock release invoice:run --if-fence 1767225600000789 --reason "holder pod gone"',
     ]),
   }
   registerReadCommands(groups)

@@ -432,7 +432,7 @@ export async function collectDoctor(
             .slice(0, 3)
             .map((z) => `${z.kind} ${z.key} (${z.replicaId}, ${dur(z.expiresInMs)} left)`)
             .join(', ')}`,
-          fix: 'they expire by themselves; to act now: botmesh-coord replica evict <id> / chat release <key>',
+          fix: 'they expire by themselves; to act now: botmesh-coord replica evict <id> --if-incarnation <incarnation> / botmesh-coord chat release <key> --if-fence <fence>',
         }
       : { id: 'zombie-leases', status: 'ok', detail: 'every lease holder beats' },
   )

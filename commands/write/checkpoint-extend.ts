@@ -89,7 +89,9 @@ export function checkpointExtend(): Command {
   )
     .addHelpText(
       'after',
-      examples('botmesh-coord --prefix shop checkpoint extend chat:42 --ttl 2h --reason "rollout stuck; keep the conversation"'),
+      examples(
+        'botmesh-coord --prefix shop checkpoint extend chat:42 --ttl 2h --if-revision 1767225600000456 --reason "rollout stuck; keep the conversation"',
+      ),
     )
     .action(writeAction('checkpoint extend', (ctx, flags, key: string) => planCheckpointExtend(ctx, key, flags as unknown as ExtendFlags)))
 }

@@ -53,7 +53,10 @@ export function lockRelease(): Command {
       .argument('<key>', 'the lock key as given to acquireLockFenced', nameArg(NAME_KINDS.lock, 'a lock'))
       .addOption(new Option('--if-fence <fence>', 'only if the lock is still at this fence')),
   )
-    .addHelpText('after', '\nExample:\n  botmesh-coord --prefix shop lock release invoice:run --reason "holder pod gone" --yes')
+    .addHelpText(
+      'after',
+      '\nExample:\n  botmesh-coord --prefix shop lock release invoice:run --if-fence 1767225600000789 --reason "holder pod gone" --yes',
+    )
     .action(
       writeAction('lock release', (ctx, flags, key: string) => planLockRelease(ctx, key, flags as { ifFence?: string; reason?: string })),
     )

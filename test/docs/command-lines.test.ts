@@ -8,10 +8,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { Redis } from 'ioredis'
 import { startRedis, type RedisProc } from '../helpers/redis.js'
 import { runCli } from '../helpers/cli.js'
-import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { PAGES, snippets, words } from './markdown.js'
+import { PAGES, ROOT, snippets, words } from './markdown.js'
 
 interface Line {
   where: string
@@ -153,4 +153,34 @@ describe('documented command lines', () => {
     await Promise.all([worker(), worker(), worker()])
     expect(bad).toEqual([])
   }, 240_000)
+})
+
+/**
+ * An intervention the docs suggest acts only on what the operator saw: pasted after the state moved
+ * on (a frozen leader's lease ran out and a healthy standby leads), it must change nothing. So every
+ * documented write is pinned (--if-fence, --if-revision, --if-incarnation) or only looks (--dry-run),
+ * or is a bulk clean-up whose items are each conditioned on the revision listed (--owner-dead, --flow).
+ */
+describe('documented interventions', () => {
+  const WRITE =
+    /botmesh-coord\b[^`\n]*?\b(chat release|chat skip|provider yield|checkpoint rm|checkpoint extend|handover rm|replica evict|lock release)\b[^`\n]*/g
+  const PINNED = /--if-fence|--if-revision|--if-incarnation|--dry-run|--cancel|--owner-dead|--flow\b|--from\b|--help/
+  it('are pinned to what the operator saw', () => {
+    const unpinned: string[] = []
+    for (const page of PAGES) {
+      const text = readFileSync(join(ROOT, page), 'utf8')
+      for (const m of text.matchAll(WRITE)) {
+        const start = m.index
+        const lineStart = text.lastIndexOf('\n', start) + 1
+        // Inside inline code (an odd number of backticks before it on its line) the command runs to the closing backtick, across a wrapped line.
+        const inline = (text.slice(lineStart, start).match(/`/g)?.length ?? 0) % 2 === 1
+        const line = inline ? text.slice(start, text.indexOf('`', start)).replace(/\s+/g, ' ') : m[0]
+        // An error line the docs show, a usage line, or prose naming the command without anything to act on.
+        if (text.startsWith('botmesh-coord:', lineStart) || text.startsWith('Usage:', lineStart)) continue
+        if (new RegExp(`${m[1]}(\\s+(\\[options\\]|<\\w+>|\\[\\w+\\]))*\\s*$`).test(line)) continue
+        if (!PINNED.test(line)) unpinned.push(`${page}: ${line.trim()}`)
+      }
+    }
+    expect(unpinned).toEqual([])
+  })
 })
