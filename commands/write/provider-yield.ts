@@ -1,6 +1,6 @@
 import { Command, Option } from 'commander'
 import type { Context } from '../context.js'
-import { formatDuration, leaseHealth, LEAD_WORDS, type LeadSnapshot } from '../lib.js'
+import { formatDuration, leaseHealth, LEAD_WORDS, shellWord, type LeadSnapshot } from '../lib.js'
 import { durationOption } from '../duration.js'
 import { findLead } from '../read/providers.js'
 import { conflict, notFound, refused, usage } from '../output/errors.js'
@@ -262,7 +262,7 @@ async function waitForTakeover(
       ]
       if (expired) {
         lines.push(
-          `${old.replicaId} did not yield: the lead changed hands only because its lease ran out; look at that replica (frozen? cut off?) — next time, against a leader that does not answer: provider yield ${name} --force`,
+          `${old.replicaId} did not yield: the lead changed hands only because its lease ran out; look at that replica (frozen? cut off?) — next time, against a leader that does not answer: provider yield ${name} --force --if-fence <its fence>`,
         )
       }
       return {
@@ -287,7 +287,7 @@ async function waitForTakeover(
   if (!h)
     what = `nobody leads ${name} (fence ${last?.fence ?? '-'}; standbys: ${last?.candidates.map((c) => c.replicaId).join(', ') || 'none'})`
   else if (h.incarnation === old.incarnation && last!.fence === before.fence)
-    what = `${old.replicaId} still leads ${name} at fence ${before.fence}: it did not step down (hung?); consider --force`
+    what = `${old.replicaId} still leads ${name} at fence ${before.fence}: it did not step down (hung?); revoke it, pinned to that fence: ${ctx.cmdline(`botmesh-coord provider yield ${shellWord(name)} --force --if-fence ${before.fence}`)}`
   else if (h.replicaId === old.replicaId) what = `${old.replicaId} took ${name} back (fence ${last!.fence}): no standby took it`
   else what = `${h.replicaId} leads ${name} (fence ${last!.fence}), not ${target}`
   return {
