@@ -133,7 +133,9 @@ async function runDemo(cmd: Command, flags: DemoFlags): Promise<number> {
   const target = resolveTarget(cmd)
   let url = target.url
   const urlSource = cmd.getOptionValueSourceWithGlobals('url')
-  const explicit = urlSource === 'cli' || urlSource === 'env' || url !== DEFAULT_URL || target.context !== null
+  // A demo context (demo, demo-<prefix>) names a throwaway server of an earlier run: start a new one.
+  const ownContext = target.context !== null && /^demo(-|$)/.test(target.context) && urlSource !== 'cli' && urlSource !== 'env'
+  const explicit = !ownContext && (urlSource === 'cli' || urlSource === 'env' || url !== DEFAULT_URL || target.context !== null)
   let layout: Layout
   let throwaway: ThrowawayRedis | null = null
   if (explicit) {
