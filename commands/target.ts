@@ -12,6 +12,7 @@ import {
   DEFAULT_PREFIX,
   parseRedisUrl,
   sentinelUrl,
+  shellWord,
   validatePrefix,
   withCredentials,
   InvalidIdError,
@@ -252,10 +253,10 @@ const SUGGESTED =
  * environment variable that holds it, never the password) and `--prefix` when not the default.
  */
 export function connectionWords(t: Pick<Target, 'url' | 'prefix' | 'context'>): string {
-  if (t.context) return `--context ${t.context}`
+  if (t.context) return `--context ${shellWord(t.context)}`
   const words: string[] = []
-  if (t.url && t.url !== DEFAULT_URL) words.push(secretsOf(t.url).length ? '--url $REDIS_URL' : `--url ${t.url}`)
-  if (t.prefix && t.prefix !== DEFAULT_PREFIX) words.push(`--prefix ${t.prefix}`)
+  if (t.url && t.url !== DEFAULT_URL) words.push(secretsOf(t.url).length ? '--url $REDIS_URL' : `--url ${shellWord(t.url)}`)
+  if (t.prefix && t.prefix !== DEFAULT_PREFIX) words.push(`--prefix ${shellWord(t.prefix)}`)
   return words.join(' ')
 }
 

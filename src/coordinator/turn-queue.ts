@@ -75,8 +75,7 @@ export class TurnQueue {
     let queuedSentAt = started
     /** A take-ticket was sent and not answered: Redis may hold a ticket of ours we do not know (yet). */
     let takeInDoubt = false
-    /** The wait ended with Redis not answering (a poll unanswered, or failing, at waitMs). */
-    let unanswered = false
+    let unanswered = false // the wait ended with Redis not answering (a poll unanswered, or failing, at waitMs)
     /** Tickets of this acquisition registered as waiting (made at its first 'queued'). */
     let waitingIds: Set<string> | null = null
     const take = (t: number, fence: number, previousHolder: Holder | null, sentAt: number, deadline: number): TurnHandle => {
@@ -120,12 +119,12 @@ export class TurnQueue {
           let reply: TurnReply
           try {
             if (taking) takeInDoubt = true
-            reply = await this.answeredBy(this.poll(key, ticket, requestId), giveUpAt, key)
+            reply = await this.answeredBy(this.poll(key, ticket, requestId), giveUpAt, key, () => (unanswered = true))
             takeInDoubt = false
           } catch (err) {
             if (!(err instanceof CoordinationUnavailableError) && !isConnectionError(err)) throw err
             // The wait ended with a poll unanswered: a timeout, or Redis unreachable if it was failing already.
-            unanswered = monotonicNow() >= giveUpAt - 1 // (a timer may fire a hair early)
+            if (monotonicNow() >= giveUpAt) unanswered = true
             if (err instanceof CoordinationUnavailableError && err.reason === 'timeout' && !lastError) throw err
             lastError = err
             if (unanswered) {
@@ -269,21 +268,22 @@ export class TurnQueue {
   }
 
   /**
-   * `call`, or — when the wait's end `giveUpAt` comes first — a timeout (the call's outcome is then
-   * unknown: the caller withdraws what it may have taken). Only a call
-   * that can outlive the wait gets a timer: a poll's own timeout is under a lease (redis-backend.ts).
+   * `call`, or — at the wait's end `giveUpAt` — a timeout, told to `late` (a timer may fire a little before the clock
+   * reads giveUpAt). The call's outcome is then unknown. Only a call that can outlive the wait gets a timer.
    */
-  private answeredBy<T>(call: Promise<T>, giveUpAt: number, key: string): Promise<T> {
+  private answeredBy<T>(call: Promise<T>, giveUpAt: number, key: string, late: () => void): Promise<T> {
     const left = giveUpAt - monotonicNow()
     if (left > this.core.leaseMs) return call
     return new Promise<T>((resolve, reject) => {
       const timer = setTimeout(
-        () =>
+        () => {
+          late()
           reject(
             new CoordinationUnavailableError('timeout', `no turn for ${JSON.stringify(key)} within its wait (Redis did not answer)`, {
               key,
             }),
-          ),
+          )
+        },
         Math.max(0, left),
       )
       call.then(

@@ -15,6 +15,10 @@ describe('printed commands', () => {
     const secret = connectionWords({ url: 'rediss://ops:s3cr%3Dt@redis:6380', prefix: 'shop', context: null })
     expect(secret).toBe('--url $REDIS_URL --prefix shop')
     expect(secret).not.toContain('s3cr')
+    // Pasted into a shell as printed: a URL with query options (&, ?) is quoted.
+    expect(connectionWords({ url: 'redis://10.0.0.5:6380/0?tls=true&x=1', prefix: 'shop', context: null })).toBe(
+      "--url 'redis://10.0.0.5:6380/0?tls=true&x=1' --prefix shop",
+    )
   })
 
   it('insert it after every botmesh-coord that starts a command, and nowhere else', () => {
