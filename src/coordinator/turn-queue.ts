@@ -1,8 +1,9 @@
 /**
- * Chat turns, the waiting side: take a ticket in the chat's FIFO queue (lua/turn-acquire-2.lua),
- * poll with it until it is granted, and take a grant pushed by the releaser's script
- * (grant_next in lua/includes/turn.lua) without another round trip. Polling is the safety net; the
- * push makes a handoff one hop. The maps below route each push to the acquisition it is for.
+ * Chat turns, the waiting side: take a ticket in the chat's FIFO queue (lua/turn-acquire-2.lua) and
+ * poll with it until it is granted. Another replica's release offers the turn with a push (grant_next
+ * in lua/includes/turn.lua), which the woken waiter takes up with one poll; a release of our own hands
+ * it over in its reply, taken without another round trip. Polling is the safety net; turn-wakes.ts
+ * routes each push to the acquisition it is for.
  */
 import { monotonicNow } from '../clock.js'
 import { parseDuration } from '../duration.js'
@@ -205,12 +206,9 @@ export class TurnQueue {
             continue
           }
           if (woke.grant) {
-            // Handed over by our own release (a full lease): taken without another round trip. Redis
-            // expires it leaseMs after the grant, which came after our last 'queued' poll was sent.
-            const lease = Math.min(core.leaseMs, woke.grant.leaseMs || core.leaseMs)
-            const turn = take(ticket, woke.grant.fence, woke.grant.previousHolder, queuedSentAt, leaseDeadline(core, queuedSentAt, lease))
-            if (lease < core.leaseMs) void this.renewer.checkLeaseNow(turn.lease)
-            return turn
+            // Handed over by our own release, made with our leaseMs: taken without another round trip.
+            // Redis expires it leaseMs after the grant, which came after our last 'queued' poll was sent.
+            return take(ticket, woke.grant.fence, woke.grant.previousHolder, queuedSentAt, leaseDeadline(core, queuedSentAt))
           }
           backoff = woke.woken ? core.minPollMs : Math.min(backoff * 2, core.maxPollMs)
         }
