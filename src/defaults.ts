@@ -31,6 +31,8 @@ export const DEFAULTS = {
   minPollMs: 5,
   /** How long a message waits for its chat's turn. */
   turnWaitMs: 120_000,
+  /** Most messages of one replica waiting for a turn at once (one more is refused: 'overloaded'). */
+  maxWaiting: 50_000,
   /** A campaign's leader whose transport is reported down this long yields. */
   providerDownMs: 60_000,
   /** After yielding or resigning, a campaign waits this long before standing again. */
@@ -77,6 +79,7 @@ export const COORDINATOR_DEFAULTS = {
   maxPollMs: DEFAULTS.maxPollMs,
   minPollMs: DEFAULTS.minPollMs,
   turnWaitMs: DEFAULTS.turnWaitMs,
+  maxWaiting: DEFAULTS.maxWaiting,
 } as const
 
 /** The entries of DEFAULTS for what every Redis user of the library (coordinator, store, admin) is given. */

@@ -12,6 +12,8 @@ export interface CoordinatorStats {
   turnsGranted: number
   waitingNow: number
   leasesLost: number
+  /** Messages refused at once because `maxWaiting` were waiting already. */
+  turnsShed: number
 }
 
 export interface CoordinatorContext {

@@ -50,6 +50,7 @@ export abstract class Coordinator extends EventEmitter<CoordinatorEvents> {
   readonly maxPollMs: number
   readonly minPollMs: number
   readonly turnWaitMs: number
+  readonly maxWaiting: number
   readonly renewMarginMs: number
 
   #state: CoordinatorState = 'new'
@@ -61,7 +62,7 @@ export abstract class Coordinator extends EventEmitter<CoordinatorEvents> {
   readonly #leadership: Leadership
   readonly #meta: { host: string; pid: number; version: string }
   readonly #startedAtMs = Date.now()
-  readonly #stats = { turnsGranted: 0, waitingNow: 0, leasesLost: 0 }
+  readonly #stats = { turnsGranted: 0, waitingNow: 0, leasesLost: 0, turnsShed: 0 }
   #startPromise: Promise<void> | null = null
   #renewTimer: NodeJS.Timeout | null = null
   #watchdogTimer: NodeJS.Timeout | null = null
@@ -78,6 +79,8 @@ export abstract class Coordinator extends EventEmitter<CoordinatorEvents> {
     this.maxPollMs = parseDuration(options.maxPollMs ?? DEFAULTS.maxPollMs, 'maxPollMs')
     this.minPollMs = parseDuration(options.minPollMs ?? DEFAULTS.minPollMs, 'minPollMs')
     this.turnWaitMs = parseDuration(options.turnWaitMs ?? DEFAULTS.turnWaitMs, 'turnWaitMs')
+    this.maxWaiting = options.maxWaiting ?? DEFAULTS.maxWaiting
+    if (!Number.isSafeInteger(this.maxWaiting) || this.maxWaiting < 1) throw new ConfigurationError('maxWaiting must be a whole number >= 1')
     this.renewMarginMs = parseDuration(options.renewMarginMs ?? Math.round(this.leaseMs / 10), 'renewMarginMs')
     if (this.leaseMs < 300) throw new ConfigurationError('leaseMs must be at least 300 ms')
     if (this.renewMarginMs >= this.leaseMs / 2) throw new ConfigurationError('renewMarginMs must be below leaseMs / 2')
@@ -114,7 +117,7 @@ export abstract class Coordinator extends EventEmitter<CoordinatorEvents> {
     }
     this.#leases = new LeaseTable(this.#core)
     this.#renewer = new Renewer(this.#core, this.#leases, { record: () => this.#beatRecord(), onEvicted: () => this.#evicted() })
-    this.#turns = new TurnQueue(this.#core, this.#leases, this.#renewer, this.turnWaitMs)
+    this.#turns = new TurnQueue(this.#core, this.#leases, this.#renewer, this.turnWaitMs, this.maxWaiting)
     this.#leadership = new Leadership(this.#core, this.#leases, this.#renewer)
     registerIncarnation(this.incarnation, this)
   }
@@ -333,6 +336,8 @@ export abstract class Coordinator extends EventEmitter<CoordinatorEvents> {
       stats: {
         turnsGranted: this.#stats.turnsGranted,
         waitingNow: this.#stats.waitingNow,
+        oldestWaitMs: this.#turns.oldestWaitMs(),
+        turnsShed: this.#stats.turnsShed,
         waitP99Ms: this.#turns.waitP99(),
         leasesLost: this.#stats.leasesLost,
         leadsHeld: held.filter((l) => l.kind === 'lead').length,

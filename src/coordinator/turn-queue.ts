@@ -49,6 +49,8 @@ export class TurnQueue {
   private readonly lines = new ArrivalLines()
   private readonly inflight = new Set<Promise<unknown>>()
   private readonly waitTimes = new LatencyWindow(1024)
+  /** When each waiting acquisition began (monotonic ms), in arrival order: the first is the oldest. */
+  private readonly waitStarts = new Map<object, number>()
   private requestSeq = 0
 
   constructor(
@@ -57,6 +59,8 @@ export class TurnQueue {
     private readonly renewer: Renewer,
     /** The coordinator's default wait (turnWaitMs). */
     private readonly turnWaitMs: number,
+    /** Most acquisitions waiting at once (maxWaiting): one more is refused with 'overloaded'. */
+    private readonly maxWaiting: number,
   ) {
     // A grant our own release made to one of our tickets is routed as a wake-up carrying it would be.
     leases.onHanded = (key, grant) => this.onWake(key, grant.ticket, grant, true)
@@ -66,6 +70,12 @@ export class TurnQueue {
   acquire(key: string, options: AcquireTurnOptions): Promise<Turn> {
     const core = this.core
     const waitMs = parseDuration(options.waitMs ?? this.turnWaitMs, 'waitMs')
+    if (core.stats.waitingNow >= this.maxWaiting) {
+      core.stats.turnsShed++
+      return Promise.reject(
+        new CoordinationUnavailableError('overloaded', `${core.stats.waitingNow} messages wait for a turn already (maxWaiting)`, { key }),
+      )
+    }
     const started = monotonicNow()
     const giveUpAt = started + waitMs
     const signal = options.signal
@@ -101,6 +111,8 @@ export class TurnQueue {
       if (ticket !== null) this.onWake(key, ticket)
     })
     core.stats.waitingNow++
+    const waitToken = {}
+    this.waitStarts.set(waitToken, started)
     let task: Promise<Turn> | null = null
     let ended = false // ended before task was assigned: it never waited (nothing to settle)
     task = (async (): Promise<Turn> => {
@@ -229,6 +241,7 @@ export class TurnQueue {
       } finally {
         this.lines.leave(key, place)
         core.stats.waitingNow--
+        this.waitStarts.delete(waitToken)
         for (const id of waitingIds ?? NONE) {
           this.wakes.forget(id)
           this.waitingTickets.delete(id)
@@ -348,6 +361,12 @@ export class TurnQueue {
   /** What this replica waits for, for the heartbeat record. */
   waiting(): Array<{ key: string; ticket: number }> {
     return [...this.waitingTickets.values()]
+  }
+
+  /** How long the longest-waiting acquisition has waited so far (ms), or null when none waits. */
+  oldestWaitMs(): number | null {
+    for (const started of this.waitStarts.values()) return Math.round(monotonicNow() - started)
+    return null
   }
 
   /** The 99th percentile of recent waits (ms), for the heartbeat record. */

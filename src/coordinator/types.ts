@@ -14,6 +14,11 @@ export interface CoordinatorOptions {
   minPollMs?: Duration
   /** How long a message waits for its chat's turn by default. Default 2 min. */
   turnWaitMs?: Duration
+  /**
+   * Most messages of this replica waiting for a turn at once: one more is refused at once with
+   * CoordinationUnavailableError('overloaded') and counted in `metrics.turnsShed`. Default 50,000.
+   */
+  maxWaiting?: number
   /** How far before the Redis expiry a lease that could not be renewed is dropped locally. Default leaseMs / 10. */
   renewMarginMs?: Duration
   /** A stable description of this process for operators (defaults: hostname, pid, package version). */

@@ -4,9 +4,11 @@ import { CoordinationError } from './coordination-error.js'
  * A turn or lead could not be had: `timeout` (waited `waitMs`), `unreachable` (Redis did not answer),
  * `aborted` (the caller's signal), `stopped` (the coordinator stopped), `dropped` (the ticket was removed
  * from the queue: an operator's `chat skip`, or the ticket expired while this process was frozen),
- * `stale-grant` (the grant arrived after this process had been frozen too long to use it).
+ * `stale-grant` (the grant arrived after this process had been frozen too long to use it),
+ * `overloaded` (this replica already has `maxWaiting` messages waiting for a turn: the message is
+ * refused at once instead of slowing every other one; retry it later or shed it).
  */
-export type UnavailableReason = 'timeout' | 'unreachable' | 'aborted' | 'stopped' | 'dropped' | 'stale-grant'
+export type UnavailableReason = 'timeout' | 'unreachable' | 'aborted' | 'stopped' | 'dropped' | 'stale-grant' | 'overloaded'
 
 export class CoordinationUnavailableError extends CoordinationError {
   readonly reason: UnavailableReason

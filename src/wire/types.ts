@@ -69,6 +69,10 @@ export interface ReplicaInfo {
 export interface ReplicaStats {
   turnsGranted: number
   waitingNow: number
+  /** How long the longest-waiting message has waited so far (null: none waits); absent in older records. */
+  oldestWaitMs?: number | null
+  /** Messages refused with 'overloaded' (maxWaiting reached); absent in older records. */
+  turnsShed?: number
   waitP99Ms: number | null
   leasesLost: number
   leadsHeld: number
