@@ -11,16 +11,18 @@
   ARGV[7] request id (unique per acquisition of this incarnation): makes taking a ticket idempotent.
           A retry after a lost reply finds the ticket taken the first time instead of queueing a
           second one behind later messages: a queued ticket by its field rq:<incarnation>:<id> (it goes
-          once the caller knows its ticket: its next poll, or its release), a turn granted at once by
+          when the acquisition gives its turn or ticket back), a turn granted at once by
           the holder's own fields (hi and hq). The ticket itself records the id (q:<ticket>, then hq
           while held): a poll is answered for the acquisition that took the ticket only (see owns).
 
-  A queued ticket lives ticket_life_ms (two thirds of leaseMs) after each poll; a grant pushed to a
-  waiter is an offer its next poll takes up (lua/includes/turn.lua: take_up_ms).
+  A queued ticket lives ticket_life_ms (two thirds of leaseMs) after its incarnation's last take or
+  poll in this chat (w:<incarnation>); a grant pushed to a waiter is an offer its next poll takes up
+  (lua/includes/turn.lua: take_up_ms).
 
   Returns
     { 1, ticket, fence, prevReplica|nil, prevIncarnation|nil }   granted (or an offer taken up): the lease runs leaseMs from now
-    { 0, ticket }   still queued
+    { 0, ticket, holderLeftMs }   still queued; the holder's lease (or offer) runs holderLeftMs more
+                    unless renewed: a waiter polls then, to grant the next ticket if it lapsed
     { -1 }          the ticket is no longer queued (an operator skipped it, or it expired unrefreshed), or
                     it is not this acquisition's (Redis lost it and gave its number again)
     { -2, ticket }  the ticket was granted (offered), but the grant lapsed before this poll took it up
@@ -39,11 +41,12 @@ local ticket, wake, reqId = ARGV[5], ARGV[6], ARGV[7] or ''
 -- Taking a ticket: the request id's field (a retry after a lost reply), the holder, the last holder
 -- and fence (for a grant), the last ticket. Polling with a ticket: the holder's fields, the previous
 -- holder (a grant confirmed), the last holder and fence (for a grant), the ticket's own fields and
--- the request id's field.
+-- whether the holder's grant is an offer.
 local HOLDER, EXPIRES, FENCE, LAST, LAST_INC, LAST_TICKET, REQUEST = 1, 2, 3, 4, 5, 6, 7
-local POLL_REQUEST, HOLDER_INC, HOLDER_TICKET, HOLDER_REQUEST, PREV, PREV_INC, TICKET, TICKET_REQUEST, OFFERED = 6, 7, 8, 9, 10, 11, 12, 13, 14
+local HOLDER_INC, HOLDER_TICKET, HOLDER_REQUEST, PREV, PREV_INC, TICKET, TICKET_REQUEST, OFFERED = 6, 7, 8, 9, 10, 11, 12, 13
 local fresh = false
 local h
+local alive = fmt(NOW + ticket_life_ms(leaseMs)) -- w:<inc>: this incarnation's tickets here live until then
 
 if ticket == '' then
   h = redis.call('HMGET', state, CHAT.holder, CHAT.expiresAt, CHAT.fence, CHAT.lastHolder, CHAT.lastHolderIncarnation,
@@ -71,32 +74,30 @@ if ticket == '' then
     fresh = true
     if reqId ~= '' then
       redis.call('HSET', state, CHAT.lastTicket, ticket, ticket_field(ticket), ticket_value(NOW + ticket_life_ms(leaseMs), NOW, inc, rid),
-        request_field(inc, reqId), ticket, ticket_request_field(ticket), reqId)
+        waiter_field(inc), alive, request_field(inc, reqId), ticket, ticket_request_field(ticket), reqId)
     else
-      redis.call('HSET', state, CHAT.lastTicket, ticket, ticket_field(ticket), ticket_value(NOW + ticket_life_ms(leaseMs), NOW, inc, rid))
+      redis.call('HSET', state, CHAT.lastTicket, ticket, ticket_field(ticket), ticket_value(NOW + ticket_life_ms(leaseMs), NOW, inc, rid),
+        waiter_field(inc), alive)
     end
     redis.call('ZADD', queue, ticket, ticket)
     if held then
       -- The state key lives on with the holder's lease (its grant and renewals set its expiry).
       redis.call('PEXPIRE', queue, fmt(leaseMs * 2 + idleTtl))
-      return { 0, ticket }
+      return { 0, ticket, tonumber(h[EXPIRES]) - NOW }
     end
   end
 end
 
 if not fresh then
   h = redis.call('HMGET', state, CHAT.holder, CHAT.expiresAt, CHAT.fence, CHAT.lastHolder, CHAT.lastHolderIncarnation,
-    request_field(inc, reqId), CHAT.holderIncarnation, CHAT.holderTicket, CHAT.holderRequest, CHAT.previousHolder,
-    CHAT.previousHolderIncarnation, ticket_field(ticket), ticket_request_field(ticket), CHAT.offered)
-  -- The caller knows its ticket now (it sent it): the request id's field goes. A retry that found its
-  -- ticket by the request id keeps it: its reply may be lost again.
-  if ARGV[5] ~= '' and reqId ~= '' and h[POLL_REQUEST] then redis.call('HDEL', state, request_field(inc, reqId)) end
+    CHAT.holderIncarnation, CHAT.holderTicket, CHAT.holderRequest, CHAT.previousHolder, CHAT.previousHolderIncarnation,
+    ticket_field(ticket), ticket_request_field(ticket), CHAT.offered)
   if h[HOLDER_INC] == inc and h[HOLDER_TICKET] == ticket and owns(h[HOLDER_REQUEST], reqId) then
     if (tonumber(h[EXPIRES]) or 0) > NOW then
-      if h[OFFERED] then
+      if h[OFFERED] == '1' then
         take_up(state, h[HOLDER], inc, leaseMs) -- the poll that takes up a grant pushed to us
       else
-        redis.call('HSET', state, CHAT.expiresAt, fmt(NOW + leaseMs), CHAT.lastRenewal, fmt(NOW))
+        redis.call('HSET', state, CHAT.expiresAt, fmt(NOW + leaseMs), CHAT.lastRenewal, fmt(NOW), waiter_field(inc), alive)
       end
       touch(state, queue, leaseMs, idleTtl)
       return { 1, ticket, h[FENCE], h[PREV] or false, h[PREV_INC] or false }
@@ -107,7 +108,8 @@ if not fresh then
   end
   local t = parse_ticket(h[TICKET])
   if not t or t.inc ~= inc or not owns(h[TICKET_REQUEST], reqId) then return { -1 } end
-  redis.call('HSET', state, ticket_field(ticket), ticket_value(NOW + ticket_life_ms(leaseMs), t.enq, inc, rid))
+  -- One field keeps every queued ticket of this incarnation in the chat alive (see ticket_live).
+  redis.call('HSET', state, waiter_field(inc), alive)
 end
 
 -- Polling: the holder as read above. A new ticket behind a lapsed holder: grant_next reads it.
@@ -117,4 +119,6 @@ touch(state, queue, leaseMs, idleTtl)
 if g and g.ticket == ticket then
   return { 1, ticket, g.fence, g.ph or false, g.phi or false }
 end
-return { 0, ticket }
+if g then return { 0, ticket, g.left } end
+-- Still held by the holder read above (grant_next read it itself after a fresh take: nobody held it).
+return { 0, ticket, fresh and leaseMs or math.max(0, (tonumber(h[EXPIRES]) or 0) - NOW) }

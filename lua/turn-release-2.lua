@@ -12,6 +12,8 @@
           ticket of that acquisition is given back (a ticket number may have been given again)
   ARGV[7] '1' = the turn served nothing (it found its work done or stale): the chat's last holder goes
           back to the one before this turn, so the next holder's previousHolder is who last served
+  ARGV[8] '1' = no other message of this incarnation waits in this chat: its w:<incarnation> field
+          (what keeps its queued tickets alive) goes too
 
   Returns 1 the turn was released, 2 the queued ticket was withdrawn, 0 neither was ours any more;
   when the turn went on to a ticket of this same incarnation (its next message of the chat), the
@@ -29,6 +31,9 @@ local inc, ticket = ARGV[1], ARGV[2]
 local leaseMs, idleTtl, wake = tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5]
 local reqId = ARGV[6] or ''
 local served = ARGV[7] ~= '1'
+-- Fields to delete with the ones the release or withdrawal deletes anyway (one HDEL).
+local drop = { request_field(inc, reqId) }
+if ARGV[8] == '1' then drop[2] = waiter_field(inc) end
 if ticket == '' then
   if reqId == '' then return 0 end
   -- Its rq: field while queued; a turn granted at once has none: the holder's fields name the request.
@@ -43,8 +48,11 @@ local function handed(status, g)
   return { status, g.ticket, g.fence, g.q or false, g.ph or false, g.phi or false, leaseMs }
 end
 
-local h = redis.call('HMGET', state, CHAT.holderIncarnation, CHAT.holderTicket, CHAT.holderRequest)
+-- The holder, and the last holder and fence (what a grant to the next ticket needs).
+local h = redis.call('HMGET', state, CHAT.holderIncarnation, CHAT.holderTicket, CHAT.holderRequest, CHAT.lastHolder,
+  CHAT.lastHolderIncarnation, CHAT.fence)
 if h[1] == inc and h[2] == ticket and owns(h[3], reqId) then
+  local last = { h[4], h[5], h[6] }
   if not served then
     local p = redis.call('HMGET', state, CHAT.previousHolder, CHAT.previousHolderIncarnation)
     if p[1] then
@@ -52,8 +60,9 @@ if h[1] == inc and h[2] == ticket and owns(h[3], reqId) then
     else
       redis.call('HDEL', state, CHAT.lastHolder, CHAT.lastHolderIncarnation)
     end
+    last = { p[1], p[2] or '', h[6] }
   end
-  local g = grant_next(state, queue, leaseMs, wake, ticket, RELEASING, nil, inc, { request_field(inc, reqId) })
+  local g = grant_next(state, queue, leaseMs, wake, ticket, RELEASING, last, inc, drop)
   -- Nobody queued: nothing else to write (the key keeps the expiry its grant or last renewal set).
   -- Granted: the state key lives on with the new lease; the queue's expiry is its takes' and polls'.
   if g then redis.call('PEXPIRE', state, fmt(leaseMs * 2 + idleTtl)) end
@@ -64,12 +73,12 @@ local q = redis.call('HMGET', state, ticket_field(ticket), ticket_request_field(
 local t = parse_ticket(q[1])
 if t and t.inc == inc and owns(q[2], reqId) then
   redis.call('ZREM', queue, ticket)
-  redis.call('HDEL', state, ticket_field(ticket), ticket_request_field(ticket), request_field(inc, reqId))
+  redis.call('HDEL', state, ticket_field(ticket), ticket_request_field(ticket), unpack(drop))
   local g = grant_next(state, queue, leaseMs, wake, ticket, { q[3], q[4], h[1] }, nil, inc)
   touch(state, queue, leaseMs, idleTtl)
   return handed(2, g)
 end
-if reqId ~= '' then redis.call('HDEL', state, request_field(inc, reqId)) end
+if reqId ~= '' then redis.call('HDEL', state, unpack(drop)) end
 if h[1] == inc and (tonumber(q[4]) or 0) > NOW then
   -- A turn of ours holds the chat: maybe the one our first run handed over, whose reply was lost.
   local g = redis.call('HMGET', state, CHAT.fence, CHAT.previousHolder, CHAT.previousHolderIncarnation)

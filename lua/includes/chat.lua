@@ -20,5 +20,6 @@ local CHAT = {
   requestPrefix = 'rq:',            -- rq:<requestId> = the ticket one acquisition took
   ticketRequestPrefix = 'q:',       -- q:<ticket> = the request id of the acquisition that took it
   holderRequest = 'hq',             -- the holder's request id: only while held
-  offered = 'of',                   -- '1' while the holder's grant is offered, not yet taken up
+  offered = 'of',                   -- '1' while the holder's grant is offered, not yet taken up ('0' once taken)
+  waiterPrefix = 'w:',              -- w:<incarnation> = Redis ms until which that incarnation's queued tickets live
 }

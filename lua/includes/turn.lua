@@ -4,8 +4,10 @@
 -- A grant pushed to another replica is an offer until that replica takes it up with its next poll
 -- (it polls the moment the push arrives): the offer runs take_up_ms, and one its waiter does not take
 -- up (the replica died, froze or lost Redis since its last poll) lapses and passes on. A queued
--- ticket lives ticket_life_ms after its last poll, so the worst case — a ticket polled just before its
--- replica died, offered just before it would have lapsed — frees the chat leaseMs after the death.
+-- ticket lives ticket_life_ms after its replica's last take or poll in this chat (w:<incarnation>: one
+-- field per replica and chat, so only a replica's oldest waiting message of a chat has to poll, for
+-- all of them), so the worst case — a poll just before the replica died, an offer just before its
+-- tickets would have lapsed — frees the chat leaseMs after the death.
 local function take_up_ms(leaseMs)
   return math.floor(leaseMs / 3)
 end
@@ -29,6 +31,23 @@ local function ticket_field(ticket)
   return CHAT.ticketPrefix .. ticket
 end
 
+-- w:<incarnation>: until when (Redis ms) that incarnation's queued tickets in this chat live.
+local function waiter_field(inc)
+  return CHAT.waiterPrefix .. inc
+end
+
+-- Is queued ticket t live: its own deadline (set when taken) or its incarnation's in this chat not
+-- passed? `seen` caches the incarnations' deadlines read in this script.
+local function ticket_live(state, t, seen)
+  if t.deadline > NOW then return true end
+  local d = seen[t.inc]
+  if d == nil then
+    d = tonumber(redis.call('HGET', state, waiter_field(t.inc))) or 0
+    seen[t.inc] = d
+  end
+  return d > NOW
+end
+
 -- The field naming the ticket that acquisition `requestId` of incarnation `inc` took (request ids
 -- are unique within an incarnation only).
 local function request_field(inc, requestId)
@@ -50,6 +69,7 @@ local function owns(recorded, reqId)
 end
 
 -- The turn is nobody's now (the fence and the last holder stay); `...` are more fields to delete with it.
+-- (An offer mark, 'of', is deleted with it: a grant writes its own.)
 local function clear_holder(state, ...)
   redis.call('HDEL', state, CHAT.holder, CHAT.holderIncarnation, CHAT.holderTicket, CHAT.holderRequest, CHAT.expiresAt,
     CHAT.grantedAt, CHAT.lastRenewal, CHAT.waited, CHAT.offered, ...)
@@ -85,7 +105,8 @@ local function grant_turn(state, ticket, rid, inc, reqId, leaseMs, waited, last,
   if offered then
     fields[n + 1], fields[n + 2] = CHAT.offered, '1'
   else
-    fields[n + 1], fields[n + 2], fields[n + 3], fields[n + 4] = CHAT.lastHolder, rid, CHAT.lastHolderIncarnation, inc
+    fields[n + 1], fields[n + 2], fields[n + 3], fields[n + 4], fields[n + 5], fields[n + 6] = CHAT.lastHolder, rid,
+      CHAT.lastHolderIncarnation, inc, CHAT.offered, '0'
   end
   n = #fields
   if last[1] then
@@ -106,19 +127,21 @@ local function grant_turn(state, ticket, rid, inc, reqId, leaseMs, waited, last,
 end
 
 -- The holder (rid, inc) takes up an offered grant: its lease runs its own leaseMs from now, and it is
--- the chat's last holder from here on.
+-- the chat's last holder from here on. Its incarnation's other tickets in the chat live on from here.
 local function take_up(state, rid, inc, leaseMs)
   redis.call('HSET', state, CHAT.expiresAt, fmt(NOW + leaseMs), CHAT.lastRenewal, fmt(NOW), CHAT.lastHolder, rid,
-    CHAT.lastHolderIncarnation, inc)
-  redis.call('HDEL', state, CHAT.offered)
+    CHAT.lastHolderIncarnation, inc, CHAT.offered, '0', waiter_field(inc), fmt(NOW + ticket_life_ms(leaseMs)))
 end
 
--- Grant the turn to the oldest live ticket when nobody holds a valid lease. Dead tickets (not
--- refreshed within leaseMs: their replica died, froze or lost Redis) are dropped on the way.
+-- Grant the turn to the oldest live ticket when nobody holds a valid lease. Dead tickets (see
+-- ticket_live: their replica died, froze or lost Redis) are dropped on the way, with their
+-- incarnation's w: field.
 -- Wakes the grantee on its incarnation's channel unless it is the caller's own ticket or a ticket
 -- of the caller's incarnation `localInc` (a release hands that one over in its reply: g.mine), with
 -- the grant as JSON: { t = ticket, q = its request id, f = fence, l = leaseMs, k = raw state key,
--- p/pi = previous holder }. `cur` is { holder, expiresAt, holderIncarnation } as the caller read it
+-- p/pi = previous holder }. Returns { ticket, fence, ph/phi = previous holder, q = its request id,
+-- mine = a ticket of localInc, offered, left = its lease (ms) }, or nil: still held, or nobody queued.
+-- `cur` is { holder, expiresAt, holderIncarnation } as the caller read it
 -- (nil: read here), or RELEASING when the caller gives its turn back
 -- in this call and left the holder's fields: a grant overwrites them where they are (first in the
 -- hash, where every read finds them soonest), and with no grant they are deleted here. `last`
@@ -131,11 +154,13 @@ local function grant_next(state, queue, leaseMs, wake, callerTicket, cur, last, 
   -- A holder whose lease ran out did not renew for a whole lease: its process is dead, frozen or cut
   -- off, so its own tickets queued behind it (refreshed until it stopped) are dead too.
   local deadInc, vacating = nil, cur == RELEASING
+  drop = drop or {}
   if cur[1] then
     if (tonumber(cur[2]) or 0) > NOW then return nil end
     deadInc, vacating = cur[3], true
+    if deadInc then drop[#drop + 1] = waiter_field(deadInc) end
   end
-  drop = drop or {}
+  local seen = {}
   while true do
     local head = redis.call('ZPOPMIN', queue)[1]
     if not head then
@@ -150,7 +175,7 @@ local function grant_next(state, queue, leaseMs, wake, callerTicket, cur, last, 
     local t, q = parse_ticket(tq[1]), tq[2]
     drop[#drop + 1] = ticket_field(head)
     drop[#drop + 1] = ticket_request_field(head)
-    if t and t.deadline > NOW and t.inc ~= deadInc then
+    if t and t.inc ~= deadInc and ticket_live(state, t, seen) then
       -- A vacated holder's offer mark goes with the popped tickets' fields (an offer writes its own).
       if vacating then drop[#drop + 1] = CHAT.offered end
       redis.call('HDEL', state, unpack(drop))
@@ -166,8 +191,10 @@ local function grant_next(state, queue, leaseMs, wake, callerTicket, cur, last, 
         redis.call('PUBLISH', wake .. t.inc, cjson.encode({ t = head, q = q or '', f = fence, l = take_up_ms(leaseMs), k = state,
           p = last[1] or '', pi = last[2] or '' }))
       end
-      return { ticket = head, fence = fence, ph = last[1], phi = last[2], q = q, mine = mine }
+      return { ticket = head, fence = fence, ph = last[1], phi = last[2], q = q, mine = mine, offered = offered,
+        left = offered and take_up_ms(leaseMs) or leaseMs }
     end
+    if t and t.inc ~= deadInc then drop[#drop + 1] = waiter_field(t.inc) end
     redis.call('HINCRBY', state, CHAT.skipped, 1)
   end
 end

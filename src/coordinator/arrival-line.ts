@@ -1,12 +1,33 @@
 import { monotonicNow } from '../clock.js'
 import { CoordinationUnavailableError } from '../errors/coordination-unavailable-error.js'
 
+/**
+ * How often a chat's keeper polls to keep our queued tickets there alive: a third of the lease, so
+ * they never reach the end of their life (two thirds: lua/includes/turn.lua ticket_life_ms) even with
+ * a poll that takes a third of a lease to be answered.
+ */
+export function ticketKeepAliveMs(leaseMs: number): number {
+  return Math.floor(leaseMs / 3)
+}
+
+/** What a waiter's next poll depends on besides its chat's line. */
+export interface PollTiming {
+  /** Is the push channel subscribed now? */
+  pushReady: boolean
+  /** The waiter's backoff (minPollMs doubling up to maxPollMs): the interval while pushes do not work. */
+  backoff: number
+  keepAliveMs: number
+  minPollMs: number
+}
+
 /** One waiting acquisition's place in its chat's line (this replica's acquisitions, in arrival order). */
 export interface Place {
   /** The server generation at which its ticket was last seen in the queue; null while it has none. */
   seenAt: number | null
   /** Ask it to poll now: its ticket may have been lost with a failover. */
   nudge(): void
+  /** It became its chat's keeper (the first place): it works out when to poll again. */
+  reschedule(): void
 }
 
 /** An acquisition waiting in wait(): its place, and the server generation it waits at. */
@@ -19,6 +40,10 @@ interface Line {
   places: Place[]
   /** Acquisitions waiting for an earlier place to get (again) a ticket, by wake-up (made when one first waits). */
   listeners: Map<() => void, Waiting> | null
+  /** When the last take or poll that kept our queued tickets here alive was sent (monotonic ms). */
+  refreshedAt: number
+  /** When the chat's holder's lease (or offer) ends unless renewed, as the last reply said (monotonic ms). */
+  holderDueAt: number
 }
 
 /**
@@ -27,14 +52,19 @@ interface Line {
  * known now, or has ended. So a replica's messages for a chat queue in the order they came, across
  * outages (retries on independent timers) and lossy failovers (tickets re-taken as each poll finds
  * its own gone).
+ *
+ * The first place is the chat's keeper: the only one of ours there that polls on a timer. Our later
+ * tickets stand behind it in the queue, so no grant can reach them first, and each poll keeps them
+ * all alive (one w:<incarnation> field per chat): waiting costs per chat, not per message. When the
+ * keeper leaves, the next place becomes keeper and is told to reschedule.
  */
 export class ArrivalLines {
   private readonly lines = new Map<string, Line>()
 
-  join(key: string, nudge: () => void): Place {
+  join(key: string, nudge: () => void, reschedule: () => void): Place {
     let line = this.lines.get(key)
-    if (!line) this.lines.set(key, (line = { places: [], listeners: null }))
-    const place: Place = { seenAt: null, nudge }
+    if (!line) this.lines.set(key, (line = { places: [], listeners: null, refreshedAt: -Infinity, holderDueAt: Infinity }))
+    const place: Place = { seenAt: null, nudge, reschedule }
     line.places.push(place)
     return place
   }
@@ -54,6 +84,42 @@ export class ArrivalLines {
     if (i >= 0) line.places.splice(i, 1)
     if (line.places.length === 0 && !line.listeners?.size) this.lines.delete(key)
     else this.changed(key)
+    if (i === 0) line.places[0]?.reschedule()
+  }
+
+  /** How many acquisitions of ours are in this chat's line. */
+  size(key: string): number {
+    return this.lines.get(key)?.places.length ?? 0
+  }
+
+  /**
+   * A take or poll sent at `sentAt` kept our tickets here alive (Redis answered it); `holderLeftMs`:
+   * how long the holder's lease runs unless renewed, as its reply said (null: not said).
+   */
+  refreshed(key: string, sentAt: number, holderLeftMs: number | null): void {
+    const line = this.lines.get(key)
+    if (!line) return
+    if (sentAt > line.refreshedAt) line.refreshedAt = sentAt
+    if (holderLeftMs !== null) line.holderDueAt = monotonicNow() + holderLeftMs + 1
+  }
+
+  /**
+   * How long a waiting acquisition sleeps before it polls again (a push may end it sooner). Only the
+   * chat's keeper polls: while the push channel works, to keep our tickets alive and when the holder's
+   * lease would lapse; while it does not, with the backoff. The others sleep until a push, or until
+   * they become keeper (reschedule).
+   */
+  pollDelay(key: string, place: Place, t: PollTiming): number {
+    const line = this.lines.get(key)
+    if (line?.places[0] !== place) return Infinity
+    if (!t.pushReady) return t.backoff
+    const due = Math.min(line.refreshedAt + t.keepAliveMs, line.holderDueAt)
+    return Math.max(t.minPollMs, due - monotonicNow())
+  }
+
+  /** Ask every chat's keeper to poll now (pushes may have been lost: the subscriber reconnected). */
+  nudgeKeepers(): void {
+    for (const line of this.lines.values()) line.places[0]?.nudge()
   }
 
   /** Is no earlier place without a ticket seen at `generation`? (blockers() without the list) */

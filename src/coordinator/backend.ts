@@ -51,6 +51,8 @@ export interface CoordinationBackend {
     leaseMs: number,
     requestId?: string,
     unserved?: boolean,
+    /** No other acquisition of this incarnation waits in the chat: its w: field goes too. */
+    lastWaiter?: boolean,
   ): Promise<TurnReleaseReply>
   /** Take a lead if free; `stand` lists this incarnation as a standby while another leads. */
   leadAcquire(name: string, replicaId: string, incarnation: string, leaseMs: number, stand: boolean): Promise<LeadReply>
@@ -64,7 +66,11 @@ export interface CoordinationBackend {
   renew(items: RenewItem[], incarnation: string, leaseMs: number): Promise<Array<RenewReply | Error>>
   beat(replicaId: string, incarnation: string, leaseMs: number, record: BeatRecord): Promise<BeatReply>
   replicaStop(replicaId: string, incarnation: string): Promise<void>
-  subscribe(incarnation: string, onWake: WakeHandler): Promise<() => Promise<void>>
+  /**
+   * `onPushGap`: pushes may have been lost — the channel dropped, or is subscribed again after a drop
+   * (called once the subscription is confirmed): waiters that rely on pushes poll now.
+   */
+  subscribe(incarnation: string, onWake: WakeHandler, onPushGap?: () => void): Promise<() => Promise<void>>
   /** Is the push channel subscribed right now? (Then polling is only the safety net.) */
   pushReady(): boolean
   /**

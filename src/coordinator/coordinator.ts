@@ -80,13 +80,11 @@ export abstract class Coordinator extends EventEmitter<CoordinatorEvents> {
     this.minPollMs = parseDuration(options.minPollMs ?? DEFAULTS.minPollMs, 'minPollMs')
     this.turnWaitMs = parseDuration(options.turnWaitMs ?? DEFAULTS.turnWaitMs, 'turnWaitMs')
     this.maxWaiting = options.maxWaiting ?? DEFAULTS.maxWaiting
-    if (!Number.isSafeInteger(this.maxWaiting) || this.maxWaiting < 1) throw new ConfigurationError('maxWaiting must be a whole number >= 1')
     this.renewMarginMs = parseDuration(options.renewMarginMs ?? Math.round(this.leaseMs / 10), 'renewMarginMs')
     if (this.leaseMs < 300) throw new ConfigurationError('leaseMs must be at least 300 ms')
     if (this.renewMarginMs >= this.leaseMs / 2) throw new ConfigurationError('renewMarginMs must be below leaseMs / 2')
-    if (this.minPollMs < 1 || this.maxPollMs < this.minPollMs) {
-      throw new ConfigurationError('need 1 <= minPollMs <= maxPollMs')
-    }
+    if (this.minPollMs < 1 || this.maxPollMs < this.minPollMs) throw new ConfigurationError('need 1 <= minPollMs <= maxPollMs')
+    if (!(this.maxWaiting >= 1)) throw new ConfigurationError('maxWaiting must be at least 1')
     this.#meta = {
       host: options.meta?.host ?? hostname(),
       pid: options.meta?.pid ?? process.pid,
@@ -162,8 +160,10 @@ export abstract class Coordinator extends EventEmitter<CoordinatorEvents> {
     try {
       const warnings = await this.#backend.init()
       for (const w of warnings) this.emit('coordination:warning', w)
-      this.#unsubscribe = await this.#backend.subscribe(this.incarnation, (kind, key, ticket, grant) =>
-        this.#onWake(kind, key, ticket, grant),
+      this.#unsubscribe = await this.#backend.subscribe(
+        this.incarnation,
+        (kind, key, ticket, grant) => this.#onWake(kind, key, ticket, grant),
+        () => this.#turns.onPushGap(),
       )
       await this.#renewer.begin()
       // A reconnect or a Cluster's new masters: ask the server's identity at once, so a lease a new
@@ -188,9 +188,7 @@ export abstract class Coordinator extends EventEmitter<CoordinatorEvents> {
 
   async #ensureRunning(): Promise<void> {
     if (this.#state === 'new' || this.#state === 'starting') await this.start()
-    if (this.#state !== 'running') {
-      throw new CoordinationUnavailableError('stopped', `coordinator is ${this.#state}`)
-    }
+    if (this.#state !== 'running') throw new CoordinationUnavailableError('stopped', `coordinator is ${this.#state}`)
   }
 
   /** Take the turn of a chat: FIFO across replicas, one holder at a time. */
@@ -336,14 +334,14 @@ export abstract class Coordinator extends EventEmitter<CoordinatorEvents> {
       stats: {
         turnsGranted: this.#stats.turnsGranted,
         waitingNow: this.#stats.waitingNow,
-        oldestWaitMs: this.#turns.oldestWaitMs(),
+        oldestWaitMs: this.#turns.book.oldestWaitMs(),
         turnsShed: this.#stats.turnsShed,
-        waitP99Ms: this.#turns.waitP99(),
+        waitP99Ms: this.#turns.book.waitP99(),
         leasesLost: this.#stats.leasesLost,
         leadsHeld: held.filter((l) => l.kind === 'lead').length,
         turnsHeld: held.filter((l) => l.kind === 'chat').length,
       },
-      leases: heldSummary(held, this.#turns.waiting(), this.#leadership.names()),
+      leases: heldSummary(held, this.#turns.book.list(), this.#leadership.names()),
     }
   }
 

@@ -96,6 +96,8 @@ export class LeaseTable {
    * reply, not as a wake-up): the turn queue routes it to the acquisition waiting with that ticket.
    */
   onHanded: (key: string, grant: HandedGrant) => void = () => {}
+  /** Does any acquisition of ours wait in this chat? (None: a release deletes our w: field there too.) */
+  othersWaiting: (key: string) => boolean = () => true
 
   constructor(private readonly core: CoordinatorContext) {}
 
@@ -210,7 +212,7 @@ export class LeaseTable {
     if (this.core.state === 'crashed') return
     const target: ReleaseTarget = unserved ? { ...lease, unserved } : lease
     try {
-      await this.releaseInBackend(target)
+      await this.releaseInBackend(target, lease.kind === 'chat' && !this.othersWaiting(lease.key))
     } catch {
       this.retryLater(target)
     }
@@ -223,20 +225,24 @@ export class LeaseTable {
    * that no longer waits, blocking the chat for a lease and getting the replica's next ticket there
    * dropped as a dead holder's.
    */
-  async withdrawTicket(key: string, ticket: number | null, requestId: string): Promise<void> {
+  async withdrawTicket(key: string, ticket: number | null, requestId: string, lastWaiter = false): Promise<void> {
     const target: ReleaseTarget = { kind: 'chat', key, ticket, requestId, fence: 0 }
     try {
-      await this.releaseInBackend(target)
+      await this.releaseInBackend(target, lastWaiter)
     } catch {
       this.retryLater(target)
     }
   }
 
-  /** The release itself, in one script (conditioned on our incarnation, and ticket or fence). */
-  async releaseInBackend(lease: ReleaseTarget): Promise<void> {
+  /**
+   * The release itself, in one script (conditioned on our incarnation, and ticket or fence).
+   * `lastWaiter`: no other acquisition of ours waits in the chat (said only on a first send: a retry
+   * or resend later keeps the w: field, which is harmless — a stale one is cleaned up when found dead).
+   */
+  async releaseInBackend(lease: ReleaseTarget, lastWaiter = false): Promise<void> {
     const { backend, incarnation, leaseMs } = this.core
     if (lease.kind === 'chat') {
-      const reply = await backend.turnRelease(lease.key, incarnation, lease.ticket, leaseMs, lease.requestId, lease.unserved)
+      const reply = await backend.turnRelease(lease.key, incarnation, lease.ticket, leaseMs, lease.requestId, lease.unserved, lastWaiter)
       if (reply.handed) this.onHanded(lease.key, reply.handed)
     } else if (lease.kind === 'lead') {
       await backend.leadRelease(lease.key, incarnation, lease.fence, leaseMs)

@@ -16,11 +16,11 @@ import {
   type ResolvedRedis,
 } from '../connection.js'
 import type { CoordinationBackend, WakeHandler, Warning } from './backend.js'
+import { decodeWake } from '../wire/wake.js'
 import type {
   BeatRecord,
   BeatReply,
   LeadReply,
-  PushedGrant,
   RenewItem,
   RenewReply,
   TurnReleaseReply,
@@ -121,6 +121,7 @@ export class RedisBackend implements CoordinationBackend {
     leaseMs: number,
     requestId = '',
     unserved = false,
+    lastWaiter = false,
   ): Promise<TurnReleaseReply> {
     const { state, queue } = this.keys.chat(key)
     return this.scripts.call(
@@ -134,6 +135,7 @@ export class RedisBackend implements CoordinationBackend {
         wakeChannelPrefix: this.keys.wakeChannelPrefix,
         requestId,
         unserved,
+        lastWaiter,
       },
     )
   }
@@ -222,7 +224,7 @@ export class RedisBackend implements CoordinationBackend {
     )
   }
 
-  async subscribe(incarnation: string, onWake: WakeHandler): Promise<() => Promise<void>> {
+  async subscribe(incarnation: string, onWake: WakeHandler, onPushGap: () => void = () => {}): Promise<() => Promise<void>> {
     const sub: RedisClient = isCluster(this.redis) ? this.redis.duplicate() : (this.redis as Redis).duplicate()
     this.subscriber = sub
     sub.on('error', () => {}) // reconnects by itself; polling is the safety net meanwhile
@@ -232,10 +234,21 @@ export class RedisBackend implements CoordinationBackend {
       const wake = decodeWake(this.keys, message)
       if (wake) onWake(wake.kind, wake.key, wake.ticket, wake.grant)
     })
-    // ioredis re-subscribes after a reconnect; until then, waiters poll with backoff.
-    sub.on('close', () => (this.subscribed = false))
+    // ioredis re-subscribes after a reconnect; until then, waiters poll with backoff. Pushes sent
+    // meanwhile are lost: keepers poll when it drops, and again once the subscription is confirmed.
+    sub.on('close', () => {
+      const was = this.subscribed
+      this.subscribed = false
+      if (was && this.subscriber === sub) onPushGap()
+    })
     sub.on('ready', () => {
-      if (this.subscriber === sub) this.subscribed = true
+      if (this.subscriber !== sub) return
+      this.subscribed = true
+      // SUBSCRIBE again (a no-op if ioredis's own re-subscription came first): its reply says we listen.
+      withTimeout(sub.subscribe(channel), this.opts.commandTimeoutMs, 'SUBSCRIBE').then(
+        () => this.subscriber === sub && onPushGap(),
+        () => {},
+      )
     })
     try {
       await withTimeout(sub.subscribe(channel), this.opts.commandTimeoutMs, 'SUBSCRIBE')
@@ -313,47 +326,4 @@ export class RedisBackend implements CoordinationBackend {
     this.subscribed = false
     if (this.opts.ownsClient) this.redis.disconnect()
   }
-}
-
-/**
- * A wake message: a grant as JSON (`{t, q, f, l, k, p, pi}`, grant_next), `<ticket>|<raw chat state key>` (poll now: a ticket
- * dropped), `-|<raw chat state key>` (a turn revoked: renew now to learn it) or `-|<raw lead key>` (a lead event).
- */
-export function decodeWake(
-  keys: KeyLayout,
-  message: string,
-): { kind: 'chat' | 'lead'; key: string; ticket: number | null; grant?: PushedGrant } | null {
-  if (message.startsWith('{')) {
-    try {
-      const m = JSON.parse(message) as { t?: string; q?: string; f?: string; l?: number; k?: string; p?: string; pi?: string }
-      const parsed = keys.parse(String(m.k))
-      const ticket = Number(m.t)
-      const fence = Number(m.f)
-      if (parsed?.kind !== 'chat' || !Number.isInteger(ticket) || !Number.isFinite(fence)) return null
-      return {
-        kind: 'chat',
-        key: parsed.id,
-        ticket,
-        grant: {
-          fence,
-          previousHolder: m.p ? { replicaId: m.p, incarnation: m.pi ?? '' } : null,
-          leaseMs: Number(m.l) || 0,
-          ...(m.q ? { requestId: String(m.q) } : {}),
-        },
-      }
-    } catch {
-      return null
-    }
-  }
-  const bar = message.indexOf('|')
-  if (bar < 0) return null
-  const parsed = keys.parse(message.slice(bar + 1))
-  if (!parsed) return null
-  if (parsed.kind === 'chat') {
-    if (message.startsWith('-|')) return { kind: 'chat', key: parsed.id, ticket: null } // check what you hold
-    const ticket = Number(message.slice(0, bar))
-    return Number.isInteger(ticket) ? { kind: 'chat', key: parsed.id, ticket } : null
-  }
-  if (parsed.kind === 'lead') return { kind: 'lead', key: parsed.id, ticket: null }
-  return null
 }

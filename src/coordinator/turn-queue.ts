@@ -1,56 +1,42 @@
 /**
  * Chat turns, the waiting side: take a ticket in the chat's FIFO queue (lua/turn-acquire-2.lua) and
- * poll with it until it is granted. Another replica's release offers the turn with a push (grant_next
- * in lua/includes/turn.lua), which the woken waiter takes up with one poll; a release of our own hands
- * it over in its reply, taken without another round trip. Polling is the safety net; turn-wakes.ts
- * routes each push to the acquisition it is for.
+ * wait for it to be granted. Another replica's release offers the turn with a push (grant_next in
+ * lua/includes/turn.lua), which the woken waiter takes up with one poll; a release of our own hands
+ * it over in its reply, taken without another round trip; turn-wakes.ts routes each push to the
+ * acquisition it is for.
+ *
+ * Polling is the safety net, and it costs per chat, not per waiting message: only the chat's keeper
+ * (our oldest acquisition there, arrival-line.ts) polls on a timer — to keep all our tickets there
+ * alive (every third of a lease) and when the holder's lease would lapse unrenewed (the reply says
+ * when). Our later tickets stand behind it and sleep until a push or until they become keeper. While
+ * the push channel is down, the keeper polls with backoff up to maxPollMs; when it comes back, every
+ * keeper polls at once (a push may have been lost in between).
  */
 import { monotonicNow } from '../clock.js'
 import { parseDuration } from '../duration.js'
 import { CoordinationUnavailableError } from '../errors/coordination-unavailable-error.js'
 import { isConnectionError } from '../errors/from-redis.js'
 import type { Holder, PushedGrant, TurnReply } from '../wire/types.js'
-import { ArrivalLines, type Place } from './arrival-line.js'
+import { ArrivalLines, ticketKeepAliveMs, type PollTiming, type Place } from './arrival-line.js'
 import { leaseDeadline, type CoordinatorContext } from './context.js'
-import { LatencyWindow } from './latency-window.js'
-import { LeaseHandle } from './lease-handle.js'
-import type { HeldLease, LeaseTable } from './lease-table.js'
-import { TurnWakes, waitingId } from './turn-wakes.js'
+import type { LeaseTable } from './lease-table.js'
+import { TurnHandle } from './turn-handle.js'
+import { WaitBook } from './wait-book.js'
+import { answeredBy, TurnWakes, waitingId } from './turn-wakes.js'
 import type { Renewer } from './renewer.js'
-import type { AcquireTurnOptions, Turn, TurnReleaseOptions } from './types.js'
+import type { AcquireTurnOptions, Turn } from './types.js'
 
 const NONE: ReadonlySet<string> = new Set()
-
-class TurnHandle extends LeaseHandle implements Turn {
-  readonly kind = 'chat' as const
-  constructor(
-    table: LeaseTable,
-    lease: HeldLease,
-    previousHolder: Holder | null,
-    readonly waitedMs: number,
-  ) {
-    super(table, lease, previousHolder)
-  }
-  get ticket(): number {
-    return this.lease.ticket
-  }
-  override release(options?: TurnReleaseOptions): Promise<void> {
-    return this.table.releaseLease(this.lease, options?.served === false)
-  }
-}
 
 export class TurnQueue {
   private readonly wakes = new TurnWakes()
   /** Per chat: acquisitions whose first take-ticket is in flight (their ticket is not known yet). */
   private readonly enqueuing = new Map<string, number>()
-  /** Waiting acquisitions (one per chat and ticket), for the heartbeat record. */
-  private readonly waitingTickets = new Map<string, { key: string; ticket: number }>()
   /** Per chat: this replica's acquisitions in arrival order (each takes a ticket after the ones before it). */
   private readonly lines = new ArrivalLines()
   private readonly inflight = new Set<Promise<unknown>>()
-  private readonly waitTimes = new LatencyWindow(1024)
-  /** When each waiting acquisition began (monotonic ms), in arrival order: the first is the oldest. */
-  private readonly waitStarts = new Map<object, number>()
+  /** What the waiting acquisitions look like from outside (the heartbeat record, metrics). */
+  readonly book = new WaitBook()
   private requestSeq = 0
 
   constructor(
@@ -64,6 +50,8 @@ export class TurnQueue {
   ) {
     // A grant our own release made to one of our tickets is routed as a wake-up carrying it would be.
     leases.onHanded = (key, grant) => this.onWake(key, grant.ticket, grant, true)
+    // A release when no acquisition of ours waits in the chat deletes our w: field there.
+    leases.othersWaiting = (key) => this.lines.size(key) > 0
   }
 
   /** Take the turn of a chat: FIFO across replicas, one holder at a time. The coordinator is running. */
@@ -98,7 +86,7 @@ export class TurnQueue {
       const lease = this.leases.track('chat', key, fence, t, sentAt, deadline, requestId)
       ticket = null // ours now: release() gives it back
       const waitedMs = monotonicNow() - started
-      this.waitTimes.add(waitedMs)
+      this.book.granted(waitedMs)
       core.stats.turnsGranted++
       core.emit('coordination:turn-granted', { key, waitedMs })
       return new TurnHandle(this.leases, lease, previousHolder, waitedMs)
@@ -107,12 +95,18 @@ export class TurnQueue {
     // takes one (first, or again after a failover lost it) only once every earlier one has its own
     // on the server known now, or gave up. Normally that is one round trip apart; when Redis is
     // unreachable or failed over, it keeps retries and re-queues from reordering them.
-    const place = this.lines.join(key, () => {
-      if (ticket !== null) this.onWake(key, ticket)
-    })
+    const place = this.lines.join(
+      key,
+      () => {
+        if (ticket !== null) this.onWake(key, ticket)
+      },
+      () => {
+        if (ticket !== null) this.wakes.reschedule(key, ticket)
+      },
+    )
     core.stats.waitingNow++
     const waitToken = {}
-    this.waitStarts.set(waitToken, started)
+    this.book.began(waitToken, started)
     let task: Promise<Turn> | null = null
     let ended = false // ended before task was assigned: it never waited (nothing to settle)
     task = (async (): Promise<Turn> => {
@@ -132,7 +126,7 @@ export class TurnQueue {
           let reply: TurnReply
           try {
             if (taking) takeInDoubt = true
-            reply = await this.answeredBy(this.poll(key, ticket, requestId), giveUpAt, key, () => (unanswered = true))
+            reply = await answeredBy(this.poll(key, ticket, requestId), giveUpAt, core.leaseMs, key, () => (unanswered = true))
             takeInDoubt = false
           } catch (err) {
             if (!(err instanceof CoordinationUnavailableError) && !isConnectionError(err)) throw err
@@ -151,6 +145,9 @@ export class TurnQueue {
             continue
           }
           lastError = null
+          // A take or poll answered 'queued' (or a poll 'granted') kept our tickets in this chat alive.
+          if (reply.status === 'queued') this.lines.refreshed(key, sentAt, reply.holderLeftMs)
+          else if (reply.status === 'granted' && !taking) this.lines.refreshed(key, sentAt, null)
           // A ticket taken is registered as waiting by poll(); forgotten when this acquisition ends.
           if (taking && reply.status === 'queued') (waitingIds ??= new Set()).add(waitingId(key, reply.ticket))
           const mayHaveMoved = this.renewer.generation !== generationAtSend || this.renewer.checkUnderWay
@@ -162,7 +159,7 @@ export class TurnQueue {
           ) {
             // The take reached a server that lost earlier messages' tickets, before they queued again:
             // give this ticket (or turn) back and queue behind them.
-            this.waitingTickets.delete(waitingId(key, reply.ticket))
+            this.book.forget(waitingId(key, reply.ticket))
             await this.leases.withdrawTicket(key, reply.ticket, requestId)
             ticket = null
             continue
@@ -202,10 +199,24 @@ export class TurnQueue {
           if (left <= 0) {
             throw new CoordinationUnavailableError('timeout', `no turn for ${JSON.stringify(key)} within ${waitMs}ms`, { key })
           }
-          // With the push wake-up working, polling is only the safety net: every maxPollMs. Without
-          // it (subscriber reconnecting), poll with backoff from minPollMs.
-          const interval = core.backend.pushReady() ? core.maxPollMs : backoff
-          const woke = await this.wakes.pause(key, ticket, Math.min(interval, left), started, signal)
+          let woke = await this.wakes.pause(
+            key,
+            ticket,
+            Math.min(this.lines.pollDelay(key, place, this.pollTiming(backoff)), left),
+            started,
+            signal,
+          )
+          // Become keeper: sleep on until it is time to poll.
+          while (woke.reschedule && monotonicNow() < giveUpAt) {
+            const rest = giveUpAt - monotonicNow()
+            woke = await this.wakes.pause(
+              key,
+              ticket,
+              Math.min(this.lines.pollDelay(key, place, this.pollTiming(backoff)), rest),
+              started,
+              signal,
+            )
+          }
           // Poll instead of taking a grant pushed to us when it is an offer from another replica's
           // script (the poll takes it up: Redis runs the lease from there, and an offer to a waiter that
           // died lapses and passes on); when an operator revoked a turn of ours on this chat since; or
@@ -229,7 +240,8 @@ export class TurnQueue {
         // also one whose take-ticket is unanswered: the client may send it again once it reconnects,
         // and Redis then queues a ticket nobody polls (found by its request id).
         if ((ticket !== null || takeInDoubt) && core.state !== 'crashed') {
-          const withdrawn = this.leases.withdrawTicket(key, ticket, requestId)
+          // Ours the only place left in this chat's line: the withdrawal deletes our w: field too.
+          const withdrawn = this.leases.withdrawTicket(key, ticket, requestId, this.lines.size(key) <= 1)
           // Redis did not answer within waitMs: reject now; the withdrawal goes on (stop() waits for it).
           if (unanswered) this.track(withdrawn)
           else await withdrawn
@@ -241,10 +253,10 @@ export class TurnQueue {
       } finally {
         this.lines.leave(key, place)
         core.stats.waitingNow--
-        this.waitStarts.delete(waitToken)
+        this.book.ended(waitToken)
         for (const id of waitingIds ?? NONE) {
           this.wakes.forget(id)
-          this.waitingTickets.delete(id)
+          this.book.forget(id)
         }
         // In flight until here (not a reaction on the task: a promise and two closures per turn).
         ended = true
@@ -253,6 +265,17 @@ export class TurnQueue {
     })()
     if (!ended) this.inflight.add(task)
     return task
+  }
+
+  /** What pollDelay needs: is the push channel up, the backoff, how often to keep our tickets alive. */
+  private pollTiming(backoff: number): PollTiming {
+    const core = this.core
+    return { pushReady: core.backend.pushReady(), backoff, keepAliveMs: ticketKeepAliveMs(core.leaseMs), minPollMs: core.minPollMs }
+  }
+
+  /** The push channel may have lost pushes (it dropped, or came back): every chat's keeper polls now. */
+  onPushGap(): void {
+    this.lines.nudgeKeepers()
   }
 
   /**
@@ -267,7 +290,7 @@ export class TurnQueue {
     if (first) this.enqueuing.set(key, (this.enqueuing.get(key) ?? 0) + 1)
     try {
       const reply = await backend.turnAcquire(key, replicaId, incarnation, leaseMs, ticket, requestId)
-      if (first && reply.status === 'queued') this.waitingTickets.set(waitingId(key, reply.ticket), { key, ticket: reply.ticket })
+      if (first && reply.status === 'queued') this.book.queued(key, reply.ticket)
       return reply
     } finally {
       if (first) {
@@ -276,38 +299,6 @@ export class TurnQueue {
         else this.enqueuing.delete(key)
       }
     }
-  }
-
-  /**
-   * `call`, or — at the wait's end `giveUpAt` — a timeout, told to `late` (a timer may fire a little before the clock
-   * reads giveUpAt). The call's outcome is then unknown. Only a call that can outlive the wait gets a timer.
-   */
-  private answeredBy<T>(call: Promise<T>, giveUpAt: number, key: string, late: () => void): Promise<T> {
-    const left = giveUpAt - monotonicNow()
-    if (left > this.core.leaseMs) return call
-    return new Promise<T>((resolve, reject) => {
-      const timer = setTimeout(
-        () => {
-          late()
-          reject(
-            new CoordinationUnavailableError('timeout', `no turn for ${JSON.stringify(key)} within its wait (Redis did not answer)`, {
-              key,
-            }),
-          )
-        },
-        Math.max(0, left),
-      )
-      call.then(
-        (v) => {
-          clearTimeout(timer)
-          resolve(v)
-        },
-        (e: unknown) => {
-          clearTimeout(timer)
-          reject(e)
-        },
-      )
-    })
   }
 
   /** Keep a background step (a withdrawal after the wait ended) in flight for settled(). */
@@ -334,7 +325,7 @@ export class TurnQueue {
   onWake(key: string, ticket: number | null, grant?: PushedGrant, handed = false): void {
     if (ticket !== null) {
       // An acquisition of this chat between polls (its request in flight) gets it at its next pause.
-      this.wakes.deliver(key, ticket, grant, handed, (id) => this.waitingTickets.has(id) || (this.enqueuing.get(key) ?? 0) > 0)
+      this.wakes.deliver(key, ticket, grant, handed, (id) => this.book.has(id) || (this.enqueuing.get(key) ?? 0) > 0)
       return
     }
     // Learn it now, not at the next renewal — also for a grant handed to us that we have not taken
@@ -356,21 +347,5 @@ export class TurnQueue {
   /** Resolves when every acquisition in flight has ended. */
   async settled(): Promise<void> {
     await Promise.allSettled([...this.inflight])
-  }
-
-  /** What this replica waits for, for the heartbeat record. */
-  waiting(): Array<{ key: string; ticket: number }> {
-    return [...this.waitingTickets.values()]
-  }
-
-  /** How long the longest-waiting acquisition has waited so far (ms), or null when none waits. */
-  oldestWaitMs(): number | null {
-    for (const started of this.waitStarts.values()) return Math.round(monotonicNow() - started)
-    return null
-  }
-
-  /** The 99th percentile of recent waits (ms), for the heartbeat record. */
-  waitP99(): number | null {
-    return this.waitTimes.quantile(0.99)
   }
 }

@@ -4,16 +4,19 @@
  * release handed over in its reply, a dropped ticket, or an operator's revocation of a turn of ours.
  */
 import { monotonicNow, sleep } from '../clock.js'
+import { CoordinationUnavailableError } from '../errors/coordination-unavailable-error.js'
 import type { PushedGrant } from '../wire/types.js'
 
 /**
  * How a pause ended: the poll interval, or a push (with the grant itself, when it was one; `handed`:
- * our own release handed it over in its reply — a full lease, not an offer to take up).
+ * our own release handed it over in its reply — a full lease, not an offer to take up), or
+ * `reschedule`: nothing to poll for yet, but when to poll next has changed (it became its chat's keeper).
  */
-export type PauseResult = { woken: boolean; grant?: PushedGrant; handed?: boolean }
+export type PauseResult = { woken: boolean; grant?: PushedGrant; handed?: boolean; reschedule?: boolean }
 
 interface Waiter {
   wake: (grant?: PushedGrant, handed?: boolean) => void
+  reschedule: () => void
 }
 
 export const waitingId = (key: string, ticket: number) => `${key}\u0000${ticket}`
@@ -40,16 +43,19 @@ export class TurnWakes {
     }
     return new Promise<PauseResult>((resolve) => {
       let done = false
-      const finish = (woken: boolean, grant?: PushedGrant, handed?: boolean) => {
+      const finish = (woken: boolean, grant?: PushedGrant, handed?: boolean, reschedule?: boolean) => {
         if (done) return
         done = true
         clearTimeout(timer)
         signal?.removeEventListener('abort', onAbort)
         if (this.waiters.get(id) === waiter) this.waiters.delete(id)
-        resolve({ woken, grant, handed })
+        resolve(reschedule ? { woken, reschedule } : { woken, grant, handed })
       }
       const onAbort = () => finish(false)
-      const waiter: Waiter = { wake: (grant, handed) => finish(true, grant, handed) }
+      const waiter: Waiter = {
+        wake: (grant, handed) => finish(true, grant, handed),
+        reschedule: () => finish(false, undefined, undefined, true),
+      }
       const timer = setTimeout(() => finish(false), Math.max(0, ms))
       signal?.addEventListener('abort', onAbort, { once: true })
       this.waiters.set(id, waiter)
@@ -65,6 +71,11 @@ export class TurnWakes {
     const waiter = this.waiters.get(id)
     if (waiter) waiter.wake(grant, handed)
     else if (expected(id)) this.early.set(id, { grant, handed, at: monotonicNow() })
+  }
+
+  /** When to poll next changed for (key, ticket) (it became its chat's keeper): end its pause, if it sleeps, to work it out. */
+  reschedule(key: string, ticket: number): void {
+    this.waiters.get(waitingId(key, ticket))?.reschedule()
   }
 
   /** An operator revoked a turn of ours on `key` (a handed grant not taken yet is confirmed by a poll). */
@@ -92,4 +103,35 @@ export class TurnWakes {
   wakeAll(): void {
     for (const w of [...this.waiters.values()]) w.wake()
   }
+}
+
+/**
+ * `call`, or — at the wait's end `giveUpAt` — a timeout, told to `late` (a timer may fire a little
+ * before the clock reads giveUpAt). The call's outcome is then unknown. Only a call that can outlive
+ * the wait (less than a lease of it left) gets a timer.
+ */
+export function answeredBy<T>(call: Promise<T>, giveUpAt: number, leaseMs: number, key: string, late: () => void): Promise<T> {
+  const left = giveUpAt - monotonicNow()
+  if (left > leaseMs) return call
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(
+      () => {
+        late()
+        reject(
+          new CoordinationUnavailableError('timeout', `no turn for ${JSON.stringify(key)} within its wait (Redis did not answer)`, { key }),
+        )
+      },
+      Math.max(0, left),
+    )
+    call.then(
+      (v) => {
+        clearTimeout(timer)
+        resolve(v)
+      },
+      (e: unknown) => {
+        clearTimeout(timer)
+        reject(e)
+      },
+    )
+  })
 }

@@ -113,7 +113,7 @@ export const TURN_ACQUIRE = defineScript({
       case 1:
         return { status: 'granted', ticket: num(a[1]), fence: num(a[2]), previousHolder: holderOf(a[3], a[4]) }
       case 0:
-        return { status: 'queued', ticket: num(a[1]) }
+        return { status: 'queued', ticket: num(a[1]), holderLeftMs: numOrNull(a[2]) }
       case -1:
         return { status: 'dropped' }
       case -2:
@@ -137,6 +137,7 @@ export const TURN_RELEASE = defineScript({
     wakeChannelPrefix: 'str',
     requestId: 'str',
     unserved: 'flag',
+    lastWaiter: 'flag',
   },
   decode: (r, key): TurnReleaseReply => {
     if (!Array.isArray(r)) return { outcome: releaseOutcome(r), handed: null }

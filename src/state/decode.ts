@@ -7,7 +7,7 @@ import { CorruptStateError } from '../errors/corrupt-state-error.js'
 import type { RedisKey } from '../keys.js'
 import type { Holder, HeldSummary, ReplicaInfo, ReplicaStats } from '../wire/types.js'
 import { decodeHeldSummary } from '../wire/heartbeat.js'
-import { CHAT_FIELDS as C, queuedTicket, type QueuedTicket } from '../wire/chat.js'
+import { CHAT_FIELDS as C, ticketsOf, type QueuedTicket } from '../wire/chat.js'
 
 export type Json = null | boolean | number | string | Json[] | { [k: string]: Json }
 type Hash = Record<string, string>
@@ -71,12 +71,7 @@ export interface ChatSnapshot {
 }
 
 export function decodeChat(key: string, rawKey: RedisKey, h: Hash): ChatSnapshot {
-  const tickets: TicketSnapshot[] = []
-  for (const field in h) {
-    if (!field.startsWith(C.ticketPrefix)) continue
-    tickets.push(queuedTicket(field, h[field]!, (why) => new CorruptStateError(rawKey, why))!)
-  }
-  if (tickets.length > 1) tickets.sort((a, b) => a.ticket - b.ticket)
+  const tickets: TicketSnapshot[] = ticketsOf(h, (why) => new CorruptStateError(rawKey, why))
   const holderId = h[C.holder]
   return {
     key,
@@ -91,7 +86,7 @@ export function decodeChat(key: string, rawKey: RedisKey, h: Hash): ChatSnapshot
             grantedAtMs: int(rawKey, h, C.grantedAt) ?? 0,
             lastRenewalMs: int(rawKey, h, C.lastRenewal) ?? 0,
             waitedMs: int(rawKey, h, C.waited),
-            offered: h[C.offered] !== undefined,
+            offered: h[C.offered] === '1',
           }
         : null,
     previousHolder: holder(h, C.previousHolder, C.previousHolderIncarnation),

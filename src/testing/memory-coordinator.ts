@@ -36,7 +36,6 @@ export class MemoryCoordinator extends Coordinator {
   }
 
   restoreLink(): void {
-    this.#backend.linkCut = false
-    this.#backend.repliesLost = false
+    this.#backend.restore()
   }
 }

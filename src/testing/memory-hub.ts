@@ -56,8 +56,10 @@ interface ChatRecord extends LeaseRecord {
   nextTicket: number
   queue: Map<number, Ticket> // insertion order is ticket order
   skipped: number
-  /** The ticket each acquisition took, until it knows it (its next poll) or gives it back (rq:<id> on Redis). */
+  /** The ticket each acquisition took, until it gives it back (rq:<id> on Redis). */
   requests: Map<string, number>
+  /** Per incarnation: until when its queued tickets here live, set by its takes and polls (w:<inc> on Redis). */
+  waiters: Map<string, number>
 }
 
 /** How long a grant pushed to a waiter stays offered before it lapses (lua/includes/turn.lua: take_up_ms). */
@@ -161,7 +163,17 @@ export class MemoryCoordinationHub {
   private chat(key: string, create: boolean): ChatRecord | undefined {
     let c = this.chats.get(key)
     if (!c && create) {
-      c = { holder: null, fence: 0, last: null, previous: null, nextTicket: 0, queue: new Map(), skipped: 0, requests: new Map() }
+      c = {
+        holder: null,
+        fence: 0,
+        last: null,
+        previous: null,
+        nextTicket: 0,
+        queue: new Map(),
+        skipped: 0,
+        requests: new Map(),
+        waiters: new Map(),
+      }
       this.chats.set(key, c)
     }
     return c
@@ -220,11 +232,13 @@ export class MemoryCoordinationHub {
     if (c.holder) {
       if (c.holder.exp > now) return null
       deadIncarnation = c.holder.incarnation
+      c.waiters.delete(deadIncarnation)
       c.holder = null
     }
     for (const [ticket, t] of c.queue) {
       c.queue.delete(ticket)
-      if (t.deadline > now && t.incarnation !== deadIncarnation) {
+      // As on Redis (ticket_live): its own deadline, or its incarnation's in this chat.
+      if (t.incarnation !== deadIncarnation && (t.deadline > now || (c.waiters.get(t.incarnation) ?? 0) > now)) {
         // As on Redis: a grant to another replica's waiter is an offer its next poll takes up; one
         // that lapses served nothing (the last holder stays who it was).
         const offered = ticket !== callerTicket && t.incarnation !== localIncarnation
@@ -243,6 +257,7 @@ export class MemoryCoordinationHub {
         else c.last = { replicaId: t.replicaId, incarnation: t.incarnation }
         return ticket
       }
+      if (t.incarnation !== deadIncarnation) c.waiters.delete(t.incarnation)
       c.skipped++
     }
     return null
@@ -269,13 +284,13 @@ export class MemoryCoordinationHub {
       c = this.chat(key, true)!
       ticket = ++c.nextTicket
       c.queue.set(ticket, { replicaId, incarnation, deadline: now + ticketLifeMs(leaseMs), enqueuedAt: now, requestId })
+      c.waiters.set(incarnation, now + ticketLifeMs(leaseMs))
       if (requestId !== '') c.requests.set(request, ticket)
     } else {
       const found = this.chat(key, false)
       if (!found) return { status: 'dropped' }
       c = found
       if (ticket === null) ticket = known!
-      else if (requestId !== '') c.requests.delete(request) // the caller knows its ticket now
       const h = c.holder
       if (h && h.incarnation === incarnation && h.ticket === ticket && owns(h.requestId, requestId)) {
         if (h.exp > now) {
@@ -283,6 +298,7 @@ export class MemoryCoordinationHub {
           if (h.offered) {
             h.offered = false // taken up: the last holder from here on
             c.last = { replicaId: h.replicaId, incarnation: h.incarnation }
+            c.waiters.set(incarnation, now + ticketLifeMs(leaseMs))
           }
           return { status: 'granted', ticket, fence: c.fence, previousHolder: c.previous }
         }
@@ -293,12 +309,12 @@ export class MemoryCoordinationHub {
       }
       const t = c.queue.get(ticket)
       if (!t || t.incarnation !== incarnation || !owns(t.requestId, requestId)) return { status: 'dropped' }
-      t.deadline = now + ticketLifeMs(leaseMs)
+      c.waiters.set(incarnation, now + ticketLifeMs(leaseMs)) // every queued ticket of ours here lives on
     }
     const granted = this.grantNext(key, c, leaseMs, ticket)
     this.settle(key, c)
     if (granted === ticket) return { status: 'granted', ticket, fence: c.fence, previousHolder: c.previous }
-    return { status: 'queued', ticket }
+    return { status: 'queued', ticket, holderLeftMs: c.holder ? Math.max(0, c.holder.exp - now) : leaseMs }
   }
 
   /**
@@ -313,6 +329,7 @@ export class MemoryCoordinationHub {
     leaseMs: number,
     requestId = '',
     unserved = false,
+    lastWaiter = false,
   ): TurnReleaseReply {
     const c = this.chat(key, false)
     if (!c) return { outcome: 'not-ours', handed: null }
@@ -324,6 +341,7 @@ export class MemoryCoordinationHub {
       ticket = known
     }
     if (requestId !== '') c.requests.delete(request)
+    if (lastWaiter) c.waiters.delete(incarnation)
     let outcome: TurnReleaseReply['outcome'] = 'not-ours'
     const queued = c.queue.get(ticket)
     if (c.holder && c.holder.incarnation === incarnation && c.holder.ticket === ticket && owns(c.holder.requestId, requestId)) {
@@ -550,8 +568,9 @@ export class MemoryBackend implements CoordinationBackend {
     leaseMs: number,
     requestId = '',
     unserved = false,
+    lastWaiter = false,
   ): Promise<TurnReleaseReply> {
-    return this.call(() => this.hub.turnRelease(key, incarnation, ticket, leaseMs, requestId, unserved))
+    return this.call(() => this.hub.turnRelease(key, incarnation, ticket, leaseMs, requestId, unserved, lastWaiter))
   }
   async leadAcquire(name: string, replicaId: string, incarnation: string, leaseMs: number, stand: boolean): Promise<LeadReply> {
     return this.call(() => this.hub.leadAcquire(name, replicaId, incarnation, leaseMs, stand))
@@ -574,7 +593,19 @@ export class MemoryBackend implements CoordinationBackend {
   async replicaStop(replicaId: string, incarnation: string): Promise<void> {
     this.call(() => this.hub.replicaStop(replicaId, incarnation))
   }
-  async subscribe(incarnation: string, onWake: WakeHandler): Promise<() => Promise<void>> {
+  /** Told when the link comes back (pushes sent while it was cut were lost). */
+  private onPushGap: () => void = () => {}
+
+  /** Tests: the link is back (see MemoryCoordinator.restoreLink). */
+  restore(): void {
+    const wasCut = this.linkCut || this.repliesLost
+    this.linkCut = false
+    this.repliesLost = false
+    if (wasCut && this.unsub) this.onPushGap()
+  }
+
+  async subscribe(incarnation: string, onWake: WakeHandler, onPushGap: () => void = () => {}): Promise<() => Promise<void>> {
+    this.onPushGap = onPushGap
     this.unsub = this.hub.subscribe(incarnation, (...wake) => {
       if (!this.linkCut && !this.repliesLost) onWake(...wake)
     })

@@ -35,8 +35,13 @@ export const CHAT_FIELDS = {
   ticketRequestPrefix: 'q:',
   /** The holder's request id: only while held. */
   holderRequest: 'hq',
-  /** '1' while the holder's grant is offered (pushed to its replica, not taken up by its poll yet). */
+  /** '1' while the holder's grant is offered (pushed to its replica, not taken up by its poll yet); '0' once taken up. */
   offered: 'of',
+  /**
+   * `w:<incarnation>` = Redis ms until which that incarnation's queued tickets here live (its takes
+   * and polls set it): a ticket is alive while its own deadline or this one is ahead.
+   */
+  waiterPrefix: 'w:',
 } as const
 
 const F = CHAT_FIELDS
@@ -58,7 +63,7 @@ export const CHAT_HOLDER_FIELDS: string[] = [
   F.offered,
 ]
 
-/** A queued ticket as its `t:<ticket>` field holds it. */
+/** A queued ticket as its `t:<ticket>` field holds it (with its incarnation's `w:` field: see ticketsOf). */
 export interface QueuedTicket {
   ticket: number
   /** Redis ms: the ticket is skipped once Redis's clock passes it (its replica stopped polling). */
@@ -75,6 +80,23 @@ export function queuedTicket(field: string, value: string, malformed: (why: stri
   const ticket = Number(field.slice(F.ticketPrefix.length))
   if (!m || !Number.isInteger(ticket)) throw malformed(`ticket field ${field} is malformed`)
   return { ticket, deadlineMs: Number(m[1]), enqueuedAtMs: Number(m[2]), incarnation: m[3]!, replicaId: m[4]! }
+}
+
+/**
+ * Every queued ticket of a chat hash, in ticket order, each with its deadline as Redis judges it: the
+ * later of its own and its incarnation's `w:` field. Throws (`malformed`) on a malformed ticket.
+ */
+export function ticketsOf(hash: Record<string, string>, malformed: (why: string) => Error): QueuedTicket[] {
+  const tickets: QueuedTicket[] = []
+  for (const field in hash) {
+    const t = queuedTicket(field, hash[field]!, malformed)
+    if (!t) continue
+    const w = Number(hash[F.waiterPrefix + t.incarnation])
+    if (Number.isSafeInteger(w) && w > t.deadlineMs) t.deadlineMs = w
+    tickets.push(t)
+  }
+  if (tickets.length > 1) tickets.sort((a, b) => a.ticket - b.ticket)
+  return tickets
 }
 
 /** Does this incarnation hold the chat, or wait in its queue? (A malformed ticket is no one's.) */

@@ -12,7 +12,8 @@ export interface Holder {
 
 export type TurnReply =
   | { status: 'granted'; ticket: number; fence: number; previousHolder: Holder | null }
-  | { status: 'queued'; ticket: number }
+  /** `holderLeftMs`: the holder's lease (or offer) runs this much longer unless renewed (null: not said). */
+  | { status: 'queued'; ticket: number; holderLeftMs: number | null }
   | { status: 'dropped' }
   | { status: 'expired'; ticket: number }
 

@@ -64,7 +64,7 @@ describe('the chat hash: Lua writers and the TypeScript decoder agree', () => {
     expect(c.lastHolder).toEqual({ replicaId: 'ra', incarnation: 'ia' })
 
     // A ticket taken while the chat is held: queued, with its request id.
-    expect(await acquire('rb', 'ib', null, '1')).toEqual({ status: 'queued', ticket: 2 })
+    expect(await acquire('rb', 'ib', null, '1')).toMatchObject({ status: 'queued', ticket: 2, holderLeftMs: expect.any(Number) })
     c = await read()
     expect(c.lastTicket).toBe(2)
     expect(c.tickets).toEqual([expect.objectContaining({ ticket: 2, replicaId: 'rb', incarnation: 'ib' })])
@@ -82,6 +82,7 @@ describe('the chat hash: Lua writers and the TypeScript decoder agree', () => {
         wakeChannelPrefix,
         requestId: '1',
         unserved: false,
+        lastWaiter: false,
       }),
     ).toEqual({ outcome: 'released', handed: null })
     c = await read()
@@ -112,7 +113,7 @@ describe('the chat hash: Lua writers and the TypeScript decoder agree', () => {
     expect(c.holder!.expiresAtMs - c.holder!.lastRenewalMs).toBe(LEASE)
 
     // An operator drops a queued ticket: it counts as skipped.
-    expect(await acquire('rc', 'ic', null, 'ic:1')).toEqual({ status: 'queued', ticket: 3 })
+    expect(await acquire('rc', 'ic', null, 'ic:1')).toMatchObject({ status: 'queued', ticket: 3, holderLeftMs: expect.any(Number) })
     const skip = await scripts.call(ADMIN_CHAT_SKIP, chat, {
       ticket: 3,
       ifIncarnation: 'ic',

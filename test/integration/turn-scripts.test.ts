@@ -2,7 +2,7 @@ import { afterAll, describe, expect, it } from 'vitest'
 import { Redis } from 'ioredis'
 import { KeyLayout } from '../../src/index.js'
 import { ScriptRunner } from '../../src/scripts/runner.js'
-import { TURN_ACQUIRE, TURN_RELEASE } from '../../src/scripts/registry.js'
+import { LEASE_RENEW, TURN_ACQUIRE, TURN_RELEASE } from '../../src/scripts/registry.js'
 import { redisUrl, uniquePrefix } from '../helpers/redis.js'
 import { until } from '../helpers/wait.js'
 
@@ -13,7 +13,7 @@ afterAll(() => client.quit())
 function turnChat(id: string) {
   const keys = new KeyLayout(uniquePrefix('ts'), 'standalone')
   const k = keys.chat(id)
-  const common = { leaseMs: 5000, idleTtlMs: 60000, wakeChannelPrefix: keys.wakeChannelPrefix, unserved: false }
+  const common = { leaseMs: 5000, idleTtlMs: 60000, wakeChannelPrefix: keys.wakeChannelPrefix, unserved: false, lastWaiter: false }
   return { keys, k, chat: { state: k.state, queue: k.queue }, scripts: new ScriptRunner(client, 5000), common }
 }
 
@@ -25,18 +25,73 @@ describe('turn scripts', () => {
     const holder = await acquire('i1', null, '1')
     expect(holder.status).toBe('granted')
     const first = await acquire('i2', null, '1') // queued as ticket 2; pretend the reply was lost
-    expect(first).toEqual({ status: 'queued', ticket: 2 })
+    expect(first).toMatchObject({ status: 'queued', ticket: 2, holderLeftMs: expect.any(Number) })
     const retry = await acquire('i2', null, '1') // the retry (same request id) finds ticket 2 again
-    expect(retry).toEqual({ status: 'queued', ticket: 2 })
+    expect(retry).toMatchObject({ status: 'queued', ticket: 2, holderLeftMs: expect.any(Number) })
     const later = await acquire('i2', null, '2') // a later message of the same replica queues behind it
-    expect(later).toEqual({ status: 'queued', ticket: 3 })
+    expect(later).toMatchObject({ status: 'queued', ticket: 3, holderLeftMs: expect.any(Number) })
     expect(await client.zrange(k.queue, '0', '-1')).toEqual(['2', '3'])
-    await acquire('i2', 2, '1') // a poll with the known ticket drops the request-id field
-    expect(await client.hexists(k.state, 'rq:i2:1')).toBe(0)
+    // A poll with the known ticket keeps the request-id field (its release or withdrawal deletes it),
+    // and says how long the holder's lease runs unless renewed.
+    const polled = await acquire('i2', 2, '1')
+    expect(polled).toMatchObject({ status: 'queued', ticket: 2 })
+    expect((polled as { holderLeftMs: number }).holderLeftMs).toBeGreaterThan(4000)
+    expect((polled as { holderLeftMs: number }).holderLeftMs).toBeLessThanOrEqual(5000)
+    expect(await client.hexists(k.state, 'rq:i2:1')).toBe(1)
     const released = await scripts.call(TURN_RELEASE, chat, { incarnation: 'i1', ticket: 1, requestId: '1', ...common })
     expect(released).toEqual({ outcome: 'released', handed: null }) // granted to i2: woken, not handed over
     expect(await client.hexists(k.state, 'rq:i1:1')).toBe(0)
     expect(await client.hget(k.state, 'ht')).toBe('2') // the retried ticket was granted first
+    expect(await client.hget(k.state, 'of')).toBe('1') // an offer to i2
+    // The queued reply behind an offer says the offer's length (a third of the lease).
+    const behind = await acquire('i3', null, '1')
+    expect(behind).toMatchObject({ status: 'queued', ticket: 4 })
+    expect((behind as { holderLeftMs: number }).holderLeftMs).toBeLessThanOrEqual(Math.floor(5000 / 3))
+    // i2's take-up poll: taken ('of' 0), and its other ticket (3) lives on through w:i2.
+    expect(await acquire('i2', 2, '1')).toMatchObject({ status: 'granted', ticket: 2 })
+    expect(await client.hget(k.state, 'of')).toBe('0')
+    expect(Number(await client.hget(k.state, 'w:i2'))).toBeGreaterThan(Date.now())
+    // i2's release with no other acquisition of i2 waiting would delete w:i2; with ticket 3 still
+    // waiting, it keeps it (lastWaiter false).
+    await scripts.call(TURN_RELEASE, chat, { incarnation: 'i2', ticket: 2, requestId: '1', ...common })
+    expect(await client.hexists(k.state, 'w:i2')).toBe(1)
+    expect(await client.hexists(k.state, 'rq:i2:1')).toBe(0)
+    await scripts.call(TURN_RELEASE, chat, { incarnation: 'i2', ticket: 3, requestId: '2', ...common, lastWaiter: true })
+    expect(await client.hexists(k.state, 'w:i2')).toBe(0)
+  })
+
+  it("a queued ticket lives on through its incarnation's w: field: only one poll per replica and chat keeps them all", async () => {
+    const { keys, k, chat, scripts } = turnChat('chat:alive')
+    const lease = 600
+    const common = { leaseMs: lease, idleTtlMs: 60000, wakeChannelPrefix: keys.wakeChannelPrefix, unserved: false, lastWaiter: false }
+    const acquire = (replicaId: string, incarnation: string, ticket: number | null, requestId: string) =>
+      scripts.call(TURN_ACQUIRE, chat, { replicaId, incarnation, ticket, requestId, ...common })
+    const holder = await acquire('a', 'ia', null, '1')
+    expect(holder.status).toBe('granted')
+    const fence = (holder as { fence: number }).fence
+    await acquire('b', 'ib', null, '1') // ticket 2
+    await acquire('b', 'ib', null, '2') // ticket 3: never polled
+    await acquire('c', 'ic', null, '1') // ticket 4: its replica dies (never polls again)
+    // Past the tickets' own life (two thirds of the lease), only ib's oldest ticket polls; ia renews.
+    for (let i = 0; i < 3; i++) {
+      await new Promise((r) => setTimeout(r, 180))
+      expect(
+        await scripts.call(LEASE_RENEW, { lease: k.state }, { incarnation: 'ia', fence, leaseMs: lease, idleTtlMs: 60000 }),
+      ).toMatchObject({ ok: true })
+      await acquire('b', 'ib', 2, '1')
+    }
+    expect(Number(await client.hget(k.state, 't:3').then((v) => v!.split('|')[0]))).toBeLessThan(Date.now()) // 3's own deadline passed
+    // ia releases: 2 is offered; ib takes it up, releases, and 3 — never polled — is still alive.
+    await scripts.call(TURN_RELEASE, chat, { incarnation: 'ia', ticket: 1, requestId: '1', ...common })
+    expect(await acquire('b', 'ib', 2, '1')).toMatchObject({ status: 'granted', ticket: 2 })
+    const handed = await scripts.call(TURN_RELEASE, chat, { incarnation: 'ib', ticket: 2, requestId: '1', ...common })
+    expect(handed.handed).toMatchObject({ ticket: 3 }) // ib's own next ticket, handed over in the reply
+    // ic's ticket was skipped as dead when 3 is released, and its w: field went with it.
+    const skippedBefore = Number((await client.hget(k.state, 'sk')) ?? 0)
+    await scripts.call(TURN_RELEASE, chat, { incarnation: 'ib', ticket: 3, requestId: '2', ...common, lastWaiter: true })
+    expect(Number(await client.hget(k.state, 'sk'))).toBe(skippedBefore + 1)
+    expect(await client.hexists(k.state, 'w:ic')).toBe(0)
+    expect(await client.hexists(k.state, 'h')).toBe(0)
   })
 
   it('a turn granted at once keeps no request-id field: a take or a withdrawal sent again finds it by the holder', async () => {
@@ -55,8 +110,8 @@ describe('turn scripts', () => {
     expect(await client.hget(k.state, 'n')).toBe('1')
     // Another acquisition of the same incarnation, and the same request id of another incarnation
     // of the same replica (a restart), are not that grant: they queue.
-    expect(await acquire('r', 'i1', '8')).toEqual({ status: 'queued', ticket: 2 })
-    expect(await acquire('r', 'i9', '7')).toEqual({ status: 'queued', ticket: 3 })
+    expect(await acquire('r', 'i1', '8')).toMatchObject({ status: 'queued', ticket: 2, holderLeftMs: expect.any(Number) })
+    expect(await acquire('r', 'i9', '7')).toMatchObject({ status: 'queued', ticket: 3, holderLeftMs: expect.any(Number) })
     // A withdrawal by request id of a take whose reply never came gives the granted turn back.
     expect(await withdraw('i9', '8')).toEqual({ outcome: 'not-ours', handed: null })
     expect(await client.hget(k.state, 'ht')).toBe('1')
@@ -78,11 +133,11 @@ describe('turn scripts', () => {
     try {
       expect((await acquire('i1', null, '1')).status).toBe('granted') // i1 holds ticket 1
       const [snapshot, ttl] = await Promise.all([client.dumpBuffer(k.state), client.pttl(k.state)])
-      expect(await acquire('i2', null, '1')).toEqual({ status: 'queued', ticket: 2 })
+      expect(await acquire('i2', null, '1')).toMatchObject({ status: 'queued', ticket: 2, holderLeftMs: expect.any(Number) })
       // Redis loses that write (a failover to a standby behind): the ticket counter is back at 1
       await client.restore(k.state, ttl, snapshot, 'REPLACE')
       await client.del(k.queue)
-      expect(await acquire('i2', null, '2')).toEqual({ status: 'queued', ticket: 2 }) // 2 again, to another message of i2
+      expect(await acquire('i2', null, '2')).toMatchObject({ status: 'queued', ticket: 2, holderLeftMs: expect.any(Number) }) // 2 again, to another message of i2
       expect(await acquire('i2', 2, '1')).toEqual({ status: 'dropped' }) // the lost ticket is gone…
       expect(await release('i2', 2, '1')).toEqual({ outcome: 'not-ours', handed: null }) // …and withdrawing it leaves the other's alone
       expect(await client.zrange(k.queue, '0', '-1')).toEqual(['2'])
@@ -114,9 +169,9 @@ describe('turn scripts', () => {
       const first = await acquire('i1', null, '1')
       expect(first).toMatchObject({ status: 'granted', ticket: 1 })
       const fence1 = (first as { fence: number }).fence
-      expect(await acquire('i1', null, '2')).toEqual({ status: 'queued', ticket: 2 })
-      expect(await acquire('i2', null, '1')).toEqual({ status: 'queued', ticket: 3 })
-      expect(await acquire('i1', null, '3')).toEqual({ status: 'queued', ticket: 4 })
+      expect(await acquire('i1', null, '2')).toMatchObject({ status: 'queued', ticket: 2, holderLeftMs: expect.any(Number) })
+      expect(await acquire('i2', null, '1')).toMatchObject({ status: 'queued', ticket: 3, holderLeftMs: expect.any(Number) })
+      expect(await acquire('i1', null, '3')).toMatchObject({ status: 'queued', ticket: 4, holderLeftMs: expect.any(Number) })
 
       const handed = await release('i1', 1, '1')
       expect(handed).toEqual({

@@ -1,0 +1,59 @@
+/**
+ * What this replica's waiting acquisitions look like from outside: the tickets they wait with (the
+ * heartbeat record lists them), how long the oldest has waited, and recent waits (their p99).
+ */
+import { monotonicNow } from '../clock.js'
+import { LatencyWindow } from './latency-window.js'
+import { waitingId } from './turn-wakes.js'
+
+export class WaitBook {
+  /** Waiting acquisitions' tickets (one per chat and ticket). */
+  private readonly tickets = new Map<string, { key: string; ticket: number }>()
+  /** When each waiting acquisition began (monotonic ms), in arrival order: the first is the oldest. */
+  private readonly starts = new Map<object, number>()
+  private readonly waits = new LatencyWindow(1024)
+
+  /** An acquisition begins to wait (`token`: its identity until it ends). */
+  began(token: object, at: number): void {
+    this.starts.set(token, at)
+  }
+
+  ended(token: object): void {
+    this.starts.delete(token)
+  }
+
+  /** An acquisition was granted after `waitedMs`. */
+  granted(waitedMs: number): void {
+    this.waits.add(waitedMs)
+  }
+
+  /** A ticket taken is waiting (until forgotten). */
+  queued(key: string, ticket: number): void {
+    this.tickets.set(waitingId(key, ticket), { key, ticket })
+  }
+
+  /** Is (chat, ticket) `id` a ticket some acquisition waits with? */
+  has(id: string): boolean {
+    return this.tickets.has(id)
+  }
+
+  forget(id: string): void {
+    this.tickets.delete(id)
+  }
+
+  /** What this replica waits for, for the heartbeat record. */
+  list(): Array<{ key: string; ticket: number }> {
+    return [...this.tickets.values()]
+  }
+
+  /** How long the longest-waiting acquisition has waited so far (ms), or null when none waits. */
+  oldestWaitMs(): number | null {
+    for (const started of this.starts.values()) return Math.round(monotonicNow() - started)
+    return null
+  }
+
+  /** The 99th percentile of recent waits (ms). */
+  waitP99(): number | null {
+    return this.waits.quantile(0.99)
+  }
+}
