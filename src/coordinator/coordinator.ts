@@ -24,6 +24,7 @@ import { LeaseTable } from './lease-table.js'
 import { Leadership } from './leadership.js'
 import { Renewer } from './renewer.js'
 import { TurnQueue } from './turn-queue.js'
+import { replicaStats } from './wait-book.js'
 import { registerIncarnation, unregisterIncarnation } from './incarnations.js'
 import type { AcquireTurnOptions, CampaignOptions, CoordinatorEvents, CoordinatorOptions, HandoverEvent, Lead, Turn } from './types.js'
 
@@ -242,7 +243,7 @@ export abstract class Coordinator extends EventEmitter<CoordinatorEvents> {
 
   /** Counters as the heartbeat record carries them. */
   get metrics(): BeatRecord['stats'] {
-    return this.#beatRecord().stats
+    return this.#stats_()
   }
 
   get running(): boolean {
@@ -328,21 +329,12 @@ export abstract class Coordinator extends EventEmitter<CoordinatorEvents> {
   }
 
   #beatRecord(): BeatRecord {
-    const held = this.#leases.all()
-    return {
-      info: { ...this.#meta, startedAt: this.#startedAtMs, leaseMs: this.leaseMs, renewMs: renewIntervalMs(this.leaseMs) },
-      stats: {
-        turnsGranted: this.#stats.turnsGranted,
-        waitingNow: this.#stats.waitingNow,
-        oldestWaitMs: this.#turns.book.oldestWaitMs(),
-        turnsShed: this.#stats.turnsShed,
-        waitP99Ms: this.#turns.book.waitP99(),
-        leasesLost: this.#stats.leasesLost,
-        leadsHeld: held.filter((l) => l.kind === 'lead').length,
-        turnsHeld: held.filter((l) => l.kind === 'chat').length,
-      },
-      leases: heldSummary(held, this.#turns.book.list(), this.#leadership.names()),
-    }
+    const info = { ...this.#meta, startedAt: this.#startedAtMs, leaseMs: this.leaseMs, renewMs: renewIntervalMs(this.leaseMs) }
+    return { info, stats: this.#stats_(), leases: heldSummary(this.#leases.all(), this.#turns.book.list(), this.#leadership.names()) }
+  }
+
+  #stats_(): BeatRecord['stats'] {
+    return replicaStats(this.#stats, this.#turns.book, this.#leases.all())
   }
 
   #logEvent(event: Record<string, unknown>): void {

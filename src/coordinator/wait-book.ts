@@ -4,6 +4,9 @@
  */
 import { monotonicNow } from '../clock.js'
 import { LatencyWindow } from './latency-window.js'
+import type { ReplicaStats } from '../wire/types.js'
+import type { CoordinatorStats } from './context.js'
+import type { HeldLease } from './lease-table.js'
 import { waitingId } from './turn-wakes.js'
 
 export class WaitBook {
@@ -55,5 +58,20 @@ export class WaitBook {
   /** The 99th percentile of recent waits (ms). */
   waitP99(): number | null {
     return this.waits.quantile(0.99)
+  }
+}
+
+/** The counters a heartbeat record carries (and `coordinator.metrics` returns). */
+export function replicaStats(stats: CoordinatorStats, book: WaitBook, held: HeldLease[]): ReplicaStats {
+  const { turnsGranted, waitingNow, leasesLost, turnsShed } = stats
+  return {
+    turnsGranted,
+    waitingNow,
+    oldestWaitMs: book.oldestWaitMs(),
+    turnsShed,
+    waitP99Ms: book.waitP99(),
+    leasesLost,
+    leadsHeld: held.filter((l) => l.kind === 'lead').length,
+    turnsHeld: held.filter((l) => l.kind === 'chat').length,
   }
 }
