@@ -78,7 +78,7 @@ describe('exporter metrics', () => {
 })
 
 describe('registerMetrics (a replica on the application`s registry)', () => {
-  it('turn waits, renewal round trips, waiting now (and the lease-loss counter); removed again', async () => {
+  it('turn waits, renewal round trips, waiting now, the oldest wait, turns granted and shed (and the lease-loss counter); removed again', async () => {
     const registry = new Registry()
     const hub = new MemoryCoordinationHub()
     const c = new MemoryCoordinator({ hub, replicaId: 'r1', leaseMs: 3000 })
@@ -91,6 +91,9 @@ describe('registerMetrics (a replica on the application`s registry)', () => {
       expect(text).toMatch(/^botmesh_replica_turn_wait_seconds_count 1$/m)
       expect(text).toMatch(/^botmesh_replica_renewal_round_trip_seconds_count [1-9]\d*$/m)
       expect(text).toMatch(/^botmesh_replica_waiting_turns 0$/m)
+      expect(text).toMatch(/^botmesh_replica_oldest_wait_seconds 0$/m)
+      expect(text).toMatch(/^botmesh_replica_turns_granted_total 1$/m)
+      expect(text).toMatch(/^botmesh_replica_turns_shed_total 0$/m)
       expect(text).toMatch(/^# TYPE botmesh_replica_lease_losses_total counter$/m)
       await turn.release()
       c.crash()
