@@ -10,31 +10,34 @@
 import type { Coordinator } from './coordinator/coordinator.js'
 import type { LeaseLostEvent } from './coordinator/types.js'
 
-/** What registerMetrics uses of prom-client (v15): its metric classes and a registry. */
-export interface PromClientLike {
-  Histogram: new (config: MetricConfig & { buckets?: number[] }) => { observe(value: number): void }
-  Counter: new (config: MetricConfig & { collect?(this: { inc(value?: number): void }): void }) => {
+/**
+ * What registerMetrics uses of prom-client (v15): its metric classes and a registry. `R` is the
+ * registry's type, so prom-client's module itself fits (`registerMetrics(coordinator, client)`).
+ */
+export interface PromClientLike<R extends RegistryLike = RegistryLike> {
+  Histogram: new (config: MetricConfig<R> & { buckets?: number[] }) => { observe(value: number): void }
+  Counter: new (config: MetricConfig<R> & { collect?(this: { inc(value?: number): void }): void }) => {
     inc(labels: Record<string, string>, value?: number): void
     inc(value?: number): void
   }
-  Gauge: new (config: MetricConfig & { collect?(this: { set(value: number): void }): void }) => { set(value: number): void }
-  register: RegistryLike
+  Gauge: new (config: MetricConfig<R> & { collect?(this: { set(value: number): void }): void }) => { set(value: number): void }
+  register: R
 }
 
 export interface RegistryLike {
   removeSingleMetric(name: string): void
 }
 
-interface MetricConfig {
+interface MetricConfig<R extends RegistryLike> {
   name: string
   help: string
   labelNames?: string[]
-  registers?: RegistryLike[]
+  registers?: R[]
 }
 
-export interface RegisterMetricsOptions {
+export interface RegisterMetricsOptions<R extends RegistryLike = RegistryLike> {
   /** Where to register (default: prom-client's global `register`). */
-  registry?: RegistryLike
+  registry?: R
   /** Prefix of every name (default `botmesh_replica_`). */
   prefix?: string
 }
@@ -57,7 +60,11 @@ export const REPLICA_METRICS = {
  * `maxWaiting` were waiting already (reason 'overloaded'). The counters count from this call on.
  * Returns a function that removes them again (and stops listening).
  */
-export function registerMetrics(coordinator: Coordinator, client: PromClientLike, options: RegisterMetricsOptions = {}): () => void {
+export function registerMetrics<R extends RegistryLike>(
+  coordinator: Coordinator,
+  client: PromClientLike<R>,
+  options: RegisterMetricsOptions<R> = {},
+): () => void {
   const registry = options.registry ?? client.register
   const prefix = options.prefix ?? 'botmesh_replica_'
   const name = (n: string) => `${prefix}${n}`

@@ -28,7 +28,7 @@ describe('registerMetrics on a RedisCoordinator', () => {
     )
     cleanup.push(() => c.stop())
     const registry = new Registry()
-    const stop = registerMetrics(c, { Counter, Gauge, Histogram, register: registry } as never, { registry })
+    const stop = registerMetrics(c, { Counter, Gauge, Histogram, register: registry }, { registry })
     cleanup.push(async () => stop())
     const m = (n: string) => sample(registry, `botmesh_replica_${n}`)
 
@@ -93,7 +93,7 @@ describe('registerMetrics on a RedisCoordinator', () => {
     expect(c.metrics.turnsShed).toBe(1)
 
     const registry = new Registry()
-    const stop = registerMetrics(c, { Counter, Gauge, Histogram, register: registry } as never, { registry })
+    const stop = registerMetrics(c, { Counter, Gauge, Histogram, register: registry }, { registry })
     cleanup.push(async () => stop())
     expect(await sample(registry, 'botmesh_replica_turns_shed_total')).toBe(0)
     await expect(c.acquireTurn('chat:2')).rejects.toMatchObject({ reason: 'overloaded' })

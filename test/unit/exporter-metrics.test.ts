@@ -83,7 +83,7 @@ describe('registerMetrics (a replica on the application`s registry)', () => {
     const hub = new MemoryCoordinationHub()
     const c = new MemoryCoordinator({ hub, replicaId: 'r1', leaseMs: 3000 })
     await c.start()
-    const stop = registerMetrics(c, { Counter, Gauge, Histogram, register: registry } as never, { registry })
+    const stop = registerMetrics(c, { Counter, Gauge, Histogram, register: registry }, { registry })
     try {
       const turn = await c.acquireTurn('chat:1')
       await c.renewNow()
