@@ -4,7 +4,7 @@ import { countEvents, exporterMetrics, setState } from '../../commands/exporter/
 import { parseListen } from '../../commands/exporter/command.js'
 import { MemoryCoordinationHub, MemoryCoordinator } from '../../src/testing/index.js'
 import { registerMetrics } from '../../src/index.js'
-import { NOW, chatState, dashboard, dashboardChat, holder, incarnationOf, lead, ticket } from '../helpers/snapshots.js'
+import { NOW, chatState, dashboard, dashboardChat, holder, incarnationOf, lead, replica, ticket } from '../helpers/snapshots.js'
 
 async function value(m: ReturnType<typeof exporterMetrics>, name: string, labels: Record<string, string> = {}) {
   const metric = (await m.registry.getSingleMetric(name)!.get()) as { values: Array<{ labels: Record<string, string>; value: number }> }
@@ -51,6 +51,40 @@ describe('exporter metrics', () => {
     expect(await value(m, 'botmesh_chat_oldest_wait_seconds')).toBe(3)
     expect(await value(m, 'botmesh_lease_renewal_overdue_max_seconds')).toBe(4)
     expect(await value(m, 'botmesh_schema_compatible')).toBe(1)
+  })
+
+  it('per live replica, from its heartbeat: waiting, the oldest wait, turns granted and shed; an older record reads 0', async () => {
+    const m = exporterMetrics()
+    const snap = (replicas: ReturnType<typeof replica>[]) => dashboard({ replicas, chats: [], providers: [], expiring: [] })
+    setState(
+      m,
+      snap([
+        replica('pod-a', { stats: { waitingNow: 7, oldestWaitMs: 95_500, turnsGranted: 1200, turnsShed: 3 } }),
+        replica('pod-b', { stats: { waitingNow: 0, turnsGranted: 40 } }), // an older replica: no oldestWaitMs, no turnsShed
+        replica('pod-c', { stats: { waitingNow: 2, oldestWaitMs: 1000 }, beatAgo: 20_000 }), // its heartbeat expired: not live
+        replica('pod-d', { stats: { waitingNow: 1 }, evictedIncarnation: incarnationOf('pod-d') }), // evicted: its beats are refused
+      ]),
+      true,
+    )
+    expect(await value(m, 'botmesh_heartbeat_waiting_turns', { replica: 'pod-a' })).toBe(7)
+    expect(await value(m, 'botmesh_heartbeat_oldest_wait_seconds', { replica: 'pod-a' })).toBe(95.5)
+    expect(await value(m, 'botmesh_heartbeat_turns_granted_total', { replica: 'pod-a' })).toBe(1200)
+    expect(await value(m, 'botmesh_heartbeat_turns_shed_total', { replica: 'pod-a' })).toBe(3)
+    expect(await value(m, 'botmesh_heartbeat_oldest_wait_seconds', { replica: 'pod-b' })).toBe(0)
+    expect(await value(m, 'botmesh_heartbeat_turns_shed_total', { replica: 'pod-b' })).toBe(0)
+    expect(await value(m, 'botmesh_heartbeat_turns_granted_total', { replica: 'pod-b' })).toBe(40)
+    expect(await value(m, 'botmesh_heartbeat_waiting_turns', { replica: 'pod-c' })).toBeUndefined()
+    expect(await value(m, 'botmesh_heartbeat_waiting_turns', { replica: 'pod-d' })).toBeUndefined()
+
+    // The next scrape sets the totals to what the heartbeats say now (not added to the last ones);
+    // a replica gone from the read is gone from the metrics; a restarted one starts again from 0.
+    setState(m, snap([replica('pod-a', { stats: { waitingNow: 0, oldestWaitMs: null, turnsGranted: 1500, turnsShed: 3 } })]), true)
+    expect(await value(m, 'botmesh_heartbeat_turns_granted_total', { replica: 'pod-a' })).toBe(1500)
+    expect(await value(m, 'botmesh_heartbeat_turns_shed_total', { replica: 'pod-a' })).toBe(3)
+    expect(await value(m, 'botmesh_heartbeat_oldest_wait_seconds', { replica: 'pod-a' })).toBe(0)
+    expect(await value(m, 'botmesh_heartbeat_turns_granted_total', { replica: 'pod-b' })).toBeUndefined()
+    setState(m, snap([replica('pod-a', { incarnation: 'restarted', stats: { turnsGranted: 2 } })]), true)
+    expect(await value(m, 'botmesh_heartbeat_turns_granted_total', { replica: 'pod-a' })).toBe(2)
   })
 
   it('count each event once, interventions that changed nothing not at all', async () => {
