@@ -245,8 +245,9 @@ function providerRow(p: LeadSnapshot, live: Liveness, now: number): ProviderRow 
 
 /**
  * What needs an operator's attention on this screen, in words (empty: all healthy): replicas late or
- * gone or with a message waiting over BACKLOG_WAIT_MS, leads not `ok` (vacant, a late leader, a transport down), stuck or late chats, leases late or
- * past expiry, corrupt keys. The header says "all healthy" only when this is empty.
+ * gone, live replicas with a message waiting over BACKLOG_WAIT_MS, leads not `ok` (vacant, a late
+ * leader, a transport down), stuck or late chats, leases late or past expiry, corrupt keys. The
+ * header says "all healthy" only when this is empty.
  */
 export function needsAttention(m: DashboardModel): string[] {
   const out: string[] = []
