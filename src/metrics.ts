@@ -10,28 +10,34 @@
 import type { Coordinator } from './coordinator/coordinator.js'
 import type { LeaseLostEvent } from './coordinator/types.js'
 
-/** What registerMetrics uses of prom-client (v15): its metric classes and a registry. */
-export interface PromClientLike {
-  Histogram: new (config: MetricConfig & { buckets?: number[] }) => { observe(value: number): void }
-  Counter: new (config: MetricConfig) => { inc(labels: Record<string, string>, value?: number): void }
-  Gauge: new (config: MetricConfig & { collect?(this: { set(value: number): void }): void }) => { set(value: number): void }
-  register: RegistryLike
+/**
+ * What registerMetrics uses of prom-client (v15): its metric classes and a registry. `R` is the
+ * registry's type, so prom-client's module itself fits (`registerMetrics(coordinator, client)`).
+ */
+export interface PromClientLike<R extends RegistryLike = RegistryLike> {
+  Histogram: new (config: MetricConfig<R> & { buckets?: number[] }) => { observe(value: number): void }
+  Counter: new (config: MetricConfig<R> & { collect?(this: { inc(value?: number): void }): void }) => {
+    inc(labels: Record<string, string>, value?: number): void
+    inc(value?: number): void
+  }
+  Gauge: new (config: MetricConfig<R> & { collect?(this: { set(value: number): void }): void }) => { set(value: number): void }
+  register: R
 }
 
 export interface RegistryLike {
   removeSingleMetric(name: string): void
 }
 
-interface MetricConfig {
+interface MetricConfig<R extends RegistryLike> {
   name: string
   help: string
   labelNames?: string[]
-  registers?: RegistryLike[]
+  registers?: R[]
 }
 
-export interface RegisterMetricsOptions {
+export interface RegisterMetricsOptions<R extends RegistryLike = RegistryLike> {
   /** Where to register (default: prom-client's global `register`). */
-  registry?: RegistryLike
+  registry?: R
   /** Prefix of every name (default `botmesh_replica_`). */
   prefix?: string
 }
@@ -42,14 +48,23 @@ export const REPLICA_METRICS = {
   renewal: 'renewal_round_trip_seconds',
   leaseLosses: 'lease_losses_total',
   waiting: 'waiting_turns',
+  oldestWait: 'oldest_wait_seconds',
+  turnsGranted: 'turns_granted_total',
+  turnsShed: 'turns_shed_total',
 } as const
 
 /**
  * Register this coordinator's metrics: how long messages waited for their turn, how long a renewal
- * round trip (heartbeat and every held lease) took, leases lost by reason, and messages waiting now.
+ * round trip (heartbeat and every held lease) took, leases lost by reason, messages waiting now and
+ * how long the oldest of them has waited, turns granted, and messages refused at once because
+ * `maxWaiting` were waiting already (reason 'overloaded'). The counters count from this call on.
  * Returns a function that removes them again (and stops listening).
  */
-export function registerMetrics(coordinator: Coordinator, client: PromClientLike, options: RegisterMetricsOptions = {}): () => void {
+export function registerMetrics<R extends RegistryLike>(
+  coordinator: Coordinator,
+  client: PromClientLike<R>,
+  options: RegisterMetricsOptions<R> = {},
+): () => void {
   const registry = options.registry ?? client.register
   const prefix = options.prefix ?? 'botmesh_replica_'
   const name = (n: string) => `${prefix}${n}`
@@ -80,7 +95,36 @@ export function registerMetrics(coordinator: Coordinator, client: PromClientLike
       this.set(coordinator.metrics.waitingNow)
     },
   })
-  const onGrant = (e: { waitedMs: number }) => turnWait.observe(e.waitedMs / 1000)
+  new client.Gauge({
+    name: name(REPLICA_METRICS.oldestWait),
+    help: 'How long the longest-waiting message of this replica has waited for its chat turn so far (0: none waits)',
+    registers,
+    collect() {
+      this.set((coordinator.metrics.oldestWaitMs ?? 0) / 1000)
+    },
+  })
+  const granted = new client.Counter({
+    name: name(REPLICA_METRICS.turnsGranted),
+    help: 'Chat turns granted to this replica',
+    registers,
+  })
+  // The coordinator counts the messages it refused; a counter cannot be set, so each collect adds
+  // what was refused since the one before (from the count at registration on).
+  let shedSeen = coordinator.metrics.turnsShed ?? 0
+  new client.Counter({
+    name: name(REPLICA_METRICS.turnsShed),
+    help: "Messages refused at once (CoordinationUnavailableError 'overloaded') because maxWaiting messages of this replica were waiting already",
+    registers,
+    collect() {
+      const now = coordinator.metrics.turnsShed ?? 0
+      this.inc(Math.max(0, now - shedSeen))
+      shedSeen = now
+    },
+  })
+  const onGrant = (e: { waitedMs: number }) => {
+    turnWait.observe(e.waitedMs / 1000)
+    granted.inc()
+  }
   const onRenewed = (e: { roundTripMs: number }) => renewal.observe(e.roundTripMs / 1000)
   const onLost = (e: LeaseLostEvent) => losses.inc({ kind: e.kind, reason: e.reason })
   coordinator.on('coordination:turn-granted', onGrant)

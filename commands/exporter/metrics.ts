@@ -9,6 +9,8 @@ import { CHAT_REASONS, chatHealth, leadHealth, leadKind, liveness, replicaHealth
 
 /** Leads reported one by one (per lead name) at most; the rest are summed in the other metrics only. */
 export const MAX_LEADS = 100
+/** Replicas reported one by one (per replicaId, in id order) at most; the rest are summed in the other metrics only. */
+export const MAX_REPLICAS = 100
 
 const LEASE_STATES: LeaseState[] = ['ok', 'late', 'expired', 'dead', 'stale']
 const HANDOVER_OUTCOMES = new Set(['resumed', 'notify', 'restart', 'custom', 'drop', 'changed'])
@@ -38,6 +40,25 @@ export function exporterMetrics() {
       'The largest heartbeat overdue of any replica: time since its last beat past its renewal interval',
     ),
     turnsWaiting: gauge('botmesh_turns_waiting', 'Messages waiting for a chat turn now, summed over the replicas (their heartbeats)'),
+    // ---- each live replica's own counts, as its last heartbeat (every leaseMs / 3) carried them
+    replicaWaiting: gauge('botmesh_heartbeat_waiting_turns', 'Messages of this replica waiting for a chat turn, at its last heartbeat', [
+      'replica',
+    ]),
+    replicaOldestWait: gauge(
+      'botmesh_heartbeat_oldest_wait_seconds',
+      'How long the longest-waiting message of this replica had waited for its chat turn, at its last heartbeat (0: none waited)',
+      ['replica'],
+    ),
+    // Running totals of the replica process, set from its heartbeat each scrape: they start again at
+    // 0 when it restarts (a counter reset to Prometheus) and vanish while a scrape fails.
+    replicaTurnsGranted: counter('botmesh_heartbeat_turns_granted_total', 'Chat turns granted to this replica since it started', [
+      'replica',
+    ]),
+    replicaTurnsShed: counter(
+      'botmesh_heartbeat_turns_shed_total',
+      "Messages this replica refused at once since it started (CoordinationUnavailableError 'overloaded': maxWaiting messages were waiting already)",
+      ['replica'],
+    ),
     chatsWaiting: gauge('botmesh_chats_waiting', 'Chats with at least one queued ticket'),
     queueLongest: gauge('botmesh_chat_queue_longest', 'The longest queue of tickets of any chat'),
     oldestWait: gauge('botmesh_chat_oldest_wait_seconds', 'How long the oldest queued ticket of any chat has waited'),
@@ -96,14 +117,22 @@ export function exporterMetrics() {
   return m
 }
 
-/** The state gauges (not the counters, not the exporter's own): cleared when a scrape fails, so nothing stale is served. */
-export function stateGauges(m: ExporterMetrics): Gauge[] {
+/**
+ * The metrics of the state read (the gauges, and the replicas' running totals read from their
+ * heartbeats; not the event counters, not the exporter's own): cleared when a scrape fails, so
+ * nothing stale is served.
+ */
+export function stateGauges(m: ExporterMetrics): Array<Gauge | Counter> {
   return [
     m.replicas,
     m.leases,
     m.renewalOverdueMax,
     m.heartbeatOverdueMax,
     m.turnsWaiting,
+    m.replicaWaiting,
+    m.replicaOldestWait,
+    m.replicaTurnsGranted,
+    m.replicaTurnsShed,
     m.chatsWaiting,
     m.queueLongest,
     m.oldestWait,
@@ -126,9 +155,20 @@ export function setState(m: ExporterMetrics, snap: DashboardSnapshot, schemaOk: 
   let heartbeatOverdue = 0
   const replicaStates = { ok: 0, late: 0 }
   let waiting = 0
+  let reported = 0
   for (const r of snap.replicas) {
     const h = replicaHealth(r, now)
-    if (h.state === 'ok' || h.state === 'late') replicaStates[h.state]++
+    if (h.state === 'ok' || h.state === 'late') {
+      replicaStates[h.state]++
+      if (reported++ < MAX_REPLICAS) {
+        // Older replicas' records carry no oldestWaitMs / turnsShed: none waited, none shed.
+        const labels = { replica: r.replicaId }
+        m.replicaWaiting.set(labels, count(r.stats.waitingNow))
+        m.replicaOldestWait.set(labels, count(r.stats.oldestWaitMs) / 1000)
+        m.replicaTurnsGranted.inc(labels, count(r.stats.turnsGranted)) // from 0 (reset above): set to the replica's count
+        m.replicaTurnsShed.inc(labels, count(r.stats.turnsShed))
+      }
+    }
     heartbeatOverdue = Math.max(heartbeatOverdue, h.renewalOverdueMs)
     waiting += r.stats.waitingNow
   }
@@ -182,6 +222,11 @@ export function setState(m: ExporterMetrics, snap: DashboardSnapshot, schemaOk: 
   }
   m.renewalOverdueMax.set(overdue / 1000)
   m.schemaCompatible.set(schemaOk ? 1 : 0)
+}
+
+/** A count from a heartbeat record (written by another process): 0 when absent or not a count. */
+function count(v: unknown): number {
+  return typeof v === 'number' && Number.isFinite(v) && v > 0 ? v : 0
 }
 
 /** Count the entries of the event stream read since the last scrape (each entry once). */

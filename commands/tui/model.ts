@@ -23,6 +23,8 @@ import { eventLine, streamIdMs, type EventLine, type Tone } from '../output/even
 
 /** How long a replica that disappeared stays on screen as "gone". */
 export const GONE_KEEP_MS = 30_000
+/** A replica whose oldest waiting message has waited this long needs attention (as alert BotmeshTurnBacklog). */
+export const BACKLOG_WAIT_MS = 60_000
 
 export type ReplicaStatus = 'ok' | 'late' | 'gone'
 
@@ -38,6 +40,8 @@ export interface ReplicaRow {
   leasesHeld: number
   turnsPerSec: number | null
   waitingNow: number
+  /** How long its longest-waiting message had waited at its last beat (null: none waited, or an older replica). */
+  oldestWaitMs: number | null
   waitP99Ms: number | null
   leasesLost: number
   /** How long ago it vanished from the replica index (gone rows only). */
@@ -162,6 +166,7 @@ export function advance(prev: DashboardModel | null, snap: DashboardSnapshot, in
       leasesHeld: r.stats.turnsHeld + r.stats.leadsHeld, // as `replicas ls`
       turnsPerSec: rate,
       waitingNow: r.stats.waitingNow,
+      oldestWaitMs: r.stats.oldestWaitMs ?? null,
       waitP99Ms: r.stats.waitP99Ms,
       leasesLost: r.stats.leasesLost,
       goneForMs: null,
@@ -240,13 +245,20 @@ function providerRow(p: LeadSnapshot, live: Liveness, now: number): ProviderRow 
 
 /**
  * What needs an operator's attention on this screen, in words (empty: all healthy): replicas late or
- * gone, leads not `ok` (vacant, a late leader, a transport down), stuck or late chats, leases late or
- * past expiry, corrupt keys. The header says "all healthy" only when this is empty.
+ * gone, live replicas with a message waiting over BACKLOG_WAIT_MS, leads not `ok` (vacant, a late
+ * leader, a transport down), stuck or late chats, leases late or past expiry, corrupt keys. The
+ * header says "all healthy" only when this is empty.
  */
 export function needsAttention(m: DashboardModel): string[] {
   const out: string[] = []
   const n = (count: number, what: string) => (count ? [`${count} ${what}`] : [])
   out.push(...n(m.replicas.filter((r) => r.status !== 'ok').length, 'replica(s) late or gone'))
+  out.push(
+    ...n(
+      m.replicas.filter((r) => r.status !== 'gone' && (r.oldestWaitMs ?? 0) >= BACKLOG_WAIT_MS).length,
+      `replica(s) with a message waiting over ${dur(BACKLOG_WAIT_MS)}`,
+    ),
+  )
   out.push(...n(m.providers.filter((p) => p.state !== 'ok').length, 'lead(s) not ok'))
   out.push(...n(m.chats.filter((c) => c.stuck.length > 0 || c.holderLate).length, 'chat(s) stuck'))
   out.push(...n(m.expiring.filter((e) => e.late || e.expiresInMs < 0).length, 'lease(s) late'))

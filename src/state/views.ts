@@ -84,7 +84,11 @@ export interface ReplicaRow {
   turnsHeld: number
   leadsHeld: number
   turnsGranted: number | null
+  /** Messages it refused at once as 'overloaded' (maxWaiting were waiting); 0 from a record older than the count. */
+  turnsShed: number | null
   waitingNow: number | null
+  /** How long its longest-waiting message had waited at its last beat (null: none waited, or no record). */
+  oldestWaitMs: number | null
   waitP99Ms: number | null
   leasesLost: number | null
   clockSkewMs: number | null
@@ -111,7 +115,9 @@ export function replicaRow(r: ReplicaSnapshot, nowMs: number): ReplicaRow {
     turnsHeld: r.stats.turnsHeld,
     leadsHeld: r.stats.leadsHeld,
     turnsGranted: r.stats.turnsGranted,
+    turnsShed: r.stats.turnsShed ?? 0,
     waitingNow: r.stats.waitingNow,
+    oldestWaitMs: r.stats.oldestWaitMs ?? null,
     waitP99Ms: r.stats.waitP99Ms,
     leasesLost: r.stats.leasesLost,
     clockSkewMs: r.clockSkewMs,
@@ -170,7 +176,9 @@ export function replicaRows(
     turnsHeld: 0,
     leadsHeld: 0,
     turnsGranted: null,
+    turnsShed: null,
     waitingNow: null,
+    oldestWaitMs: null,
     waitP99Ms: null,
     leasesLost: null,
     clockSkewMs: null,

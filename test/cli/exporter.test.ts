@@ -24,11 +24,13 @@ describe('exporter', () => {
     redis = await startRedis()
     store = new RedisStore({ url: redis.url, prefix })
     a = await startCoordinator(() => new RedisCoordinator({ url: redis.url, prefix, replicaId: 'pod-a', leaseMs: 6000 }))
-    b = await startCoordinator(() => new RedisCoordinator({ url: redis.url, prefix, replicaId: 'pod-b', leaseMs: 6000 }))
+    // pod-b lets one message wait at most (maxWaiting): a second one is refused as 'overloaded'.
+    b = await startCoordinator(() => new RedisCoordinator({ url: redis.url, prefix, replicaId: 'pod-b', leaseMs: 6000, maxWaiting: 1 }))
     await a.acquireTurn('chat:1')
     expect(await a.tryLead('provider:wa')).not.toBeNull() // a leader event before the exporter starts
     waiting = b.acquireTurn('chat:1', { waitMs: 60_000 }).catch(() => null)
     await untilQueued(store, 'chat:1', ['pod-b'])
+    await expect(b.acquireTurn('chat:2')).rejects.toMatchObject({ reason: 'overloaded' })
     await store.setCheckpointIf('chat:9', { flow: 'signup', step: 'email', state: {} }, null)
     await store.setHandoverMarker('chat:7', { name: 'survey', replicaId: 'pod-a', incarnation: a.incarnation, ttlMs: 600_000 })
     await Promise.all([a.renewNow(), b.renewNow()]) // their heartbeats list what they hold and wait for: what a scrape reads
@@ -61,6 +63,17 @@ describe('exporter', () => {
     expect(value('botmesh_chats_waiting')).toBe('1')
     expect(value('botmesh_chat_queue_longest')).toBe('1')
     expect(value('botmesh_turns_waiting')).toBe('1')
+    // Per live replica, from its heartbeat: pod-a holds chat:1 (one grant), pod-b waits behind it and shed one.
+    expect(value('botmesh_heartbeat_waiting_turns{replica="pod-a"}')).toBe('0')
+    expect(value('botmesh_heartbeat_waiting_turns{replica="pod-b"}')).toBe('1')
+    expect(value('botmesh_heartbeat_oldest_wait_seconds{replica="pod-a"}')).toBe('0')
+    expect(Number(value('botmesh_heartbeat_oldest_wait_seconds{replica="pod-b"}'))).toBeGreaterThan(0)
+    expect(Number(value('botmesh_heartbeat_oldest_wait_seconds{replica="pod-b"}'))).toBeLessThan(60) // seconds, not ms
+    expect(value('botmesh_heartbeat_turns_granted_total{replica="pod-a"}')).toBe('1')
+    expect(value('botmesh_heartbeat_turns_granted_total{replica="pod-b"}')).toBe('0')
+    expect(value('botmesh_heartbeat_turns_shed_total{replica="pod-a"}')).toBe('0')
+    expect(value('botmesh_heartbeat_turns_shed_total{replica="pod-b"}')).toBe('1')
+    expect(text).toMatch(/^# TYPE botmesh_heartbeat_turns_shed_total counter$/m)
     expect(value('botmesh_schema_compatible')).toBe('1')
     expect(Number(value('botmesh_scrape_redis_commands'))).toBeGreaterThan(0)
     expect(text).not.toContain('chat:1')
@@ -89,6 +102,7 @@ describe('exporter', () => {
       expect(text).toMatch(/^botmesh_redis_up 0$/m)
       expect(text).toMatch(/^botmesh_scrape_last_error_info\{error="[^"]+"\} 1$/m)
       expect(text).not.toMatch(/^botmesh_replicas\{/m) // nothing stale
+      expect(text).not.toMatch(/^botmesh_heartbeat_turns_granted_total\{/m) // a running total is absent, never 0 (no false reset)
     } finally {
       await redis.kill('SIGCONT')
     }

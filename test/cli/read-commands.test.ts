@@ -40,6 +40,34 @@ for (const layout of ['standalone', 'cluster'] as Layout[]) {
       expect(t.stdout).toMatch(/^REPLICA\s+INCARNATION\s+STATE\s+HEARTBEAT/)
       expect(j.replicas.map((r: J) => r.state)).toEqual(['ok', 'ok', 'ok'])
       expect(t.stdout).toContain(s.a.incarnation.slice(0, 8))
+      // What its last beat said about waiting: pod-b waits for chat:42 and chat:7; nobody shed a message.
+      const [a, b] = j.replicas as J[]
+      expect(a).toMatchObject({ waitingNow: 0, oldestWaitMs: null, turnsShed: 0 })
+      expect(a!.turnsGranted).toBeGreaterThanOrEqual(2) // chat:42 and chat:9
+      expect(b).toMatchObject({ waitingNow: 2, turnsShed: 0 })
+      expect(b!.oldestWaitMs).toEqual(expect.any(Number))
+      expect(b!.oldestWaitMs).toBeGreaterThan(0)
+      expect(t.stdout).toMatch(/^REPLICA\s+INCARNATION\s+STATE\s+HEARTBEAT\s+LEASES\s+TURNS\s+WAITING\s+OLDEST\s+WAIT P99\s+LOST\s+HOST/)
+      const lines = t.stdout.split('\n')
+      const col = (line: string, header: string) => line.slice(lines[0]!.indexOf(header)).split(/\s+/)[0]
+      expect(
+        col(
+          lines.find((l) => l.startsWith('pod-a'))!,
+          'OLDEST',
+        ),
+      ).toBe('-')
+      expect(
+        col(
+          lines.find((l) => l.startsWith('pod-b'))!,
+          'OLDEST',
+        ),
+      ).toMatch(/^\d+(\.\d+)?(ms|s|m)/)
+      const [wide, byOldest] = await Promise.all([
+        cli('replicas', 'ls', '-o', 'wide'),
+        cli('replicas', 'ls', '--sort', 'oldest', '-o', 'name'),
+      ])
+      expect(wide.stdout).toMatch(/^REPLICA\s.*\sWAITING\s+OLDEST\s.*\sSHED\s+LEASE\s+CLOCK SKEW$/m)
+      expect(byOldest.stdout.split('\n')[0]).toBe('replica/pod-b')
     })
 
     it('leases ls, with filters and sorting', async () => {

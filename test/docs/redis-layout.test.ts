@@ -42,9 +42,9 @@ describe('docs/redis-layout.md example, written by hand', () => {
 
   it('replicas and leases', async () => {
     const [replicas, leases] = await Promise.all([cli('replicas', 'ls'), cli('leases', 'ls')])
-    expect(replicas.replicas.map((r: J) => [r.replicaId, r.host, r.turnsHeld])).toEqual([
-      ['pod-a', 'pod-a.shop.svc', 1],
-      ['pod-b', 'pod-b.shop.svc', 0],
+    expect(replicas.replicas.map((r: J) => [r.replicaId, r.host, r.turnsHeld, r.waitingNow, r.oldestWaitMs, r.turnsShed])).toEqual([
+      ['pod-a', 'pod-a.shop.svc', 1, 0, null, 0],
+      ['pod-b', 'pod-b.shop.svc', 0, 1, 4100, 0],
     ])
     const byKey = Object.fromEntries(leases.leases.map((l: J) => [l.key, l]))
     expect(byKey['chat:42']).toMatchObject({ kind: 'chat', replicaId: 'pod-a', fence: 1795982440397002, holderAlive: true })

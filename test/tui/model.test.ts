@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { GONE_KEEP_MS, advance, eventRow, filterChats, streamIdMs } from '../../commands/tui/model.js'
+import { BACKLOG_WAIT_MS, GONE_KEEP_MS, advance, eventRow, filterChats, needsAttention, streamIdMs } from '../../commands/tui/model.js'
 import { allocate, fitColumns, windowStart } from '../../commands/tui/layout.js'
 import { NOW, chatState, dashboard, dashboardChat, holder, incarnationOf, lead, replica, ticket } from '../helpers/snapshots.js'
 import { providerCells } from '../../commands/tui/components/providers-panel.js'
@@ -30,6 +30,31 @@ describe('dashboard model', () => {
       { sampledAtMs: 3000, commandsTotal: 36 },
     )
     expect(m4.replicas[0]!.turnsPerSec).toBeNull()
+  })
+
+  it('carries the oldest wait of the last beat; a minute of it needs attention while the replica is live', () => {
+    const snap = (oldestWaitMs: number | null, nowMs = NOW) =>
+      dashboard({
+        nowMs,
+        replicas: [replica('a', { stats: { waitingNow: 3, oldestWaitMs } }), replica('b')],
+        providers: [],
+        chats: [],
+        expiring: [],
+      })
+    const m1 = advance(null, snap(BACKLOG_WAIT_MS - 1), { sampledAtMs: 0, commandsTotal: 0 })
+    expect(m1.replicas.map((r) => [r.replicaId, r.waitingNow, r.oldestWaitMs])).toEqual([
+      ['a', 3, BACKLOG_WAIT_MS - 1],
+      ['b', 0, null], // an older replica's record: no oldestWaitMs
+    ])
+    expect(needsAttention(m1)).toEqual([])
+    const m2 = advance(m1, snap(BACKLOG_WAIT_MS), { sampledAtMs: 1000, commandsTotal: 0 })
+    expect(needsAttention(m2)).toEqual(['1 replica(s) with a message waiting over 1m'])
+    // Gone, its last beat's wait is history: it is flagged as gone, not as a backlog.
+    const m3 = advance(m2, dashboard({ nowMs: NOW + 1000, replicas: [replica('b')], providers: [], chats: [], expiring: [] }), {
+      sampledAtMs: 2000,
+      commandsTotal: 0,
+    })
+    expect(needsAttention(m3)).toEqual(['1 replica(s) late or gone'])
   })
 
   it('marks a late heartbeat and keeps a vanished replica on screen as gone for a while', () => {

@@ -2,7 +2,7 @@ import React from 'react'
 import { describe, expect, it } from 'vitest'
 import { render } from 'ink-testing-library'
 import { advance, chatDetail as detailOf } from '../../commands/tui/model.js'
-import { ReplicasPanel } from '../../commands/tui/components/replicas-panel.js'
+import { ReplicasPanel, replicaCells } from '../../commands/tui/components/replicas-panel.js'
 import { ProvidersPanel } from '../../commands/tui/components/providers-panel.js'
 import { ChatsPanel } from '../../commands/tui/components/chats-panel.js'
 import { ExpiringPanel } from '../../commands/tui/components/expiring-panel.js'
@@ -22,7 +22,9 @@ describe('dashboard panels', () => {
     const m1 = model(
       dashboard({
         replicas: [
-          replica('pod-a', { stats: { turnsGranted: 5, waitingNow: 2, waitP99Ms: 1500, leasesLost: 3, leadsHeld: 1, turnsHeld: 2 } }),
+          replica('pod-a', {
+            stats: { turnsGranted: 5, waitingNow: 2, oldestWaitMs: 4100, waitP99Ms: 1500, leasesLost: 3, leadsHeld: 1, turnsHeld: 2 },
+          }),
           replica('pod-b'),
         ],
       }),
@@ -30,9 +32,34 @@ describe('dashboard panels', () => {
     const m2 = advance(m1, dashboard({ nowMs: NOW + 2000, replicas: [replica('pod-a')] }), { sampledAtMs: 1, commandsTotal: 0 })
     const { lastFrame } = render(<ReplicasPanel rows={[m1.replicas[0]!, m2.replicas[1]!]} width={100} height={5} {...base} />)
     const f = strip(lastFrame())
-    expect(f).toMatch(/REPLICA \(1\)\s+INC\s+HEARTBEAT\s+LEASES\s+TURNS\/S\s+WAITING\s+WAIT P99\s+LOST/)
-    expect(f).toMatch(/pod-a\s+pod-a-in\s+1s\s+█░+\s+3\s+-\s+2\s+1\.5s\s+3/)
+    expect(f).toMatch(/REPLICA \(1\)\s+INC\s+HEARTBEAT\s+LEASES\s+TURNS\/S\s+WAITING\s+OLDEST\s+WAIT P99\s+LOST/)
+    expect(f).toMatch(/pod-a\s+pod-a-in\s+1s\s+█░+\s+3\s+-\s+2\s+4\.1s\s+1\.5s\s+3/)
     expect(f).toMatch(/pod-b\s+pod-b-in\s+GONE 0ms ago/)
+  })
+
+  it('replicas: OLDEST is the oldest wait of the last beat, red from a minute on; - when none waits or the replica is gone', () => {
+    const m1 = model(
+      dashboard({
+        replicas: [
+          replica('pod-a', { stats: { waitingNow: 40, oldestWaitMs: 95_000 } }),
+          replica('pod-b', { stats: { waitingNow: 0, oldestWaitMs: null } }),
+          replica('pod-c', { stats: { waitingNow: 0 } }), // an older replica: its record has no oldestWaitMs
+        ],
+      }),
+    )
+    const m2 = advance(m1, dashboard({ nowMs: NOW + 2000, replicas: [replica('pod-b'), replica('pod-c')] }), {
+      sampledAtMs: 1,
+      commandsTotal: 0,
+    })
+    const cells = new Map(m1.replicas.map((r) => [r.replicaId, replicaCells(r)]))
+    expect(cells.get('pod-a')!.oldest).toEqual({ text: '1m35s', tone: 'bad' })
+    expect(cells.get('pod-b')!.oldest).toEqual({ text: '-', tone: undefined })
+    expect(cells.get('pod-c')!.oldest).toEqual({ text: '-', tone: undefined })
+    const gone = m2.replicas.find((r) => r.replicaId === 'pod-a')!
+    expect(gone.status).toBe('gone')
+    expect(replicaCells(gone).oldest.text).toBe('-')
+    const { lastFrame } = render(<ReplicasPanel rows={m1.replicas} width={100} height={5} {...base} />)
+    expect(strip(lastFrame())).toMatch(/pod-a\s.*\s40\s+1m35s\s/)
   })
 
   it('replicas at 80 columns drop the least useful columns instead of wrapping', () => {

@@ -4,7 +4,7 @@ import { countEvents, exporterMetrics, setState } from '../../commands/exporter/
 import { parseListen } from '../../commands/exporter/command.js'
 import { MemoryCoordinationHub, MemoryCoordinator } from '../../src/testing/index.js'
 import { registerMetrics } from '../../src/index.js'
-import { NOW, chatState, dashboard, dashboardChat, holder, incarnationOf, lead, ticket } from '../helpers/snapshots.js'
+import { NOW, chatState, dashboard, dashboardChat, holder, incarnationOf, lead, replica, ticket } from '../helpers/snapshots.js'
 
 async function value(m: ReturnType<typeof exporterMetrics>, name: string, labels: Record<string, string> = {}) {
   const metric = (await m.registry.getSingleMetric(name)!.get()) as { values: Array<{ labels: Record<string, string>; value: number }> }
@@ -53,6 +53,40 @@ describe('exporter metrics', () => {
     expect(await value(m, 'botmesh_schema_compatible')).toBe(1)
   })
 
+  it('per live replica, from its heartbeat: waiting, the oldest wait, turns granted and shed; an older record reads 0', async () => {
+    const m = exporterMetrics()
+    const snap = (replicas: ReturnType<typeof replica>[]) => dashboard({ replicas, chats: [], providers: [], expiring: [] })
+    setState(
+      m,
+      snap([
+        replica('pod-a', { stats: { waitingNow: 7, oldestWaitMs: 95_500, turnsGranted: 1200, turnsShed: 3 } }),
+        replica('pod-b', { stats: { waitingNow: 0, turnsGranted: 40 } }), // an older replica: no oldestWaitMs, no turnsShed
+        replica('pod-c', { stats: { waitingNow: 2, oldestWaitMs: 1000 }, beatAgo: 20_000 }), // its heartbeat expired: not live
+        replica('pod-d', { stats: { waitingNow: 1 }, evictedIncarnation: incarnationOf('pod-d') }), // evicted: its beats are refused
+      ]),
+      true,
+    )
+    expect(await value(m, 'botmesh_heartbeat_waiting_turns', { replica: 'pod-a' })).toBe(7)
+    expect(await value(m, 'botmesh_heartbeat_oldest_wait_seconds', { replica: 'pod-a' })).toBe(95.5)
+    expect(await value(m, 'botmesh_heartbeat_turns_granted_total', { replica: 'pod-a' })).toBe(1200)
+    expect(await value(m, 'botmesh_heartbeat_turns_shed_total', { replica: 'pod-a' })).toBe(3)
+    expect(await value(m, 'botmesh_heartbeat_oldest_wait_seconds', { replica: 'pod-b' })).toBe(0)
+    expect(await value(m, 'botmesh_heartbeat_turns_shed_total', { replica: 'pod-b' })).toBe(0)
+    expect(await value(m, 'botmesh_heartbeat_turns_granted_total', { replica: 'pod-b' })).toBe(40)
+    expect(await value(m, 'botmesh_heartbeat_waiting_turns', { replica: 'pod-c' })).toBeUndefined()
+    expect(await value(m, 'botmesh_heartbeat_waiting_turns', { replica: 'pod-d' })).toBeUndefined()
+
+    // The next scrape sets the totals to what the heartbeats say now (not added to the last ones);
+    // a replica gone from the read is gone from the metrics; a restarted one starts again from 0.
+    setState(m, snap([replica('pod-a', { stats: { waitingNow: 0, oldestWaitMs: null, turnsGranted: 1500, turnsShed: 3 } })]), true)
+    expect(await value(m, 'botmesh_heartbeat_turns_granted_total', { replica: 'pod-a' })).toBe(1500)
+    expect(await value(m, 'botmesh_heartbeat_turns_shed_total', { replica: 'pod-a' })).toBe(3)
+    expect(await value(m, 'botmesh_heartbeat_oldest_wait_seconds', { replica: 'pod-a' })).toBe(0)
+    expect(await value(m, 'botmesh_heartbeat_turns_granted_total', { replica: 'pod-b' })).toBeUndefined()
+    setState(m, snap([replica('pod-a', { incarnation: 'restarted', stats: { turnsGranted: 2 } })]), true)
+    expect(await value(m, 'botmesh_heartbeat_turns_granted_total', { replica: 'pod-a' })).toBe(2)
+  })
+
   it('count each event once, interventions that changed nothing not at all', async () => {
     const m = exporterMetrics()
     countEvents(m, [
@@ -78,12 +112,12 @@ describe('exporter metrics', () => {
 })
 
 describe('registerMetrics (a replica on the application`s registry)', () => {
-  it('turn waits, renewal round trips, waiting now (and the lease-loss counter); removed again', async () => {
+  it('turn waits, renewal round trips, waiting now, the oldest wait, turns granted and shed (and the lease-loss counter); removed again', async () => {
     const registry = new Registry()
     const hub = new MemoryCoordinationHub()
     const c = new MemoryCoordinator({ hub, replicaId: 'r1', leaseMs: 3000 })
     await c.start()
-    const stop = registerMetrics(c, { Counter, Gauge, Histogram, register: registry } as never, { registry })
+    const stop = registerMetrics(c, { Counter, Gauge, Histogram, register: registry }, { registry })
     try {
       const turn = await c.acquireTurn('chat:1')
       await c.renewNow()
@@ -91,6 +125,9 @@ describe('registerMetrics (a replica on the application`s registry)', () => {
       expect(text).toMatch(/^botmesh_replica_turn_wait_seconds_count 1$/m)
       expect(text).toMatch(/^botmesh_replica_renewal_round_trip_seconds_count [1-9]\d*$/m)
       expect(text).toMatch(/^botmesh_replica_waiting_turns 0$/m)
+      expect(text).toMatch(/^botmesh_replica_oldest_wait_seconds 0$/m)
+      expect(text).toMatch(/^botmesh_replica_turns_granted_total 1$/m)
+      expect(text).toMatch(/^botmesh_replica_turns_shed_total 0$/m)
       expect(text).toMatch(/^# TYPE botmesh_replica_lease_losses_total counter$/m)
       await turn.release()
       c.crash()

@@ -11,6 +11,7 @@ import {
   leaseRows,
   lockRows,
   providerLeadName,
+  replicaRow,
   sortLeases,
   staleTickets,
   zombieLeases,
@@ -20,6 +21,16 @@ import { shellWord } from '../../src/state/health.js'
 const F = FENCE
 const A = replica('pod-a', { incarnation: 'inc-a' })
 const B = replica('pod-b', { incarnation: 'inc-b' })
+
+describe('replica rows', () => {
+  it('carry the waiting counts of the last beat; a record older than them reads none waited, none shed', () => {
+    const now = replica('pod-a', { stats: { turnsGranted: 9, waitingNow: 3, oldestWaitMs: 4100, turnsShed: 2 } })
+    expect(replicaRow(now, NOW)).toMatchObject({ turnsGranted: 9, turnsShed: 2, waitingNow: 3, oldestWaitMs: 4100 })
+    const older = replica('pod-b', { stats: { turnsGranted: 9, waitingNow: 0 } }) // written before oldestWaitMs and turnsShed existed
+    expect('oldestWaitMs' in older.stats || 'turnsShed' in older.stats).toBe(false)
+    expect(replicaRow(older, NOW)).toMatchObject({ turnsGranted: 9, turnsShed: 0, waitingNow: 0, oldestWaitMs: null })
+  })
+})
 
 describe('lease rows', () => {
   const lead = (key: string, h: LeadSnapshot['holder']) => leadState(key, h, { fence: F + 1 })

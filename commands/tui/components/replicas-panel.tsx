@@ -1,10 +1,10 @@
 import React from 'react'
 import type { Column } from '../layout.js'
-import type { ReplicaRow } from '../model.js'
+import { BACKLOG_WAIT_MS, type ReplicaRow } from '../model.js'
 import { bar, dur, rateText, shortInc } from '../text.js'
 import { Table, type Row } from './table.js'
 
-type K = 'id' | 'inc' | 'beat' | 'leases' | 'tps' | 'waiting' | 'p99' | 'lost'
+type K = 'id' | 'inc' | 'beat' | 'leases' | 'tps' | 'waiting' | 'oldest' | 'p99' | 'lost'
 
 const COLUMNS: Array<Column<K>> = [
   { key: 'id', header: 'REPLICA', width: 12, priority: 100, flex: true },
@@ -13,6 +13,7 @@ const COLUMNS: Array<Column<K>> = [
   { key: 'leases', header: 'LEASES', width: 6, align: 'right', priority: 80 },
   { key: 'tps', header: 'TURNS/S', width: 7, align: 'right', priority: 60 },
   { key: 'waiting', header: 'WAITING', width: 7, align: 'right', priority: 50 },
+  { key: 'oldest', header: 'OLDEST', width: 6, align: 'right', priority: 45 },
   { key: 'p99', header: 'WAIT P99', width: 8, align: 'right', priority: 40 },
   { key: 'lost', header: 'LOST', width: 4, align: 'right', priority: 70 },
 ]
@@ -33,6 +34,11 @@ export function replicaCells(r: ReplicaRow): Row<K> {
     leases: { text: gone ? '-' : String(r.leasesHeld) },
     tps: { text: gone ? '-' : rateText(r.turnsPerSec) },
     waiting: { text: gone ? '-' : String(r.waitingNow), tone: r.waitingNow > 0 ? 'warn' : undefined },
+    // As of its last beat; red from the backlog threshold on (needsAttention, alert BotmeshTurnBacklog).
+    oldest: {
+      text: gone ? '-' : dur(r.oldestWaitMs),
+      tone: gone || r.oldestWaitMs === null ? undefined : r.oldestWaitMs >= BACKLOG_WAIT_MS ? 'bad' : 'warn',
+    },
     p99: { text: gone ? '-' : dur(r.waitP99Ms) },
     lost: { text: String(r.leasesLost), tone: r.leasesLost > 0 ? 'bad' : undefined },
   }
