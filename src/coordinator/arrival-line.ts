@@ -118,8 +118,8 @@ export class ArrivalLines {
   }
 
   /** Ask every chat's keeper to poll now (pushes may have been lost: the subscriber reconnected). */
-  nudgeKeepers(): void {
-    for (const line of this.lines.values()) line.places[0]?.nudge()
+  nudgeKeepers(except?: Place): void {
+    for (const line of this.lines.values()) if (line.places[0] !== except) line.places[0]?.nudge()
   }
 
   /** Is no earlier place without a ticket seen at `generation`? (blockers() without the list) */

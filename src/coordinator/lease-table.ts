@@ -235,15 +235,16 @@ export class LeaseTable {
   }
 
   /**
-   * The release itself, in one script (conditioned on our incarnation, and ticket or fence).
-   * `lastWaiter`: no other acquisition of ours waits in the chat (said only on a first send: a retry
-   * or resend later keeps the w: field, which is harmless — a stale one is cleaned up when found dead).
+   * The release itself, in one script (conditioned on our incarnation, and ticket or fence). `lastWaiter`:
+   * no other acquisition of ours waits in the chat (first sends only: a retry keeps the w: field, harmlessly).
    */
   async releaseInBackend(lease: ReleaseTarget, lastWaiter = false): Promise<void> {
     const { backend, incarnation, leaseMs } = this.core
     if (lease.kind === 'chat') {
+      const sentAt = monotonicNow()
       const reply = await backend.turnRelease(lease.key, incarnation, lease.ticket, leaseMs, lease.requestId, lease.unserved, lastWaiter)
-      if (reply.handed) this.onHanded(lease.key, reply.handed)
+      // Made after sentAt — unless a first run whose reply was lost made it ('not-ours': the waiter asks Redis).
+      if (reply.handed) this.onHanded(lease.key, reply.outcome === 'not-ours' ? reply.handed : { ...reply.handed, sentAt })
     } else if (lease.kind === 'lead') {
       await backend.leadRelease(lease.key, incarnation, lease.fence, leaseMs)
       this.core.logEvent({ type: 'lead-released', name: lease.key, fence: lease.fence })

@@ -30,14 +30,13 @@ const NONE: ReadonlySet<string> = new Set()
 
 export class TurnQueue {
   private readonly wakes = new TurnWakes()
-  /** Per chat: acquisitions whose first take-ticket is in flight (their ticket is not known yet). */
-  private readonly enqueuing = new Map<string, number>()
   /** Per chat: this replica's acquisitions in arrival order (each takes a ticket after the ones before it). */
   private readonly lines = new ArrivalLines()
   private readonly inflight = new Set<Promise<unknown>>()
   /** What the waiting acquisitions look like from outside (the heartbeat record, metrics). */
   readonly book = new WaitBook()
   private requestSeq = 0
+  private lastGapNudge = -Infinity
 
   constructor(
     private readonly core: CoordinatorContext,
@@ -140,6 +139,8 @@ export class TurnQueue {
                 cause: err,
               })
             }
+            // Pushes may be lost while Redis does not answer: every chat's keeper polls (and backs off) too.
+            this.pushMayBeLost(place)
             await this.wakes.pause(key, ticket, Math.min(backoff, giveUpAt - monotonicNow()), started, signal)
             backoff = Math.min(backoff * 2, core.maxPollMs)
             continue
@@ -195,35 +196,23 @@ export class TurnQueue {
           this.lines.mark(key, place, generationAtSend)
           // This poll was sent before any grant that comes after it: a safe start for a pushed lease.
           queuedSentAt = sentAt
-          const left = giveUpAt - monotonicNow()
-          if (left <= 0) {
+          if (monotonicNow() >= giveUpAt) {
             throw new CoordinationUnavailableError('timeout', `no turn for ${JSON.stringify(key)} within ${waitMs}ms`, { key })
           }
-          let woke = await this.wakes.pause(
-            key,
-            ticket,
-            Math.min(this.lines.pollDelay(key, place, this.pollTiming(backoff)), left),
-            started,
-            signal,
-          )
-          // Become keeper: sleep on until it is time to poll.
-          while (woke.reschedule && monotonicNow() < giveUpAt) {
-            const rest = giveUpAt - monotonicNow()
-            woke = await this.wakes.pause(
-              key,
-              ticket,
-              Math.min(this.lines.pollDelay(key, place, this.pollTiming(backoff)), rest),
-              started,
-              signal,
-            )
-          }
+          const woke = await this.sleep(key, ticket, place, backoff, started, giveUpAt, signal)
           // Poll instead of taking a grant pushed to us when it is an offer from another replica's
           // script (the poll takes it up: Redis runs the lease from there, and an offer to a waiter that
           // died lapses and passes on); when an operator revoked a turn of ours on this chat since; or
           // when it names another acquisition of ours (Redis lost our ticket and gave its number again).
+          // A handed grant was made after the release that carried it was sent (`sentAt`; a far later
+          // bound than our last poll: only the keeper polls). Not known when: ask Redis.
+          const grantedAfter = woke.grant?.sentAt ?? queuedSentAt
           const askRedis =
             woke.grant &&
-            (!woke.handed || this.wakes.revokedSince(key, queuedSentAt) || (!!woke.grant.requestId && woke.grant.requestId !== requestId))
+            (!woke.handed ||
+              woke.grant.sentAt === undefined ||
+              this.wakes.revokedSince(key, grantedAfter) ||
+              (!!woke.grant.requestId && woke.grant.requestId !== requestId))
           if (askRedis) {
             backoff = core.minPollMs
             continue
@@ -231,7 +220,7 @@ export class TurnQueue {
           if (woke.grant) {
             // Handed over by our own release, made with our leaseMs: taken without another round trip.
             // Redis expires it leaseMs after the grant, which came after our last 'queued' poll was sent.
-            return take(ticket, woke.grant.fence, woke.grant.previousHolder, queuedSentAt, leaseDeadline(core, queuedSentAt))
+            return take(ticket, woke.grant.fence, woke.grant.previousHolder, grantedAfter, leaseDeadline(core, grantedAfter))
           }
           backoff = woke.woken ? core.minPollMs : Math.min(backoff * 2, core.maxPollMs)
         }
@@ -267,10 +256,27 @@ export class TurnQueue {
     return task
   }
 
+  /** Sleep until it is time to poll again (pollDelay), a push, or the wait's end; becoming keeper recomputes when. */
+  private async sleep(key: string, ticket: number, place: Place, backoff: number, started: number, giveUpAt: number, signal?: AbortSignal) {
+    for (;;) {
+      const ms = Math.min(this.lines.pollDelay(key, place, this.pollTiming(backoff)), giveUpAt - monotonicNow())
+      const woke = await this.wakes.pause(key, ticket, ms, started, signal)
+      if (!woke.reschedule || monotonicNow() >= giveUpAt) return woke
+    }
+  }
+
   /** What pollDelay needs: is the push channel up, the backoff, how often to keep our tickets alive. */
   private pollTiming(backoff: number): PollTiming {
     const core = this.core
     return { pushReady: core.backend.pushReady(), backoff, keepAliveMs: ticketKeepAliveMs(core.leaseMs), minPollMs: core.minPollMs }
+  }
+
+  /** A call failed: pushes may be lost too. The other keepers poll now — at most once a third of a lease. */
+  private pushMayBeLost(except: Place): void {
+    const now = monotonicNow()
+    if (now - this.lastGapNudge < ticketKeepAliveMs(this.core.leaseMs)) return
+    this.lastGapNudge = now
+    this.lines.nudgeKeepers(except)
   }
 
   /** The push channel may have lost pushes (it dropped, or came back): every chat's keeper polls now. */
@@ -287,17 +293,13 @@ export class TurnQueue {
   private async poll(key: string, ticket: number | null, requestId: string): Promise<TurnReply> {
     const { backend, replicaId, incarnation, leaseMs } = this.core
     const first = ticket === null
-    if (first) this.enqueuing.set(key, (this.enqueuing.get(key) ?? 0) + 1)
+    if (first) this.book.taking(key, +1)
     try {
       const reply = await backend.turnAcquire(key, replicaId, incarnation, leaseMs, ticket, requestId)
       if (first && reply.status === 'queued') this.book.queued(key, reply.ticket)
       return reply
     } finally {
-      if (first) {
-        const n = (this.enqueuing.get(key) ?? 1) - 1
-        if (n > 0) this.enqueuing.set(key, n)
-        else this.enqueuing.delete(key)
-      }
+      if (first) this.book.taking(key, -1)
     }
   }
 
@@ -325,7 +327,7 @@ export class TurnQueue {
   onWake(key: string, ticket: number | null, grant?: PushedGrant, handed = false): void {
     if (ticket !== null) {
       // An acquisition of this chat between polls (its request in flight) gets it at its next pause.
-      this.wakes.deliver(key, ticket, grant, handed, (id) => this.book.has(id) || (this.enqueuing.get(key) ?? 0) > 0)
+      this.wakes.deliver(key, ticket, grant, handed, (id) => this.book.expects(key, id))
       return
     }
     // Learn it now, not at the next renewal — also for a grant handed to us that we have not taken

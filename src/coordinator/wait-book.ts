@@ -15,6 +15,8 @@ export class WaitBook {
   /** When each waiting acquisition began (monotonic ms), in arrival order: the first is the oldest. */
   private readonly starts = new Map<object, number>()
   private readonly waits = new LatencyWindow(1024)
+  /** Per chat: acquisitions whose first take-ticket is in flight (their ticket is not known yet). */
+  private readonly enqueuing = new Map<string, number>()
 
   /** An acquisition begins to wait (`token`: its identity until it ends). */
   began(token: object, at: number): void {
@@ -35,9 +37,16 @@ export class WaitBook {
     this.tickets.set(waitingId(key, ticket), { key, ticket })
   }
 
-  /** Is (chat, ticket) `id` a ticket some acquisition waits with? */
-  has(id: string): boolean {
-    return this.tickets.has(id)
+  /** A first take-ticket of chat `key` is sent (+1) or answered (-1). */
+  taking(key: string, delta: 1 | -1): void {
+    const n = (this.enqueuing.get(key) ?? 0) + delta
+    if (n > 0) this.enqueuing.set(key, n)
+    else this.enqueuing.delete(key)
+  }
+
+  /** May a push for (chat `key`, ticket) `id` be for an acquisition of ours: one waits with it, or one of the chat's takes is in flight? */
+  expects(key: string, id: string): boolean {
+    return this.tickets.has(id) || this.enqueuing.has(key)
   }
 
   forget(id: string): void {

@@ -104,6 +104,11 @@ export interface PushedGrant {
   leaseMs: number
   /** The request id of the acquisition the ticket was granted to, when the backend records it. */
   requestId?: string
+  /**
+   * A grant our own release handed over in its reply: when that release was sent (monotonic ms of
+   * this process). The grant was made after it, so its lease runs at least until then + leaseMs.
+   */
+  sentAt?: number
 }
 
 export type LeadReply =

@@ -155,6 +155,33 @@ export function defineTurnContract(h: TurnHarness): void {
       await pushesToA.stop()
     })
 
+    it("waiting costs per chat: only a replica's oldest message there polls, and a message queued longer than a lease without polling still takes the turn handed to it", async () => {
+      const lease = 900
+      const [a, b] = await Promise.all([replica({ replicaId: 'a', leaseMs: lease }), replica({ replicaId: 'b', leaseMs: lease })])
+      const held = await b.acquireTurn('chat:deep')
+      const got: string[] = []
+      const take = async (label: string) => {
+        const t = await a.acquireTurn('chat:deep', { waitMs: 20_000 })
+        got.push(label)
+        await t.release()
+      }
+      const pending = [take('a1')]
+      await queued('chat:deep', 'a')
+      pending.push(take('a2'))
+      await queued('chat:deep', 'a', 'a')
+      pending.push(take('a3'))
+      await queued('chat:deep', 'a', 'a', 'a')
+      // b holds (renewing) for two leases: a2 and a3 never poll (a1, the keeper, keeps all three alive).
+      await sleep(2 * lease)
+      expect(held.held).toBe(true)
+      expect(await h.queue('chat:deep')).toMatchObject({ holder: 'b', queued: ['a', 'a', 'a'], skipped: 0 })
+      await held.release()
+      // a1 is offered the turn; a2 and a3 get theirs in the replies of a's own releases — their last
+      // poll (their take) two leases ago, the grant fresh.
+      await Promise.all(pending)
+      expect(got).toEqual(['a1', 'a2', 'a3'])
+    })
+
     it('a turn handed over in a release reply reaches its message even when that message took its ticket in the same breath', async () => {
       // Two replicas, eight messages in flight each, most on five hot chats: a release often hands the
       // turn to a ticket of its own replica whose take was answered in the same read as the release.
