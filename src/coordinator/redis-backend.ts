@@ -12,6 +12,7 @@ import {
   slotOwnerIn,
   watchServerChanges,
   withTimeout,
+  batchWrites,
   type RedisClient,
   type ResolvedRedis,
 } from '../connection.js'
@@ -174,6 +175,7 @@ export class RedisBackend implements CoordinationBackend {
 
   async renew(items: RenewItem[], incarnation: string, leaseMs: number): Promise<Array<RenewReply | Error>> {
     // Sent together: one write per connection (and per node on a cluster), replies in order.
+    batchWrites(this.redis)
     return Promise.all(
       items.map(async (item): Promise<RenewReply | Error> => {
         try {

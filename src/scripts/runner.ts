@@ -1,7 +1,7 @@
 import type { RedisKey } from '../keys.js'
 import { keyText } from '../bytes.js'
 import { errorFromRedis } from '../errors/from-redis.js'
-import { batchWrites, connectionCloses, withTimeout, type RedisClient } from '../connection.js'
+import { connectionCloses, withTimeout, type RedisClient } from '../connection.js'
 import { CoordinationUnavailableError } from '../errors/coordination-unavailable-error.js'
 import { encodeArgs, UNKNOWN, type ArgSchema, type ScriptArgs, type ScriptDef } from './define.js'
 import { loadScript } from './load.js'
@@ -36,11 +36,11 @@ export class ScriptRunner {
       throw new Error(`script ${def.name} takes ${script.numberOfKeys} keys, its definition names ${keyList.length}`)
     }
     const argv = encodeArgs(def.argv, args)
-    batchWrites(this.redis)
+    // Not corked here: a lone command (a turn's take or release) goes out at once. A caller that sends
+    // many together (the renewal cycle) corks the connection around them itself (batchWrites).
     const redis = this.redis
     const ifNoScript = (err: unknown): Promise<unknown> => {
       if (!(err instanceof Error && err.message.startsWith('NOSCRIPT'))) throw err
-      batchWrites(redis)
       return redis.eval(script.source, keyList.length, ...keyList, ...argv)
     }
     let reply: unknown

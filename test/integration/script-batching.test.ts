@@ -2,6 +2,7 @@ import { afterAll, describe, expect, it } from 'vitest'
 import { Redis } from 'ioredis'
 import { KeyLayout } from '../../src/index.js'
 import { ScriptRunner } from '../../src/scripts/runner.js'
+import { batchWrites } from '../../src/connection.js'
 import { TURN_ACQUIRE } from '../../src/scripts/registry.js'
 import { redisUrl, uniquePrefix } from '../helpers/redis.js'
 
@@ -21,7 +22,7 @@ function countWrites(redis: Redis): { writes: number } {
 }
 
 describe('script calls', () => {
-  it('calls made in one turn of the event loop leave in one write, each answered on its own', async () => {
+  it('calls a caller sends together (corked: the renewal cycle) leave in one write, each answered on its own; a lone call is not held back', async () => {
     await client.ping()
     const keys = new KeyLayout(uniquePrefix('sb'), 'standalone')
     const scripts = new ScriptRunner(client, 5000)
@@ -43,10 +44,11 @@ describe('script calls', () => {
     }
     await take(100) // Redis knows the script from now on (EVALSHA, no EVAL after NOSCRIPT)
     const counter = countWrites(client)
+    batchWrites(client)
     const replies = await Promise.all(Array.from({ length: 20 }, (_, i) => take(i)))
     expect(replies.map((r) => r.status)).toEqual(Array(20).fill('granted'))
     expect(counter.writes).toBe(1)
-    // A call in a later turn of the loop is not held back for the next batch.
+    // A lone call (a turn's take or release) goes out at once, in its own write.
     const later = await take('later')
     expect(later.status).toBe('granted')
     expect(counter.writes).toBe(2)
