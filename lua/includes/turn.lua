@@ -135,7 +135,7 @@ end
 
 -- Grant the turn to the oldest live ticket when nobody holds a valid lease. Dead tickets (see
 -- ticket_live: their replica died, froze or lost Redis) are dropped on the way, with their
--- incarnation's w: field.
+-- incarnation's lapsed w: field.
 -- Wakes the grantee on its incarnation's channel unless it is the caller's own ticket or a ticket
 -- of the caller's incarnation `localInc` (a release hands that one over in its reply: g.mine), with
 -- the grant as JSON: { t = ticket, q = its request id, f = fence, l = leaseMs, k = raw state key,
@@ -157,8 +157,9 @@ local function grant_next(state, queue, leaseMs, wake, callerTicket, cur, last, 
   drop = drop or {}
   if cur[1] then
     if (tonumber(cur[2]) or 0) > NOW then return nil end
+    -- Only its tickets popped here go: its w: field stays, so a replica that is alive after all (slow
+    -- to take an offer up) keeps its later tickets, and a dead one's lapse with that field.
     deadInc, vacating = cur[3], true
-    if deadInc then drop[#drop + 1] = waiter_field(deadInc) end
   end
   local seen = {}
   while true do

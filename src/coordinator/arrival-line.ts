@@ -2,12 +2,13 @@ import { monotonicNow } from '../clock.js'
 import { CoordinationUnavailableError } from '../errors/coordination-unavailable-error.js'
 
 /**
- * How often a chat's keeper polls to keep our queued tickets there alive: a third of the lease, so
- * they never reach the end of their life (two thirds: lua/includes/turn.lua ticket_life_ms) even with
- * a poll that takes a third of a lease to be answered.
+ * How often a chat's keeper polls while pushes work: a sixth of the lease. So a grant offered to it
+ * whose push was lost (a subscriber moving to another node, a cluster bus that dropped it) is still
+ * taken up — an offer runs a third of the lease (lua/includes/turn.lua take_up_ms) — and our queued
+ * tickets there never reach the end of their life (two thirds: ticket_life_ms).
  */
-export function ticketKeepAliveMs(leaseMs: number): number {
-  return Math.floor(leaseMs / 3)
+export function keeperPollMs(leaseMs: number): number {
+  return Math.floor(leaseMs / 6)
 }
 
 /** What a waiter's next poll depends on besides its chat's line. */
@@ -16,6 +17,7 @@ export interface PollTiming {
   pushReady: boolean
   /** The waiter's backoff (minPollMs doubling up to maxPollMs): the interval while pushes do not work. */
   backoff: number
+  /** keeperPollMs: the keeper's interval while pushes work. */
   keepAliveMs: number
   minPollMs: number
 }

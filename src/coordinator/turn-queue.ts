@@ -7,7 +7,7 @@
  *
  * Polling is the safety net, and it costs per chat, not per waiting message: only the chat's keeper
  * (our oldest acquisition there, arrival-line.ts) polls on a timer — to keep all our tickets there
- * alive (every third of a lease) and when the holder's lease would lapse unrenewed (the reply says
+ * alive and catch an offer whose push was lost (every sixth of a lease) and when the holder's lease would lapse unrenewed (the reply says
  * when). Our later tickets stand behind it and sleep until a push or until they become keeper. While
  * the push channel is down, the keeper polls with backoff up to maxPollMs; when it comes back, every
  * keeper polls at once (a push may have been lost in between).
@@ -17,7 +17,7 @@ import { parseDuration } from '../duration.js'
 import { CoordinationUnavailableError } from '../errors/coordination-unavailable-error.js'
 import { isConnectionError } from '../errors/from-redis.js'
 import type { Holder, PushedGrant, TurnReply } from '../wire/types.js'
-import { ArrivalLines, ticketKeepAliveMs, type PollTiming, type Place } from './arrival-line.js'
+import { ArrivalLines, keeperPollMs, type PollTiming, type Place } from './arrival-line.js'
 import { leaseDeadline, type CoordinatorContext } from './context.js'
 import type { LeaseTable } from './lease-table.js'
 import { TurnHandle } from './turn-handle.js'
@@ -268,13 +268,13 @@ export class TurnQueue {
   /** What pollDelay needs: is the push channel up, the backoff, how often to keep our tickets alive. */
   private pollTiming(backoff: number): PollTiming {
     const core = this.core
-    return { pushReady: core.backend.pushReady(), backoff, keepAliveMs: ticketKeepAliveMs(core.leaseMs), minPollMs: core.minPollMs }
+    return { pushReady: core.backend.pushReady(), backoff, keepAliveMs: keeperPollMs(core.leaseMs), minPollMs: core.minPollMs }
   }
 
-  /** A call failed: pushes may be lost too. The other keepers poll now — at most once a third of a lease. */
+  /** A call failed: pushes may be lost too. The other keepers poll now — at most once per keeper interval. */
   private pushMayBeLost(except: Place): void {
     const now = monotonicNow()
-    if (now - this.lastGapNudge < ticketKeepAliveMs(this.core.leaseMs)) return
+    if (now - this.lastGapNudge < keeperPollMs(this.core.leaseMs)) return
     this.lastGapNudge = now
     this.lines.nudgeKeepers(except)
   }

@@ -232,7 +232,6 @@ export class MemoryCoordinationHub {
     if (c.holder) {
       if (c.holder.exp > now) return null
       deadIncarnation = c.holder.incarnation
-      c.waiters.delete(deadIncarnation)
       c.holder = null
     }
     for (const [ticket, t] of c.queue) {
