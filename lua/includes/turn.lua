@@ -161,10 +161,16 @@ local function grant_next(state, queue, leaseMs, wake, callerTicket, cur, last, 
     -- to take an offer up) keeps its later tickets, and a dead one's lapse with that field.
     deadInc, vacating = cur[3], true
   end
-  local seen = {}
+  local seen, skipped = {}, 0
+  -- Dead tickets skipped on the way are counted once, and their fields deleted a batch at a time (a
+  -- run of thousands would pass Lua's unpack limit in one HDEL and fail the script half-written).
+  local function settle_skipped()
+    if skipped > 0 then redis.call('HINCRBY', state, CHAT.skipped, skipped) end
+  end
   while true do
     local head = redis.call('ZPOPMIN', queue)[1]
     if not head then
+      settle_skipped()
       if vacating then
         clear_holder(state, unpack(drop))
       elseif #drop > 0 then
@@ -179,6 +185,7 @@ local function grant_next(state, queue, leaseMs, wake, callerTicket, cur, last, 
     if t and t.inc ~= deadInc and ticket_live(state, t, seen) then
       -- A vacated holder's offer mark goes with the popped tickets' fields (an offer writes its own).
       if vacating then drop[#drop + 1] = CHAT.offered end
+      settle_skipped()
       redis.call('HDEL', state, unpack(drop))
       last = last or redis.call('HMGET', state, CHAT.lastHolder, CHAT.lastHolderIncarnation, CHAT.fence)
       local mine = t.inc == localInc
@@ -196,6 +203,10 @@ local function grant_next(state, queue, leaseMs, wake, callerTicket, cur, last, 
         left = offered and take_up_ms(leaseMs) or leaseMs }
     end
     if t and t.inc ~= deadInc then drop[#drop + 1] = waiter_field(t.inc) end
-    redis.call('HINCRBY', state, CHAT.skipped, 1)
+    skipped = skipped + 1
+    if #drop >= 3000 then
+      redis.call('HDEL', state, unpack(drop))
+      drop = {}
+    end
   end
 end

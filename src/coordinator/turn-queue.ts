@@ -219,7 +219,7 @@ export class TurnQueue {
           }
           if (woke.grant) {
             // Handed over by our own release, made with our leaseMs: taken without another round trip.
-            // Redis expires it leaseMs after the grant, which came after our last 'queued' poll was sent.
+            // Redis expires it leaseMs after the grant, which came after the release that carried it was sent.
             return take(ticket, woke.grant.fence, woke.grant.previousHolder, grantedAfter, leaseDeadline(core, grantedAfter))
           }
           backoff = woke.woken ? core.minPollMs : Math.min(backoff * 2, core.maxPollMs)

@@ -204,4 +204,26 @@ describe('turn scripts', () => {
       await sub.quit()
     }
   })
+
+  it('a release behind thousands of dead tickets skips them all in one script (fields deleted in batches, counted once)', async () => {
+    const { k, chat, scripts, common } = turnChat('chat:dead-run')
+    const acquire = (incarnation: string, requestId: string) =>
+      scripts.call(TURN_ACQUIRE, chat, { replicaId: 'r', incarnation, ticket: null, requestId, ...common })
+    expect((await acquire('i1', '1')).status).toBe('granted')
+    // 5,000 tickets of a replica that died long ago, written by hand (past Lua's unpack limit in one HDEL).
+    const pipe = client.pipeline()
+    for (let n = 2; n <= 5001; n++) {
+      pipe.hset(k.state, `t:${n}`, `1|1|dead|gone`, `q:${n}`, String(n))
+      pipe.zadd(k.queue, n, String(n))
+    }
+    pipe.hset(k.state, 'n', '5001')
+    await pipe.exec()
+    const released = await scripts.call(TURN_RELEASE, chat, { incarnation: 'i1', ticket: 1, requestId: '1', ...common })
+    expect(released).toEqual({ outcome: 'released', handed: null })
+    expect(await client.zcard(k.queue)).toBe(0)
+    expect(await client.hget(k.state, 'sk')).toBe('5000')
+    const fields = await client.hkeys(k.state)
+    expect(fields.filter((f) => f.startsWith('t:') || f.startsWith('q:'))).toEqual([])
+    expect(fields).not.toContain('h')
+  })
 })
