@@ -10,10 +10,11 @@ import { NAME_KINDS, nameArg } from '../output/names.js'
 export async function planChatRelease(ctx: Context, key: string, flags: { ifFence?: string; reason?: string }): Promise<Plan> {
   const ifFence = parseFence(flags.ifFence)
   const { chat, checkpoint, nowMs } = await ctx.reader.chat(key)
-  if (!chat || !chat.holder) throw notFound(`chat ${key} has no holder (fence ${chat?.fence ?? '-'}): nothing to release`)
-  if (ifFence !== null && chat.fence !== ifFence) {
+  // A pin that no longer matches is a change since the operator looked, held or not now.
+  if (chat && ifFence !== null && chat.fence !== ifFence) {
     throw conflict(`the state changed since you looked: chat ${key} is at fence ${chat.fence}, not ${ifFence}; nothing done`)
   }
+  if (!chat || !chat.holder) throw notFound(`chat ${key} has no holder (fence ${chat?.fence ?? '-'}): nothing to release`)
   const h = chat.holder
   const health = leaseHealth(h, await liveAt(ctx, nowMs), nowMs, TURN_WORDS)
   const next = nextGrant(chat, nowMs, { revokeHolder: true })

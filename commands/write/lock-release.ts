@@ -11,10 +11,11 @@ export async function planLockRelease(ctx: Context, key: string, flags: { ifFenc
   const ifFence = parseFence(flags.ifFence)
   const nowMs = await ctx.reader.now()
   const lock = await ctx.reader.lock(key)
-  if (!lock || !lock.holder) throw notFound(`lock ${key} is not held (fence ${lock?.fence ?? '-'}): nothing to release`)
-  if (ifFence !== null && lock.fence !== ifFence) {
+  // A pin that no longer matches is a change since the operator looked, held or not now.
+  if (lock && ifFence !== null && lock.fence !== ifFence) {
     throw conflict(`the state changed since you looked: lock ${key} is at fence ${lock.fence}, not ${ifFence}; nothing done`)
   }
+  if (!lock || !lock.holder) throw notFound(`lock ${key} is not held (fence ${lock?.fence ?? '-'}): nothing to release`)
   const h = lock.holder
   return {
     title: `force-release the lock ${key}`,

@@ -134,6 +134,10 @@ describe('botmesh-coord write commands: safety', () => {
     expect(rec!.by).toMatch(/.+@.+/)
     expect(typeof rec!.at).toBe('number')
     await turnB.release()
+    // The same pinned release pasted again once the chat is free: the pin no longer matches — a change
+    // since the operator looked (6), not "nothing held" (3).
+    const again = await w.cli('chat', 'release', 'chat:42', '--if-fence', String(turnA.fence), '--yes')
+    expect(again.code, again.stderr).toBe(6)
   })
 
   it('exit codes for nothing to do: not found (3), bad fence (2)', async () => {
