@@ -19,6 +19,8 @@ interface Waiter {
   reschedule: () => void
 }
 
+const MAX_TIMER_MS = 2 ** 31 - 1
+
 export const waitingId = (key: string, ticket: number) => `${key}\u0000${ticket}`
 
 export class TurnWakes {
@@ -56,7 +58,9 @@ export class TurnWakes {
         wake: (grant, handed) => finish(true, grant, handed),
         reschedule: () => finish(false, undefined, undefined, true),
       }
-      const timer = setTimeout(() => finish(false), Math.max(0, ms))
+      // A later message of a chat sleeps until its push (ms may be a whole long wait): a timer cannot
+      // wait longer than 2^31 - 1 ms (Node fires a longer one at once).
+      const timer = setTimeout(() => finish(false), Math.min(Math.max(0, ms), MAX_TIMER_MS))
       signal?.addEventListener('abort', onAbort, { once: true })
       this.waiters.set(id, waiter)
     })
