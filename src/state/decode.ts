@@ -7,6 +7,7 @@ import { CorruptStateError } from '../errors/corrupt-state-error.js'
 import type { RedisKey } from '../keys.js'
 import type { Holder, HeldSummary, ReplicaInfo, ReplicaStats } from '../wire/types.js'
 import { decodeHeldSummary } from '../wire/heartbeat.js'
+import { parseBoundedJson } from '../wire/json.js'
 import { CHAT_FIELDS as C, ticketsOf, type QueuedTicket } from '../wire/chat.js'
 
 export type Json = null | boolean | number | string | Json[] | { [k: string]: Json }
@@ -29,9 +30,9 @@ function json<T = Json>(rawKey: RedisKey, h: Hash, field: string): T | null {
   const v = h[field]
   if (v === undefined || v === '') return null
   try {
-    return JSON.parse(v) as T
-  } catch {
-    throw new CorruptStateError(rawKey, `field ${field} is not valid JSON`)
+    return parseBoundedJson(v) as T
+  } catch (err) {
+    throw new CorruptStateError(rawKey, `field ${field} ${(err as Error).message}`)
   }
 }
 
