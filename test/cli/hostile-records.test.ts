@@ -92,3 +92,77 @@ describe('records nested 100,000 deep', () => {
     }
   })
 })
+
+describe('corrupt numbers', () => {
+  const prefix = uniquePrefix('numbers')
+  const keys = new KeyLayout(prefix, 'standalone')
+  const base = ['--url', redisUrl(), '--prefix', prefix]
+  const cli = (...args: string[]) => runCli([...base, ...args])
+  const HUGE = '-1' + '1'.repeat(300) // -1.1e+300 as digits: passes a /^-?\d+$/ test
+  let c: RedisCoordinator
+  let raw: Redis
+  beforeAll(async () => {
+    c = new RedisCoordinator({ url: redisUrl(), prefix, replicaId: 'pod-ok', leaseMs: 30_000 })
+    await c.start()
+    await c.acquireTurn('chat:fine')
+    await c.acquireTurn('chat:bigfence')
+    await c.tryLead('lead:fine')
+    await c.tryLead('lead:huge')
+    raw = new Redis(redisUrl())
+    await raw.hset(keys.chat('chat:bigfence').state, 'f', '9007199254740993')
+    await raw.hset(keys.lead('lead:huge'), 'exp', HUGE)
+    const now = Date.now()
+    const info = JSON.stringify({ host: 'h', pid: 1, version: 'v', startedAt: now, leaseMs: 1e300 })
+    const stats = JSON.stringify({ turnsGranted: 'lots', waitingNow: 0, waitP99Ms: -1.1e300, leasesLost: 0, leadsHeld: 0, turnsHeld: 0 })
+    const beats = {
+      'pod-info': { info },
+      'pod-stats': { stats },
+      'pod-beat': { beat: '9007199254740993' },
+      'pod-exp': { exp: HUGE },
+    }
+    for (const [id, fields] of Object.entries(beats)) {
+      await raw.hset(keys.replica(id), { id, inc: 'x', beat: now, exp: now + 60_000, ...fields })
+      await raw.pexpire(keys.replica(id), 60_000)
+      await raw.zadd(keys.replicaIndex, now, id)
+    }
+  })
+  afterAll(async () => {
+    await c?.stop()
+    await raw?.quit()
+  })
+
+  const LISTINGS = [
+    ['replicas', 'ls'],
+    ['chat', 'ls'],
+    ['leases', 'ls'],
+    ['provider', 'ls'],
+  ]
+  for (const args of LISTINGS) {
+    it(`${args.join(' ')}: the corrupt records are reported, none shown with NaN, 'lots' or e+300`, async () => {
+      const runs = await Promise.all([cli(...args, '-o', 'wide'), cli(...args, '--json')])
+      const shown = /NaN|Infinity|lots|e\+\d|900719925474099/
+      for (const r of runs) expect(r.code, r.stderr).toBe(0)
+      expect(runs[0]!.stdout).not.toMatch(shown)
+      // The document's rows (its `corrupt` array names the bad values, as the stderr lines do).
+      expect(JSON.stringify({ ...parseJson<J>(runs[1]!), corrupt: [] })).not.toMatch(shown)
+      expect(runs[0]!.stdout).toMatch(args[0] === 'replicas' ? /pod-ok/ : args[0] === 'provider' ? /^$|lead/ : /chat:fine/)
+      const corrupt = parseJson<J>(runs[1]!).corrupt as J[]
+      const named = (k: unknown) => corrupt.some((x) => x.rawKey === k)
+      if (args[0] === 'chat' || args[0] === 'leases') {
+        expect(named(keys.chat('chat:bigfence').state), JSON.stringify(corrupt)).toBe(true)
+        expect(JSON.stringify(corrupt)).toContain('field f is not an integer below 2^53')
+      }
+      if (args[0] === 'leases') expect(named(keys.lead('lead:huge')), JSON.stringify(corrupt)).toBe(true)
+      if (args[0] === 'replicas') {
+        for (const id of ['pod-info', 'pod-stats', 'pod-beat', 'pod-exp']) expect(named(keys.replica(id)), id).toBe(true)
+        expect(JSON.stringify(corrupt)).toContain('field stats.turnsGranted is not a number')
+      }
+    })
+  }
+
+  it('chat inspect of the chat whose fence is past 2^53 says corrupt (exit 8)', async () => {
+    const r = await cli('chat', 'inspect', 'chat:bigfence')
+    expect(r.code, r.stderr).toBe(8)
+    expect(r.stderr).toContain('field f is not an integer below 2^53: "9007199254740993"')
+  })
+})
