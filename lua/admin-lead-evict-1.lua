@@ -8,7 +8,8 @@
   ARGV[1] evicted incarnation   ARGV[2] wake channel prefix
 
   Returns { revoked (1|0), fenceBefore|false, fenceAfter|false, candidacyWithdrawn (1|0) }
-  Errors: BMC_INVALID_ID when no incarnation is given (InvalidIdError).
+  Errors: BMC_INVALID_ID when no incarnation is given (InvalidIdError); ERR botmesh corrupt fence at <key>
+  when it would revoke and the stored fence is not a decimal integer below 2^53 - 1 (CorruptStateError).
 ]]
 --@include time
 --@include lead
@@ -16,8 +17,9 @@
 local key = KEYS[1]
 local inc, wake = ARGV[1], ARGV[2]
 if inc == '' then return redis.error_reply('BMC_INVALID_ID: an incarnation is required') end
-local withdrawn = redis.call('HDEL', key, 'c:' .. inc)
 local h = redis.call('HMGET', key, 'h', 'hi', 'f')
+if h[1] and h[2] == inc then check_fence(h[3]) end -- a corrupt fence: refused before anything is written
+local withdrawn = redis.call('HDEL', key, 'c:' .. inc)
 if not h[1] or h[2] ~= inc then return { 0, h[3] or false, h[3] or false, withdrawn } end
 clear_lead_holder(key)
 local revoked = fmt(next_fence(h[3]))

@@ -40,6 +40,7 @@ if h[1] and exp > NOW then
   standby()
   return { 0, h[1], h[2], h[3], fmt(exp - NOW) }
 end
+check_fence(h[3]) -- a corrupt fence: refused before anything below writes
 if h[1] then
   -- expired without a release: the handover time counts from the expiry
   clear_lead_holder(key)

@@ -49,6 +49,8 @@ export function parseDuration(value: Duration, what = 'duration', options: Parse
 
 /** Short human form: 850ms, 12s, 3m4s, 2h5m. */
 export function formatDuration(ms: number): string {
+  // Not a duration (NaN, infinite, past 2^53 ms: a corrupt value): shown as '-', never as "NaNd".
+  if (!Number.isFinite(ms) || Math.abs(ms) > Number.MAX_SAFE_INTEGER) return '-'
   const neg = ms < 0
   let v = Math.abs(Math.round(ms))
   let out: string

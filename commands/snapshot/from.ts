@@ -5,7 +5,7 @@
  * the snapshot's Redis time. A header line on stderr says which file and when it was taken. Commands
  * that change state refuse (exit 7).
  */
-import { readFileSync } from 'node:fs'
+import { readFileSync, statSync } from 'node:fs'
 import type { Command } from 'commander'
 import { formatDuration, keyText, loadIo, type Io, type RedisKey, type Snapshot, type StateSource } from '../lib.js'
 import type { RecordedSource } from '../lib.js'
@@ -28,6 +28,8 @@ export async function loadSnapshot(path: string, what = '--from'): Promise<{ io:
   checkReadableFile(path, what)
   const io = await loadIo()
   try {
+    // A file larger than a snapshot may be is refused before it is read.
+    if (statSync(path).size > io.SNAPSHOT_MAX_BYTES) throw new Error(io.SNAPSHOT_TOO_LARGE)
     return { io, snapshot: io.decodeSnapshot(readFileSync(path)) }
   } catch (err) {
     if (err instanceof CliError) throw err

@@ -5,8 +5,8 @@
 -- now below the chat's). Returns the fence after the bump.
 local function revoke_chat_holder(state)
   local f = redis.call('HGET', state, CHAT.fence)
+  local bumped = fmt(next_fence(f, state)) -- refused (corrupt fence) before anything is written
   clear_holder(state)
-  local bumped = fmt(next_fence(f))
   redis.call('HSET', state, CHAT.fence, bumped)
   return bumped
 end

@@ -10,7 +10,18 @@ end
 
 -- A fence or revision for a key: above the last one AND above Redis's clock in microseconds, so it
 -- keeps growing after the key was cleaned up or lost in a failover that dropped the last writes.
-local function next_fence(last)
+-- A `last` that is not a decimal integer below 2^53 - 1 (a corrupt or hand-written value: 2^53 + 1
+-- would grant the same fence again, 1e300 a negative one) is refused with an error reply naming
+-- `key` (default KEYS[1], the hash the fence is kept in); a script whose grant path writes before it
+-- calls next_fence calls check_fence first, so the refusal comes before any write.
+local function check_fence(last, key)
+  if last and not (string.match(last, '^%d+$') and #last <= 16 and tonumber(last) < 9007199254740991) then
+    error(redis.error_reply('ERR botmesh corrupt fence at ' .. tostring(key or KEYS[1])))
+  end
+end
+
+local function next_fence(last, key)
+  check_fence(last, key)
   local f = (tonumber(last) or 0) + 1
   if NOW_US > f then f = NOW_US end
   return f

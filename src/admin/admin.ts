@@ -24,6 +24,7 @@ import { chatInvolves } from '../wire/chat.js'
 import { decodeHeldSummary } from '../wire/heartbeat.js'
 import type { HeldSummary } from '../wire/types.js'
 import { CorruptStateError } from '../errors/corrupt-state-error.js'
+import { parseBoundedJson } from '../wire/json.js'
 import type {
   AuditOptions,
   AuditOutcome,
@@ -674,7 +675,7 @@ const BULK_KEYS_RECORDED = 100
 function parseJson<T>(v: unknown): T | null {
   if (typeof v !== 'string' || v === '') return null
   try {
-    return JSON.parse(v) as T
+    return parseBoundedJson(v) as T
   } catch {
     return null
   }

@@ -50,6 +50,12 @@ export function errorFromRedis(err: unknown, redisKey: string | Buffer | undefin
   if (err instanceof CoordinationError) return err
   const e = err instanceof Error ? err : new Error(String(err))
   if (/WRONGTYPE/.test(e.message) && redisKey) return new CorruptStateError(redisKey, 'wrong Redis type', { cause: e })
+  // next_fence (lua/includes/time.lua) refuses a fence that is not a decimal integer below 2^53.
+  const fence = /^ERR botmesh corrupt fence at ([\s\S]*?)(?:\s*script: [\s\S]*)?$/.exec(e.message)
+  if (fence) {
+    const why = 'its fence is not a decimal integer below 2^53: no fence was granted and nothing was written'
+    return new CorruptStateError(redisKey ?? fence[1]!, why, { cause: e })
+  }
   const script = /\b(BMC_[A-Z_]+):?\s*(.*)$/.exec(e.message)
   const toClass = script && SCRIPT_ERRORS[script[1]!]
   if (toClass) return toClass(script[2]!.replace(/\s*script: .*$/, ''), e)

@@ -7,6 +7,7 @@ import { CorruptStateError } from '../errors/corrupt-state-error.js'
 import type { RedisKey } from '../keys.js'
 import type { Holder, HeldSummary, ReplicaInfo, ReplicaStats } from '../wire/types.js'
 import { decodeHeldSummary } from '../wire/heartbeat.js'
+import { parseBoundedJson } from '../wire/json.js'
 import { CHAT_FIELDS as C, ticketsOf, type QueuedTicket } from '../wire/chat.js'
 
 export type Json = null | boolean | number | string | Json[] | { [k: string]: Json }
@@ -15,8 +16,26 @@ type Hash = Record<string, string>
 function int(rawKey: RedisKey, h: Hash, field: string): number | null {
   const v = h[field]
   if (v === undefined || v === '') return null
-  if (!/^-?\d+$/.test(v)) throw new CorruptStateError(rawKey, `field ${field} is not an integer: ${JSON.stringify(v.slice(0, 40))}`)
-  return Number(v)
+  const n = Number(v)
+  // Past 2^53 an integer is not exact (a fence would repeat, a time is centuries away): corrupt, never shown.
+  if (!/^-?\d+$/.test(v) || !Number.isSafeInteger(n))
+    throw new CorruptStateError(rawKey, `field ${field} is not an integer below 2^53: ${JSON.stringify(v.slice(0, 40))}`)
+  return n
+}
+
+/** The numbers of a JSON record (a heartbeat's info and stats): each present one finite, at most 2^53 in size; else corrupt. */
+function numbers<T>(rawKey: RedisKey, field: string, v: T | null, names: string[], nullable: string[] = []): T | null {
+  if (v === null) return null
+  if (typeof v !== 'object' || Array.isArray(v)) throw new CorruptStateError(rawKey, `field ${field} is not an object`)
+  const o = v as Record<string, unknown>
+  for (const k of names) {
+    const x = o[k]
+    if (x === undefined || (x === null && nullable.includes(k))) continue
+    if (typeof x !== 'number' || !Number.isFinite(x) || Math.abs(x) > Number.MAX_SAFE_INTEGER) {
+      throw new CorruptStateError(rawKey, `field ${field}.${k} is not a number: ${JSON.stringify(x)?.slice(0, 40) ?? String(x)}`)
+    }
+  }
+  return v
 }
 
 function reqInt(rawKey: RedisKey, h: Hash, field: string): number {
@@ -29,9 +48,9 @@ function json<T = Json>(rawKey: RedisKey, h: Hash, field: string): T | null {
   const v = h[field]
   if (v === undefined || v === '') return null
   try {
-    return JSON.parse(v) as T
-  } catch {
-    throw new CorruptStateError(rawKey, `field ${field} is not valid JSON`)
+    return parseBoundedJson(v) as T
+  } catch (err) {
+    throw new CorruptStateError(rawKey, `field ${field} ${(err as Error).message}`)
   }
 }
 
@@ -147,7 +166,9 @@ export function decodeLead(key: string, rawKey: RedisKey, h: Hash): LeadSnapshot
     if (!field.startsWith('c:')) continue
     const m = /^(\d+)\|([\s\S]*)$/.exec(value)
     if (!m) throw new CorruptStateError(rawKey, `candidate field ${field} is malformed`)
-    candidates.push({ incarnation: field.slice(2), replicaId: m[2]!, deadlineMs: Number(m[1]) })
+    const deadlineMs = Number(m[1])
+    if (!Number.isSafeInteger(deadlineMs)) throw new CorruptStateError(rawKey, `candidate field ${field} is malformed`)
+    candidates.push({ incarnation: field.slice(2), replicaId: m[2]!, deadlineMs })
   }
   candidates.sort((a, b) => a.replicaId.localeCompare(b.replicaId))
   const yexp = int(rawKey, h, 'yexp')
@@ -309,8 +330,20 @@ export function decodeReplica(replicaId: string, rawKey: RedisKey, h: Hash): Rep
   return {
     replicaId: h.id ?? replicaId,
     incarnation: h.inc ?? '',
-    info: json<ReplicaInfo>(rawKey, h, 'info') ?? { host: '', pid: 0, version: '', startedAt: 0, leaseMs: 0 },
-    stats: json<ReplicaStats>(rawKey, h, 'stats') ?? {
+    info: numbers(rawKey, 'info', json<ReplicaInfo>(rawKey, h, 'info'), ['pid', 'startedAt', 'leaseMs', 'renewMs']) ?? {
+      host: '',
+      pid: 0,
+      version: '',
+      startedAt: 0,
+      leaseMs: 0,
+    },
+    stats: numbers(
+      rawKey,
+      'stats',
+      json<ReplicaStats>(rawKey, h, 'stats'),
+      ['turnsGranted', 'waitingNow', 'oldestWaitMs', 'turnsShed', 'waitP99Ms', 'leasesLost', 'leadsHeld', 'turnsHeld'],
+      ['oldestWaitMs', 'waitP99Ms'],
+    ) ?? {
       turnsGranted: 0,
       waitingNow: 0,
       waitP99Ms: null,

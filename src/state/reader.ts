@@ -11,6 +11,7 @@ import { CoordinationUnavailableError } from '../errors/coordination-unavailable
 import { formatRanges, ownerOfSlot, unreachableOwners, type UnreachableMaster } from './coverage.js'
 import { DEFAULTS } from '../defaults.js'
 import { CorruptStateError } from '../errors/corrupt-state-error.js'
+import { parseBoundedJson } from '../wire/json.js'
 import {
   decodeChat,
   decodeCheckpoint,
@@ -700,7 +701,7 @@ export class StateReader {
       const raw = i >= 0 && i % 2 === 0 ? fields[i + 1] : undefined
       let event: unknown
       try {
-        event = raw === undefined ? undefined : JSON.parse(raw)
+        event = raw === undefined ? undefined : parseBoundedJson(raw)
       } catch {
         event = undefined
       }

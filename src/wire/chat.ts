@@ -78,8 +78,11 @@ export function queuedTicket(field: string, value: string, malformed: (why: stri
   if (!field.startsWith(F.ticketPrefix)) return null
   const m = /^(\d+)\|(\d+)\|([^|]*)\|([\s\S]*)$/.exec(value)
   const ticket = Number(field.slice(F.ticketPrefix.length))
-  if (!m || !Number.isInteger(ticket)) throw malformed(`ticket field ${field} is malformed`)
-  return { ticket, deadlineMs: Number(m[1]), enqueuedAtMs: Number(m[2]), incarnation: m[3]!, replicaId: m[4]! }
+  const deadlineMs = Number(m?.[1])
+  const enqueuedAtMs = Number(m?.[2])
+  // Numbers past 2^53 are not exact (nor are they times): a corrupt field, not a ticket.
+  if (!m || ![ticket, deadlineMs, enqueuedAtMs].every(Number.isSafeInteger)) throw malformed(`ticket field ${field} is malformed`)
+  return { ticket, deadlineMs, enqueuedAtMs, incarnation: m[3]!, replicaId: m[4]! }
 }
 
 /**

@@ -3,6 +3,7 @@
  * campaigns for, as JSON. Written here by the coordinator at every beat, read here by the CLI, the
  * dashboard and `replica evict` — one format, one strictness.
  */
+import { parseBoundedJson } from './json.js'
 import type { HeldSummary, LeaseKind } from './types.js'
 
 /** At most this many of each list; `more` counts what was left out. */
@@ -34,9 +35,9 @@ export function decodeHeldSummary(json: string | null | undefined, corrupt: (why
   if (json === undefined || json === null || json === '') return { held: [], waiting: [], campaigns: [], more: 0 }
   let v: unknown
   try {
-    v = JSON.parse(json)
-  } catch {
-    throw corrupt('field leases is not valid JSON')
+    v = parseBoundedJson(json)
+  } catch (err) {
+    throw corrupt(`field leases ${(err as Error).message}`)
   }
   const l = isObject(v) ? v : {}
   return {

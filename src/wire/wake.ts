@@ -1,4 +1,5 @@
 /** The messages on a replica's wake channel (what grant_next and the admin scripts publish). */
+import { parseBoundedJson } from './json.js'
 import type { PushedGrant } from './types.js'
 
 /**
@@ -11,7 +12,7 @@ export function decodeWake(
 ): { kind: 'chat' | 'lead'; key: string; ticket: number | null; grant?: PushedGrant } | null {
   if (message.startsWith('{')) {
     try {
-      const m = JSON.parse(message) as { t?: string; q?: string; f?: string; l?: number; k?: string; p?: string; pi?: string }
+      const m = parseBoundedJson(message) as { t?: string; q?: string; f?: string; l?: number; k?: string; p?: string; pi?: string }
       const parsed = keys.parse(String(m.k))
       const ticket = Number(m.t)
       const fence = Number(m.f)

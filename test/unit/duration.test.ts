@@ -25,4 +25,8 @@ describe('durations', () => {
     expect(formatDuration(7_500_000)).toBe('2h5m')
     expect(formatDuration(-1500)).toBe('-1.5s')
   })
+  it('shows a number that is not a duration (a corrupt value) as -', () => {
+    for (const v of [NaN, Infinity, -1.1e300, 2 ** 53 + 2]) expect(formatDuration(v)).toBe('-')
+    expect(formatDuration(2 ** 53 - 1)).toMatch(/^\d+d\d*h?$/)
+  })
 })
