@@ -51,6 +51,7 @@ local alive = fmt(NOW + ticket_life_ms(leaseMs)) -- w:<inc>: this incarnation's 
 if ticket == '' then
   h = redis.call('HMGET', state, CHAT.holder, CHAT.expiresAt, CHAT.fence, CHAT.lastHolder, CHAT.lastHolderIncarnation,
     CHAT.lastTicket, request_field(inc, reqId))
+  check_fence(h[FENCE], state) -- a corrupt fence refuses the call before any write
   -- Always looked up: the client itself may send a command again after a reconnect. A turn granted
   -- at once keeps no rq: field: its holder's fields name the request.
   local known = reqId ~= '' and h[REQUEST]
@@ -92,6 +93,7 @@ if not fresh then
   h = redis.call('HMGET', state, CHAT.holder, CHAT.expiresAt, CHAT.fence, CHAT.lastHolder, CHAT.lastHolderIncarnation,
     CHAT.holderIncarnation, CHAT.holderTicket, CHAT.holderRequest, CHAT.previousHolder, CHAT.previousHolderIncarnation,
     ticket_field(ticket), ticket_request_field(ticket), CHAT.offered)
+  check_fence(h[FENCE], state)
   if h[HOLDER_INC] == inc and h[HOLDER_TICKET] == ticket and owns(h[HOLDER_REQUEST], reqId) then
     if (tonumber(h[EXPIRES]) or 0) > NOW then
       if h[OFFERED] == '1' then

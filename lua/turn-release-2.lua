@@ -51,6 +51,7 @@ end
 -- The holder, and the last holder and fence (what a grant to the next ticket needs).
 local h = redis.call('HMGET', state, CHAT.holderIncarnation, CHAT.holderTicket, CHAT.holderRequest, CHAT.lastHolder,
   CHAT.lastHolderIncarnation, CHAT.fence)
+check_fence(h[6], state) -- a corrupt fence refuses the call before any write (a grant would need it)
 if h[1] == inc and h[2] == ticket and owns(h[3], reqId) then
   local last = { h[4], h[5], h[6] }
   if not served then
@@ -69,7 +70,8 @@ if h[1] == inc and h[2] == ticket and owns(h[3], reqId) then
   return handed(1, g)
 end
 -- A ticket still queued: its fields, and the holder (for the next grant).
-local q = redis.call('HMGET', state, ticket_field(ticket), ticket_request_field(ticket), CHAT.holder, CHAT.expiresAt)
+local q = redis.call('HMGET', state, ticket_field(ticket), ticket_request_field(ticket), CHAT.holder, CHAT.expiresAt, CHAT.fence)
+check_fence(q[5], state)
 local t = parse_ticket(q[1])
 if t and t.inc == inc and owns(q[2], reqId) then
   redis.call('ZREM', queue, ticket)

@@ -226,4 +226,22 @@ describe('turn scripts', () => {
     expect(fields.filter((f) => f.startsWith('t:') || f.startsWith('q:'))).toEqual([])
     expect(fields).not.toContain('h')
   })
+
+  it('a release or withdrawal on a chat whose fence is corrupt is refused before it writes anything', async () => {
+    const { k, chat, scripts, common } = turnChat('chat:corrupt-fence')
+    const acquire = (incarnation: string, requestId: string) =>
+      scripts.call(TURN_ACQUIRE, chat, { replicaId: 'r', incarnation, ticket: null, requestId, ...common })
+    expect((await acquire('i1', '1')).status).toBe('granted')
+    expect((await acquire('i2', '1')).status).toBe('queued')
+    await client.hset(k.state, 'f', '1e300')
+    const before = [await client.hgetall(k.state), await client.zrange(k.queue, '0', '-1')]
+    for (const [incarnation, ticket] of [
+      ['i1', 1],
+      ['i2', 2],
+    ] as const) {
+      const err = await scripts.call(TURN_RELEASE, chat, { incarnation, ticket, requestId: '1', ...common }).catch((e: unknown) => e)
+      expect(String(err)).toMatch(/CorruptStateError: .*its fence is not a decimal integer/)
+    }
+    expect([await client.hgetall(k.state), await client.zrange(k.queue, '0', '-1')]).toEqual(before)
+  })
 })
