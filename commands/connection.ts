@@ -21,6 +21,10 @@ export interface Connection {
   close(): Promise<void>
 }
 
+function isClusterClient(redis: RedisClient): redis is import('ioredis').Cluster {
+  return (redis as { isCluster?: boolean }).isCluster === true
+}
+
 /** Bound a promise by the command timeout. */
 function bounded<T>(p: Promise<T>, ms: number, url: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined
@@ -61,8 +65,23 @@ function attach(io: Io, t: Target, layout: Layout, connectionName: string | unde
   const close = async () => {
     if (redis.status === 'end') return
     // ioredis' disconnect() of a stream that failed to connect arms an un-referenced 2 s timer that
-    // would keep the CLI alive after its answer: quit when connected, disconnect otherwise.
-    await redis.quit().catch(() => (redis.status !== 'end' ? redis.disconnect() : undefined))
+    // would keep the CLI alive after its answer: quit when connected, disconnect otherwise. A server
+    // that accepted the connection and never answers would never answer QUIT either: it gets at most
+    // a second (within the command's timeout), then the connection is dropped.
+    const quit = redis.quit().then(
+      () => true,
+      () => false,
+    )
+    let timer: NodeJS.Timeout | undefined
+    const late = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), Math.min(t.timeoutMs, 1000))))
+    const quitted = await Promise.race([quit, late])
+    clearTimeout(timer)
+    if (!quitted && (redis.status as string) !== 'end') {
+      // disconnect() half-closes the socket and destroys it only 2 s later (a silent server never
+      // closes its side): destroy it now.
+      redis.disconnect()
+      for (const node of isClusterClient(redis) ? redis.nodes() : [redis]) (node as { stream?: { destroy(): void } }).stream?.destroy()
+    }
   }
   return { redis, check, close, cause: () => mostTelling(errors) }
 }

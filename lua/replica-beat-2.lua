@@ -10,8 +10,10 @@
   ARGV[6] leases JSON (what it holds, waits for, and campaigns for)             ARGV[7] the replica's wall clock (ms)
 
   Returns
-    { 1, otherLiveIncarnation|nil, redisNowMs }  written; the second field names another live
-                                                 process that was using the same replicaId
+    { 1, otherLiveIncarnation|nil, redisNowMs, missing }  written; the second field names another
+                                                 live process that was using the same replicaId;
+                                                 missing is 1 when there was no record to update
+                                                 (a first beat, or the keys were flushed), else 0
     { -1 }  this incarnation was evicted by an operator (`replica evict`): nothing written
 ]]
 --@include time
@@ -38,4 +40,4 @@ redis.call('ZREMRANGEBYSCORE', index, '-inf', fmt(NOW))
 -- The index is shared by every replica, each with its own leaseMs: a beat only lengthens its expiry
 -- (a short-lease replica's last beat must not make a long-lease one's entry vanish with the key).
 if redis.call('PTTL', index) < leaseMs * 2 then redis.call('PEXPIRE', index, fmt(leaseMs * 2)) end
-return { 1, other, fmt(NOW) }
+return { 1, other, fmt(NOW), cur[1] and 0 or 1 }

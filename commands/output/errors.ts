@@ -226,6 +226,12 @@ function reply(e: Coded, where: string): Described {
   const denied = aclDenial(e.message)
   if (denied) return { line: `permission refused by Redis${where}: ${denied}`, code: EXIT.auth }
   if (code === 'WRONGTYPE') return { line: `a key holds the wrong Redis type: ${e.message}`, code: EXIT.corrupt }
+  if (code === 'OOM') {
+    return {
+      line: `Redis is out of memory${where}: it refuses writes (maxmemory reached); free memory or raise maxmemory`,
+      code: EXIT.unreachable,
+    }
+  }
   if (['LOADING', 'BUSY', 'MASTERDOWN', 'CLUSTERDOWN', 'TRYAGAIN', 'READONLY'].includes(code)) {
     return { line: `Redis cannot serve now${where}: ${e.message}`, code: EXIT.unreachable }
   }

@@ -34,7 +34,7 @@ import { deployedFingerprints, fingerprintOptions, type FingerprintFlags } from 
 export type CheckStatus = 'ok' | 'warn' | 'fail' | 'skip'
 
 export interface Check {
-  /** Stable id: redis-version, eviction-policy, persistence, failover, cluster, schema, layout, corrupt, replicas, clock-skew, stale-tickets, late-renewals, expired-leases, zombie-leases, stale-writes, flow-versions. */
+  /** Stable id: redis-version, eviction-policy, memory, persistence, failover, cluster, schema, layout, corrupt, replicas, clock-skew, stale-tickets, late-renewals, expired-leases, zombie-leases, stale-writes, flow-versions. */
   id: string
   status: CheckStatus
   /** One line: what was found. */
@@ -149,6 +149,30 @@ export async function collectDoctor(
   }
 
   if (!infos.refused) {
+    // Redis at maxmemory with noeviction refuses every write (OOM): no turn, renewal, heartbeat or
+    // checkpoint can be written, and the replicas' leases lapse.
+    const full = infos.ok.filter(([, i]) => {
+      const max = Number(infoField(i, 'maxmemory') ?? 0)
+      return max > 0 && Number(infoField(i, 'used_memory') ?? 0) >= max
+    })
+    const mb = (i: string, f: string) => {
+      const n = Number(infoField(i, f) ?? 0)
+      return n >= 1048576 ? `${(n / 1048576).toFixed(1)} MB` : n >= 1024 ? `${(n / 1024).toFixed(1)} KB` : `${n} B`
+    }
+    checks.push(
+      full.length
+        ? {
+            id: 'memory',
+            status: 'fail',
+            detail: `Redis out of memory on ${full.map(([n, i]) => `${nodeName(n)} (${mb(i, 'used_memory')} used of maxmemory ${mb(i, 'maxmemory')})`).join(', ')}: it refuses every write (OOM), so no turn, lease renewal, heartbeat or checkpoint can be written`,
+            fix: 'free memory (find the big keys: redis-cli --bigkeys) or raise maxmemory',
+          }
+        : {
+            id: 'memory',
+            status: 'ok',
+            detail: infos.ok.some(([, i]) => Number(infoField(i, 'maxmemory') ?? 0) > 0) ? 'below maxmemory' : 'no maxmemory limit',
+          },
+    )
     const volatile = infos.ok.filter(([, i]) => infoField(i, 'aof_enabled') !== '1')
     const saves = await perNode(
       volatile.map(([n]) => n),
@@ -577,7 +601,7 @@ export function doctorCommand(): Command {
       'after',
       `${examples('botmesh-coord --prefix shop doctor', 'botmesh-coord --prefix shop doctor --json | jq \'.checks[] | select(.status != "ok")\'')}
 
-Checks: redis-version, eviction-policy, persistence, failover, cluster, schema, layout, corrupt,
+Checks: redis-version, eviction-policy, memory, persistence, failover, cluster, schema, layout, corrupt,
 replicas (and those gone without an orderly stop), clock-skew, stale-tickets, late-renewals,
 expired-leases, zombie-leases, stale-writes (written from
 outside the chat's turn), flow-versions (ephemeral checkpoints of a flow version other than the

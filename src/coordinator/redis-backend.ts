@@ -54,6 +54,8 @@ export class RedisBackend implements CoordinationBackend {
   private readonly opts: RedisBackendOptions
   private subscriber: RedisClient | null = null
   private subscribed = false
+  /** A beat answered already: a record missing at a later beat means the keys were flushed. */
+  private beaten = false
 
   constructor(opts: RedisBackendOptions) {
     this.opts = opts
@@ -196,11 +198,21 @@ export class RedisBackend implements CoordinationBackend {
     // The wall clock goes with the beat when it is sent, not while the client reconnects: a beat that
     // waited in the offline queue would show the wait as clock skew (doctor's clock-skew check).
     await this.ready()
-    return this.scripts.call(
+    const { recordMissing, ...reply } = await this.scripts.call(
       REPLICA_BEAT,
       { replica: this.keys.replica(replicaId), index: this.keys.replicaIndex },
       { replicaId, incarnation, leaseMs, info: record.info, stats: record.stats, leases: record.leases, wallClockMs: Date.now() },
     )
+    // This replica's record gone between two beats: the keys were flushed (FLUSHALL, a restart
+    // without persistence). The schema record went with them: write it again, or the prefix reads as
+    // one no replica ever started. Best effort: the next such beat tries again.
+    if (recordMissing && this.beaten) {
+      await this.scripts
+        .call(SCHEMA_INIT, { schema: this.keys.schema }, { version: SCHEMA_VERSION, layout: this.keys.layout })
+        .catch(() => {})
+    }
+    this.beaten = true
+    return reply
   }
 
   /** Resolves once the client is connected and ready (at once when it is), or after commandTimeoutMs. */

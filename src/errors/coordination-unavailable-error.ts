@@ -6,9 +6,10 @@ import { CoordinationError } from './coordination-error.js'
  * from the queue: an operator's `chat skip`, or the ticket expired while this process was frozen),
  * `stale-grant` (the grant arrived after this process had been frozen too long to use it),
  * `overloaded` (this replica already has `maxWaiting` messages waiting for a turn: the message is
- * refused at once instead of slowing every other one; retry it later or shed it).
+ * refused at once instead of slowing every other one; retry it later or shed it), `redis-oom` (Redis
+ * refused the write: its memory reached maxmemory — nothing was written; retry once memory is freed).
  */
-export type UnavailableReason = 'timeout' | 'unreachable' | 'aborted' | 'stopped' | 'dropped' | 'stale-grant' | 'overloaded'
+export type UnavailableReason = 'timeout' | 'unreachable' | 'aborted' | 'stopped' | 'dropped' | 'stale-grant' | 'overloaded' | 'redis-oom'
 
 export class CoordinationUnavailableError extends CoordinationError {
   readonly reason: UnavailableReason

@@ -24,6 +24,15 @@ export function isConnectionError(err: unknown): boolean {
 }
 
 /**
+ * Redis refused a write because its memory reached maxmemory (policy noeviction, or nothing left to
+ * evict): `OOM command not allowed when used memory > 'maxmemory'`, as the reply to a command or
+ * raised inside a script.
+ */
+export function isOutOfMemory(err: unknown): boolean {
+  return err instanceof Error && /(^|\W)OOM command not allowed\b/.test(err.message)
+}
+
+/**
  * A reply that says the server is not a master: READONLY from a replica, or a command every Redis
  * master has (TIME, EVALSHA, SCAN…) unknown to a Sentinel, which speaks the protocol but keeps no data.
  */
@@ -61,6 +70,11 @@ export function errorFromRedis(err: unknown, redisKey: string | Buffer | undefin
   if (toClass) return toClass(script[2]!.replace(/\s*script: .*$/, ''), e)
   const role = notMaster(e)
   if (role) return role
+  if (isOutOfMemory(e)) {
+    return new CoordinationUnavailableError('redis-oom', `Redis is out of memory (maxmemory reached, writes refused): ${e.message}`, {
+      cause: e,
+    })
+  }
   if (isConnectionError(e)) return new CoordinationUnavailableError('unreachable', `Redis unreachable: ${e.message}`, { cause: e })
   return e
 }

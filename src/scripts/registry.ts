@@ -75,10 +75,10 @@ export const REPLICA_BEAT = defineScript({
   name: 'replica-beat-2',
   keys: ['replica', 'index'],
   argv: { replicaId: 'str', incarnation: 'str', leaseMs: 'int', info: 'json', stats: 'json', leases: 'json', wallClockMs: 'num' },
-  decode: (r, key): BeatReply => {
+  decode: (r, key): BeatReply & { recordMissing: boolean } => {
     const a = row(r, key)
-    if (a[0] === -1) return { evicted: true, otherIncarnation: null }
-    return { evicted: false, otherIncarnation: a[1] ? String(a[1]) : null }
+    if (a[0] === -1) return { evicted: true, otherIncarnation: null, recordMissing: false }
+    return { evicted: false, otherIncarnation: a[1] ? String(a[1]) : null, recordMissing: a[3] === 1 }
   },
   // idempotent (the same record written again)
   resent: asIs,
