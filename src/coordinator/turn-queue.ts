@@ -1,16 +1,11 @@
 /**
- * Chat turns, the waiting side: take a ticket in the chat's FIFO queue (lua/turn-acquire-2.lua) and
- * wait for it to be granted. Another replica's release offers the turn with a push (grant_next in
- * lua/includes/turn.lua), which the woken waiter takes up with one poll; a release of our own hands
- * it over in its reply, taken without another round trip; turn-wakes.ts routes each push to the
- * acquisition it is for.
- *
- * Polling is the safety net, and it costs per chat, not per waiting message: only the chat's keeper
- * (our oldest acquisition there, arrival-line.ts) polls on a timer — to keep all our tickets there
- * alive and catch an offer whose push was lost (every sixth of a lease) and when the holder's lease would lapse unrenewed (the reply says
- * when). Our later tickets stand behind it and sleep until a push or until they become keeper. While
- * the push channel is down, the keeper polls with backoff up to maxPollMs; when it comes back, every
- * keeper polls at once (a push may have been lost in between).
+ * Chat turns, the waiting side (docs/turns.md): take a ticket in the chat's FIFO queue and wait for
+ * its grant — an offer pushed by another replica's release (taken up with one poll) or a hand-off in
+ * our own release's reply. Only the chat's keeper (our oldest acquisition there, arrival-line.ts)
+ * polls on a timer: every sixth of a lease (keeping all our tickets there alive, catching an offer
+ * whose push was lost) and when the holder's lease would lapse. Our later tickets sleep until a push
+ * or until they become keeper. While the push channel is down the keeper polls with backoff up to
+ * maxPollMs; when it drops or comes back, every keeper polls at once.
  */
 import { monotonicNow } from '../clock.js'
 import { parseDuration } from '../duration.js'
@@ -132,8 +127,16 @@ export class TurnQueue {
             // The wait ended with a poll unanswered: a timeout, or Redis unreachable if it was failing already.
             if (monotonicNow() >= giveUpAt) unanswered = true
             if (err instanceof CoordinationUnavailableError && err.reason === 'timeout' && !lastError) throw err
+            const before = lastError
             lastError = err
             if (unanswered) {
+              // Redis answered, refusing writes (out of memory): say so, not "unreachable".
+              const oom = [err, before].find((e) => e instanceof CoordinationUnavailableError && e.reason === 'redis-oom')
+              if (oom)
+                throw new CoordinationUnavailableError('redis-oom', `Redis out of memory while waiting for ${JSON.stringify(key)}`, {
+                  key,
+                  cause: oom,
+                })
               throw new CoordinationUnavailableError('unreachable', `Redis unreachable while waiting for ${JSON.stringify(key)}`, {
                 key,
                 cause: err,

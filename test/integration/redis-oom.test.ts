@@ -1,7 +1,7 @@
 /**
  * Redis out of memory (maxmemory reached with maxmemory-policy noeviction) while replicas run: it
  * refuses every write. The library's calls reject with a coded CoordinationError (reason
- * `redis-oom`; a turn's wait retries until turnWaitMs, then rejects), `doctor` calls it
+ * `redis-oom`; a turn's wait retries until turnWaitMs — memory may be freed — then rejects with it), `doctor` calls it
  * unsafe, and an intervention exits with the "Redis cannot serve" code — not as an internal error.
  */
 import { Redis } from 'ioredis'
@@ -64,12 +64,13 @@ describe('Redis out of memory', () => {
     await late.stop().catch(() => {})
   })
 
-  it('acquireTurn rejects with a coded CoordinationUnavailableError once its wait is over', async () => {
+  it('acquireTurn rejects with redis-oom once its wait is over', async () => {
     // A refused take-ticket is retried like any unavailability until turnWaitMs (memory may be freed).
     const started = Date.now()
     const err = await fails(replica.acquireTurn('chat:1'))
     expect(err).toBeInstanceOf(CoordinationUnavailableError)
     expect((err as CoordinationError).code).toBe('ERR_COORDINATION_UNAVAILABLE')
+    expect((err as CoordinationUnavailableError).reason).toBe('redis-oom')
     expect(Date.now() - started).toBeLessThan(5_000)
   })
 
