@@ -26,6 +26,7 @@
     { -1 }          the ticket is no longer queued (an operator skipped it, or it expired unrefreshed), or
                     it is not this acquisition's (Redis lost it and gave its number again)
     { -2, ticket }  the ticket was granted (offered), but the grant lapsed before this poll took it up
+    { -3 }          the chat's whole state is gone (its keys were flushed, evicted or lost): take a ticket again
 ]]
 --@include time
 --@include chat
@@ -109,6 +110,8 @@ if not fresh then
     return { -2, ticket }
   end
   local t = parse_ticket(h[TICKET])
+  -- No fence at all: the chat's whole state is gone (flushed, evicted, lost), not our ticket alone.
+  if not t and not h[FENCE] then return { -3 } end
   if not t or t.inc ~= inc or not owns(h[TICKET_REQUEST], reqId) then return { -1 } end
   -- One field keeps every queued ticket of this incarnation in the chat alive (see ticket_live).
   redis.call('HSET', state, waiter_field(inc), alive)

@@ -177,10 +177,10 @@ export class TurnQueue {
             const seenAt = place.seenAt
             ticket = null
             this.lines.mark(key, place, null)
-            // Gone because the server changed under it (a failover that lost the last writes), not
-            // because an operator skipped it: queue again, the wait goes on (bounded by waitMs).
+            // Gone because the server changed under it (a failover that lost the last writes) or the
+            // chat's keys went whole (flushed), not because an operator skipped it: queue again.
             await this.renewer.checkServer()
-            if (this.renewer.generation !== seenAt) {
+            if (this.renewer.generation !== seenAt || reply.stateLost) {
               backoff = core.minPollMs
               continue
             }

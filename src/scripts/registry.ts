@@ -118,6 +118,8 @@ export const TURN_ACQUIRE = defineScript({
         return { status: 'dropped' }
       case -2:
         return { status: 'expired', ticket: num(a[1]) }
+      case -3:
+        return { status: 'dropped', stateLost: true }
       default:
         throw new CorruptStateError(key, `unexpected script status ${String(a[0])}`)
     }

@@ -287,7 +287,7 @@ export class MemoryCoordinationHub {
       if (requestId !== '') c.requests.set(request, ticket)
     } else {
       const found = this.chat(key, false)
-      if (!found) return { status: 'dropped' }
+      if (!found) return { status: 'dropped', stateLost: true }
       c = found
       if (ticket === null) ticket = known!
       const h = c.holder

@@ -14,7 +14,8 @@ export type TurnReply =
   | { status: 'granted'; ticket: number; fence: number; previousHolder: Holder | null }
   /** `holderLeftMs`: the holder's lease (or offer) runs this much longer unless renewed (null: not said). */
   | { status: 'queued'; ticket: number; holderLeftMs: number | null }
-  | { status: 'dropped' }
+  /** `stateLost`: the chat's whole state is gone (flushed, evicted, lost), not this ticket alone. */
+  | { status: 'dropped'; stateLost?: boolean }
   | { status: 'expired'; ticket: number }
 
 /**

@@ -1,0 +1,50 @@
+/**
+ * A chat's keys gone whole while a message waits (FLUSHALL, an evicted key, a restart without data,
+ * on the same server: no failover to notice): the waiting message queues again and gets its turn,
+ * instead of failing as `dropped` (which means an operator skipped its ticket).
+ */
+import { afterEach, describe, expect, it } from 'vitest'
+import { Redis } from 'ioredis'
+import { KeyLayout, RedisCoordinator, type Coordinator } from '../../src/index.js'
+import { redisUrl, startCoordinator, uniquePrefix } from '../helpers/redis.js'
+import { untilQueued } from '../helpers/shared-state.js'
+
+const started: Coordinator[] = []
+afterEach(async () => {
+  await Promise.allSettled(started.splice(0).map((c) => c.stop()))
+})
+
+describe('a chat whose keys vanished under a waiting message', () => {
+  it('the message queues again and is granted; an operator-style removal of its ticket alone still fails it as dropped', async () => {
+    const prefix = uniquePrefix('lost')
+    const make = (replicaId: string) =>
+      startCoordinator(() => new RedisCoordinator({ url: redisUrl(), prefix, replicaId, leaseMs: 1200, turnWaitMs: 10_000 }))
+    const [a, b] = [await make('a'), await make('b')]
+    started.push(a, b)
+    const raw = new Redis(redisUrl())
+    try {
+      const k = new KeyLayout(prefix, 'standalone').chat('chat:1')
+      const held = await a.acquireTurn('chat:1')
+      const waiting = b.acquireTurn('chat:1')
+      await untilQueued({ redis: raw, keys: new KeyLayout(prefix, 'standalone') }, 'chat:1', ['b'])
+      // The chat's keys go whole, as a FLUSHALL would take them (the shared test server keeps others').
+      await raw.del(k.state as string, k.queue as string)
+      const turn = await waiting
+      expect(turn.fence).toBeGreaterThan(held.fence)
+      await turn.release()
+      await held.release()
+
+      // Only the ticket removed (the chat's state kept), as `chat skip` does: that is a drop.
+      const again = await a.acquireTurn('chat:1')
+      const skipped = b.acquireTurn('chat:1').catch((e: unknown) => e)
+      await untilQueued({ redis: raw, keys: new KeyLayout(prefix, 'standalone') }, 'chat:1', ['b'])
+      const ticket = (await raw.zrange(k.queue as string, '0', '0'))[0]!
+      await raw.zrem(k.queue as string, ticket)
+      await raw.hdel(k.state as string, `t:${ticket}`, `q:${ticket}`)
+      expect(await skipped).toMatchObject({ reason: 'dropped' })
+      await again.release()
+    } finally {
+      await raw.quit()
+    }
+  })
+})
