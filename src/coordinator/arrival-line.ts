@@ -17,8 +17,8 @@ export interface PollTiming {
   pushReady: boolean
   /** The waiter's backoff (minPollMs doubling up to maxPollMs): the interval while pushes do not work. */
   backoff: number
-  /** keeperPollMs: the keeper's interval while pushes work. */
-  keepAliveMs: number
+  /** The keeper's interval while pushes work (keeperPollMs). */
+  keeperMs: number
   minPollMs: number
 }
 
@@ -115,7 +115,7 @@ export class ArrivalLines {
     const line = this.lines.get(key)
     if (line?.places[0] !== place) return Infinity
     if (!t.pushReady) return t.backoff
-    const due = Math.min(line.refreshedAt + t.keepAliveMs, line.holderDueAt)
+    const due = Math.min(line.refreshedAt + t.keeperMs, line.holderDueAt)
     return Math.max(t.minPollMs, due - monotonicNow())
   }
 

@@ -10,7 +10,6 @@ export type CoordinatorState = 'new' | 'starting' | 'running' | 'stopping' | 'st
 
 export interface CoordinatorStats {
   turnsGranted: number
-  waitingNow: number
   leasesLost: number
   /** Messages refused at once because `maxWaiting` were waiting already. */
   turnsShed: number

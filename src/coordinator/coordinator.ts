@@ -63,7 +63,7 @@ export abstract class Coordinator extends EventEmitter<CoordinatorEvents> {
   readonly #leadership: Leadership
   readonly #meta: { host: string; pid: number; version: string }
   readonly #startedAtMs = Date.now()
-  readonly #stats = { turnsGranted: 0, waitingNow: 0, leasesLost: 0, turnsShed: 0 }
+  readonly #stats = { turnsGranted: 0, leasesLost: 0, turnsShed: 0 }
   #startPromise: Promise<void> | null = null
   #renewTimer: NodeJS.Timeout | null = null
   #watchdogTimer: NodeJS.Timeout | null = null

@@ -52,10 +52,10 @@ export class TurnQueue {
   acquire(key: string, options: AcquireTurnOptions): Promise<Turn> {
     const core = this.core
     const waitMs = parseDuration(options.waitMs ?? this.turnWaitMs, 'waitMs')
-    if (core.stats.waitingNow >= this.maxWaiting) {
+    if (this.book.waiting >= this.maxWaiting) {
       core.stats.turnsShed++
       return Promise.reject(
-        new CoordinationUnavailableError('overloaded', `${core.stats.waitingNow} messages wait for a turn already (maxWaiting)`, { key }),
+        new CoordinationUnavailableError('overloaded', `${this.book.waiting} messages wait for a turn already (maxWaiting)`, { key }),
       )
     }
     const started = monotonicNow()
@@ -98,7 +98,6 @@ export class TurnQueue {
         if (ticket !== null) this.wakes.reschedule(key, ticket)
       },
     )
-    core.stats.waitingNow++
     const waitToken = {}
     this.book.began(waitToken, started)
     let task: Promise<Turn> | null = null
@@ -244,7 +243,6 @@ export class TurnQueue {
         throw err
       } finally {
         this.lines.leave(key, place)
-        core.stats.waitingNow--
         this.book.ended(waitToken)
         for (const id of waitingIds ?? NONE) {
           this.wakes.forget(id)
@@ -271,7 +269,7 @@ export class TurnQueue {
   /** What pollDelay needs: is the push channel up, the backoff, how often to keep our tickets alive. */
   private pollTiming(backoff: number): PollTiming {
     const core = this.core
-    return { pushReady: core.backend.pushReady(), backoff, keepAliveMs: keeperPollMs(core.leaseMs), minPollMs: core.minPollMs }
+    return { pushReady: core.backend.pushReady(), backoff, keeperMs: keeperPollMs(core.leaseMs), minPollMs: core.minPollMs }
   }
 
   /** A call failed: pushes may be lost too. The other keepers poll now — at most once per keeper interval. */

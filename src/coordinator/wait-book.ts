@@ -27,6 +27,11 @@ export class WaitBook {
     this.starts.delete(token)
   }
 
+  /** How many acquisitions wait now (began and not yet ended). */
+  get waiting(): number {
+    return this.starts.size
+  }
+
   /** An acquisition was granted after `waitedMs`. */
   granted(waitedMs: number): void {
     this.waits.add(waitedMs)
@@ -72,10 +77,10 @@ export class WaitBook {
 
 /** The counters a heartbeat record carries (and `coordinator.metrics` returns). */
 export function replicaStats(stats: CoordinatorStats, book: WaitBook, held: HeldLease[]): ReplicaStats {
-  const { turnsGranted, waitingNow, leasesLost, turnsShed } = stats
+  const { turnsGranted, leasesLost, turnsShed } = stats
   return {
     turnsGranted,
-    waitingNow,
+    waitingNow: book.waiting,
     oldestWaitMs: book.oldestWaitMs(),
     turnsShed,
     waitP99Ms: book.waitP99(),

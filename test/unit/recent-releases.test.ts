@@ -19,7 +19,7 @@ function table(leaseMs = 60_000): LeaseTable {
     maxPollMs: 100,
     renewMarginMs: 100,
     state: 'running',
-    stats: { turnsGranted: 0, waitingNow: 0, leasesLost: 0, turnsShed: 0 },
+    stats: { turnsGranted: 0, leasesLost: 0, turnsShed: 0 },
     emit: () => {},
     logEvent: () => {},
     reportError: () => {},
