@@ -42,7 +42,7 @@ export const FAULTS = {
     'clock-jump',
   ],
   network: ['net-cut', 'net-stall', 'net-slow', 'renew-latency', 'net-cut-waiting'],
-  redis: ['redis-restart-aof', 'redis-restart-empty', 'failover-lossy', 'eviction', 'script-flush'],
+  redis: ['redis-restart-aof', 'redis-restart-empty', 'failover-lossy', 'eviction', 'script-flush', 'redis-oom'],
   operator: ['op-release-chat', 'op-skip', 'op-yield', 'op-revoke-lead', 'op-evict'],
   cluster: ['cluster-master-restart'],
   // high-availability topologies: a Sentinel-managed master with a replica, a Cluster with a replica per master
@@ -59,7 +59,7 @@ export function topologyOf(faults) {
 /** Faults that need nothing but the replicas' processes: they go with any topology. */
 const PROCESS_ONLY = ['kill-holding', 'pause-1.5', 'restart-same-id', 'op-release-chat']
 export const ALL_FAULTS = Object.values(FAULTS).flat()
-const SERVER_FAULTS = ['redis-restart-aof', 'redis-restart-empty', 'failover-lossy', 'eviction']
+const SERVER_FAULTS = ['redis-restart-aof', 'redis-restart-empty', 'failover-lossy', 'eviction', 'redis-oom']
 const SOLO = ['pause-0.5', 'pause-0.8', 'clock-jump', 'block-0.9']
 
 // every worker process of every run, by pid: stopped on exit and SIGINT
@@ -368,6 +368,13 @@ export async function runOne(seed, opts = {}) {
       }
     }
 
+    // ---------------------------------------------------------------- a neighbouring tenant
+    // Another bot's keys under the nested prefix `<prefix>:eu`, written once with no expiry and the
+    // same chat, lead and lock names: nothing this run does (replicas, operators, faults) may change
+    // them. Checked at the end unless a fault lost data.
+    const neighbour = new KeyLayout(`${prefix}:eu`, layout)
+    const neighbourKeys = await withDirect((c) => writeNeighbour(c, neighbour))
+
     // ---------------------------------------------------------------- replicas
     for (let i = 1; i <= 3; i++) {
       const rep = new Replica(run, `r${i}`)
@@ -627,6 +634,39 @@ export async function runOne(seed, opts = {}) {
         }
         f.end = now()
       },
+      'redis-oom': async (f) => {
+        // Redis out of memory (maxmemory just above what it holds, noeviction): every write is refused
+        // for a whole lease, then memory comes back. No data is lost; holders cannot renew.
+        Object.assign(f, { target: 'redis', scope: 'global', refused: 0 })
+        await withClient(run.primary.port, async (c) => {
+          const used = Number(/used_memory:(\d+)/.exec(await c.info('memory'))[1])
+          await c.config('SET', 'maxmemory-policy', 'noeviction')
+          await c.config('SET', 'maxmemory', String(used + 2 * 1024 * 1024))
+          await c.select(1)
+          // large values until one is refused, then smaller ones: a refused 64 KiB write leaves room for a small one
+          let i = 0
+          for (const size of [64 * 1024, 4096, 256, 16]) {
+            const val = 'x'.repeat(size)
+            for (let n = 0; n < 2000; n++) {
+              const ok = await c.set(`junk:${i++}`, val).then(
+                () => true,
+                (e) => (/OOM/.test(e.message) ? false : Promise.reject(e)),
+              )
+              if (!ok) break
+            }
+          }
+          f.oomAt = now()
+          const end = now() + L
+          while (now() < end) {
+            await c.set(`junk:p${i++}`, 'x'.repeat(1024)).catch((e) => (/OOM/.test(e.message) ? f.refused++ : null))
+            await sleep(L / 10)
+          }
+          await c.flushdb()
+          await c.config('SET', 'maxmemory', '0')
+        })
+        if (!f.refused) Object.assign(f, { injected: false, note: 'Redis never refused a write' })
+        f.restoredAt = f.end = now()
+      },
       'op-release-chat': async (f) => {
         Object.assign(f, { target: 'operator', scope: 'none' })
         const c = await withDirect(async (c) => {
@@ -839,6 +879,7 @@ export async function runOne(seed, opts = {}) {
           const [next, batch] = await c.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 500)
           cursor = next
           for (const k of batch) {
+            if (k.startsWith(`${neighbour.prefix}:`)) continue
             const ttl = await c.pttl(k)
             if (ttl === -2) continue
             const parsed = keys.parse(k)
@@ -862,6 +903,9 @@ export async function runOne(seed, opts = {}) {
         } while (cursor !== '0')
       }).catch((e) => keysLeft.push(`scan failed on :${port}: ${e.message}`))
     }
+    // ---------------------------------------------------------------- the neighbour, untouched
+    const lostData = run.faults.some((f) => f.injected && f.dataLoss)
+    const neighbourChanged = lostData ? null : await withDirect((c) => neighbourDiff(c, neighbourKeys))
     // ---------------------------------------------------------------- check
     const events = []
     for (const f of readdirSync(dir).filter((x) => x.endsWith('.jsonl'))) {
@@ -883,6 +927,7 @@ export async function runOne(seed, opts = {}) {
       faults: run.faults.filter((f) => f.injected),
       cfg: { ...run.workerCfg, sentMessages: sent, evicting, handoffSlackMs: opts.handoffSlackMs ?? 400 },
       keysLeft,
+      neighbourChanged,
       t0,
     })
     result.violations = checked.violations
@@ -1047,3 +1092,40 @@ export async function runCampaign({
 }
 
 export { INVARIANTS }
+
+/**
+ * A neighbouring tenant's state, written by hand as docs/redis-layout.md spells it: a held chat with
+ * a queue, its checkpoint and handover marker, the provider's lead, a lock and a replica record.
+ * Returns each key with what it holds.
+ */
+async function writeNeighbour(c, keys) {
+  const chat = keys.chat('chat:0')
+  const want = [
+    [chat.state, 'hash', { h: 'eu-pod', hi: 'eu-inc', f: '41', lf: '41', n: '3', s: '2' }],
+    [chat.queue, 'zset', { 3: '3' }],
+    [chat.checkpoint, 'hash', { v: '1', o: 'eu-inc', d: '{"step":"paid"}', fl: 'order' }],
+    [chat.handover, 'hash', { r: 'eu-pod', i: 'eu-inc', f: '41' }],
+    [keys.lead('provider:whatsapp'), 'hash', { h: 'eu-pod', hi: 'eu-inc', f: '9' }],
+    [keys.lock('batch'), 'hash', { h: 'eu-pod', hi: 'eu-inc', f: '5' }],
+    [keys.replica('r1'), 'hash', { inc: 'eu-inc', beat: '1' }],
+  ]
+  for (const [k, type, v] of want) {
+    if (type === 'hash') await c.hset(k, v)
+    else for (const [m, score] of Object.entries(v)) await c.zadd(k, score, m)
+  }
+  return want
+}
+
+/** What changed in the neighbour's keys: one line per key. */
+async function neighbourDiff(c, want) {
+  const changed = []
+  for (const [k, type, v] of want) {
+    const got = type === 'hash' ? await c.hgetall(k) : Object.fromEntries(pairs(await c.zrange(k, 0, -1, 'WITHSCORES')))
+    const ttl = await c.pttl(k)
+    if (JSON.stringify(sorted(got)) !== JSON.stringify(sorted(v)) || ttl !== -1)
+      changed.push(`${k}: ${JSON.stringify(sorted(got))} ttl ${ttl} (was ${JSON.stringify(sorted(v))}, no expiry)`)
+  }
+  return changed
+}
+const pairs = (flat) => Array.from({ length: flat.length / 2 }, (_, i) => [flat[2 * i], flat[2 * i + 1]])
+const sorted = (o) => Object.fromEntries(Object.entries(o).sort(([a], [b]) => (a < b ? -1 : 1)))

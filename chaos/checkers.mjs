@@ -24,6 +24,7 @@ export const INVARIANTS = [
   'warning-missing', // an evicting maxmemory-policy without a warning at start
   'failover-stall', // after a failover (Sentinel, Cluster), a chat with a waiting message did not move on within leaseMs + poll of the promotion
   'failover-dropped', // a live replica's message dropped ('dropped': an operator's reason) around a failover, with no operator at work
+  'tenant-neighbour', // a key of another bot under a nested prefix (<prefix>:eu) changed, in a run that lost no data
 ]
 
 const provider = () => 'the provider'
@@ -34,7 +35,7 @@ function faultsIn(faults, a, b, pred, tail) {
   return faults.filter((f) => pred(f) && f.start <= b && (f.end ?? f.start) + tail >= a)
 }
 
-export function checkRun({ events, sink, faults, cfg, keysLeft, t0 }) {
+export function checkRun({ events, sink, faults, cfg, keysLeft, neighbourChanged, t0 }) {
   const L = cfg.leaseMs
   const violations = []
   const stats = {
@@ -644,6 +645,8 @@ export function checkRun({ events, sink, faults, cfg, keysLeft, t0 }) {
     }
   }
   for (const k of keysLeft ?? []) violate('keys-left', k, [])
+  for (const k of neighbourChanged ?? []) violate('tenant-neighbour', k, [])
+  stats.neighbourChecked = neighbourChanged ? 1 : 0
 
   return { violations, stats }
 }
