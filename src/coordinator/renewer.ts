@@ -47,6 +47,9 @@ export function describeServerChange(before: string, after: string): string {
   return `Redis changed (${changed.join(', ') || 'a new run_id'})`
 }
 
+/** Leases renewed per round trip: a chunk holds Redis a few ms at most, whatever a replica holds. */
+export const RENEW_CHUNK = 500
+
 export class Renewer {
   private renewing = false
   /**
@@ -77,7 +80,13 @@ export class Renewer {
     this.checkBeat(beat)
   }
 
-  /** Heartbeat + renewal of every held lease, every leaseMs / 3, in one round trip per Redis node. */
+  /**
+   * Heartbeat + renewal of every held lease, every leaseMs / 3: RENEW_CHUNK leases per round trip
+   * (per Redis node), one chunk after another, each trusted by its own identity check and applied
+   * as it comes back. A replica holding 100,000 turns neither queues one huge batch in Redis in
+   * front of everyone else's commands nor waits for all of it before any lease is extended: a slow
+   * or failed chunk leaves its own leases to the watchdog, not every lease at once.
+   */
   async cycle(): Promise<void> {
     if (this.core.state !== 'running') return
     if (this.renewing) {
@@ -89,29 +98,16 @@ export class Renewer {
     try {
       const sentAt = monotonicNow()
       const leases = this.leases.all()
-      const [beat, replies] = await Promise.all([
-        backend.beat(replicaId, incarnation, leaseMs, this.hooks.record()).catch((e: unknown) => e as Error),
-        leases.length
-          ? backend.renew(
-              leases.map((l) => ({ kind: l.kind, key: l.key, fence: l.fence })),
-              incarnation,
-              leaseMs,
-            )
-          : Promise.resolve([] as Array<RenewReply | Error>),
-      ])
-      if (!(beat instanceof Error)) this.core.emit('coordination:renewed', { roundTripMs: monotonicNow() - sentAt, leases: leases.length })
-      // Which server answered: asked AFTER the renewals (a fresh ask, not one under way), so a
-      // renewal that reached a restarted or failed-over server (the client re-sends commands after a
-      // reconnect) is never trusted unless the server is still the one we knew. Unknown (INFO
-      // failed) means: extend nothing.
-      const check = await this.checkServer(leaseMs, true)
-      if (!(beat instanceof Error)) this.checkBeat(beat)
-      const trusted = check !== 'unknown'
-      leases.forEach((lease, i) => {
-        const r = replies[i]
-        if (!trusted && r && !(r instanceof Error) && r.ok) return // cannot tell which server renewed it
-        this.applyRenewal(lease, r, sentAt)
-      })
+      const beat = backend.beat(replicaId, incarnation, leaseMs, this.hooks.record()).catch((e: unknown) => e as Error)
+      for (let i = 0; i === 0 || i < leases.length; i += RENEW_CHUNK) {
+        if (this.core.state !== 'running') break
+        await this.renewChunk(leases.slice(i, i + RENEW_CHUNK))
+      }
+      const b = await beat
+      if (!(b instanceof Error)) {
+        this.core.emit('coordination:renewed', { roundTripMs: monotonicNow() - sentAt, leases: leases.length })
+        this.checkBeat(b)
+      }
       if (this.leases.pending) await this.leases.retryReleases()
     } catch {
       // the watchdog drops what cannot be renewed in time
@@ -122,6 +118,29 @@ export class Renewer {
         void this.cycle()
       }
     }
+  }
+
+  /** One round trip of renewals, then which server answered; each lease applied from its own send time. */
+  private async renewChunk(leases: HeldLease[]): Promise<void> {
+    const { backend, incarnation, leaseMs } = this.core
+    const sentAt = monotonicNow()
+    const replies = leases.length
+      ? await backend.renew(
+          leases.map((l) => ({ kind: l.kind, key: l.key, fence: l.fence })),
+          incarnation,
+          leaseMs,
+        )
+      : []
+    // Which server answered: asked AFTER the renewals (a fresh ask, not one under way), so a
+    // renewal that reached a restarted or failed-over server (the client re-sends commands after a
+    // reconnect) is never trusted unless the server is still the one we knew. Unknown (INFO
+    // failed) means: extend nothing.
+    const trusted = (await this.checkServer(leaseMs, true)) !== 'unknown'
+    leases.forEach((lease, i) => {
+      const r = replies[i]
+      if (!trusted && r && !(r instanceof Error) && r.ok) return // cannot tell which server renewed it
+      this.applyRenewal(lease, r, sentAt)
+    })
   }
 
   /**
