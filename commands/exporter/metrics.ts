@@ -95,6 +95,10 @@ export function exporterMetrics() {
       'lead',
       'kind',
     ]),
+    corruptRecords: gauge(
+      'botmesh_corrupt_records',
+      'Records the last scrape read but could not decode (a heartbeat, chat or lead written by hand or by another tool): doctor names each',
+    ),
     schemaCompatible: gauge('botmesh_schema_compatible', 'The key schema under this prefix is one this release understands (0: upgrade)'),
     // ---- counters from the event stream (entries after the exporter started, each counted once)
     leaderChanges: counter('botmesh_leader_changes_total', 'Leads granted to a replica (leader changes), by kind', ['kind']),
@@ -143,6 +147,7 @@ export function stateGauges(m: ExporterMetrics): Array<Gauge | Counter> {
     m.vacant,
     m.fence,
     m.yieldPending,
+    m.corruptRecords,
     m.schemaCompatible,
   ]
 }
@@ -221,6 +226,7 @@ export function setState(m: ExporterMetrics, snap: DashboardSnapshot, schemaOk: 
     m.leases.set({ kind, state }, n)
   }
   m.renewalOverdueMax.set(overdue / 1000)
+  m.corruptRecords.set(snap.corrupt.length)
   m.schemaCompatible.set(schemaOk ? 1 : 0)
 }
 

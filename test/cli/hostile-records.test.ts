@@ -35,6 +35,7 @@ describe('records nested 100,000 deep', () => {
     const now = Date.now()
     await raw.hset(keys.replica('pod-deep'), { id: 'pod-deep', inc: 'x', beat: now, exp: now + 60_000, info: DEEP, leases: DEEP })
     await raw.pexpire(keys.replica('pod-deep'), 60_000)
+    await raw.zadd(keys.replicaIndex, now + 60_000, 'pod-deep') // indexed as a live replica: the dashboard and exporter read it
   })
   afterAll(async () => {
     await c?.stop()
@@ -85,6 +86,7 @@ describe('records nested 100,000 deep', () => {
     const exporter = await startExporter(base)
     try {
       expect(await exporter.sample('botmesh_redis_up')).toBe(1)
+      expect(await exporter.sample('botmesh_corrupt_records')).toBeGreaterThanOrEqual(1)
       const { text } = await exporter.get('/metrics')
       expect(text).toMatch(/^botmesh_replicas(\{[^}]*\})? \d+/m)
     } finally {

@@ -35,7 +35,7 @@ describe('README: Monitoring and alerts', () => {
   it('names every alerting rule and every metric a replica registers itself', () => {
     const text = readFileSync(README, 'utf8')
     const rules = [...readFileSync(join(ROOT, 'docs/prometheus/alerts.yml'), 'utf8').matchAll(/- alert: (\w+)/g)].map((m) => m[1]!)
-    expect(rules.length).toBe(12)
+    expect(rules.length).toBe(13)
     for (const r of rules) expect(text).toContain(`\`${r}\``)
     for (const m of Object.values(REPLICA_METRICS)) expect(text).toContain(`botmesh_replica_${m}`)
   })
