@@ -294,14 +294,24 @@ export async function collectDoctor(
   } else if (!schema) {
     const survey = await ctx.reader.prefixSurvey().catch(() => null)
     const others = survey && !survey.used && survey.others.length ? survey.others : null
-    checks.push({
-      id: 'schema',
-      status: 'warn',
-      detail: `no schema record under prefix ${ctx.keys.prefix}: no replica has started with it${survey && !survey.used ? ' (no botmesh-coord key at all under it)' : ''}${others ? `; prefixes with botmesh-coord state here: ${others.join(', ')}` : ''}`,
-      fix: others
-        ? `pass the replicas' prefix: --prefix ${others[0]} (or BOTMESH_PREFIX)`
-        : "check --prefix / BOTMESH_PREFIX (the replicas' prefix option)",
-    })
+    if (survey?.used) {
+      // State under the prefix, but no record of its schema: the one key was deleted or evicted.
+      checks.push({
+        id: 'schema',
+        status: 'warn',
+        detail: `no schema record under prefix ${ctx.keys.prefix}, though it holds botmesh-coord state: ${ctx.keys.schema} was deleted or evicted`,
+        fix: 'restart one replica: it writes the record when it starts (the replicas running now are not affected; the record tells readers the schema version and layout)',
+      })
+    } else {
+      checks.push({
+        id: 'schema',
+        status: 'warn',
+        detail: `no schema record under prefix ${ctx.keys.prefix}: no replica has started with it${survey && !survey.used ? ' (no botmesh-coord key at all under it)' : ''}${others ? `; prefixes with botmesh-coord state here: ${others.join(', ')}` : ''}`,
+        fix: others
+          ? `pass the replicas' prefix: --prefix ${others[0]} (or BOTMESH_PREFIX)`
+          : "check --prefix / BOTMESH_PREFIX (the replicas' prefix option)",
+      })
+    }
   } else if (schemaProblem) {
     checks.push({
       id: 'schema',

@@ -53,4 +53,15 @@ describe('a flushed prefix under running replicas', () => {
     expect(JSON.stringify(checks)).not.toMatch(/no replica has started/)
     expect(checks.find((c) => c.id === 'replicas')?.detail).toMatch(/2 live replica/)
   })
+
+  it('the schema record alone deleted: doctor says it was deleted, not that no replica started', async () => {
+    await raw.del(`${prefix}:schema`)
+    const r = await runCli(['--url', redis.url, '--prefix', prefix, 'doctor', '--json'])
+    const schema = (parseJson<J>(r).checks as J[]).find((c) => c.id === 'schema')
+    expect(schema).toMatchObject({
+      status: 'warn',
+      detail: expect.stringMatching(/holds botmesh-coord state: shop:schema was deleted or evicted/),
+    })
+    expect(schema?.fix).toMatch(/restart one replica/)
+  })
 })
