@@ -15,7 +15,7 @@ import { openLoopChart } from './lib/openloop-chart.js'
 import { runFailover } from './sections/failover.js'
 import { runScale, measureMemory } from './sections/scale.js'
 import { runStartup } from './sections/startup.js'
-import { runRenewal } from './sections/renewal.js'
+import { runRenewal, runRenewalLoaded } from './sections/renewal.js'
 import { evaluateTargets, markdown } from './lib/report.js'
 import { performancePage, writePerformancePage } from './lib/performance-page.js'
 
@@ -148,6 +148,11 @@ async function main() {
     })
     await section('renewal', async () => {
       result.renewal = await runRenewal({ url: redis.url, counts: o.renewLeases, cycles: o.renewCycles }, log)
+      if (o.renewHeld.length)
+        result.renewalLoaded = await runRenewalLoaded(
+          { url: redis.url, held: o.renewHeld, leaseMs: o.renewHeldLeaseMs, cycles: o.renewCycles, busy: o.renewBusy },
+          log,
+        )
     })
     await section('failover', async () => {
       result.failover = await runFailover({ url: redis.url, leaseMs: o.failoverLeaseMs, trials: o.failoverTrials }, log)
@@ -195,6 +200,7 @@ async function main() {
       if (result[key[s]] === undefined) continue
       saved[key[s]] = result[key[s]]
       if (s === 'scale') saved.memory = result.memory
+      if (s === 'renewal') saved.renewalLoaded = result.renewalLoaded
       saved.sectionSeconds = { ...(saved.sectionSeconds ?? {}), [s]: result.sectionSeconds[s] }
       saved.merged[s] = { startedAt: result.startedAt, machine: result.machine, sections: o.sections }
     }

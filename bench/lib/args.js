@@ -30,7 +30,9 @@ export const HELP = `botmesh-coord benchmark: node bench/run.js [flags]
   --openloop-cap N        outstanding messages per replica past which the harness drops (default 20000)
   --openloop-drain-s S    how long a run may drain after its last arrival (default 10)
   --renew-leases a,b      leases held at once in the renewal section (default 10,100,1000)
-  --renew-cycles N        renewal cycles measured per count (default 5)
+  --renew-cycles N        renewal cycles measured per count (default 5; also the loaded measurement's)
+  --renew-held a,b        leases one replica holds while busy loops load the machine (default 1000,10000,100000)
+  --renew-busy N          busy-loop processes beside it (default 2)
   --failover-lease-ms N   leaseMs of the failover runs (default 3000)
   --failover-trials N     kills and yields per kind (default 3)
   --scale-chats N         live chat leases (and checkpoints) for the operator side (default 100000)
@@ -70,6 +72,7 @@ const PRESETS = {
     openloopContentionRate: 2000,
     openloopContentionS: 1.5,
     openloopDrainS: 5,
+    renewHeld: [1000, 10000],
     docs: false,
   },
   smoke: {
@@ -84,6 +87,7 @@ const PRESETS = {
     warmup: 4,
     renewLeases: [10, 100],
     renewCycles: 2,
+    renewHeld: [],
     failoverLeaseMs: 600,
     failoverTrials: 1,
     scaleChats: 300,
@@ -129,6 +133,9 @@ export function parseArgs(argv) {
     warmup: 40,
     renewLeases: [10, 100, 1000],
     renewCycles: 5,
+    renewHeld: [1000, 10000, 100000],
+    renewHeldLeaseMs: 15000,
+    renewBusy: 2,
     failoverLeaseMs: 3000,
     failoverTrials: 3,
     scaleChats: 100000,
@@ -191,6 +198,8 @@ export function parseArgs(argv) {
     '--retry-ms': ['retryMs', num],
     '--renew-leases': ['renewLeases', (v) => list(v).map(Number)],
     '--renew-cycles': ['renewCycles', num],
+    '--renew-held': ['renewHeld', (v) => list(v).map(Number)],
+    '--renew-busy': ['renewBusy', num],
     '--failover-lease-ms': ['failoverLeaseMs', num],
     '--failover-trials': ['failoverTrials', num],
     '--scale-chats': ['scaleChats', num],

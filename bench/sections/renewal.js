@@ -4,6 +4,7 @@
 // in one write: that is one batch on the wire), the Redis commands run (INFO commandstats, those
 // inside Lua included), Redis CPU, and the cycle's wall time.
 import net from 'node:net'
+import { spawn } from 'node:child_process'
 import { Redis } from 'ioredis'
 import { installCommandCounter, resetCommandCounts, commandCounts } from '../lib/count-commands.js'
 import { parseCommandStats, parseInfo, diffStats, total, round } from '../lib/stats.js'
@@ -79,6 +80,67 @@ export async function runRenewal(o, log) {
         `  ${String(n).padStart(5)} leases: ${row.commandsSent} commands sent in ${row.writes} writes, ${row.redisCommands} Redis commands, ${row.redisCpuUs} µs Redis CPU, ${row.wallMs} ms per cycle`,
       )
       await Promise.all(turns.map((t) => t.release()))
+      await c.stop()
+      await admin.flushall()
+    }
+  } finally {
+    admin.disconnect()
+  }
+  return out
+}
+
+/**
+ * Renewals on time with the machine loaded: one replica holds N chat turns (leaseMs `leaseMs`, so a
+ * renewal every leaseMs / 3) while `busy` busy-loop processes compete for the cores, for `cycles`
+ * renewal intervals. Per N: the cycles seen, their wall time (p50 / max, against the interval), and
+ * the leases lost (a cycle that slips past the lease drops them).
+ * o: { url, held: number[], leaseMs, cycles, busy }
+ */
+export async function runRenewalLoaded(o, log) {
+  const { RedisCoordinator } = await import('../../dist/src/index.js')
+  const admin = new Redis(o.url)
+  admin.on('error', () => {})
+  const out = []
+  try {
+    for (const n of o.held) {
+      const c = new RedisCoordinator({ url: o.url, prefix: `bench-held-${n}`, leaseMs: o.leaseMs, replicaId: `held-${n}` })
+      c.on('coordination:warning', () => {})
+      const cycles = []
+      let lost = 0
+      c.on('coordination:renewed', (e) => cycles.push(e.roundTripMs))
+      c.on('coordination:lease-lost', () => lost++)
+      await c.start()
+      const turns = []
+      for (let i = 0; i < n; i += 500) {
+        const batch = []
+        for (let j = i; j < Math.min(n, i + 500); j++) batch.push(c.acquireTurn(`chat:${j}`))
+        turns.push(...(await Promise.all(batch)))
+      }
+      const busy = Array.from({ length: o.busy }, () => spawn(process.execPath, ['-e', 'for(;;){}'], { stdio: 'ignore' }))
+      const interval = Math.floor(o.leaseMs / 3)
+      cycles.length = 0
+      try {
+        await new Promise((r) => setTimeout(r, o.cycles * interval + interval / 2))
+      } finally {
+        for (const b of busy) if (b.exitCode === null) process.kill(b.pid, 'SIGKILL')
+      }
+      const held = turns.filter((t) => t.held).length
+      const s = [...cycles].sort((a, b) => a - b)
+      const row = {
+        leases: n,
+        busyLoops: o.busy,
+        intervalMs: interval,
+        cycles: s.length,
+        cycleP50Ms: s.length ? round(s[Math.floor(s.length / 2)], 0) : null,
+        cycleMaxMs: s.length ? round(s[s.length - 1], 0) : null,
+        lost,
+        heldAtEnd: held,
+      }
+      out.push(row)
+      log(
+        `  ${String(n).padStart(6)} leases, ${o.busy} busy loops: ${row.cycles} cycles, p50 ${row.cycleP50Ms} ms, max ${row.cycleMaxMs} ms (interval ${interval} ms); ${lost} lost, ${held} held at the end`,
+      )
+      for (let i = 0; i < turns.length; i += 2000) await Promise.all(turns.slice(i, i + 2000).map((t) => t.release().catch(() => {})))
       await c.stop()
       await admin.flushall()
     }

@@ -35,6 +35,7 @@ import {
   LEAD_TRANSPORT,
   LEAD_YIELD,
   LEASE_RENEW,
+  LEASE_RENEW_MANY,
   REPLICA_BEAT,
   REPLICA_STOP,
   SCHEMA_INIT,
@@ -176,7 +177,20 @@ export class RedisBackend implements CoordinationBackend {
   }
 
   async renew(items: RenewItem[], incarnation: string, leaseMs: number): Promise<Array<RenewReply | Error>> {
-    // Sent together: one write per connection (and per node on a cluster), replies in order.
+    // One server holds every key: one script renews them all (the renewer sends 500 at a time).
+    if (!isCluster(this.redis)) {
+      const many = await this.scripts
+        .callMany(
+          LEASE_RENEW_MANY,
+          items.map((i) => this.leaseKey(i)),
+          { incarnation, leaseMs, idleTtlMs: this.opts.idleKeyTtlMs },
+          items.map((i) => String(i.fence)),
+          this.leaseCallTimeout(leaseMs),
+        )
+        .catch((err: unknown) => (err instanceof Error ? err : new Error(String(err))))
+      return many instanceof Error ? items.map(() => many) : many
+    }
+    // A cluster: one script per lease, sent together: one write per node, replies in order.
     batchWrites(this.redis)
     return Promise.all(
       items.map(async (item): Promise<RenewReply | Error> => {

@@ -47,8 +47,10 @@ export function describeServerChange(before: string, after: string): string {
   return `Redis changed (${changed.join(', ') || 'a new run_id'})`
 }
 
-/** Leases renewed per round trip: a chunk holds Redis a few ms at most, whatever a replica holds. */
+/** Leases renewed per script call: one call holds Redis a few ms at most, whatever a replica holds. */
 export const RENEW_CHUNK = 500
+/** Chunks sent per round trip (their replies and the identity check after them come back together). */
+export const RENEW_WINDOW = 8
 
 export class Renewer {
   private renewing = false
@@ -81,11 +83,12 @@ export class Renewer {
   }
 
   /**
-   * Heartbeat + renewal of every held lease, every leaseMs / 3: RENEW_CHUNK leases per round trip
-   * (per Redis node), one chunk after another, each trusted by its own identity check and applied
-   * as it comes back. A replica holding 100,000 turns neither queues one huge batch in Redis in
-   * front of everyone else's commands nor waits for all of it before any lease is extended: a slow
-   * or failed chunk leaves its own leases to the watchdog, not every lease at once.
+   * Heartbeat + renewal of every held lease, every leaseMs / 3: RENEW_CHUNK leases per script call (per
+   * lease on a Cluster), RENEW_WINDOW chunks per round trip, one window after another, each trusted by
+   * its own identity check and applied as it comes back. A replica holding 100,000 turns neither
+   * makes Redis run them as one command in front of everyone else's nor waits for all of them before
+   * any lease is extended: a slow or failed window leaves its own leases to the watchdog, not every
+   * lease at once.
    */
   async cycle(): Promise<void> {
     if (this.core.state !== 'running') return
@@ -99,9 +102,10 @@ export class Renewer {
       const sentAt = monotonicNow()
       const leases = this.leases.all()
       const beat = backend.beat(replicaId, incarnation, leaseMs, this.hooks.record()).catch((e: unknown) => e as Error)
-      for (let i = 0; i === 0 || i < leases.length; i += RENEW_CHUNK) {
+      const window = RENEW_CHUNK * RENEW_WINDOW
+      for (let i = 0; i === 0 || i < leases.length; i += window) {
         if (this.core.state !== 'running') break
-        await this.renewChunk(leases.slice(i, i + RENEW_CHUNK))
+        await this.renewWindow(leases.slice(i, i + window))
       }
       const b = await beat
       if (!(b instanceof Error)) {
@@ -120,27 +124,32 @@ export class Renewer {
     }
   }
 
-  /** One round trip of renewals, then which server answered; each lease applied from its own send time. */
-  private async renewChunk(leases: HeldLease[]): Promise<void> {
+  /** One round trip: its chunks of renewals, then which server answered; each lease applied from the send time. */
+  private async renewWindow(leases: HeldLease[]): Promise<void> {
     const { backend, incarnation, leaseMs } = this.core
     const sentAt = monotonicNow()
-    const replies = leases.length
-      ? await backend.renew(
-          leases.map((l) => ({ kind: l.kind, key: l.key, fence: l.fence })),
-          incarnation,
-          leaseMs,
-        )
-      : []
-    // Which server answered: asked AFTER the renewals (a fresh ask, not one under way), so a
-    // renewal that reached a restarted or failed-over server (the client re-sends commands after a
-    // reconnect) is never trusted unless the server is still the one we knew. Unknown (INFO
-    // failed) means: extend nothing.
+    const chunks: HeldLease[][] = []
+    for (let i = 0; i < leases.length; i += RENEW_CHUNK) chunks.push(leases.slice(i, i + RENEW_CHUNK))
+    const replies = chunks.map((chunk) =>
+      backend.renew(
+        chunk.map((l) => ({ kind: l.kind, key: l.key, fence: l.fence })),
+        incarnation,
+        leaseMs,
+      ),
+    )
+    // Which server answered: a fresh ask sent AFTER the renewals on the same connection (one per
+    // node), so Redis answers it after running them, and a renewal that reached a restarted or
+    // failed-over server (the client re-sends commands after a reconnect, in order) is never trusted
+    // unless the server is still the one we knew. Unknown (INFO failed) means: extend nothing.
     const trusted = (await this.checkServer(leaseMs, true)) !== 'unknown'
-    leases.forEach((lease, i) => {
-      const r = replies[i]
-      if (!trusted && r && !(r instanceof Error) && r.ok) return // cannot tell which server renewed it
-      this.applyRenewal(lease, r, sentAt)
-    })
+    const answered = await Promise.all(replies)
+    chunks.forEach((chunk, c) =>
+      chunk.forEach((lease, i) => {
+        const r = answered[c]![i]
+        if (!trusted && r && !(r instanceof Error) && r.ok) return // cannot tell which server renewed it
+        this.applyRenewal(lease, r, sentAt)
+      }),
+    )
   }
 
   /**

@@ -162,12 +162,24 @@ export const LEASE_RENEW = defineScript({
   name: 'lease-renew-1',
   keys: ['lease'],
   argv: { incarnation: 'str', fence: 'num', leaseMs: 'int', idleTtlMs: 'int' },
-  decode: (r, key): RenewReply => {
-    const a = row(r, key)
-    if (a[0] === 1) return { ok: true, yieldRequest: a[1] ? { by: String(a[1]), target: a[2] ? String(a[2]) : null } : null }
-    return { ok: false, reason: a[1] === 'expired' ? 'expired' : 'revoked' }
-  },
+  decode: (r, key): RenewReply => renewReply(row(r, key)),
   // a second run renews again (an answer other than ok is the state now: revoked or expired since)
+  resent: asIs,
+})
+
+/** One reply of lease-renew-1 or of lease-renew-many-0 (one per key). */
+function renewReply(a: Row): RenewReply {
+  if (a[0] === 1) return { ok: true, yieldRequest: a[1] ? { by: String(a[1]), target: a[2] ? String(a[2]) : null } : null }
+  return { ok: false, reason: a[1] === 'expired' ? 'expired' : 'revoked' }
+}
+
+/** Many leases of one incarnation renewed in one call (a standalone server): KEYS and fences variadic. */
+export const LEASE_RENEW_MANY = defineScript({
+  name: 'lease-renew-many-0',
+  keys: [],
+  argv: { incarnation: 'str', leaseMs: 'int', idleTtlMs: 'int' },
+  decode: (r, key): RenewReply[] => row(r, key).map((x) => renewReply(row(x as Reply, key))),
+  // a second run renews again (each answer other than ok is the state now)
   resent: asIs,
 })
 
@@ -654,6 +666,7 @@ export const ALL_SCRIPTS = [
   TURN_ACQUIRE,
   TURN_RELEASE,
   LEASE_RENEW,
+  LEASE_RENEW_MANY,
   LEAD_ACQUIRE,
   LEAD_RELEASE,
   LEAD_TRANSPORT,

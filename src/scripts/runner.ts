@@ -35,7 +35,31 @@ export class ScriptRunner {
     if (keyList.length !== script.numberOfKeys) {
       throw new Error(`script ${def.name} takes ${script.numberOfKeys} keys, its definition names ${keyList.length}`)
     }
-    const argv = encodeArgs(def.argv, args)
+    return this.run(def, keyList, encodeArgs(def.argv, args), timeoutMs)
+  }
+
+  /**
+   * Run a script that takes any number of keys (lease-renew-many-0: on a standalone server, where
+   * every key is on the one node), each with its own trailing argument after the named ones.
+   */
+  callMany<S extends ArgSchema, R>(
+    def: ScriptDef<never, S, R>,
+    keyList: RedisKey[],
+    args: NoInfer<ScriptArgs<S>>,
+    perKey: string[],
+    timeoutMs = this.timeoutMs,
+  ): Promise<R> {
+    if (perKey.length !== keyList.length) throw new Error(`script ${def.name}: one trailing argument per key`)
+    return this.run(def, keyList, [...encodeArgs(def.argv, args), ...perKey], timeoutMs)
+  }
+
+  private async run<K extends string, S extends ArgSchema, R>(
+    def: ScriptDef<K, S, R>,
+    keyList: RedisKey[],
+    argv: string[],
+    timeoutMs: number,
+  ): Promise<R> {
+    const script = loadScript(def.name)
     // Not corked here: a lone command (a turn's take or release) goes out at once. A caller that sends
     // many together (the renewal cycle) corks the connection around them itself (batchWrites).
     const redis = this.redis
