@@ -47,6 +47,9 @@ interface ExporterFlags {
 
 /** Events read per scrape at most: a burst larger than this is counted over the next scrapes. */
 const EVENTS_PER_SCRAPE = 1000
+/** The inventory's SCAN batches per scrape: at most this many, for at most this long. */
+const INVENTORY_STEPS = 64
+const INVENTORY_BUDGET_MS = 150
 
 export interface Scraper {
   metrics: ExporterMetrics
@@ -88,9 +91,10 @@ export async function openScraper(o: {
   // does not count old entries again (its counters start at 0, which Prometheus reads as a reset).
   let after: string | null = null
   let inFlight: Promise<void> | null = null
-  // Checkpoints and handover markers are counted by an inventory that walks the keyspace one SCAN
-  // batch per scrape (every master in turn), from the key names alone: one command per scrape,
-  // whatever the number of keys; a pass is complete after enough scrapes.
+  // Checkpoints and handover markers are counted by an inventory that walks the keyspace a few SCAN
+  // batches per scrape (every master in turn; inventoryStep), from the key names alone: a bounded
+  // number of short commands per scrape, whatever the number of keys; a pass is complete after
+  // enough scrapes.
   let at = { node: 0, cursor: '0' }
   // The same walk finds the heartbeat records (a few per prefix), read one by one to count those gone:
   // kept past their heartbeat's expiry (lua/replica-beat-2.lua), they are the replicas lost lately.
@@ -98,17 +102,24 @@ export async function openScraper(o: {
   let pass: InventoryCounts = emptyPass()
   let passEndedAt: number | null = null
   const inventoryStep = async (): Promise<{ records: ReplicaSnapshot[]; wrapped: boolean }> => {
-    const step = await reader.scanStep(at, ['checkpoint', 'handover', 'replica'], { keysOnly: true })
+    // SCAN batches one after another for up to INVENTORY_BUDGET_MS (at most INVENTORY_STEPS): each is
+    // one short command, and a pass over a million keys takes minutes of scrapes, not hours.
     const replicaIds: string[] = []
-    for (const it of step.items) {
-      if (it.kind === 'replica') replicaIds.push(it.id)
-      else pass[it.kind === 'handover' ? 'handovers' : 'checkpoints']++
+    const started = performance.now()
+    let wrapped = false
+    for (let i = 0; i < INVENTORY_STEPS && !wrapped && performance.now() - started < INVENTORY_BUDGET_MS; i++) {
+      const step = await reader.scanStep(at, ['checkpoint', 'handover', 'replica'], { keysOnly: true })
+      for (const it of step.items) {
+        if (it.kind === 'replica') replicaIds.push(it.id)
+        else pass[it.kind === 'handover' ? 'handovers' : 'checkpoints']++
+      }
+      at = step.next
+      wrapped = step.wrapped
     }
     const records = (await Promise.all(replicaIds.map((id) => reader.replica(id).catch(() => null)))).filter(
       (r): r is ReplicaSnapshot => r !== null,
     )
-    at = step.next
-    return { records, wrapped: step.wrapped }
+    return { records, wrapped }
   }
   const endStep = (step: { records: ReplicaSnapshot[]; wrapped: boolean }, nowMs: number) => {
     for (const r of step.records) if (replicaHealth(r, nowMs).state === 'gone') pass.replicasGone++

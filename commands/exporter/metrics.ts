@@ -31,6 +31,10 @@ export function exporterMetrics() {
       'Leases held (chat turns and leads), by kind (chat, provider, scheduler, lead) and state (ok, late, expired, dead, stale)',
       ['kind', 'state'],
     ),
+    leasesUnread: gauge(
+      'botmesh_leases_unread',
+      "Chat turns held by live replicas that the scrape did not read one by one (past its bounded read): counted in botmesh_leases from their holder's heartbeat, in its state",
+    ),
     renewalOverdueMax: gauge(
       'botmesh_lease_renewal_overdue_max_seconds',
       "The largest renewal overdue of any held lease: time since its last renewal past its holder's renewal interval",
@@ -77,7 +81,7 @@ export function exporterMetrics() {
     ),
     inventoryAge: gauge(
       'botmesh_inventory_age_seconds',
-      'Since the last inventory pass (a bounded SCAN step per scrape, over every master) completed',
+      'Since the last inventory pass (a few bounded SCAN batches per scrape, over every master) completed',
     ),
     leaderPresent: gauge('botmesh_lead_leader_present', 'Someone leads this lead (provider:…, scheduler:…, any lead name)', [
       'lead',
@@ -130,6 +134,7 @@ export function stateGauges(m: ExporterMetrics): Array<Gauge | Counter> {
   return [
     m.replicas,
     m.leases,
+    m.leasesUnread,
     m.renewalOverdueMax,
     m.heartbeatOverdueMax,
     m.turnsWaiting,
@@ -203,6 +208,24 @@ export function setState(m: ExporterMetrics, snap: DashboardSnapshot, schemaOk: 
       for (const f of health.findings) if (f.severity === 'problem') stuck.set(f.code, (stuck.get(f.code) ?? 0) + 1)
     }
   }
+  // Turns the read did not reach (it reads the chats heartbeats name, 100 per replica, and the
+  // busiest ones): each live replica's own count says how many it holds; the rest of them are
+  // counted in its heartbeat's state.
+  const seen = new Map<string, number>()
+  for (const c of snap.chats) {
+    const h = c.chat.holder
+    if (h) seen.set(h.incarnation, (seen.get(h.incarnation) ?? 0) + 1)
+  }
+  let unread = 0
+  for (const r of snap.replicas) {
+    const state = replicaHealth(r, now).state
+    if (state !== 'ok' && state !== 'late') continue
+    const more = count(r.stats.turnsHeld) - (seen.get(r.incarnation) ?? 0)
+    if (more <= 0) continue
+    unread += more
+    leases.set(`chat|${state}`, (leases.get(`chat|${state}`) ?? 0) + more)
+  }
+  m.leasesUnread.set(unread)
   for (const [reason, n] of stuck) m.chatsStuck.set({ reason }, n)
   m.chatsWaiting.set(chatsWaiting)
   m.queueLongest.set(longest)
