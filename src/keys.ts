@@ -14,7 +14,7 @@
 
 import { InvalidIdError } from './errors/invalid-id-error.js'
 import { DEFAULTS } from './defaults.js'
-import { hasLoneSurrogate, idFromBytes, idToBytes, redisKey } from './bytes.js'
+import { hasLoneSurrogate, idFromBytes, idToBytes, redisKey, startsWithBytes } from './bytes.js'
 
 /**
  * A key name as Redis takes it: a string, or (for an id that carries bytes that are not UTF-8, as
@@ -42,6 +42,7 @@ export const KIND_SEGMENTS = {
   replica: 'r', // hash: replica heartbeat record
 } as const
 export type KeyKind = keyof typeof KIND_SEGMENTS
+const ALL_KINDS = Object.keys(KIND_SEGMENTS) as KeyKind[]
 const SEGMENT_KINDS = new Map<string, KeyKind>(Object.entries(KIND_SEGMENTS).map(([k, v]) => [v, k as KeyKind]))
 
 // eslint-disable-next-line no-control-regex
@@ -68,12 +69,39 @@ export function validateId(id: unknown, what = 'key'): string {
   return id
 }
 
+/**
+ * The segments that follow the prefix in a key or channel name: the kinds' segments and the fixed names.
+ * A prefix may not have one of them after its first segment (validatePrefix): `shop:c` would write
+ * `shop:c:c:<id>`, which prefix `shop` reads as its own chat `c:<id>`.
+ */
+export const RESERVED_SEGMENTS: readonly string[] = [...Object.values(KIND_SEGMENTS), 'replicas', 'schema', 'events', 'wake']
+const RESERVED = new Set(RESERVED_SEGMENTS)
+
+/**
+ * A usable prefix, or InvalidIdError. Besides spaces, braces and glob characters, a prefix is refused
+ * when a `:`-separated segment after its first is reserved (RESERVED_SEGMENTS): one prefix can read
+ * another's keys as its own only when the other is it plus `:` and a reserved segment, so refusing
+ * those makes every allowed prefix's keys its own alone. `shop`, `shop:eu` and `shop-c` are accepted;
+ * `shop:c`, `shop:eu:cp` and `shop:events` are not.
+ */
 export function validatePrefix(prefix: unknown): string {
   if (typeof prefix !== 'string' || prefix.length === 0) throw new InvalidIdError('prefix must be a non-empty string')
   if (/[\s{}*?[\]\\]/.test(prefix)) {
     throw new InvalidIdError(`prefix ${JSON.stringify(prefix)} may not contain spaces, braces or glob characters`)
   }
   if (prefix.length > 200) throw new InvalidIdError('prefix is longer than 200 characters')
+  const segments = prefix.split(':')
+  const at = segments.findIndex((s, i) => i > 0 && RESERVED.has(s))
+  if (at > 0) {
+    const parent = segments.slice(0, at).join(':')
+    const instead = segments.map((s, i) => (i > 0 && RESERVED.has(s) ? '-' : i > 0 ? ':' : '') + s).join('')
+    throw new InvalidIdError(
+      `prefix ${JSON.stringify(prefix)} is refused: its segment ${JSON.stringify(segments[at])} names a kind of key ` +
+        `(after the first segment none of ${RESERVED_SEGMENTS.join(', ')} may appear), so prefix ${JSON.stringify(parent)} ` +
+        `would read its keys as its own; use a prefix without it, e.g. ${JSON.stringify(instead)} ` +
+        `(replicas that ran on it: stop them and start them on the new prefix; state under the old one is not carried over)`,
+    )
+  }
   return prefix
 }
 
@@ -172,16 +200,51 @@ export class KeyLayout {
   }
 
   /**
-   * SCAN MATCH pattern for the keys of several kinds: `<prefix>:[ckl]:*` when each kind's segment is
-   * one letter (Redis then returns only those: a listing of leases skips checkpoints and queues
-   * server-side), else every key under the prefix (the caller keeps its kinds).
+   * SCAN MATCH pattern for the keys of several kinds (none given: every kind): `<prefix>:[ckl]:*` when
+   * each kind's segment is one letter (Redis then returns only those: a listing of leases skips
+   * checkpoints and queues server-side), else `<prefix>:[<first letters>]*` (one walk of the keyspace
+   * still, where a pattern per kind would walk it once each). That one may also match a neighbour
+   * prefix's keys (`shop:cx:…` for `shop:[chr]*`): callers keep only their kinds, parsed, and count
+   * only keys this prefix owns (owns()). Never `<prefix>:*`, which is every neighbour `shop:eu` too.
    */
   scanPatternOf(kinds: readonly KeyKind[]): string {
     if (kinds.length === 1) return this.scanPattern(kinds[0]!)
-    const segments = kinds.map((k) => KIND_SEGMENTS[k])
-    if (kinds.length === 0 || segments.some((s) => s.length !== 1)) return `${this.prefix}:*`
-    return `${this.prefix}:[${segments.join('')}]:*`
+    const segments = (kinds.length ? kinds : ALL_KINDS).map((k) => KIND_SEGMENTS[k])
+    if (segments.every((s) => s.length === 1)) return `${this.prefix}:[${segments.join('')}]:*`
+    return `${this.prefix}:[${[...new Set(segments.map((s) => s[0]))].join('')}]*`
   }
+
+  /**
+   * Whether a key name (bytes as SCAN returns them, or text) is this prefix's own, in either layout:
+   * `<prefix>:<kind segment>:…`, `<prefix>:schema`, `<prefix>:events` or the replica index. No other
+   * accepted prefix writes such a name (validatePrefix), so what this refuses is a neighbour's
+   * (`shop:eu:c:1` for `shop`): a walk neither records it nor counts it.
+   */
+  owns(key: RedisKey): boolean {
+    if (typeof key === 'string' || this.loneInPrefix) {
+      const text = typeof key === 'string' ? key : idFromBytes(key)
+      return this.ownHeads.some((h) => text.startsWith(h)) || this.ownNames.includes(text)
+    }
+    return this.ownHeadBytes.some((h) => startsWithBytes(key, h)) || this.ownNameBytes.some((n) => n.equals(key))
+  }
+
+  private get ownHeads(): string[] {
+    return (this.heads ??= Object.values(KIND_SEGMENTS).map((s) => `${this.prefix}:${s}:`))
+  }
+  private get ownNames(): string[] {
+    const p = this.prefix
+    return (this.names ??= [`${p}:schema`, `${p}:events`, `${p}:replicas`, `${p}:replicas:{${p}}`])
+  }
+  private get ownHeadBytes(): Buffer[] {
+    return (this.headBytes ??= this.ownHeads.map((h) => Buffer.from(h, 'utf8')))
+  }
+  private get ownNameBytes(): Buffer[] {
+    return (this.nameBytes ??= this.ownNames.map((n) => Buffer.from(n, 'utf8')))
+  }
+  private heads: string[] | undefined
+  private names: string[] | undefined
+  private headBytes: Buffer[] | undefined
+  private nameBytes: Buffer[] | undefined
 
   /** Decode a raw Redis key of this prefix and layout (bytes as SCAN returns them, or text); null when it is not one of ours. */
   parse(key: RedisKey): ParsedKey | null {
