@@ -184,6 +184,15 @@ export class KeyLayout {
     return `${this.prefix}:events`
   }
 
+  /**
+   * The schema records a prefix nested on one of this prefix's kind segments would have (`P:c:schema`,
+   * `P:cp:schema`, …), with that prefix. validatePrefix refuses such prefixes; one of them holding a
+   * schema record here is a deployment of an earlier release whose keys read as this prefix's.
+   */
+  get nestedSchemas(): Array<{ prefix: string; schema: string }> {
+    return Object.values(KIND_SEGMENTS).map((s) => ({ prefix: `${this.prefix}:${s}`, schema: `${this.prefix}:${s}:schema` }))
+  }
+
   /** Pub/sub channel on which one coordinator instance is woken (a grant, a yield request). */
   wakeChannel(incarnation: string): string {
     return `${this.prefix}:wake:${incarnation}`

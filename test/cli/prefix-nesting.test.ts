@@ -132,6 +132,27 @@ describe('prefixes nested on one another', () => {
     expect(await exporter.sample('botmesh_checkpoints')).toBe(1)
   })
 
+  it('doctor fails on the state an earlier release left under a prefix now refused (shop:c), and says what to do', async () => {
+    const r = stores.get('shop')!.redis
+    const ok = parseJson<J>(await cli('shop', 'doctor', '--json'))
+    expect(ok.checks.find((c: J) => c.id === 'nested-prefix')).toMatchObject({ status: 'ok' })
+    // As an earlier release on prefix shop:c wrote them (docs/redis-layout.md): its schema record and a chat.
+    await r.hset('shop:c:schema', 'version', '1', 'layout', 'standalone', 'createdAt', '1')
+    await r.hset('shop:c:c:chat:1', 'n', '1', 'f', '5')
+    try {
+      const d = await cli('shop', 'doctor', '--json')
+      expect(d.code).toBe(1)
+      const check = parseJson<J>(d).checks.find((c: J) => c.id === 'nested-prefix')
+      expect(check).toMatchObject({ status: 'fail' })
+      expect(check.detail).toMatch(/^prefix shop:c \(schema record shop:c:schema\) holds state here: its keys read as this prefix's/)
+      expect(check.fix).toMatch(
+        /^prefix "shop:c" is refused: .* e\.g\. "shop-c" .*; until then, check a key that begins with c: before acting on it$/,
+      )
+    } finally {
+      await r.del('shop:c:schema', 'shop:c:c:chat:1')
+    }
+  })
+
   it('a prefix nested on a kind of key is refused by every command: exit 2, one line', async () => {
     const runs = await Promise.all([
       cli('shop:c', 'chat', 'release', 'c:chat:1', '--yes'),
