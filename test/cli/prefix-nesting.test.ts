@@ -3,9 +3,10 @@
  * `shop:rr`): the commands of `shop` act on its own keys alone — a release, a bulk checkpoint removal,
  * doctor, a snapshot under --max-keys and the exporter's inventory neither touch, list, record nor
  * count a neighbour's. A prefix that would nest on a kind of key (`shop:c`, `shop:cp`) is refused:
- * exit 2, one line saying why and what to use.
+ * exit 2, one line saying why and what to use (and no context is saved with it). An earlier release's
+ * state under such a prefix fails doctor's nested-prefix check.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -159,6 +160,7 @@ describe('prefixes nested on one another', () => {
       cli('shop:cp', 'checkpoints', 'rm', '--flow', 'order', '--owner-dead', '--yes'),
       cli('shop:eu:l', 'doctor'),
       runCli(['--url', redis.url, 'snapshot', '-o', join(dir, 'r.json')], { env: { BOTMESH_PREFIX: 'shop:r' } }),
+      runCli(['--prefix', 'shop:k', 'config', 'set-context', 'nested'], { env: { BOTMESH_CONFIG: join(dir, 'config.json') } }),
     ])
     for (const r of runs) {
       expect(r.code, r.stderr).toBe(2)
@@ -169,5 +171,7 @@ describe('prefixes nested on one another', () => {
       /^botmesh-coord: --prefix: prefix "shop:c" is refused: its segment "c" names a kind of key .* so prefix "shop" would read its keys as its own; use a prefix without it, e.g. "shop-c" /,
     )
     expect(runs[2]!.stderr).toMatch(/prefix "shop:eu" would read .* e\.g\. "shop:eu-l"/)
+    expect(existsSync(join(dir, 'r.json'))).toBe(false)
+    expect(existsSync(join(dir, 'config.json'))).toBe(false) // no context saved with it
   })
 })
