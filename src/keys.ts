@@ -122,12 +122,19 @@ export class KeyLayout {
   readonly prefix: string
   readonly layout: Layout
   private readonly loneInPrefix: boolean
+  /** What owns() compares: `<prefix>:<segment>:` of every kind, and the fixed names (both layouts). */
+  private readonly own: { heads: string[]; names: string[]; headBytes: Buffer[]; nameBytes: Buffer[] }
 
   constructor(prefix: string, layout: Layout) {
     this.prefix = validatePrefix(prefix)
     if (!LAYOUTS.includes(layout)) throw new InvalidIdError(`layout must be 'standalone' or 'cluster', got ${String(layout)}`)
     this.layout = layout
     this.loneInPrefix = hasLoneSurrogate(this.prefix)
+    const p = this.prefix
+    const heads = Object.values(KIND_SEGMENTS).map((s) => `${p}:${s}:`)
+    const names = [`${p}:schema`, `${p}:events`, `${p}:replicas`, `${p}:replicas:{${p}}`]
+    const bytes = (list: string[]) => list.map((t) => Buffer.from(t, 'utf8'))
+    this.own = { heads, names, headBytes: bytes(heads), nameBytes: bytes(names) }
   }
 
   /** An id as the last part of a key name: checked, escaped, and on a cluster the hash tag. */
@@ -230,30 +237,13 @@ export class KeyLayout {
    * (`shop:eu:c:1` for `shop`): a walk neither records it nor counts it.
    */
   owns(key: RedisKey): boolean {
+    const { heads, names, headBytes, nameBytes } = this.own
     if (typeof key === 'string' || this.loneInPrefix) {
       const text = typeof key === 'string' ? key : idFromBytes(key)
-      return this.ownHeads.some((h) => text.startsWith(h)) || this.ownNames.includes(text)
+      return heads.some((h) => text.length > h.length && text.startsWith(h)) || names.includes(text)
     }
-    return this.ownHeadBytes.some((h) => startsWithBytes(key, h)) || this.ownNameBytes.some((n) => n.equals(key))
+    return headBytes.some((h) => startsWithBytes(key, h)) || nameBytes.some((n) => n.equals(key))
   }
-
-  private get ownHeads(): string[] {
-    return (this.heads ??= Object.values(KIND_SEGMENTS).map((s) => `${this.prefix}:${s}:`))
-  }
-  private get ownNames(): string[] {
-    const p = this.prefix
-    return (this.names ??= [`${p}:schema`, `${p}:events`, `${p}:replicas`, `${p}:replicas:{${p}}`])
-  }
-  private get ownHeadBytes(): Buffer[] {
-    return (this.headBytes ??= this.ownHeads.map((h) => Buffer.from(h, 'utf8')))
-  }
-  private get ownNameBytes(): Buffer[] {
-    return (this.nameBytes ??= this.ownNames.map((n) => Buffer.from(n, 'utf8')))
-  }
-  private heads: string[] | undefined
-  private names: string[] | undefined
-  private headBytes: Buffer[] | undefined
-  private nameBytes: Buffer[] | undefined
 
   /** Decode a raw Redis key of this prefix and layout (bytes as SCAN returns them, or text); null when it is not one of ours. */
   parse(key: RedisKey): ParsedKey | null {

@@ -577,7 +577,7 @@ function replicaCheck(live: ReplicaSnapshot[], gone: ReplicaSnapshot[] = [], now
 
 /**
  * Prefixes nested on a kind of key (`shop:c` beside `shop`) are refused by this release, but one an
- * earlier release ran on may still hold state here: its keys read as this prefix's (`shop:c:c:chat:1`
+ * earlier release ran on may still hold state here, under this prefix's key names (`shop:c:c:chat:1`
  * is chat `c:chat:1` of `shop`), so an intervention here could change its turns. Found by its schema
  * record, read by name.
  */
@@ -599,7 +599,7 @@ async function nestedPrefixCheck(ctx: Context): Promise<Check> {
   return {
     id: 'nested-prefix',
     status: 'fail',
-    detail: `prefix ${found.map((f) => `${f.prefix} (schema record ${f.schema})`).join(', ')} holds state here: its keys read as this prefix's (${first.prefix}'s chat <id> as chat ${segment}:<id> here), so an intervention under ${ctx.keys.prefix} can change its state`,
+    detail: `prefix ${found.map((f) => `${f.prefix} (schema record ${f.schema})`).join(', ')} holds state here, under this prefix's key names (${first.prefix}'s chat <id> is ${first.prefix}:c:<id>, chat ${segment}:<id> of ${ctx.keys.prefix} on the standalone layout): commands under ${ctx.keys.prefix} count, list and can change it as their own`,
     fix: `${why}; until then, check a key that begins with ${segment}: before acting on it`,
   }
 }
@@ -634,7 +634,8 @@ export function doctorCommand(): Command {
       `${examples('botmesh-coord --prefix shop doctor', 'botmesh-coord --prefix shop doctor --json | jq \'.checks[] | select(.status != "ok")\'')}
 
 Checks: redis-version, eviction-policy, memory, persistence, failover, cluster, schema, layout,
-nested-prefix (state of a prefix nested on a kind of key, e.g. shop:c beside shop), corrupt, replicas (and those gone without an orderly stop), clock-skew, stale-tickets, late-renewals,
+nested-prefix (state of a prefix nested on a kind of key, e.g. shop:c beside shop), corrupt,
+replicas (and those gone without an orderly stop), clock-skew, stale-tickets, late-renewals,
 expired-leases, zombie-leases, stale-writes (written from
 outside the chat's turn), flow-versions (ephemeral checkpoints of a flow version other than the
 deployed one, given with --fingerprint flow=fp; without it: more than one version per flow). A check

@@ -116,8 +116,9 @@ export async function captureSnapshot(source: RedisSource, keys: KeyLayout, o: C
   const tail: StreamEntry[] = (await source.xrevrange(keys.events, '+', '-', o.events ?? 1000)).reverse()
   records.streams[keys.events] = { entries: tail, at: startedAtMs }
 
-  // Every key of the prefix's kinds, master by master, in SCAN batches (the fixed names are read above); each batch's hashes (and the TTLs
-  // of checkpoints and markers) in one pipeline on that master, read at that master's TIME.
+  // Every key of the prefix's kinds (its fixed names are read above), master by master, in SCAN
+  // batches; each batch's hashes (and the TTLs of checkpoints and markers) in one pipeline on that
+  // master, read at that master's TIME.
   const other = new KeyLayout(keys.prefix, keys.layout === 'cluster' ? 'standalone' : 'cluster')
   const kindOf = (k: Buffer) => keys.parse(k)?.kind ?? other.parse(k)?.kind ?? null
   let seen = 0
