@@ -75,3 +75,10 @@ export function keyText(k: string | Buffer): string {
 export function redisKey(s: string): string | Buffer {
   return hasLoneSurrogate(s) ? idToBytes(s) : s
 }
+
+/** Do these bytes start with `head` (and go on past it)? Byte by byte: a head is a few bytes, Buffer.compare costs more. */
+export function startsWithBytes(bytes: Buffer, head: Buffer): boolean {
+  if (bytes.length <= head.length) return false
+  for (let i = 0; i < head.length; i++) if (bytes[i] !== head[i]) return false
+  return true
+}

@@ -32,6 +32,7 @@ export {
   decodeId,
   validateId,
   validatePrefix,
+  RESERVED_SEGMENTS,
   type Layout,
   type KeyKind,
   type ChatKeys,

@@ -14,7 +14,7 @@
 
 import { InvalidIdError } from './errors/invalid-id-error.js'
 import { DEFAULTS } from './defaults.js'
-import { hasLoneSurrogate, idFromBytes, idToBytes, redisKey } from './bytes.js'
+import { hasLoneSurrogate, idFromBytes, idToBytes, redisKey, startsWithBytes } from './bytes.js'
 
 /**
  * A key name as Redis takes it: a string, or (for an id that carries bytes that are not UTF-8, as
@@ -42,6 +42,7 @@ export const KIND_SEGMENTS = {
   replica: 'r', // hash: replica heartbeat record
 } as const
 export type KeyKind = keyof typeof KIND_SEGMENTS
+const ALL_KINDS = Object.keys(KIND_SEGMENTS) as KeyKind[]
 const SEGMENT_KINDS = new Map<string, KeyKind>(Object.entries(KIND_SEGMENTS).map(([k, v]) => [v, k as KeyKind]))
 
 // eslint-disable-next-line no-control-regex
@@ -68,12 +69,39 @@ export function validateId(id: unknown, what = 'key'): string {
   return id
 }
 
+/**
+ * The segments that follow the prefix in a key or channel name: the kinds' segments and the fixed names.
+ * A prefix may not have one of them after its first segment (validatePrefix): `shop:c` would write
+ * `shop:c:c:<id>`, which prefix `shop` reads as its own chat `c:<id>`.
+ */
+export const RESERVED_SEGMENTS: readonly string[] = [...Object.values(KIND_SEGMENTS), 'replicas', 'schema', 'events', 'wake']
+const RESERVED = new Set(RESERVED_SEGMENTS)
+
+/**
+ * A usable prefix, or InvalidIdError. Besides spaces, braces and glob characters, a prefix is refused
+ * when a `:`-separated segment after its first is reserved (RESERVED_SEGMENTS): one prefix can read
+ * another's keys as its own only when the other is it plus `:` and a reserved segment, so refusing
+ * those makes every allowed prefix's keys its own alone. `shop`, `shop:eu` and `shop-c` are accepted;
+ * `shop:c`, `shop:eu:cp` and `shop:events` are not.
+ */
 export function validatePrefix(prefix: unknown): string {
   if (typeof prefix !== 'string' || prefix.length === 0) throw new InvalidIdError('prefix must be a non-empty string')
   if (/[\s{}*?[\]\\]/.test(prefix)) {
     throw new InvalidIdError(`prefix ${JSON.stringify(prefix)} may not contain spaces, braces or glob characters`)
   }
   if (prefix.length > 200) throw new InvalidIdError('prefix is longer than 200 characters')
+  const segments = prefix.split(':')
+  const at = segments.findIndex((s, i) => i > 0 && RESERVED.has(s))
+  if (at > 0) {
+    const parent = segments.slice(0, at).join(':')
+    const instead = segments.map((s, i) => (i > 0 && RESERVED.has(s) ? '-' : i > 0 ? ':' : '') + s).join('')
+    throw new InvalidIdError(
+      `prefix ${JSON.stringify(prefix)} is refused: its segment ${JSON.stringify(segments[at])} names a kind of key ` +
+        `(after the first segment none of ${RESERVED_SEGMENTS.join(', ')} may appear), so prefix ${JSON.stringify(parent)} ` +
+        `would read its keys as its own; use a prefix without it, e.g. ${JSON.stringify(instead)} ` +
+        `(replicas that ran on it: stop them and start them on the new prefix; state under the old one is not carried over)`,
+    )
+  }
   return prefix
 }
 
@@ -94,12 +122,19 @@ export class KeyLayout {
   readonly prefix: string
   readonly layout: Layout
   private readonly loneInPrefix: boolean
+  /** What owns() compares: `<prefix>:<segment>:` of every kind, and the fixed names (both layouts). */
+  private readonly own: { heads: string[]; names: string[]; headBytes: Buffer[]; nameBytes: Buffer[] }
 
   constructor(prefix: string, layout: Layout) {
     this.prefix = validatePrefix(prefix)
     if (!LAYOUTS.includes(layout)) throw new InvalidIdError(`layout must be 'standalone' or 'cluster', got ${String(layout)}`)
     this.layout = layout
     this.loneInPrefix = hasLoneSurrogate(this.prefix)
+    const p = this.prefix
+    const heads = Object.values(KIND_SEGMENTS).map((s) => `${p}:${s}:`)
+    const names = [`${p}:schema`, `${p}:events`, `${p}:replicas`, `${p}:replicas:{${p}}`]
+    const bytes = (list: string[]) => list.map((t) => Buffer.from(t, 'utf8'))
+    this.own = { heads, names, headBytes: bytes(heads), nameBytes: bytes(names) }
   }
 
   /** An id as the last part of a key name: checked, escaped, and on a cluster the hash tag. */
@@ -156,6 +191,15 @@ export class KeyLayout {
     return `${this.prefix}:events`
   }
 
+  /**
+   * The schema records a prefix nested on one of this prefix's kind segments would have (`P:c:schema`,
+   * `P:cp:schema`, …), with that prefix. validatePrefix refuses such prefixes; one of them holding a
+   * schema record here is a deployment of an earlier release whose keys read as this prefix's.
+   */
+  get nestedSchemas(): Array<{ prefix: string; schema: string }> {
+    return Object.values(KIND_SEGMENTS).map((s) => ({ prefix: `${this.prefix}:${s}`, schema: `${this.prefix}:${s}:schema` }))
+  }
+
   /** Pub/sub channel on which one coordinator instance is woken (a grant, a yield request). */
   wakeChannel(incarnation: string): string {
     return `${this.prefix}:wake:${incarnation}`
@@ -172,15 +216,33 @@ export class KeyLayout {
   }
 
   /**
-   * SCAN MATCH pattern for the keys of several kinds: `<prefix>:[ckl]:*` when each kind's segment is
-   * one letter (Redis then returns only those: a listing of leases skips checkpoints and queues
-   * server-side), else every key under the prefix (the caller keeps its kinds).
+   * SCAN MATCH pattern for the keys of several kinds (none given: every kind): `<prefix>:[ckl]:*` when
+   * each kind's segment is one letter (Redis then returns only those: a listing of leases skips
+   * checkpoints and queues server-side), else `<prefix>:[<first letters>]*` (one walk of the keyspace
+   * still, where a pattern per kind would walk it once each). That one may also match a neighbour
+   * prefix's keys (`shop:cx:…` for `shop:[chr]*`): callers keep only their kinds, parsed, and count
+   * only keys this prefix owns (owns()). Never `<prefix>:*`, which is every neighbour `shop:eu` too.
    */
   scanPatternOf(kinds: readonly KeyKind[]): string {
     if (kinds.length === 1) return this.scanPattern(kinds[0]!)
-    const segments = kinds.map((k) => KIND_SEGMENTS[k])
-    if (kinds.length === 0 || segments.some((s) => s.length !== 1)) return `${this.prefix}:*`
-    return `${this.prefix}:[${segments.join('')}]:*`
+    const segments = (kinds.length ? kinds : ALL_KINDS).map((k) => KIND_SEGMENTS[k])
+    if (segments.every((s) => s.length === 1)) return `${this.prefix}:[${segments.join('')}]:*`
+    return `${this.prefix}:[${[...new Set(segments.map((s) => s[0]))].join('')}]*`
+  }
+
+  /**
+   * Whether a key name (bytes as SCAN returns them, or text) is this prefix's own, in either layout:
+   * `<prefix>:<kind segment>:…`, `<prefix>:schema`, `<prefix>:events` or the replica index. No other
+   * accepted prefix writes such a name (validatePrefix), so what this refuses is a neighbour's
+   * (`shop:eu:c:1` for `shop`): a walk neither records it nor counts it.
+   */
+  owns(key: RedisKey): boolean {
+    const { heads, names, headBytes, nameBytes } = this.own
+    if (typeof key === 'string' || this.loneInPrefix) {
+      const text = typeof key === 'string' ? key : idFromBytes(key)
+      return heads.some((h) => text.length > h.length && text.startsWith(h)) || names.includes(text)
+    }
+    return headBytes.some((h) => startsWithBytes(key, h)) || nameBytes.some((n) => n.equals(key))
   }
 
   /** Decode a raw Redis key of this prefix and layout (bytes as SCAN returns them, or text); null when it is not one of ours. */

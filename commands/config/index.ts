@@ -11,7 +11,7 @@ import { cell, headersWanted, jsonOut, outputFormat, printList, type KindView, t
 import { reportError } from '../output/report.js'
 import { notFound, usage } from '../output/errors.js'
 import { EXIT } from '../output/exit-codes.js'
-import { globalOptions } from '../target.js'
+import { checkPrefix, globalOptions } from '../target.js'
 import { configPath, readConfig, writeConfig, type ContextEntry } from './contexts.js'
 
 interface ContextRow {
@@ -192,7 +192,8 @@ Examples:
           if (given('tls')) entry.tls = g.tls === true
           if (given('sentinelUsername') && g.sentinelUsername) entry.sentinelUsername = g.sentinelUsername
           if (given('sentinelPasswordFile') && g.sentinelPasswordFile) entry.sentinelPasswordFile = abs(g.sentinelPasswordFile)
-          if (given('prefix')) entry.prefix = g.prefix
+          // A prefix every command would refuse is not saved either (one line, exit 2, saying why).
+          if (given('prefix')) entry.prefix = checkPrefix(g.prefix)
           if (given('layout')) entry.layout = g.layout
           if (given('tlsCa') && g.tlsCa) entry.tlsCa = abs(g.tlsCa)
           if (o.username !== undefined) entry.username = o.username

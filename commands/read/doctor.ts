@@ -13,6 +13,7 @@ import {
   replicaHealth,
   leadRows,
   transportDownText,
+  validatePrefix,
   type Layout,
   type Listing,
   type ReplicaSnapshot,
@@ -34,7 +35,7 @@ import { deployedFingerprints, fingerprintOptions, type FingerprintFlags } from 
 export type CheckStatus = 'ok' | 'warn' | 'fail' | 'skip'
 
 export interface Check {
-  /** Stable id: redis-version, eviction-policy, memory, persistence, failover, cluster, schema, layout, corrupt, replicas, clock-skew, stale-tickets, late-renewals, expired-leases, zombie-leases, stale-writes, flow-versions. */
+  /** Stable id: redis-version, eviction-policy, memory, persistence, failover, cluster, schema, layout, nested-prefix, corrupt, replicas, clock-skew, stale-tickets, late-renewals, expired-leases, zombie-leases, stale-writes, flow-versions. */
   id: string
   status: CheckStatus
   /** One line: what was found. */
@@ -339,6 +340,8 @@ export async function collectDoctor(
     })
   } else checks.push({ id: 'layout', status: 'ok', detail: `every key under the prefix uses the ${ctx.keys.layout} layout` })
 
+  checks.push(await nestedPrefixCheck(ctx))
+
   const listings: Array<[string, Listing<unknown>]> = [
     ['replica', replicas],
     ['chat', chats],
@@ -582,6 +585,35 @@ function replicaCheck(live: ReplicaSnapshot[], gone: ReplicaSnapshot[] = [], now
   }
 }
 
+/**
+ * Prefixes nested on a kind of key (`shop:c` beside `shop`) are refused by this release, but one an
+ * earlier release ran on may still hold state here, under this prefix's key names (`shop:c:c:chat:1`
+ * is chat `c:chat:1` of `shop`), so an intervention here could change its turns. Found by its schema
+ * record, read by name.
+ */
+async function nestedPrefixCheck(ctx: Context): Promise<Check> {
+  const nested = ctx.keys.nestedSchemas
+  const hashes = await Promise.all(nested.map((n) => ctx.reader.source.hgetall(n.schema).catch(() => ({}) as Record<string, string>)))
+  const found = nested.filter((_, i) => /^\d+$/.test(hashes[i]!.version ?? ''))
+  if (!found.length) {
+    return { id: 'nested-prefix', status: 'ok', detail: `no prefix nested on a kind of key (${nested[0]!.prefix}, …) holds state here` }
+  }
+  const first = found[0]!
+  let why = ''
+  try {
+    validatePrefix(first.prefix)
+  } catch (err) {
+    why = (err as Error).message
+  }
+  const segment = first.prefix.slice(ctx.keys.prefix.length + 1)
+  return {
+    id: 'nested-prefix',
+    status: 'fail',
+    detail: `prefix ${found.map((f) => `${f.prefix} (schema record ${f.schema})`).join(', ')} holds state here, under this prefix's key names (${first.prefix}'s chat <id> is ${first.prefix}:c:<id>, chat ${segment}:<id> of ${ctx.keys.prefix} on the standalone layout): commands under ${ctx.keys.prefix} count, list and can change it as their own`,
+    fix: `${why}; until then, check a key that begins with ${segment}: before acting on it`,
+  }
+}
+
 function liveReplicaCheck(live: ReplicaSnapshot[]): Check {
   if (live.length === 0)
     return { id: 'replicas', status: 'warn', detail: 'no live replica under this prefix', fix: 'check --prefix, or whether the bot runs' }
@@ -611,7 +643,8 @@ export function doctorCommand(): Command {
       'after',
       `${examples('botmesh-coord --prefix shop doctor', 'botmesh-coord --prefix shop doctor --json | jq \'.checks[] | select(.status != "ok")\'')}
 
-Checks: redis-version, eviction-policy, memory, persistence, failover, cluster, schema, layout, corrupt,
+Checks: redis-version, eviction-policy, memory, persistence, failover, cluster, schema, layout,
+nested-prefix (state of a prefix nested on a kind of key, e.g. shop:c beside shop), corrupt,
 replicas (and those gone without an orderly stop), clock-skew, stale-tickets, late-renewals,
 expired-leases, zombie-leases, stale-writes (written from
 outside the chat's turn), flow-versions (ephemeral checkpoints of a flow version other than the

@@ -4,7 +4,7 @@
  * questions of a StateSource (./source.ts): a live Redis, or the records of a snapshot (./records.ts).
  */
 import { KIND_SEGMENTS, KeyLayout, SCHEMA_VERSION, type KeyKind, type Layout, type RedisKey } from '../keys.js'
-import { hasLoneSurrogate, idFromBytes, keyText, redisKey } from '../bytes.js'
+import { hasLoneSurrogate, idFromBytes, keyText, redisKey, startsWithBytes } from '../bytes.js'
 import { batchWrites, withTimeout, type RedisClient } from '../connection.js'
 import { errorFromRedis, isConnectionError } from '../errors/from-redis.js'
 import { CoordinationUnavailableError } from '../errors/coordination-unavailable-error.js'
@@ -98,13 +98,6 @@ export const LISTING_DECODERS = {
   lead: (id: string, raw: RedisKey, h: Hash) => decodeLead(id, raw, h),
   lock: (id: string, raw: RedisKey, h: Hash) => decodeLock(id, raw, h),
 } as const
-
-/** Do these bytes start with `head` (and go on past it)? Byte by byte: a head is a few bytes, Buffer.compare costs more. */
-function startsWith(bytes: Buffer, head: Buffer): boolean {
-  if (bytes.length <= head.length) return false
-  for (let i = 0; i < head.length; i++) if (bytes[i] !== head[i]) return false
-  return true
-}
 
 /** A hash without fields (a key gone between the SCAN and the read), found without listing its fields. */
 function isEmpty(h: Hash): boolean {
@@ -265,7 +258,8 @@ export class StateReader {
     const schema = await this.schema().catch(() => null)
     if (schema) return { used: true, others: [], complete: true }
     const nodes = await this.masterCount()
-    const walk = async (pattern: string, stopAtFirst: boolean, onKey: (k: string) => void): Promise<boolean> => {
+    /** Each master SCANned for `pattern` (at most maxKeys keys each), until `onKey` says stop. */
+    const walk = async (pattern: string, onKey: (k: Buffer) => boolean | void): Promise<boolean> => {
       let complete = true
       for (let node = 0; node < nodes; node++) {
         let cursor = '0'
@@ -276,8 +270,7 @@ export class StateReader {
             const step = await this.call('SCAN', () => this.source.scan(node, cursor, pattern, count))
             cursor = step.cursor
             looked += count
-            for (const b of step.keys) onKey(idFromBytes(b))
-            if (stopAtFirst && step.keys.length) return true
+            if (step.keys.some((b) => onKey(b) === true)) return true
           } while (cursor !== '0' && looked < maxKeys)
         } catch (err) {
           if (!this.nodeFailed(node, err)) throw err
@@ -288,11 +281,18 @@ export class StateReader {
       }
       return complete
     }
+    // Keys of this prefix's own shapes only: a neighbour's (`shop:eu:…`) does not make `shop` in use.
     let used = false
-    await walk(`${this.keys.prefix}:*`, true, () => (used = true))
+    await walk(this.keys.scanPatternOf([]), (b) => (used = this.keys.owns(b)))
+    if (!used) {
+      this.commands++
+      const tail = await this.call('XREVRANGE', () => this.source.xrevrange(this.keys.events, '+', '-', 1)).catch(() => [])
+      used = tail.length > 0
+    }
     if (used) return { used: true, others: [], complete: true }
     const candidates = new Set<string>()
-    const complete = await walk('*:schema', false, (k) => {
+    const complete = await walk('*:schema', (b) => {
+      const k = idFromBytes(b)
       if (candidates.size < 20 && k.endsWith(':schema') && k.length > ':schema'.length) candidates.add(k.slice(0, -':schema'.length))
     })
     candidates.delete(this.keys.prefix)
@@ -445,14 +445,18 @@ export class StateReader {
     const { cursor: next, keys: batch } = await this.call('SCAN', () => this.source.scan(node, cursor, pattern, count))
     const ours: ScannedKey[] = []
     const heads = this.kindHeads(kinds)
+    // A neighbour prefix's key the pattern let through (`shop:cx:…`) is not counted as scanned.
+    let scanned = 0
     for (const bytes of batch) {
+      if (!this.keys.owns(bytes)) continue
+      scanned++
       // Another kind's key (a checkpoint, a queue) is passed over before it is decoded.
-      if (heads && !heads.some((h) => startsWith(bytes, h))) continue
+      if (heads && !heads.some((h) => startsWithBytes(bytes, h))) continue
       const text = idFromBytes(bytes)
       const parsed = this.keys.parse(text)
       if (parsed !== null && wanted.has(parsed.kind)) ours.push({ rawKey: redisKey(text), id: parsed.id, kind: parsed.kind })
     }
-    return { cursor: next, scanned: batch.length, ours }
+    return { cursor: next, scanned, ours }
   }
 
   /**

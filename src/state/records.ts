@@ -248,7 +248,10 @@ export class RecordingSource implements StateSource {
   scan(node: number, cursor: string, pattern: string, count: number): Promise<{ cursor: string; keys: Buffer[] }> {
     return this.inner.scan(node, cursor, pattern, count).then((r) => {
       const n = (this.current.nodes[node] ??= { name: this.inner.nodeName(node) })
-      n.keys = [...(n.keys ?? []), ...r.keys.map((b) => idFromBytes(b))]
+      // A walk of this prefix's keys records its own alone, not a neighbour's the pattern let through
+      // (the survey of other prefixes' schema records, `*:schema`, keeps what it found).
+      const kept = pattern.startsWith(`${this.keys.prefix}:`) ? r.keys.filter((b) => this.keys.owns(b)) : r.keys
+      n.keys = [...(n.keys ?? []), ...kept.map((b) => idFromBytes(b))]
       return r
     })
   }
@@ -301,8 +304,9 @@ export class RecordingSource implements StateSource {
 }
 
 /**
- * SCAN MATCH as Redis reads the patterns the reader sends: `<prefix>:*`, `<prefix>:<kind>:*` and
- * `<prefix>:[<kinds>]:*` (`*` any run, `[...]` one of those characters; a prefix holds no glob characters).
+ * SCAN MATCH as Redis reads the patterns the reader sends: `<prefix>:<kind>:*`, `<prefix>:[<kinds>]:*`,
+ * `<prefix>:[<first letters>]*` and `*:schema` (`*` any run, `[...]` one of those characters; a prefix
+ * holds no glob characters).
  */
 function globMatcher(pattern: string): (key: string) => boolean {
   const source = pattern.replace(/\[[^\]]*\]|\*|[^[*]+/g, (part) => {

@@ -39,7 +39,7 @@ export interface Snapshot {
     finishedAtMs: number
     /** Wall time the capture took on the machine that ran it. */
     tookMs: number
-    /** Keys under the prefix that SCAN returned. */
+    /** Keys of the prefix's own shapes that SCAN returned (a neighbour prefix's, `shop:eu:…`, are not counted). */
     keys: number
     /** Hashes read (chats, checkpoints, handover markers, leads, locks, replicas, the schema record). */
     records: number
@@ -116,8 +116,9 @@ export async function captureSnapshot(source: RedisSource, keys: KeyLayout, o: C
   const tail: StreamEntry[] = (await source.xrevrange(keys.events, '+', '-', o.events ?? 1000)).reverse()
   records.streams[keys.events] = { entries: tail, at: startedAtMs }
 
-  // Every key under the prefix, master by master, in SCAN batches; each batch's hashes (and the TTLs
-  // of checkpoints and markers) in one pipeline on that master, read at that master's TIME.
+  // Every key of the prefix's kinds (its fixed names are read above), master by master, in SCAN
+  // batches; each batch's hashes (and the TTLs of checkpoints and markers) in one pipeline on that
+  // master, read at that master's TIME.
   const other = new KeyLayout(keys.prefix, keys.layout === 'cluster' ? 'standalone' : 'cluster')
   const kindOf = (k: Buffer) => keys.parse(k)?.kind ?? other.parse(k)?.kind ?? null
   let seen = 0
@@ -125,9 +126,11 @@ export async function captureSnapshot(source: RedisSource, keys: KeyLayout, o: C
   scan: for (let node = 0; node < nodeCount; node++) {
     let cursor = '0'
     do {
-      const step = await source.scan(node, cursor, `${keys.prefix}:*`, count)
+      const step = await source.scan(node, cursor, keys.scanPatternOf([]), count)
       cursor = step.cursor
-      let batch = step.keys
+      // Only this prefix's own key shapes: a neighbour prefix's keys (`shop:eu:…`, `shop:cx:…`) are
+      // neither recorded nor counted against --max-keys.
+      let batch = step.keys.filter((b) => keys.owns(b))
       const cut = o.maxKeys !== undefined && seen + batch.length > o.maxKeys
       if (cut) batch = batch.slice(0, o.maxKeys! - seen)
       seen += batch.length

@@ -43,7 +43,7 @@ for (const layout of ['standalone', 'cluster'] as Layout[]) {
       const keys = new KeyLayout(uniquePrefix('lk'), layout)
       expect(keys.scanPatternOf(['chat', 'lead', 'lock'])).toBe(`${keys.prefix}:[clk]:*`)
       expect(keys.scanPatternOf(['chat'])).toBe(`${keys.prefix}:c:*`)
-      expect(keys.scanPatternOf(['chat', 'checkpoint'])).toBe(`${keys.prefix}:*`) // 'cp': not one letter
+      expect(keys.scanPatternOf(['chat', 'checkpoint'])).toBe(`${keys.prefix}:[c]*`) // 'cp': not one letter; the caller keeps its kinds
       for (let i = 0; i < 20; i++) {
         const k = keys.chat(`c:[${i}]*`) // glob characters in an id are the id's own
         await redis.hset(k.state, 'n', '1', 'f', String(i), 'lh', 'r', 'lhi', 'inc')
