@@ -10,8 +10,8 @@ import { describeError } from '../output/errors.js'
 import { usePolling } from './use-polling.js'
 import { advance, chatDetail, filterChats, filterExpiring, needsAttention, type DashboardModel, type Tone } from './model.js'
 import { PANELS, allocate, priorityFor, type PanelId } from './layout.js'
-import { EXTEND_TTL_MS, cliEquivalent, type ActionOutcome, type Interventions } from './interventions.js'
-import { dur, shortInc } from './text.js'
+import type { Interventions } from './interventions.js'
+import { buildPrompt, type Prompt, type PromptScreen, type Verb } from './prompts.js'
 import { Header, type Connection } from './components/header.js'
 import { Footer, footerLines, type FooterMode } from './components/footer.js'
 import { ReplicasPanel } from './components/replicas-panel.js'
@@ -65,18 +65,6 @@ interface Refresh {
   model: DashboardModel
   detail: { key: string; data: ChatDetail | null; error: string | null } | null
 }
-
-interface Confirm {
-  /** What it acts on (verb and key, ticket): the prompt is rebuilt at each refresh while this stays the same. */
-  target: string
-  /** What, to whom, at which fence. */
-  text: string
-  /** The same action on the command line. */
-  command: string
-  run: () => Promise<ActionOutcome>
-}
-
-type Verb = 'yield' | 'release' | 'skip' | 'handover rm' | 'checkpoint extend'
 
 type Selection = Record<PanelId, { index: number; key: string | null }>
 
@@ -199,130 +187,31 @@ export function DashboardApp(props: DashboardAppProps): React.ReactElement {
     )
   }
 
+  const screen: PromptScreen = {
+    view,
+    focus,
+    rows,
+    selected: Object.fromEntries(PANELS.map((p) => [p, selectedIndex(p)])) as PromptScreen['selected'],
+    allChats: model?.chats ?? [],
+    detail: detail?.view ?? null,
+    ticket: ticketSel,
+  }
+  const ask = (verb: Verb) => buildPrompt(verb, screen, source.interventions)
+
   const act = (verb: Verb) => {
     if (readOnly) {
       setMessage({ text: `read-only mode (--read-only / BOTMESH_READ_ONLY): ${verb} is disabled`, tone: 'warn' })
       return
     }
-    const c = builders[verb]()
+    const c = ask(verb)
     if (typeof c === 'string') setMessage({ text: c, tone: 'warn' })
     else setConfirmAsk({ verb, target: c.target })
   }
 
-  // y acts on the provider selected in PROVIDER (or a lead in LEASES BY EXPIRY); with one provider, on it.
-  const yieldTarget = () => {
-    if (focus === 'expiring') {
-      const i = selectedIndex('expiring')
-      const e = i === null ? null : rows.expiring[i]
-      if (e?.kind === 'lead') return rows.providers.find((p) => p.key === e.key) ?? null
-    }
-    if (focus === 'providers') {
-      const i = selectedIndex('providers')
-      return i === null ? null : (rows.providers[i] ?? null)
-    }
-    return rows.providers.length === 1 ? rows.providers[0]! : null
-  }
-
-  const askYield = (): Confirm | string => {
-    const p = yieldTarget()
-    if (!p) return 'select a provider first: tab to PROVIDER'
-    if (!p.leader) return `nobody leads ${p.key}: nothing to yield`
-    const command = cliEquivalent.yield(p.key, p.fence)
-    return {
-      target: `yield ${p.key}`,
-      text: `yield ${p.key}: leader ${p.leader} (${shortInc(p.leaderIncarnation ?? '')}) fence ${p.fence}, standbys ${p.standbys.join(',') || 'none'}`,
-      command,
-      run: () => source.interventions.yieldProvider(p.key, { ifFence: p.fence, command }),
-    }
-  }
-
-  const releaseTarget = (): { key: string; holder: string | null; incarnation: string | null; fence: number | null } | null => {
-    if (view === 'detail' && detail) {
-      const v = detail.view
-      return { key: v.key, holder: v.holder?.replicaId ?? null, incarnation: v.holder?.incarnation ?? null, fence: v.fence }
-    }
-    if (focus === 'expiring') {
-      const i = selectedIndex('expiring')
-      const e = i === null ? null : rows.expiring[i]
-      if (e?.kind === 'chat') {
-        const c = model?.chats.find((x) => x.key === e.key)
-        return { key: e.key, holder: e.replicaId, incarnation: c?.holderIncarnation ?? null, fence: e.fence }
-      }
-    }
-    if (focus !== 'chats') return null
-    const i = selectedIndex('chats')
-    const c = i === null ? null : rows.chats[i]
-    return c ? { key: c.key, holder: c.holder, incarnation: c.holderIncarnation, fence: c.fence } : null
-  }
-
-  const askRelease = (): Confirm | string => {
-    const t = releaseTarget()
-    if (!t) return 'select a chat first: tab to CHAT (or open one with ⏎)'
-    if (!t.holder) return `${t.key} is not held: nothing to release`
-    const command = cliEquivalent.release(t.key, t.fence)
-    return {
-      target: `release ${t.key}`,
-      text: `release ${t.key}: holder ${t.holder} (${shortInc(t.incarnation ?? '')}) fence ${t.fence}; the fence is bumped, the next ticket granted`,
-      command,
-      run: () => source.interventions.releaseChat(t.key, { ifFence: t.fence, ifIncarnation: t.incarnation, command }),
-    }
-  }
-
-  const askSkip = (): Confirm | string => {
-    if (view !== 'detail' || !detail) return 'open a chat (⏎) and select a ticket to skip it'
-    const t = ticketSel === null ? null : tickets[ticketSel]
-    if (!t) return `${detail.view.key} has no queued ticket`
-    const v = detail.view
-    const command = cliEquivalent.skip(v.key, t.ticket, v.fence)
-    return {
-      target: `skip ${v.key} ${t.ticket}`,
-      text: `skip ticket ${t.ticket} of ${v.key}: ${t.replicaId} (${shortInc(t.incarnation)}, ${t.alive ? 'alive' : t.state}); holder ${v.holder?.replicaId ?? 'none'} fence ${v.fence}`,
-      command,
-      run: () => source.interventions.skipTicket(v.key, t.ticket, { ifFence: v.fence, ifIncarnation: t.incarnation, command }),
-    }
-  }
-
-  // h and e act on the open chat's handover marker and checkpoint, as `handover rm` and `checkpoint extend` do.
-  const askRemoveMarker = (): Confirm | string => {
-    if (view !== 'detail' || !detail) return 'open a chat (⏎) to remove its handover marker'
-    const v = detail.view
-    const m = v.handover
-    if (!m) return `${v.key} has no handover marker`
-    const command = cliEquivalent.handoverRm(v.key, m.incarnation)
-    return {
-      target: `handover rm ${v.key}`,
-      text: `remove the handover marker of ${v.key}: ${m.name} by ${m.replicaId} (${shortInc(m.incarnation)}, ${m.ownerAlive ? 'alive' : 'gone'}), waiting ${dur(m.waitingForMs)}; the next owner applies no fallback`,
-      command,
-      run: () => source.interventions.removeHandover(v.key, { ifIncarnation: m.incarnation, ifSince: m.since, command }),
-    }
-  }
-
-  const askExtend = (): Confirm | string => {
-    if (view !== 'detail' || !detail) return 'open a chat (⏎) to extend its checkpoint'
-    const v = detail.view
-    const cp = v.checkpoint
-    if (!cp) return `${v.key} has no checkpoint`
-    if (!cp.ephemeral) return `the checkpoint of ${v.key} is persistent: it has no TTL to extend`
-    const command = cliEquivalent.extend(v.key, cp.revision)
-    return {
-      target: `checkpoint extend ${v.key}`,
-      text: `extend the checkpoint of ${v.key}: ${cp.flow}/${cp.step} rev ${cp.revision}, expires in ${dur(cp.expiresInMs)} → ${dur(EXTEND_TTL_MS)}`,
-      command,
-      run: () => source.interventions.extendCheckpoint(v.key, { ifRevision: cp.revision, ttlMs: EXTEND_TTL_MS, command }),
-    }
-  }
-
-  const builders: Record<Verb, () => Confirm | string> = {
-    yield: askYield,
-    release: askRelease,
-    skip: askSkip,
-    'handover rm': askRemoveMarker,
-    'checkpoint extend': askExtend,
-  }
   // The open prompt, rebuilt from this render's refresh: it shows (and acts at) the fence or revision
   // the screen behind it shows, never the one of the refresh when the key was pressed.
-  const rebuilt = confirmAsk ? builders[confirmAsk.verb]() : null
-  const confirm: Confirm | null = rebuilt && typeof rebuilt !== 'string' && rebuilt.target === confirmAsk!.target ? rebuilt : null
+  const rebuilt = confirmAsk ? ask(confirmAsk.verb) : null
+  const confirm: Prompt | null = rebuilt && typeof rebuilt !== 'string' && rebuilt.target === confirmAsk!.target ? rebuilt : null
   const confirmGone = confirmAsk !== null && confirm === null
   useEffect(() => {
     if (!confirmGone) return
@@ -333,7 +222,7 @@ export function DashboardApp(props: DashboardAppProps): React.ReactElement {
     })
   })
 
-  const runConfirmed = (c: Confirm) => {
+  const runConfirmed = (c: Prompt) => {
     setConfirmAsk(null)
     setBusy(c.command)
     c.run()
