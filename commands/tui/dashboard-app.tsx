@@ -12,6 +12,7 @@ import { advance, chatDetail, filterChats, filterExpiring, needsAttention, type 
 import { PANELS, allocate, priorityFor, type PanelId } from './layout.js'
 import type { Interventions } from './interventions.js'
 import { buildPrompt, type Prompt, type PromptScreen, type Verb } from './prompts.js'
+import { keyAction, type KeyCommands, type ReplayControls } from './keys.js'
 import { Header, type Connection } from './components/header.js'
 import { Footer, footerLines, type FooterMode } from './components/footer.js'
 import { ReplicasPanel } from './components/replicas-panel.js'
@@ -47,16 +48,7 @@ export interface DashboardAppProps {
   player?: ReplayControls
 }
 
-/** What the replay keys drive (./recording.ts Player). */
-export interface ReplayControls {
-  describe(): string
-  toggle(): void
-  step(by: number): void
-  faster(factor: number): void
-  jumpBy(ms: number): void
-  /** Jump to a time of day (UTC) on the recording's day; false when the text is not a time. */
-  jumpToClock(text: string): boolean
-}
+export type { ReplayControls }
 
 /** At least this wide for the two-column layout. */
 export const WIDE = 160
@@ -236,9 +228,38 @@ export function DashboardApp(props: DashboardAppProps): React.ReactElement {
       })
   }
 
-  const movePanel = (step: number) => {
-    const i = PANELS.indexOf(focus)
-    setFocus(PANELS[(i + step + PANELS.length) % PANELS.length]!)
+  const commands: KeyCommands = {
+    quit: exit,
+    openHelp: () => {
+      setHelpFrom(view as 'main' | 'detail')
+      setView('help')
+    },
+    closeHelp: () => setView(helpFrom),
+    togglePause: () => setPaused((x) => !x),
+    act,
+    back: () => setView('main'),
+    moveTicket: (step) =>
+      setTicketIndex((t) =>
+        step < 0 ? Math.max(0, Math.min(t, tickets.length - 1) - 1) : Math.min(Math.max(0, tickets.length - 1), t + 1),
+      ),
+    editFilter: () => setEditingFilter(true),
+    clearFilter: () => setFilter(''),
+    movePanel: (step) => {
+      const i = PANELS.indexOf(focus)
+      setFocus(PANELS[(i + step + PANELS.length) % PANELS.length]!)
+    },
+    moveRow: (step) => select(focus, (selectedIndex(focus) ?? 0) + step),
+    openSelected: () => {
+      const i = selectedIndex(focus)
+      if (focus === 'chats' && i !== null) openChat(rows.chats[i]!.key)
+      else if (focus === 'expiring' && i !== null && rows.expiring[i]!.kind === 'chat') openChat(rows.expiring[i]!.key)
+      else setMessage({ text: '⏎ opens a chat: select one in CHAT or LEASES BY EXPIRY', tone: 'info' })
+    },
+    replay: (drive) => {
+      drive(props.player!)
+      poll.refresh()
+    },
+    typeJump: () => setJumpText(''),
   }
 
   // Keys are handled with what is on screen now: the handler is refreshed at every render, and the
@@ -272,67 +293,9 @@ export function DashboardApp(props: DashboardAppProps): React.ReactElement {
       else if (input && !key.ctrl && !key.meta) setJumpText((t) => `${t ?? ''}${input}`)
       return
     }
-    if (input === 'q' || (key.ctrl && input === 'c')) {
-      exit()
-      return
-    }
-    setMessage(null)
-    const player = props.player
-    if (player && view !== 'help') {
-      const act = (f: () => void) => {
-        f()
-        poll.refresh()
-      }
-      if (input === ' ' || input === 'p') return act(() => player.toggle())
-      if (input === '.') return act(() => player.step(1))
-      if (input === ',') return act(() => player.step(-1))
-      if (input === '+') return act(() => player.faster(2))
-      if (input === '-') return act(() => player.faster(0.5))
-      if (input === ']') return act(() => player.jumpBy(10_000))
-      if (input === '[') return act(() => player.jumpBy(-10_000))
-      if (input === 'g') return setJumpText('')
-    }
-    if (view === 'help') {
-      setView(helpFrom)
-      return
-    }
-    if (input === '?') {
-      setHelpFrom(view)
-      setView('help')
-      return
-    }
-    if (input === 'p') return setPaused((x) => !x)
-    if (busy) return
-    if (input === 'y') return act('yield')
-    if (input === 'r') return act('release')
-    if (input === 's') return act('skip')
-    if (input === 'h') return act('handover rm')
-    if (input === 'e') return act('checkpoint extend')
-    if (view === 'detail') {
-      if (key.escape || key.backspace || key.delete || key.leftArrow) setView('main')
-      else if (key.upArrow || input === 'k') setTicketIndex((t) => Math.max(0, Math.min(t, tickets.length - 1) - 1))
-      else if (key.downArrow || input === 'j') setTicketIndex((t) => Math.min(Math.max(0, tickets.length - 1), t + 1))
-      return
-    }
-    if (input === '/') {
-      setEditingFilter(true)
-      return
-    }
-    if (key.escape && filter) return setFilter('')
-    if (key.tab) return movePanel(key.shift ? -1 : 1)
-    if (key.rightArrow) return movePanel(1)
-    if (key.leftArrow) return movePanel(-1)
-    const cur = selectedIndex(focus) ?? 0
-    if (key.upArrow || input === 'k') return select(focus, cur - 1)
-    if (key.downArrow || input === 'j') return select(focus, cur + 1)
-    if (key.pageUp) return select(focus, cur - 10)
-    if (key.pageDown) return select(focus, cur + 10)
-    if (key.return) {
-      const i = selectedIndex(focus)
-      if (focus === 'chats' && i !== null) openChat(rows.chats[i]!.key)
-      else if (focus === 'expiring' && i !== null && rows.expiring[i]!.kind === 'chat') openChat(rows.expiring[i]!.key)
-      else setMessage({ text: '⏎ opens a chat: select one in CHAT or LEASES BY EXPIRY', tone: 'info' })
-    }
+    const action = keyAction(input, key, { view, busy: busy !== null, filter, replay: props.player !== undefined })
+    if (!action?.keepsMessage) setMessage(null)
+    action?.run(commands, input, key)
   }
   const onKeyRef = useRef(onKey)
   onKeyRef.current = onKey
