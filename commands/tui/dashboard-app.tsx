@@ -14,7 +14,7 @@ import { PANELS, type PanelId } from './layout.js'
 import type { Interventions } from './interventions.js'
 import { buildPrompt, type Prompt, type PromptScreen, type Verb } from './prompts.js'
 import { keyAction, type KeyCommands, type ReplayControls } from './keys.js'
-import { initialState, reduce, type DashboardState, type OpenedDetail } from './dashboard-state.js'
+import { initialState, reduce, type DashboardAction, type DashboardState, type OpenedDetail } from './dashboard-state.js'
 import { Header, type Connection } from './components/header.js'
 import { Footer, footerLines, type FooterMode } from './components/footer.js'
 import { MainPanels, type PanelRows } from './components/main-panels.js'
@@ -141,6 +141,43 @@ function footerOf(s: DashboardState, confirm: Prompt | null, readOnly: boolean):
   return { kind: 'keys', detail: s.view === 'detail', readOnly }
 }
 
+interface ModeContext {
+  state: DashboardState
+  /** The open prompt as rebuilt from this render's refresh (null: its target is gone). */
+  confirm: Prompt | null
+  runConfirmed(c: Prompt): void
+  dispatch(a: DashboardAction): void
+  player: ReplayControls | undefined
+  refresh(): void
+}
+
+/**
+ * The modes that take keys before the key table: an open prompt (y confirms, any other key cancels),
+ * the filter or the replay time being typed. False when no mode is on.
+ */
+function modeKey(input: string, key: Key, m: ModeContext): boolean {
+  const { state, dispatch } = m
+  if (state.confirmAsk) {
+    if ((input === 'y' || input === 'Y') && m.confirm) m.runConfirmed(m.confirm)
+    else dispatch({ type: 'close-prompt', message: { text: 'cancelled: nothing done', tone: 'info' } })
+  } else if (state.editingFilter) {
+    if (key.return) dispatch({ type: 'apply-filter' })
+    else if (key.escape) dispatch({ type: 'clear-filter' })
+    else if (key.backspace || key.delete) dispatch({ type: 'erase-filter' })
+    else if (input && !key.ctrl && !key.meta && !key.tab) dispatch({ type: 'type-filter', input })
+  } else if (state.jumpText !== null) {
+    if (key.return) {
+      const text = state.jumpText
+      if (!m.player!.jumpToClock(text)) dispatch({ type: 'say', message: { text: `not a time: ${text} (HH:MM:SS, UTC)`, tone: 'warn' } })
+      dispatch({ type: 'end-jump' })
+      m.refresh()
+    } else if (key.escape) dispatch({ type: 'end-jump' })
+    else if (key.backspace || key.delete) dispatch({ type: 'erase-jump' })
+    else if (input && !key.ctrl && !key.meta) dispatch({ type: 'type-jump', input })
+  } else return false
+  return true
+}
+
 export function DashboardApp(props: DashboardAppProps): React.ReactElement {
   const { source, readOnly, colour } = props
   const now = props.now ?? Date.now
@@ -255,35 +292,11 @@ export function DashboardApp(props: DashboardAppProps): React.ReactElement {
     typeJump: () => dispatch({ type: 'start-jump' }),
   }
 
-  /** The modes that take keys before the table: an open prompt, the filter or the replay time being typed. */
-  const modeKey = (input: string, key: Key): boolean => {
-    if (confirmAsk) {
-      if ((input === 'y' || input === 'Y') && confirm) runConfirmed(confirm)
-      else dispatch({ type: 'close-prompt', message: { text: 'cancelled: nothing done', tone: 'info' } })
-    } else if (state.editingFilter) {
-      if (key.return) dispatch({ type: 'apply-filter' })
-      else if (key.escape) dispatch({ type: 'clear-filter' })
-      else if (key.backspace || key.delete) dispatch({ type: 'erase-filter' })
-      else if (input && !key.ctrl && !key.meta && !key.tab) dispatch({ type: 'type-filter', input })
-    } else if (state.jumpText !== null) {
-      if (key.return) {
-        const text = state.jumpText
-        if (!props.player!.jumpToClock(text))
-          dispatch({ type: 'say', message: { text: `not a time: ${text} (HH:MM:SS, UTC)`, tone: 'warn' } })
-        dispatch({ type: 'end-jump' })
-        poll.refresh()
-      } else if (key.escape) dispatch({ type: 'end-jump' })
-      else if (key.backspace || key.delete) dispatch({ type: 'erase-jump' })
-      else if (input && !key.ctrl && !key.meta) dispatch({ type: 'type-jump', input })
-    } else return false
-    return true
-  }
-
   // Keys are handled with what is on screen now: the handler is refreshed at every render, and the
   // one subscription calls the latest (a key that arrives between a render and ink's re-subscription
   // would otherwise act on an older screen).
   const onKey = (input: string, key: Key) => {
-    if (modeKey(input, key)) return
+    if (modeKey(input, key, { state, confirm, runConfirmed, dispatch, player: props.player, refresh: poll.refresh })) return
     const action = keyAction(input, key, { view, busy: Boolean(state.busy), filter, replay: props.player !== undefined })
     if (!action?.keepsMessage) dispatch({ type: 'say', message: null })
     action?.run(commands, input, key)
