@@ -1,7 +1,8 @@
 /**
  * The dashboard's keys, in one table: the keys, their footer hint and help row, when each applies, and
- * what it does. Key dispatch, the footer and the help screen all read this table, so a key cannot work
- * unlisted, nor be listed and not work.
+ * what it does. Key dispatch, the footer and the help screen all read this table, so what a key does
+ * and what the screen says of it are written in one place. (The replay keys have neither a hint nor a
+ * help row yet, as before the table.)
  *
  * At most one action applies to a key in any state (test/unit/tui-keys.test.ts checks it), so the order
  * of the table is the help screen's. Three modes take keys before the table does: an open confirmation
