@@ -1,24 +1,23 @@
 /**
- * The dashboard's root: the one component that owns state (polling, selection, filter, views,
- * confirmations) and handles keys. Everything it renders is a presentational component fed with rows
- * from the pure model (model.ts) and layout decisions (layout.ts).
+ * The dashboard's root: the one component that owns state (polling, and the screen state of
+ * ./dashboard-state.ts) and handles keys (the table of ./keys.ts). Everything it renders is a
+ * presentational component fed with rows from the pure model (model.ts), the prompts of prompts.ts and
+ * layout decisions (layout.ts).
  */
-import React, { useCallback, useEffect, useRef, useState } from 'react'
+import React, { useCallback, useEffect, useReducer, useRef, useState } from 'react'
 import { Box, useApp, useInput, useStdout, type Key } from 'ink'
-import type { ChatDetail, ChatView, DashboardSnapshot, Explanation } from '../lib.js'
+import type { ChatDetail, DashboardSnapshot } from '../lib.js'
 import { describeError } from '../output/errors.js'
-import { usePolling } from './use-polling.js'
-import { advance, chatDetail, filterChats, filterExpiring, needsAttention, type DashboardModel, type Tone } from './model.js'
-import { PANELS, allocate, priorityFor, type PanelId } from './layout.js'
-import { EXTEND_TTL_MS, cliEquivalent, type ActionOutcome, type Interventions } from './interventions.js'
-import { dur, shortInc } from './text.js'
+import { usePolling, type PollState } from './use-polling.js'
+import { advance, chatDetail, filterChats, filterExpiring, needsAttention, type DashboardModel } from './model.js'
+import { PANELS, type PanelId } from './layout.js'
+import type { Interventions } from './interventions.js'
+import { buildPrompt, type Prompt, type PromptScreen, type Verb } from './prompts.js'
+import { keyAction, type KeyCommands, type ReplayControls } from './keys.js'
+import { initialState, reduce, type DashboardAction, type DashboardState, type OpenedDetail } from './dashboard-state.js'
 import { Header, type Connection } from './components/header.js'
 import { Footer, footerLines, type FooterMode } from './components/footer.js'
-import { ReplicasPanel } from './components/replicas-panel.js'
-import { ProvidersPanel } from './components/providers-panel.js'
-import { ChatsPanel } from './components/chats-panel.js'
-import { ExpiringPanel } from './components/expiring-panel.js'
-import { EventsPanel } from './components/events-panel.js'
+import { MainPanels, type PanelRows } from './components/main-panels.js'
 import { ChatDetailView } from './components/chat-detail.js'
 import { HelpView } from './components/help-view.js'
 
@@ -47,46 +46,13 @@ export interface DashboardAppProps {
   player?: ReplayControls
 }
 
-/** What the replay keys drive (./recording.ts Player). */
-export interface ReplayControls {
-  describe(): string
-  toggle(): void
-  step(by: number): void
-  faster(factor: number): void
-  jumpBy(ms: number): void
-  /** Jump to a time of day (UTC) on the recording's day; false when the text is not a time. */
-  jumpToClock(text: string): boolean
-}
-
-/** At least this wide for the two-column layout. */
-export const WIDE = 160
+export type { ReplayControls }
+export { WIDE } from './components/main-panels.js'
 
 interface Refresh {
   model: DashboardModel
-  detail: { key: string; data: ChatDetail | null; error: string | null } | null
+  detail: OpenedDetail | null
 }
-
-interface Confirm {
-  /** What it acts on (verb and key, ticket): the prompt is rebuilt at each refresh while this stays the same. */
-  target: string
-  /** What, to whom, at which fence. */
-  text: string
-  /** The same action on the command line. */
-  command: string
-  run: () => Promise<ActionOutcome>
-}
-
-type Verb = 'yield' | 'release' | 'skip' | 'handover rm' | 'checkpoint extend'
-
-type Selection = Record<PanelId, { index: number; key: string | null }>
-
-const emptySelection = (): Selection => ({
-  replicas: { index: 0, key: null },
-  providers: { index: 0, key: null },
-  chats: { index: 0, key: null },
-  expiring: { index: 0, key: null },
-  events: { index: 0, key: null },
-})
 
 function useTerminalSize(fixed?: { columns: number; rows: number }): { columns: number; rows: number } {
   const { stdout } = useStdout()
@@ -105,33 +71,14 @@ function useTerminalSize(fixed?: { columns: number; rows: number }): { columns: 
 
 const errLine = (err: unknown) => describeError(err).line
 
-export function DashboardApp(props: DashboardAppProps): React.ReactElement {
-  const { source, readOnly, colour } = props
-  const now = props.now ?? Date.now
-  const { exit } = useApp()
-  const size = useTerminalSize(props.size)
-
-  const [paused, setPaused] = useState(false)
-  const [focus, setFocus] = useState<PanelId>('chats')
-  const [selection, setSelection] = useState<Selection>(emptySelection)
-  const [filter, setFilter] = useState('')
-  const [editingFilter, setEditingFilter] = useState(false)
-  const [view, setView] = useState<'main' | 'detail' | 'help'>('main')
-  const [helpFrom, setHelpFrom] = useState<'main' | 'detail'>('main')
-  const [detailKey, setDetailKey] = useState<string | null>(null)
-  const [ticketIndex, setTicketIndex] = useState(0)
-  /** The prompt open: which action, on what. Its text and fence are rebuilt from the latest refresh at each render. */
-  const [confirmAsk, setConfirmAsk] = useState<{ verb: Verb; target: string } | null>(null)
-  const [busy, setBusy] = useState<string | null>(null)
-  const [message, setMessage] = useState<{ text: string; tone: Tone } | null>(null)
-  /** `g` in a replay: the time being typed. */
-  const [jumpText, setJumpText] = useState<string | null>(null)
-
-  // The poll reads the dashboard and, in the detail view, the open chat; the model remembers the
-  // previous refresh (rates, gone replicas).
+/**
+ * The poll reads the dashboard and, while `detailKey` is open, that chat; the model remembers the
+ * previous refresh (rates, gone replicas).
+ */
+function useRefresh(source: DashboardData, detailKey: string | null, o: { intervalMs: number; paused: boolean; now: () => number }) {
   const modelRef = useRef<DashboardModel | null>(null)
   const detailKeyRef = useRef<string | null>(null)
-  detailKeyRef.current = view === 'detail' || (view === 'help' && helpFrom === 'detail') ? detailKey : null
+  detailKeyRef.current = detailKey
   const read = useCallback(async (): Promise<Refresh> => {
     const key = detailKeyRef.current
     const [snap, detail] = await Promise.all([
@@ -143,14 +90,15 @@ export function DashboardApp(props: DashboardAppProps): React.ReactElement {
           )
         : Promise.resolve(null),
     ])
-    const model = advance(modelRef.current, snap, { sampledAtMs: now(), commandsTotal: source.commandsTotal() })
+    const model = advance(modelRef.current, snap, { sampledAtMs: o.now(), commandsTotal: source.commandsTotal() })
     modelRef.current = model
     return { model, detail }
   }, [source])
-  const poll = usePolling(read, { intervalMs: props.intervalMs, paused, now })
-  const model = poll.data?.model ?? null
+  return usePolling(read, o)
+}
 
-  // Rows as shown (the filter applies to chats and expiring leases).
+/** The rows as shown (the filter applies to chats and expiring leases), and the key of each. */
+function visibleRows(model: DashboardModel | null, filter: string): { rows: PanelRows; keys: Record<PanelId, string[]> } {
   const rows = {
     replicas: model?.replicas ?? [],
     providers: model?.providers ?? [],
@@ -158,18 +106,96 @@ export function DashboardApp(props: DashboardAppProps): React.ReactElement {
     expiring: filterExpiring(model?.expiring ?? [], filter),
     events: model?.events ?? [],
   }
-  const rowKeys: Record<PanelId, string[]> = {
+  const keys: Record<PanelId, string[]> = {
     replicas: rows.replicas.map((r) => r.replicaId),
     providers: rows.providers.map((r) => r.key),
     chats: rows.chats.map((r) => r.key),
     expiring: rows.expiring.map((r) => `${r.kind}:${r.key}`),
     events: rows.events.map((r) => r.id),
   }
+  return { rows, keys }
+}
+
+/** The header's word for the connection: live, connecting, or down (since when, how many tries, how old the data shown). */
+function connectionOf(poll: PollState<Refresh>, localNow: number): Connection {
+  if (poll.error) {
+    return {
+      state: 'down',
+      error: errLine(poll.error).replace(/^Redis unreachable( at \S+)?: /, ''),
+      downForMs: localNow - (poll.failingSince ?? localNow),
+      attempts: poll.failures,
+      dataAgeMs: poll.lastOkAt === null ? null : localNow - poll.lastOkAt,
+    }
+  }
+  if (!poll.data) return { state: 'connecting' }
+  return { state: 'live', refreshedAgoMs: localNow - (poll.lastOkAt ?? localNow) }
+}
+
+/** What the footer shows: the open prompt, the running action, the filter or time being typed, the last message, or the keys. */
+function footerOf(s: DashboardState, confirm: Prompt | null, readOnly: boolean): FooterMode {
+  if (confirm) return { kind: 'confirm', text: confirm.text, command: confirm.command }
+  if (s.busy) return { kind: 'busy', text: s.busy }
+  if (s.editingFilter) return { kind: 'filter', text: s.filter }
+  if (s.jumpText !== null) return { kind: 'message', text: `jump to (HH:MM:SS UTC, Enter): ${s.jumpText}`, tone: 'info' }
+  if (s.message) return { kind: 'message', ...s.message }
+  return { kind: 'keys', detail: s.view === 'detail', readOnly }
+}
+
+interface ModeContext {
+  state: DashboardState
+  /** The open prompt as rebuilt from this render's refresh (null: its target is gone). */
+  confirm: Prompt | null
+  runConfirmed(c: Prompt): void
+  dispatch(a: DashboardAction): void
+  player: ReplayControls | undefined
+  refresh(): void
+}
+
+/**
+ * The modes that take keys before the key table: an open prompt (y confirms, any other key cancels),
+ * the filter or the replay time being typed. False when no mode is on.
+ */
+function modeKey(input: string, key: Key, m: ModeContext): boolean {
+  const { state, dispatch } = m
+  if (state.confirmAsk) {
+    if ((input === 'y' || input === 'Y') && m.confirm) m.runConfirmed(m.confirm)
+    else dispatch({ type: 'close-prompt', message: { text: 'cancelled: nothing done', tone: 'info' } })
+  } else if (state.editingFilter) {
+    if (key.return) dispatch({ type: 'apply-filter' })
+    else if (key.escape) dispatch({ type: 'clear-filter' })
+    else if (key.backspace || key.delete) dispatch({ type: 'erase-filter' })
+    else if (input && !key.ctrl && !key.meta && !key.tab) dispatch({ type: 'type-filter', input })
+  } else if (state.jumpText !== null) {
+    if (key.return) {
+      const text = state.jumpText
+      if (!m.player!.jumpToClock(text)) dispatch({ type: 'say', message: { text: `not a time: ${text} (HH:MM:SS, UTC)`, tone: 'warn' } })
+      dispatch({ type: 'end-jump' })
+      m.refresh()
+    } else if (key.escape) dispatch({ type: 'end-jump' })
+    else if (key.backspace || key.delete) dispatch({ type: 'erase-jump' })
+    else if (input && !key.ctrl && !key.meta) dispatch({ type: 'type-jump', input })
+  } else return false
+  return true
+}
+
+export function DashboardApp(props: DashboardAppProps): React.ReactElement {
+  const { source, readOnly, colour } = props
+  const now = props.now ?? Date.now
+  const { exit } = useApp()
+  const size = useTerminalSize(props.size)
+  const [state, dispatch] = useReducer(reduce, undefined, initialState)
+  const { view, focus, filter, detailKey } = state
+
+  const openKey = view === 'detail' || (view === 'help' && state.helpFrom === 'detail') ? detailKey : null
+  const poll = useRefresh(source, openKey, { intervalMs: props.intervalMs, paused: state.paused, now })
+  const model = poll.data?.model ?? null
+  const { rows, keys: rowKeys } = visibleRows(model, filter)
+
   // The selection follows its row (by key) when rows move between refreshes.
   const selectedIndex = (p: PanelId): number | null => {
     const keys = rowKeys[p]
     if (!keys.length) return null
-    const s = selection[p]
+    const s = state.selection[p]
     const byKey = s.key === null ? -1 : keys.indexOf(s.key)
     return byKey >= 0 ? byKey : Math.min(s.index, keys.length - 1)
   }
@@ -177,273 +203,103 @@ export function DashboardApp(props: DashboardAppProps): React.ReactElement {
     const keys = rowKeys[p]
     if (!keys.length) return
     const i = Math.max(0, Math.min(keys.length - 1, index))
-    setSelection((s) => ({ ...s, [p]: { index: i, key: keys[i] ?? null } }))
+    dispatch({ type: 'select', panel: p, index: i, key: keys[i] ?? null })
   }
 
   const detailData = poll.data?.detail && poll.data.detail.key === detailKey ? poll.data.detail : null
-  const [openedDetail, setOpenedDetail] = useState<Refresh['detail']>(null)
-  const currentDetail = detailData ?? (openedDetail?.key === detailKey ? openedDetail : null)
-  let detail: { view: ChatView; explanation: Explanation } | null = null
-  if (currentDetail?.data && model) detail = chatDetail(currentDetail.key, currentDetail.data, model.liveReplicas)
+  const currentDetail = detailData ?? (state.openedDetail?.key === detailKey ? state.openedDetail : null)
+  const detail = currentDetail?.data && model ? chatDetail(currentDetail.key, currentDetail.data, model.liveReplicas) : null
   const tickets = detail?.view.tickets ?? []
-  const ticketSel = tickets.length ? Math.min(ticketIndex, tickets.length - 1) : null
+  const ticketSel = tickets.length ? Math.min(state.ticketIndex, tickets.length - 1) : null
 
   const openChat = (key: string) => {
-    setDetailKey(key)
-    setTicketIndex(0)
-    setView('detail')
+    dispatch({ type: 'open-chat', key })
     // Read it now rather than at the next tick.
     source.chat(key).then(
-      (data) => setOpenedDetail({ key, data, error: null }),
-      (err: unknown) => setOpenedDetail({ key, data: null, error: errLine(err) }),
+      (data) => dispatch({ type: 'opened', detail: { key, data, error: null } }),
+      (err: unknown) => dispatch({ type: 'opened', detail: { key, data: null, error: errLine(err) } }),
     )
   }
 
+  const screen: PromptScreen = {
+    view,
+    focus,
+    rows,
+    selected: Object.fromEntries(PANELS.map((p) => [p, selectedIndex(p)])) as PromptScreen['selected'],
+    allChats: model?.chats ?? [],
+    detail: detail?.view ?? null,
+    ticket: ticketSel,
+  }
+  const ask = (verb: Verb) => buildPrompt(verb, screen, source.interventions)
+
   const act = (verb: Verb) => {
     if (readOnly) {
-      setMessage({ text: `read-only mode (--read-only / BOTMESH_READ_ONLY): ${verb} is disabled`, tone: 'warn' })
+      dispatch({ type: 'say', message: { text: `read-only mode (--read-only / BOTMESH_READ_ONLY): ${verb} is disabled`, tone: 'warn' } })
       return
     }
-    const c = builders[verb]()
-    if (typeof c === 'string') setMessage({ text: c, tone: 'warn' })
-    else setConfirmAsk({ verb, target: c.target })
+    const c = ask(verb)
+    if (typeof c === 'string') dispatch({ type: 'say', message: { text: c, tone: 'warn' } })
+    else dispatch({ type: 'ask', verb, target: c.target })
   }
 
-  // y acts on the provider selected in PROVIDER (or a lead in LEASES BY EXPIRY); with one provider, on it.
-  const yieldTarget = () => {
-    if (focus === 'expiring') {
-      const i = selectedIndex('expiring')
-      const e = i === null ? null : rows.expiring[i]
-      if (e?.kind === 'lead') return rows.providers.find((p) => p.key === e.key) ?? null
-    }
-    if (focus === 'providers') {
-      const i = selectedIndex('providers')
-      return i === null ? null : (rows.providers[i] ?? null)
-    }
-    return rows.providers.length === 1 ? rows.providers[0]! : null
-  }
-
-  const askYield = (): Confirm | string => {
-    const p = yieldTarget()
-    if (!p) return 'select a provider first: tab to PROVIDER'
-    if (!p.leader) return `nobody leads ${p.key}: nothing to yield`
-    const command = cliEquivalent.yield(p.key, p.fence)
-    return {
-      target: `yield ${p.key}`,
-      text: `yield ${p.key}: leader ${p.leader} (${shortInc(p.leaderIncarnation ?? '')}) fence ${p.fence}, standbys ${p.standbys.join(',') || 'none'}`,
-      command,
-      run: () => source.interventions.yieldProvider(p.key, { ifFence: p.fence, command }),
-    }
-  }
-
-  const releaseTarget = (): { key: string; holder: string | null; incarnation: string | null; fence: number | null } | null => {
-    if (view === 'detail' && detail) {
-      const v = detail.view
-      return { key: v.key, holder: v.holder?.replicaId ?? null, incarnation: v.holder?.incarnation ?? null, fence: v.fence }
-    }
-    if (focus === 'expiring') {
-      const i = selectedIndex('expiring')
-      const e = i === null ? null : rows.expiring[i]
-      if (e?.kind === 'chat') {
-        const c = model?.chats.find((x) => x.key === e.key)
-        return { key: e.key, holder: e.replicaId, incarnation: c?.holderIncarnation ?? null, fence: e.fence }
-      }
-    }
-    if (focus !== 'chats') return null
-    const i = selectedIndex('chats')
-    const c = i === null ? null : rows.chats[i]
-    return c ? { key: c.key, holder: c.holder, incarnation: c.holderIncarnation, fence: c.fence } : null
-  }
-
-  const askRelease = (): Confirm | string => {
-    const t = releaseTarget()
-    if (!t) return 'select a chat first: tab to CHAT (or open one with ⏎)'
-    if (!t.holder) return `${t.key} is not held: nothing to release`
-    const command = cliEquivalent.release(t.key, t.fence)
-    return {
-      target: `release ${t.key}`,
-      text: `release ${t.key}: holder ${t.holder} (${shortInc(t.incarnation ?? '')}) fence ${t.fence}; the fence is bumped, the next ticket granted`,
-      command,
-      run: () => source.interventions.releaseChat(t.key, { ifFence: t.fence, ifIncarnation: t.incarnation, command }),
-    }
-  }
-
-  const askSkip = (): Confirm | string => {
-    if (view !== 'detail' || !detail) return 'open a chat (⏎) and select a ticket to skip it'
-    const t = ticketSel === null ? null : tickets[ticketSel]
-    if (!t) return `${detail.view.key} has no queued ticket`
-    const v = detail.view
-    const command = cliEquivalent.skip(v.key, t.ticket, v.fence)
-    return {
-      target: `skip ${v.key} ${t.ticket}`,
-      text: `skip ticket ${t.ticket} of ${v.key}: ${t.replicaId} (${shortInc(t.incarnation)}, ${t.alive ? 'alive' : t.state}); holder ${v.holder?.replicaId ?? 'none'} fence ${v.fence}`,
-      command,
-      run: () => source.interventions.skipTicket(v.key, t.ticket, { ifFence: v.fence, ifIncarnation: t.incarnation, command }),
-    }
-  }
-
-  // h and e act on the open chat's handover marker and checkpoint, as `handover rm` and `checkpoint extend` do.
-  const askRemoveMarker = (): Confirm | string => {
-    if (view !== 'detail' || !detail) return 'open a chat (⏎) to remove its handover marker'
-    const v = detail.view
-    const m = v.handover
-    if (!m) return `${v.key} has no handover marker`
-    const command = cliEquivalent.handoverRm(v.key, m.incarnation)
-    return {
-      target: `handover rm ${v.key}`,
-      text: `remove the handover marker of ${v.key}: ${m.name} by ${m.replicaId} (${shortInc(m.incarnation)}, ${m.ownerAlive ? 'alive' : 'gone'}), waiting ${dur(m.waitingForMs)}; the next owner applies no fallback`,
-      command,
-      run: () => source.interventions.removeHandover(v.key, { ifIncarnation: m.incarnation, ifSince: m.since, command }),
-    }
-  }
-
-  const askExtend = (): Confirm | string => {
-    if (view !== 'detail' || !detail) return 'open a chat (⏎) to extend its checkpoint'
-    const v = detail.view
-    const cp = v.checkpoint
-    if (!cp) return `${v.key} has no checkpoint`
-    if (!cp.ephemeral) return `the checkpoint of ${v.key} is persistent: it has no TTL to extend`
-    const command = cliEquivalent.extend(v.key, cp.revision)
-    return {
-      target: `checkpoint extend ${v.key}`,
-      text: `extend the checkpoint of ${v.key}: ${cp.flow}/${cp.step} rev ${cp.revision}, expires in ${dur(cp.expiresInMs)} → ${dur(EXTEND_TTL_MS)}`,
-      command,
-      run: () => source.interventions.extendCheckpoint(v.key, { ifRevision: cp.revision, ttlMs: EXTEND_TTL_MS, command }),
-    }
-  }
-
-  const builders: Record<Verb, () => Confirm | string> = {
-    yield: askYield,
-    release: askRelease,
-    skip: askSkip,
-    'handover rm': askRemoveMarker,
-    'checkpoint extend': askExtend,
-  }
   // The open prompt, rebuilt from this render's refresh: it shows (and acts at) the fence or revision
   // the screen behind it shows, never the one of the refresh when the key was pressed.
-  const rebuilt = confirmAsk ? builders[confirmAsk.verb]() : null
-  const confirm: Confirm | null = rebuilt && typeof rebuilt !== 'string' && rebuilt.target === confirmAsk!.target ? rebuilt : null
+  const { confirmAsk } = state
+  const rebuilt = confirmAsk ? ask(confirmAsk.verb) : null
+  const confirm: Prompt | null = rebuilt && typeof rebuilt !== 'string' && rebuilt.target === confirmAsk!.target ? rebuilt : null
   const confirmGone = confirmAsk !== null && confirm === null
   useEffect(() => {
     if (!confirmGone) return
-    setConfirmAsk(null)
-    setMessage({
-      text: `the state changed: ${typeof rebuilt === 'string' ? rebuilt : `${confirmAsk!.target} is gone`}; nothing done`,
-      tone: 'warn',
-    })
+    const what = typeof rebuilt === 'string' ? rebuilt : `${confirmAsk!.target} is gone`
+    dispatch({ type: 'close-prompt', message: { text: `the state changed: ${what}; nothing done`, tone: 'warn' } })
   })
 
-  const runConfirmed = (c: Confirm) => {
-    setConfirmAsk(null)
-    setBusy(c.command)
+  const runConfirmed = (c: Prompt) => {
+    dispatch({ type: 'run', command: c.command })
     c.run()
       .then(
-        (o) => setMessage({ text: o.text, tone: o.ok ? 'good' : 'warn' }),
-        (err: unknown) => setMessage({ text: `failed: ${errLine(err)}`, tone: 'bad' }),
+        (o) => dispatch({ type: 'say', message: { text: o.text, tone: o.ok ? 'good' : 'warn' } }),
+        (err: unknown) => dispatch({ type: 'say', message: { text: `failed: ${errLine(err)}`, tone: 'bad' } }),
       )
       .finally(() => {
-        setBusy(null)
+        dispatch({ type: 'done' })
         poll.refresh()
       })
   }
 
-  const movePanel = (step: number) => {
-    const i = PANELS.indexOf(focus)
-    setFocus(PANELS[(i + step + PANELS.length) % PANELS.length]!)
+  const commands: KeyCommands = {
+    quit: exit,
+    openHelp: () => dispatch({ type: 'open-help', from: view === 'detail' ? 'detail' : 'main' }),
+    closeHelp: () => dispatch({ type: 'close-help' }),
+    togglePause: () => dispatch({ type: 'toggle-pause' }),
+    act,
+    back: () => dispatch({ type: 'back' }),
+    moveTicket: (step) => dispatch({ type: 'ticket', step: step < 0 ? -1 : 1, count: tickets.length }),
+    editFilter: () => dispatch({ type: 'edit-filter' }),
+    clearFilter: () => dispatch({ type: 'clear-filter' }),
+    movePanel: (step) => dispatch({ type: 'focus', panel: PANELS[(PANELS.indexOf(focus) + step + PANELS.length) % PANELS.length]! }),
+    moveRow: (step) => select(focus, (selectedIndex(focus) ?? 0) + step),
+    openSelected: () => {
+      const i = selectedIndex(focus)
+      if (focus === 'chats' && i !== null) openChat(rows.chats[i]!.key)
+      else if (focus === 'expiring' && i !== null && rows.expiring[i]!.kind === 'chat') openChat(rows.expiring[i]!.key)
+      else dispatch({ type: 'say', message: { text: '⏎ opens a chat: select one in CHAT or LEASES BY EXPIRY', tone: 'info' } })
+    },
+    replay: (drive) => {
+      drive(props.player!)
+      poll.refresh()
+    },
+    typeJump: () => dispatch({ type: 'start-jump' }),
   }
 
   // Keys are handled with what is on screen now: the handler is refreshed at every render, and the
   // one subscription calls the latest (a key that arrives between a render and ink's re-subscription
   // would otherwise act on an older screen).
   const onKey = (input: string, key: Key) => {
-    if (confirmAsk) {
-      if ((input === 'y' || input === 'Y') && confirm) runConfirmed(confirm)
-      else {
-        setConfirmAsk(null)
-        setMessage({ text: 'cancelled: nothing done', tone: 'info' })
-      }
-      return
-    }
-    if (editingFilter) {
-      if (key.return) setEditingFilter(false)
-      else if (key.escape) {
-        setFilter('')
-        setEditingFilter(false)
-      } else if (key.backspace || key.delete) setFilter((f) => f.slice(0, -1))
-      else if (input && !key.ctrl && !key.meta && !key.tab) setFilter((f) => f + input)
-      return
-    }
-    if (jumpText !== null) {
-      if (key.return) {
-        if (!props.player!.jumpToClock(jumpText)) setMessage({ text: `not a time: ${jumpText} (HH:MM:SS, UTC)`, tone: 'warn' })
-        setJumpText(null)
-        poll.refresh()
-      } else if (key.escape) setJumpText(null)
-      else if (key.backspace || key.delete) setJumpText((t) => (t ?? '').slice(0, -1))
-      else if (input && !key.ctrl && !key.meta) setJumpText((t) => `${t ?? ''}${input}`)
-      return
-    }
-    if (input === 'q' || (key.ctrl && input === 'c')) {
-      exit()
-      return
-    }
-    setMessage(null)
-    const player = props.player
-    if (player && view !== 'help') {
-      const act = (f: () => void) => {
-        f()
-        poll.refresh()
-      }
-      if (input === ' ' || input === 'p') return act(() => player.toggle())
-      if (input === '.') return act(() => player.step(1))
-      if (input === ',') return act(() => player.step(-1))
-      if (input === '+') return act(() => player.faster(2))
-      if (input === '-') return act(() => player.faster(0.5))
-      if (input === ']') return act(() => player.jumpBy(10_000))
-      if (input === '[') return act(() => player.jumpBy(-10_000))
-      if (input === 'g') return setJumpText('')
-    }
-    if (view === 'help') {
-      setView(helpFrom)
-      return
-    }
-    if (input === '?') {
-      setHelpFrom(view)
-      setView('help')
-      return
-    }
-    if (input === 'p') return setPaused((x) => !x)
-    if (busy) return
-    if (input === 'y') return act('yield')
-    if (input === 'r') return act('release')
-    if (input === 's') return act('skip')
-    if (input === 'h') return act('handover rm')
-    if (input === 'e') return act('checkpoint extend')
-    if (view === 'detail') {
-      if (key.escape || key.backspace || key.delete || key.leftArrow) setView('main')
-      else if (key.upArrow || input === 'k') setTicketIndex((t) => Math.max(0, Math.min(t, tickets.length - 1) - 1))
-      else if (key.downArrow || input === 'j') setTicketIndex((t) => Math.min(Math.max(0, tickets.length - 1), t + 1))
-      return
-    }
-    if (input === '/') {
-      setEditingFilter(true)
-      return
-    }
-    if (key.escape && filter) return setFilter('')
-    if (key.tab) return movePanel(key.shift ? -1 : 1)
-    if (key.rightArrow) return movePanel(1)
-    if (key.leftArrow) return movePanel(-1)
-    const cur = selectedIndex(focus) ?? 0
-    if (key.upArrow || input === 'k') return select(focus, cur - 1)
-    if (key.downArrow || input === 'j') return select(focus, cur + 1)
-    if (key.pageUp) return select(focus, cur - 10)
-    if (key.pageDown) return select(focus, cur + 10)
-    if (key.return) {
-      const i = selectedIndex(focus)
-      if (focus === 'chats' && i !== null) openChat(rows.chats[i]!.key)
-      else if (focus === 'expiring' && i !== null && rows.expiring[i]!.kind === 'chat') openChat(rows.expiring[i]!.key)
-      else setMessage({ text: '⏎ opens a chat: select one in CHAT or LEASES BY EXPIRY', tone: 'info' })
-    }
+    if (modeKey(input, key, { state, confirm, runConfirmed, dispatch, player: props.player, refresh: poll.refresh })) return
+    const action = keyAction(input, key, { view, busy: Boolean(state.busy), filter, replay: props.player !== undefined })
+    if (!action?.keepsMessage) dispatch({ type: 'say', message: null })
+    action?.run(commands, input, key)
   }
   const onKeyRef = useRef(onKey)
   onKeyRef.current = onKey
@@ -451,32 +307,8 @@ export function DashboardApp(props: DashboardAppProps): React.ReactElement {
 
   // ---------------------------------------------------------------- render
   const width = size.columns
+  const footer = footerOf(state, confirm, readOnly)
   // One line less than the terminal: ink redraws in place instead of clearing the screen.
-  const localNow = now()
-  let connection: Connection
-  if (poll.error) {
-    connection = {
-      state: 'down',
-      error: errLine(poll.error).replace(/^Redis unreachable( at \S+)?: /, ''),
-      downForMs: localNow - (poll.failingSince ?? localNow),
-      attempts: poll.failures,
-      dataAgeMs: poll.lastOkAt === null ? null : localNow - poll.lastOkAt,
-    }
-  } else if (!model) connection = { state: 'connecting' }
-  else connection = { state: 'live', refreshedAgoMs: localNow - (poll.lastOkAt ?? localNow) }
-
-  const footer: FooterMode = confirm
-    ? { kind: 'confirm', text: confirm.text, command: confirm.command }
-    : busy
-      ? { kind: 'busy', text: busy }
-      : editingFilter
-        ? { kind: 'filter', text: filter }
-        : jumpText !== null
-          ? { kind: 'message', text: `jump to (HH:MM:SS UTC, Enter): ${jumpText}`, tone: 'info' }
-          : message
-            ? { kind: 'message', ...message }
-            : { kind: 'keys', detail: view === 'detail', readOnly }
-
   const bodyHeight = Math.max(1, size.rows - 1 - 2 - footerLines(footer))
   let body: React.ReactElement
   if (view === 'help') {
@@ -495,51 +327,19 @@ export function DashboardApp(props: DashboardAppProps): React.ReactElement {
       />
     )
   } else {
-    const need = (id: PanelId, n: number, base: number) => ({ id, need: 1 + Math.max(1, n), base: 1 + Math.min(Math.max(1, n), base) })
-    const panel = (id: PanelId, w: number, h: number): React.ReactElement | null => {
-      const common = { width: w, height: h, selected: focus === id ? selectedIndex(id) : null, focused: focus === id, colour }
-      switch (id) {
-        case 'replicas':
-          return <ReplicasPanel key={id} rows={rows.replicas} {...common} />
-        case 'providers':
-          return <ProvidersPanel key={id} rows={rows.providers} {...common} />
-        case 'chats':
-          return <ChatsPanel key={id} rows={rows.chats} total={model?.chats.length ?? 0} filter={filter} {...common} />
-        case 'expiring':
-          return <ExpiringPanel key={id} rows={rows.expiring} filter={filter} {...common} />
-        case 'events':
-          return <EventsPanel key={id} rows={rows.events} nowMs={model?.nowMs ?? 0} {...common} />
-      }
-    }
-    const needs = {
-      replicas: need('replicas', rows.replicas.length, 6),
-      providers: need('providers', rows.providers.length, 3),
-      chats: need('chats', rows.chats.length, 5),
-      expiring: need('expiring', rows.expiring.length, 3),
-      events: need('events', rows.events.length, 2),
-    }
-    const column = (ids: PanelId[], w: number) => {
-      const h = allocate(
-        ids.map((id) => needs[id]),
-        priorityFor(focus).filter((id) => ids.includes(id)),
-        bodyHeight,
-      )
-      return (
-        <Box flexDirection="column" width={w}>
-          {ids.map((id) => panel(id, w, h[id]))}
-        </Box>
-      )
-    }
-    if (width >= WIDE) {
-      const left = Math.floor(width * 0.55)
-      body = (
-        <Box flexDirection="row" width={width}>
-          {column(['replicas', 'chats'], left)}
-          <Box width={1} />
-          {column(['providers', 'expiring', 'events'], width - left - 1)}
-        </Box>
-      )
-    } else body = column(['replicas', 'providers', 'chats', 'expiring', 'events'], width)
+    body = (
+      <MainPanels
+        rows={rows}
+        totalChats={model?.chats.length ?? 0}
+        filter={filter}
+        focus={focus}
+        selected={selectedIndex(focus)}
+        nowMs={model?.nowMs ?? 0}
+        width={width}
+        height={bodyHeight}
+        colour={colour}
+      />
+    )
   }
 
   return (
@@ -549,12 +349,12 @@ export function DashboardApp(props: DashboardAppProps): React.ReactElement {
         prefix={source.prefix}
         layout={source.layout}
         redisNowMs={model?.nowMs ?? null}
-        connection={connection}
+        connection={connectionOf(poll, now())}
         replay={props.player?.describe()}
         commandsPerSec={model?.commandsPerSec ?? null}
         refreshCommands={model?.refreshCommands ?? null}
         intervalMs={props.intervalMs}
-        paused={paused}
+        paused={state.paused}
         readOnly={readOnly}
         width={width}
         colour={colour}

@@ -1,5 +1,6 @@
 import React from 'react'
 import { Box, Text } from 'ink'
+import { footerHints } from '../keys.js'
 import type { Tone } from '../model.js'
 import { truncate } from '../text.js'
 import { toneColour } from './table.js'
@@ -22,18 +23,13 @@ export interface FooterProps {
   colour: boolean
 }
 
-export function keyHints(detail: boolean, readOnly: boolean): string {
-  const acts = readOnly ? '' : detail ? ' r release s skip h marker e extend' : ' y yield r release'
-  return detail ? `esc back ↑↓ ticket${acts} p pause ? help q quit` : `tab/←→ panel ↑↓ row ⏎ chat / filter${acts} p pause ? help q quit`
-}
-
 /** One line: the keys, the filter being typed, a confirmation question, or the last action's result. */
 export function Footer({ mode, width, colour }: FooterProps): React.ReactElement {
   switch (mode.kind) {
     case 'keys':
       return (
         <Text color={toneColour('dim', colour)} wrap="truncate">
-          {truncate(keyHints(mode.detail, mode.readOnly), width)}
+          {truncate(footerHints(mode.detail ? 'detail' : 'main', mode.readOnly), width)}
         </Text>
       )
     case 'filter':
