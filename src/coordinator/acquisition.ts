@@ -1,0 +1,326 @@
+/**
+ * One acquisition of a chat's turn (TurnQueue.acquire), as named steps over its own state
+ * (docs/turns.md has the whole algorithm):
+ *
+ *   run           give back a ticket a failed withdrawal left here, then: send → the reply's step
+ *   send          take a ticket (once every earlier acquisition of ours in the chat has its own) or poll
+ *   callFailed    Redis did not answer: end the wait at waitMs, else back off and poll again
+ *   onGranted     a take or poll answered 'granted': take the turn
+ *   onDropped     our ticket is gone: queue again after a failover or a flush, else fail ('dropped')
+ *   onQueued      still queued: sleep until a push, a hand-off or our poll time (waitForGrant)
+ *   giveBack      the wait failed: withdraw the ticket (or pass on a turn granted meanwhile)
+ *   end           leave the chat's line and forget the wait
+ */
+import { monotonicNow } from '../clock.js'
+import { CoordinationUnavailableError } from '../errors/coordination-unavailable-error.js'
+import { isConnectionError } from '../errors/from-redis.js'
+import type { Holder, TurnReply } from '../wire/types.js'
+import type { ArrivalLines, Place } from './arrival-line.js'
+import { leaseDeadline, type CoordinatorContext } from './context.js'
+import type { LeaseTable } from './lease-table.js'
+import type { Renewer } from './renewer.js'
+import { TurnHandle } from './turn-handle.js'
+import { answeredBy, waitingId, type TurnWakes } from './turn-wakes.js'
+import type { Turn } from './types.js'
+import type { WaitBook } from './wait-book.js'
+
+/** What an acquisition uses of its queue (TurnQueue): the shared parts and the calls that touch Redis. */
+export interface AcquisitionHost {
+  readonly core: CoordinatorContext
+  readonly leases: LeaseTable
+  readonly renewer: Renewer
+  readonly wakes: TurnWakes
+  readonly lines: ArrivalLines
+  readonly book: WaitBook
+  /** Take a ticket (null) or poll with one. */
+  poll(key: string, ticket: number | null, requestId: string): Promise<TurnReply>
+  /** Sleep until the poll time, a push, or the wait's end. */
+  sleep(
+    key: string,
+    ticket: number,
+    place: Place,
+    backoff: number,
+    started: number,
+    giveUpAt: number,
+    signal?: AbortSignal,
+  ): ReturnType<TurnWakes['pause']>
+  /** A call failed: the other keepers poll (pushes may be lost). */
+  pushMayBeLost(except: Place): void
+  /** Keep a background step in flight for settled(). */
+  track(p: Promise<unknown>): void
+  /** A push (or our own nudge) for a ticket of ours. */
+  onWake(key: string, ticket: number | null): void
+}
+
+/** What a step decided: go round again (send the next take or poll), or the turn is ours. */
+type Next = 'again' | { turn: Turn }
+const AGAIN = 'again'
+
+export class Acquisition {
+  /** The ticket Redis knows as ours (null: none yet, or handed back); a turn taken clears it. */
+  private ticket: number | null = null
+  private backoff: number
+  /** The last call that failed, while Redis has not answered since. */
+  private lastError: unknown = null
+  /** When the last 'queued' answer was asked for: a safe start for a lease pushed to us after it. */
+  private queuedSentAt: number
+  /** A take-ticket was sent and not answered: Redis may hold a ticket of ours we do not know (yet). */
+  private takeInDoubt = false
+  /** The wait ended with Redis not answering (a poll unanswered, or failing, at waitMs). */
+  private unanswered = false
+  /** Tickets of this acquisition registered as waiting (made at its first 'queued'). */
+  private waitingIds: Set<string> | null = null
+  private readonly giveUpAt: number
+  private readonly place: Place
+
+  constructor(
+    private readonly q: AcquisitionHost,
+    private readonly key: string,
+    private readonly requestId: string,
+    private readonly started: number,
+    private readonly waitMs: number,
+    private readonly signal: AbortSignal | undefined,
+  ) {
+    this.giveUpAt = started + waitMs
+    this.backoff = q.core.minPollMs
+    this.queuedSentAt = started
+    // Messages of this replica for one chat take their tickets in arrival order: each acquisition
+    // takes one (first, or again after a failover lost it) only once every earlier one has its own
+    // on the server known now, or gave up. Normally that is one round trip apart; when Redis is
+    // unreachable or failed over, it keeps retries and re-queues from reordering them.
+    this.place = q.lines.join(
+      key,
+      () => {
+        if (this.ticket !== null) q.onWake(key, this.ticket)
+      },
+      () => {
+        if (this.ticket !== null) q.wakes.reschedule(key, this.ticket)
+      },
+    )
+  }
+
+  async run(): Promise<Turn> {
+    const { q, key } = this
+    try {
+      // A ticket of ours left here by a withdrawal that failed (or the turn granted to it) would
+      // hold this chat until it lapsed, and this replica then be presumed dead in it: give it back first.
+      if (q.leases.pending) await q.leases.retryReleases(key)
+      for (;;) {
+        this.checkLive()
+        const next = await this.send()
+        if (next !== AGAIN) return next.turn
+      }
+    } catch (err) {
+      throw await this.giveBack(err)
+    } finally {
+      this.end()
+    }
+  }
+
+  private checkLive(): void {
+    const { key } = this
+    if (this.signal?.aborted) throw new CoordinationUnavailableError('aborted', `wait for ${JSON.stringify(key)} aborted`, { key })
+    const state = this.q.core.state
+    if (state !== 'running') throw new CoordinationUnavailableError('stopped', `coordinator is ${state}`, { key })
+  }
+
+  /** Take a ticket (none yet) or poll with ours, and go on with what Redis answered. */
+  private async send(): Promise<Next> {
+    const { q, key } = this
+    const taking = this.ticket === null
+    if (taking && !q.lines.clear(key, this.place, q.renewer.generation)) {
+      await q.lines.wait(key, this.place, () => q.renewer.generation, this.giveUpAt, q.core.maxPollMs, this.signal)
+    }
+    const sentAt = monotonicNow()
+    const generationAtSend = q.renewer.generation
+    let reply: TurnReply
+    try {
+      if (taking) this.takeInDoubt = true
+      reply = await answeredBy(q.poll(key, this.ticket, this.requestId), this.giveUpAt, q.core.leaseMs, key, () => (this.unanswered = true))
+      this.takeInDoubt = false
+    } catch (err) {
+      return this.callFailed(err)
+    }
+    this.lastError = null
+    // A take or poll answered 'queued' (or a poll 'granted') kept our tickets in this chat alive.
+    if (reply.status === 'queued') q.lines.refreshed(key, sentAt, reply.holderLeftMs)
+    else if (reply.status === 'granted' && !taking) q.lines.refreshed(key, sentAt, null)
+    // A ticket taken is registered as waiting by poll(); forgotten when this acquisition ends.
+    if (taking && reply.status === 'queued') (this.waitingIds ??= new Set()).add(waitingId(key, reply.ticket))
+    if (taking && (reply.status === 'granted' || reply.status === 'queued') && (await this.tookAheadOfEarlier(generationAtSend))) {
+      // The take reached a server that lost earlier messages' tickets, before they queued again:
+      // give this ticket (or turn) back and queue behind them.
+      q.book.forget(waitingId(key, reply.ticket))
+      await q.leases.withdrawTicket(key, reply.ticket, this.requestId)
+      this.ticket = null
+      return AGAIN
+    }
+    switch (reply.status) {
+      case 'granted':
+        this.ticket = reply.ticket
+        return { turn: this.take(reply.ticket, reply.fence, reply.previousHolder, sentAt, leaseDeadline(q.core, sentAt)) }
+      case 'dropped':
+        return this.onDropped(reply.stateLost)
+      case 'expired':
+        this.ticket = null
+        throw new CoordinationUnavailableError(
+          'stale-grant',
+          `turn of ${JSON.stringify(key)} was granted but expired before it was taken`,
+          {
+            key,
+          },
+        )
+      default:
+        return this.onQueued(reply.ticket, sentAt, generationAtSend)
+    }
+  }
+
+  /** The take or poll failed: at waitMs the wait ends (unanswered), else back off and try again. */
+  private async callFailed(err: unknown): Promise<Next> {
+    const { q, key } = this
+    if (!(err instanceof CoordinationUnavailableError) && !isConnectionError(err)) throw err
+    // The wait ended with a poll unanswered: a timeout, or Redis unreachable if it was failing already.
+    if (monotonicNow() >= this.giveUpAt) this.unanswered = true
+    if (err instanceof CoordinationUnavailableError && err.reason === 'timeout' && !this.lastError) throw err
+    const before = this.lastError
+    this.lastError = err
+    if (this.unanswered) {
+      // Redis answered, refusing writes (out of memory): say so, not "unreachable".
+      const oom = [err, before].find((e) => e instanceof CoordinationUnavailableError && e.reason === 'redis-oom')
+      if (oom)
+        throw new CoordinationUnavailableError('redis-oom', `Redis out of memory while waiting for ${JSON.stringify(key)}`, {
+          key,
+          cause: oom,
+        })
+      throw new CoordinationUnavailableError('unreachable', `Redis unreachable while waiting for ${JSON.stringify(key)}`, {
+        key,
+        cause: err,
+      })
+    }
+    // Pushes may be lost while Redis does not answer: every chat's keeper polls (and backs off) too.
+    q.pushMayBeLost(this.place)
+    await q.wakes.pause(key, this.ticket, Math.min(this.backoff, this.giveUpAt - monotonicNow()), this.started, this.signal)
+    this.backoff = Math.min(this.backoff * 2, q.core.maxPollMs)
+    return AGAIN
+  }
+
+  /**
+   * After a take: did it land on a server that changed since it was sent (a failover, found by the
+   * identity check a reconnect starts) while an earlier acquisition of ours has no ticket there yet?
+   * Then it may stand ahead of that one's ticket, which the failover lost.
+   */
+  private async tookAheadOfEarlier(generationAtSend: number): Promise<boolean> {
+    const { renewer, lines } = this.q
+    if (renewer.generation === generationAtSend && !renewer.checkUnderWay) return false
+    await renewer.checked()
+    if (renewer.generation === generationAtSend) return false
+    return lines.blockers(this.key, this.place, renewer.generation).length > 0
+  }
+
+  /** Our ticket is no longer queued: gone with a failover or a flush (queue again), or skipped by an operator. */
+  private async onDropped(stateLost: boolean | undefined): Promise<Next> {
+    const { q, key } = this
+    // The server generation our ticket was last seen on: a change since means a failover may have lost it.
+    const seenAt = this.place.seenAt
+    this.ticket = null
+    q.lines.mark(key, this.place, null)
+    await q.renewer.checkServer()
+    if (q.renewer.generation !== seenAt || stateLost) {
+      this.backoff = q.core.minPollMs
+      return AGAIN
+    }
+    throw new CoordinationUnavailableError('dropped', `ticket for ${JSON.stringify(key)} was removed from the queue`, { key })
+  }
+
+  /** Still queued with `ticket`: wait for the grant (see waitForGrant), or for the time to poll again. */
+  private async onQueued(ticket: number, sentAt: number, generationAtSend: number): Promise<Next> {
+    const { q, key } = this
+    // Seen in the queue on the server of that generation (survived any failover before it).
+    this.ticket = ticket
+    q.lines.mark(key, this.place, generationAtSend)
+    // This poll was sent before any grant that comes after it: a safe start for a pushed lease.
+    this.queuedSentAt = sentAt
+    if (monotonicNow() >= this.giveUpAt) {
+      throw new CoordinationUnavailableError('timeout', `no turn for ${JSON.stringify(key)} within ${this.waitMs}ms`, { key })
+    }
+    return this.waitForGrant(ticket)
+  }
+
+  /**
+   * Sleep until a push, a hand-off, or our poll time. A grant pushed to us is polled for (the poll
+   * takes it up) when it is an offer from another replica's script (Redis runs the lease from there,
+   * and an offer to a waiter that died lapses and passes on); when an operator revoked a turn of ours
+   * on this chat since; or when it names another acquisition of ours (Redis lost our ticket and gave
+   * its number again). A grant our own release handed over, made with our leaseMs after that release
+   * was sent (`sentAt`: a far later bound than our last poll, since only the keeper polls), is taken
+   * without another round trip; one whose release time is not known is asked of Redis.
+   */
+  private async waitForGrant(ticket: number): Promise<Next> {
+    const { q, key } = this
+    const woke = await q.sleep(key, ticket, this.place, this.backoff, this.started, this.giveUpAt, this.signal)
+    const grant = woke.grant
+    const grantedAfter = grant?.sentAt ?? this.queuedSentAt
+    const askRedis =
+      grant &&
+      (!woke.handed ||
+        grant.sentAt === undefined ||
+        q.wakes.revokedSince(key, grantedAfter) ||
+        (!!grant.requestId && grant.requestId !== this.requestId))
+    if (askRedis) {
+      this.backoff = q.core.minPollMs
+      return AGAIN
+    }
+    // Redis expires a handed grant leaseMs after it was made, which was after its release was sent.
+    if (grant) return { turn: this.take(ticket, grant.fence, grant.previousHolder, grantedAfter, leaseDeadline(q.core, grantedAfter)) }
+    this.backoff = woke.woken ? q.core.minPollMs : Math.min(this.backoff * 2, q.core.maxPollMs)
+    return AGAIN
+  }
+
+  /** The turn is ours: track its lease, count the grant, hand the caller its handle. */
+  private take(t: number, fence: number, previousHolder: Holder | null, sentAt: number, deadline: number): TurnHandle {
+    const { q, key } = this
+    if (monotonicNow() >= deadline) {
+      // Frozen between the grant and now: the lease may already be someone else's.
+      throw new CoordinationUnavailableError('stale-grant', `grant of ${JSON.stringify(key)} arrived too late to use`, { key })
+    }
+    if (q.core.state !== 'running') throw new CoordinationUnavailableError('stopped', `coordinator is ${q.core.state}`, { key })
+    const lease = q.leases.track('chat', key, fence, t, sentAt, deadline, this.requestId)
+    this.ticket = null // ours now: release() gives it back
+    const waitedMs = monotonicNow() - this.started
+    q.book.granted(waitedMs)
+    q.core.stats.turnsGranted++
+    q.core.emit('coordination:turn-granted', { key, waitedMs })
+    return new TurnHandle(q.leases, lease, previousHolder, waitedMs)
+  }
+
+  /**
+   * The wait failed: withdraw the ticket (or pass on a turn granted in the meantime), retried until
+   * Redis answers — also one whose take-ticket is unanswered: the client may send it again once it
+   * reconnects, and Redis then queues a ticket nobody polls (found by its request id). Returns the
+   * error to throw.
+   */
+  private async giveBack(err: unknown): Promise<unknown> {
+    const { q, key } = this
+    if ((this.ticket !== null || this.takeInDoubt) && q.core.state !== 'crashed') {
+      // Ours the only place left in this chat's line: the withdrawal deletes our w: field too.
+      const withdrawn = q.leases.withdrawTicket(key, this.ticket, this.requestId, q.lines.size(key) <= 1)
+      // Redis did not answer within waitMs: reject now; the withdrawal goes on (stop() waits for it).
+      if (this.unanswered) q.track(withdrawn)
+      else await withdrawn
+    }
+    if (err instanceof CoordinationUnavailableError && err.reason === 'unreachable' && this.lastError && !err.cause) {
+      return new CoordinationUnavailableError('unreachable', err.message, { key, cause: this.lastError })
+    }
+    return err
+  }
+
+  /** Leave the chat's line and forget this wait (its tickets' pushes and its place in the book). */
+  private end(): void {
+    const { q, key } = this
+    q.lines.leave(key, this.place)
+    for (const id of this.waitingIds ?? []) {
+      q.wakes.forget(id)
+      q.book.forget(id)
+    }
+  }
+}
