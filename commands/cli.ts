@@ -1,5 +1,5 @@
 import { Command, CommanderError, Option } from 'commander'
-import { DEFAULT_URL, LAYOUTS, PACKAGE_VERSION, idFromBytes } from './lib.js'
+import { DEFAULT_PREFIX, DEFAULT_URL, DEFAULTS, LAYOUTS, PACKAGE_VERSION, formatDuration, idFromBytes } from './lib.js'
 import { usage } from './output/errors.js'
 import { durationOption } from './duration.js'
 import { EXIT } from './output/exit-codes.js'
@@ -55,7 +55,7 @@ export function buildProgram(): Command {
       ).env('BOTMESH_SENTINEL_PASSWORD_FILE'),
     )
     .addOption(new Option('--tls', 'with --sentinel: TLS to the sentinels and the master (as rediss+sentinel://)').env('REDIS_TLS'))
-    .addOption(new Option('--prefix <prefix>', 'key prefix of the bot').env('BOTMESH_PREFIX').default('botmesh'))
+    .addOption(new Option('--prefix <prefix>', 'key prefix of the bot').env('BOTMESH_PREFIX').default(DEFAULT_PREFIX))
     .addOption(
       new Option('--layout <layout>', 'key layout (auto: a Cluster node means cluster)')
         .choices(['auto', ...LAYOUTS])
@@ -88,7 +88,12 @@ export function buildProgram(): Command {
       ),
     )
     .addOption(new Option('--key-hex', "the command's key or name argument is given as hex bytes (ff00…), for keys no terminal shows"))
-    .addOption(durationOption('--timeout <duration>', 'how long one Redis call may take', { min: 1, default: '5s' }))
+    .addOption(
+      durationOption('--timeout <duration>', 'how long one Redis call may take', {
+        min: 1,
+        default: formatDuration(DEFAULTS.commandTimeoutMs),
+      }),
+    )
   program.addHelpText(
     'after',
     `

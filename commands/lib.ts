@@ -17,6 +17,7 @@ export {
 } from '../src/keys.js'
 export { idFromBytes, idToBytes, keyText } from '../src/bytes.js'
 export { parseDuration, formatDuration, type Duration } from '../src/duration.js'
+export { DEFAULTS } from '../src/defaults.js'
 export {
   ConfigurationError,
   CoordinationUnavailableError,

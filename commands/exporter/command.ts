@@ -9,7 +9,9 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { Command, Option } from 'commander'
 import { openContext } from '../context.js'
 import {
+  DEFAULTS,
   KeyLayout,
+  formatDuration,
   replicaHealth,
   type DashboardSnapshot,
   type Io,
@@ -208,7 +210,12 @@ export function exporterCommand(): Command {
       }),
     )
     .addOption(new Option('--max-chats <n>', 'chats read per scrape at most (the stuck and busiest first)').default('1000'))
-    .addOption(durationOption('--turn-wait <duration>', "the runtime's turnWaitMs, for the slow-holder check", { min: 1, default: '2m' }))
+    .addOption(
+      durationOption('--turn-wait <duration>', "the runtime's turnWaitMs, for the slow-holder check", {
+        min: 1,
+        default: formatDuration(DEFAULTS.turnWaitMs),
+      }),
+    )
     .addHelpText(
       'after',
       `

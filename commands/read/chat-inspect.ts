@@ -1,7 +1,7 @@
 import { Command } from 'commander'
 import { run } from '../run.js'
 import type { Context } from '../context.js'
-import { chatView, explainChat, type ChatView, type Explanation, type Finding } from '../lib.js'
+import { DEFAULTS, chatView, explainChat, formatDuration, type ChatView, type Explanation, type Finding } from '../lib.js'
 import { cell, printOne } from '../output/format.js'
 import { table } from '../output/table.js'
 import { dur, leftMs, renewedText } from '../output/time.js'
@@ -135,7 +135,12 @@ export function chatInspect(): Command {
     .option('--explain', 'a verdict: stuck or not, and why (dead holder, dead head ticket, checkpoint fences, …) with the fix')
   fingerprintOptions(cmd, true)
   return cmd
-    .addOption(durationOption('--turn-wait <duration>', "the runtime's turnWaitMs, for the slow-holder check", { min: 1, default: '2m' }))
+    .addOption(
+      durationOption('--turn-wait <duration>', "the runtime's turnWaitMs, for the slow-holder check", {
+        min: 1,
+        default: formatDuration(DEFAULTS.turnWaitMs),
+      }),
+    )
     .addHelpText(
       'after',
       examples(

@@ -21,8 +21,8 @@ import type {
 import { dur, ratePerSec } from './text.js'
 import { eventLine, streamIdMs, type EventLine, type Tone } from '../output/events.js'
 
-/** How long a replica that disappeared stays on screen as "gone". */
-export const GONE_KEEP_MS = 30_000
+/** How long a replica that disappeared stays on the dashboard as "gone" (its record is kept longer: GONE_KEEP_MS in src/state/health.ts). */
+export const GONE_SHOWN_MS = 30_000
 /** A replica whose oldest waiting message has waited this long needs attention (as alert BotmeshTurnBacklog). */
 export const BACKLOG_WAIT_MS = 60_000
 
@@ -177,7 +177,7 @@ export function advance(prev: DashboardModel | null, snap: DashboardSnapshot, in
 
   const liveIds = new Set(live.map((r) => r.replicaId))
   const gone = new Map<string, { row: ReplicaRow; goneAtMs: number }>()
-  for (const [id, g] of prev?.gone ?? []) if (!liveIds.has(id) && now - g.goneAtMs < GONE_KEEP_MS) gone.set(id, g)
+  for (const [id, g] of prev?.gone ?? []) if (!liveIds.has(id) && now - g.goneAtMs < GONE_SHOWN_MS) gone.set(id, g)
   for (const r of prev?.replicas ?? []) {
     if (r.status !== 'gone' && !liveIds.has(r.replicaId) && !gone.has(r.replicaId)) gone.set(r.replicaId, { row: r, goneAtMs: now })
   }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { BACKLOG_WAIT_MS, GONE_KEEP_MS, advance, eventRow, filterChats, needsAttention, streamIdMs } from '../../commands/tui/model.js'
+import { BACKLOG_WAIT_MS, GONE_SHOWN_MS, advance, eventRow, filterChats, needsAttention, streamIdMs } from '../../commands/tui/model.js'
 import { allocate, fitColumns, windowStart } from '../../commands/tui/layout.js'
 import { NOW, chatState, dashboard, dashboardChat, holder, incarnationOf, lead, replica, ticket } from '../helpers/snapshots.js'
 import { providerCells } from '../../commands/tui/components/providers-panel.js'
@@ -69,12 +69,12 @@ describe('dashboard model', () => {
       ['b', 'gone'],
     ])
     expect(m2.replicas[1]!.goneForMs).toBe(0)
-    const m3 = advance(m2, dashboard({ nowMs: NOW + 1000 + GONE_KEEP_MS - 1, replicas: [replica('a')] }), {
+    const m3 = advance(m2, dashboard({ nowMs: NOW + 1000 + GONE_SHOWN_MS - 1, replicas: [replica('a')] }), {
       sampledAtMs: 2000,
       commandsTotal: 0,
     })
-    expect(m3.replicas.find((r) => r.replicaId === 'b')).toMatchObject({ status: 'gone', goneForMs: GONE_KEEP_MS - 1 })
-    const m4 = advance(m3, dashboard({ nowMs: NOW + 1000 + GONE_KEEP_MS, replicas: [replica('a')] }), {
+    expect(m3.replicas.find((r) => r.replicaId === 'b')).toMatchObject({ status: 'gone', goneForMs: GONE_SHOWN_MS - 1 })
+    const m4 = advance(m3, dashboard({ nowMs: NOW + 1000 + GONE_SHOWN_MS, replicas: [replica('a')] }), {
       sampledAtMs: 3000,
       commandsTotal: 0,
     })

@@ -1,7 +1,8 @@
 import React from 'react'
 import { Box, Text } from 'ink'
 import { helpRows, writeKeys } from '../keys.js'
-import { truncate } from '../text.js'
+import { truncate, dur } from '../text.js'
+import { GONE_SHOWN_MS } from '../model.js'
 
 export interface HelpViewProps {
   readOnly: boolean
@@ -18,7 +19,7 @@ export function HelpView({ readOnly, width, height, logFiles }: HelpViewProps): 
     readOnly
       ? `Read-only mode (--read-only / BOTMESH_READ_ONLY): ${writes.slice(0, -1).join(', ')} and ${writes.at(-1)} are disabled.`
       : `${writes.join(', ')} ask first and show what they act on; nothing is done if it moved.`,
-    "Times are Redis's clock. A replica that vanishes stays listed as GONE 30s.",
+    `Times are Redis's clock. A replica that vanishes stays listed as GONE ${dur(GONE_SHOWN_MS)}.`,
   )
   for (const [id, file] of Object.entries(logFiles ?? {})) lines.push(`log of ${id}: ${file}`)
   return (
