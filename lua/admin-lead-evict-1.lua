@@ -7,11 +7,13 @@
   KEYS[1] lead hash
   ARGV[1] evicted incarnation   ARGV[2] wake channel prefix
 
-  Returns { revoked (1|0), fenceBefore|false, fenceAfter|false, candidacyWithdrawn (1|0) }
+  Returns { revoked (1|0), fenceBefore|false, fenceAfter|false, candidacyWithdrawn (1|0), wakeRefused|false }
+  (wakeRefused: Redis refused a wake-up PUBLISH; the revocation stands)
   Errors: BMC_INVALID_ID when no incarnation is given (InvalidIdError); ERR botmesh corrupt fence at <key>
   when it would revoke and the stored fence is not a decimal integer below 2^53 - 1 (CorruptStateError).
 ]]
 --@include time
+--@include wake
 --@include lead
 
 local key = KEYS[1]
@@ -26,5 +28,5 @@ local revoked = fmt(next_fence(h[3]))
 redis.call('HSET', key, 'f', revoked)
 mark_let_go(key, fmt(NOW), 'evicted', nil)
 wake_candidates(key, wake)
-redis.call('PUBLISH', wake .. inc, '-|' .. key)
-return { 1, h[3] or false, revoked, withdrawn }
+publish_wake(wake .. inc, '-|' .. key)
+return { 1, h[3] or false, revoked, withdrawn, WAKE_REFUSED }

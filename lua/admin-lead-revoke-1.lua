@@ -14,13 +14,15 @@
   ARGV[5] requested by (user@host)   ARGV[6] wake channel prefix
 
   Returns
-    { 1, oldReplica, oldIncarnation, oldFence, revokedFence }   revoked, standbys woken
+    { 1, oldReplica, oldIncarnation, oldFence, revokedFence, wakeRefused|false }   revoked, standbys
+                         woken (wakeRefused: Redis refused a wake-up PUBLISH; the revocation stands)
     { 0, fence|false }   nobody leads it: nothing done
     { -1, fence|false, holderReplica, holderIncarnation|false }
                          the fence or the holder is not the expected one (the state changed): nothing done
     { -2 }               the target replica is not standing as a candidate: nothing done
 ]]
 --@include time
+--@include wake
 --@include lead
 
 local key = KEYS[1]
@@ -43,5 +45,5 @@ else
   redis.call('HDEL', key, 'yr', 'yt', 'yexp', 'yat')
 end
 wake_candidates(key, wake)
-if h[2] then redis.call('PUBLISH', wake .. h[2], '-|' .. key) end
-return { 1, h[1], h[2] or false, h[3] or false, revoked }
+if h[2] then publish_wake(wake .. h[2], '-|' .. key) end
+return { 1, h[1], h[2] or false, h[3] or false, revoked, WAKE_REFUSED }
