@@ -10,7 +10,15 @@
  * its class name.
  */
 import { CommanderError } from 'commander'
-import { ConfigurationError, CoordinationUnavailableError, CorruptStateError, InvalidIdError, maskUrl, notMaster } from '../lib.js'
+import {
+  ConfigurationError,
+  CoordinationUnavailableError,
+  CorruptStateError,
+  InvalidIdError,
+  maskUrl,
+  notMaster,
+  OutcomeUnknownError,
+} from '../lib.js'
 import { EXIT, type ExitCode } from './exit-codes.js'
 import { showNames } from './safe-text.js'
 
@@ -135,6 +143,7 @@ function classify(err: unknown, where: string): Described {
   if (first instanceof CliError) return { line: first.message, code: first.exitCode }
   if (first instanceof CommanderError) return { line: first.message.replace(/^error: /, ''), code: EXIT.usage }
   if (first instanceof CorruptStateError) return { line: first.message, code: EXIT.corrupt }
+  if (first instanceof OutcomeUnknownError) return { line: first.message, code: EXIT.unknown }
   if (first instanceof InvalidIdError || first instanceof ConfigurationError) return { line: first.message, code: EXIT.usage }
   // A Sentinel or a replica where a master is needed: say which, and what to give instead.
   for (const e of all) {
