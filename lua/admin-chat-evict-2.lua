@@ -13,10 +13,12 @@
     { revoked (1|0), fenceBefore|false, fenceAfter|false, ticketsDropped,
       grantedTicket|false, grantedFence|false, grantedReplica|false, grantedIncarnation|false,
       wakeRefused|false }   (wakeRefused: Redis refused a wake-up PUBLISH; the clean-up stands)
-  Errors: BMC_INVALID_ID when no incarnation is given (InvalidIdError); ERR botmesh corrupt fence at
+  Errors: NOPERM botmesh: … when the ACL user may not make one of its writes, before any write;
+  BMC_INVALID_ID when no incarnation is given (InvalidIdError); ERR botmesh corrupt fence at
   <key> when the stored fence is not a decimal integer below 2^53 - 1, before anything is written
   (CorruptStateError).
 ]]
+--@include acl
 --@include time
 --@include wake
 --@include chat
@@ -24,6 +26,8 @@
 --@include admin
 
 local state, queue = KEYS[1], KEYS[2]
+require_writes(KEYS[1], { 'HSET', 'HDEL', 'HINCRBY', 'PEXPIRE' }) -- refused before any write
+require_writes(KEYS[2], { 'ZREM', 'ZPOPMIN', 'PEXPIRE' })
 local inc = ARGV[1]
 local leaseMs, idleTtl, wake = tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4]
 if inc == '' then return redis.error_reply('BMC_INVALID_ID: an incarnation is required') end

@@ -21,7 +21,9 @@
     { 0, fence|false }   nobody holds the chat: nothing done
     { -1, fence|false, holderReplica|false, holderIncarnation|false }
                          the fence or the holder is not the expected one (the state changed): nothing done
+  Errors: NOPERM botmesh: … when the ACL user may not make one of its writes, before any write.
 ]]
+--@include acl
 --@include time
 --@include wake
 --@include chat
@@ -29,6 +31,8 @@
 --@include admin
 
 local state, queue = KEYS[1], KEYS[2]
+require_writes(KEYS[1], { 'HSET', 'HDEL', 'HINCRBY', 'PEXPIRE' }) -- refused before any write
+require_writes(KEYS[2], { 'ZREM', 'ZPOPMIN', 'PEXPIRE' })
 local ifFence, ifInc = ARGV[1], ARGV[2]
 local leaseMs, idleTtl, wake = tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5]
 

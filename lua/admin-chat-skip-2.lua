@@ -19,9 +19,11 @@
     { -1, incarnation, replica }    the ticket belongs to another incarnation than the expected one
     { -2, holderReplica, fence }    the ticket holds the turn now (use admin-chat-release-2)
     { -3, fence|false }             the chat's fence is not the expected one: nothing done
-  Errors: ERR botmesh corrupt fence at <key> when the stored fence is not a decimal integer below
+  Errors: NOPERM botmesh: … when the ACL user may not make one of its writes, before any write;
+  ERR botmesh corrupt fence at <key> when the stored fence is not a decimal integer below
   2^53 - 1, before anything is written (CorruptStateError).
 ]]
+--@include acl
 --@include time
 --@include wake
 --@include chat
@@ -29,6 +31,8 @@
 --@include admin
 
 local state, queue = KEYS[1], KEYS[2]
+require_writes(KEYS[1], { 'HSET', 'HDEL', 'HINCRBY', 'PEXPIRE' }) -- refused before any write
+require_writes(KEYS[2], { 'ZREM', 'ZPOPMIN', 'PEXPIRE' })
 local ticket, ifInc, ifFence = ARGV[1], ARGV[2], ARGV[3]
 local leaseMs, idleTtl, wake = tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[6]
 

@@ -9,14 +9,17 @@
 
   Returns { revoked (1|0), fenceBefore|false, fenceAfter|false, candidacyWithdrawn (1|0), wakeRefused|false }
   (wakeRefused: Redis refused a wake-up PUBLISH; the revocation stands)
-  Errors: BMC_INVALID_ID when no incarnation is given (InvalidIdError); ERR botmesh corrupt fence at <key>
+  Errors: NOPERM botmesh: … when the ACL user may not make one of its writes, before any write;
+  BMC_INVALID_ID when no incarnation is given (InvalidIdError); ERR botmesh corrupt fence at <key>
   when it would revoke and the stored fence is not a decimal integer below 2^53 - 1 (CorruptStateError).
 ]]
+--@include acl
 --@include time
 --@include wake
 --@include lead
 
 local key = KEYS[1]
+require_writes(KEYS[1], { 'HSET', 'HDEL', 'PEXPIRE' }) -- refused before any write
 local inc, wake = ARGV[1], ARGV[2]
 if inc == '' then return redis.error_reply('BMC_INVALID_ID: an incarnation is required') end
 local h = redis.call('HMGET', key, 'h', 'hi', 'f')

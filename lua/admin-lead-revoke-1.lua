@@ -20,12 +20,15 @@
     { -1, fence|false, holderReplica, holderIncarnation|false }
                          the fence or the holder is not the expected one (the state changed): nothing done
     { -2 }               the target replica is not standing as a candidate: nothing done
+  Errors: NOPERM botmesh: … when the ACL user may not make one of its writes, before any write.
 ]]
+--@include acl
 --@include time
 --@include wake
 --@include lead
 
 local key = KEYS[1]
+require_writes(KEYS[1], { 'HSET', 'HDEL', 'PEXPIRE' }) -- refused before any write
 local ifFence, ifInc, target, ttl, by, wake = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4]), ARGV[5], ARGV[6]
 
 local h = redis.call('HMGET', key, 'h', 'hi', 'f')

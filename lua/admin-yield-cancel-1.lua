@@ -16,12 +16,15 @@
     { 0, fence|false }   no request is pending: nothing done
     { -1, requestedAt|false, requestedBy, fence|false }   another request, or another fence, than the
                          expected one: nothing done
+  Errors: NOPERM botmesh: … when the ACL user may not make one of its writes, before any write.
 ]]
+--@include acl
 --@include time
 --@include wake
 --@include lead
 
 local key = KEYS[1]
+require_writes(KEYS[1], { 'HSET', 'HDEL', 'PEXPIRE' }) -- refused before any write
 local ifAt, ifFence, wake = ARGV[1], ARGV[2], ARGV[3]
 
 local y = redis.call('HMGET', key, 'yr', 'yt', 'yexp', 'yat', 'f')

@@ -15,12 +15,15 @@
     { 0 }                nobody leads it now
     { -1, fence }        the leader's fence is not the expected one (the state changed): nothing done
     { -2 }               the target replica is not standing as a candidate: nothing done
+  Errors: NOPERM botmesh: … when the ACL user may not make one of its writes, before any write.
 ]]
+--@include acl
 --@include time
 --@include wake
 --@include lead
 
 local key = KEYS[1]
+require_writes(KEYS[1], { 'HSET', 'HDEL' }) -- refused before any write
 local by, target, ttl, ifFence, wake = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4], ARGV[5]
 
 local h = redis.call('HMGET', key, 'h', 'hi', 'f', 'exp')

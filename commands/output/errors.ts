@@ -254,7 +254,11 @@ function reply(e: Coded, where: string): Described {
  * script differently (no NOPERM prefix, no command name): those name the script instead.
  */
 export function aclDenial(msg: string): string | null {
-  let m = /NOPERM[^']*'([\w|]+)' command/i.exec(msg)
+  // An operator script's own check, before any write (lua/includes/acl.lua): the command, or the key.
+  let m = /NOPERM botmesh: the ACL user may not run (\w+) on /.exec(msg)
+  if (m)
+    return `the ACL user may not run ${m[1]} on the keys of the prefix (grant +${m[1]!.toLowerCase()} on ~<prefix>:*); nothing was written`
+  m = /NOPERM[^']*'([\w|]+)' command/i.exec(msg)
   if (m) return `the ACL user may not run ${m[1]!.toUpperCase()} (grant +${m[1]!.toLowerCase()})`
   if (/NOPERM.*access one of the keys/i.test(msg)) return 'the ACL user may not access these keys (grant ~<prefix>:*)'
   if (/NOPERM.*channel/i.test(msg)) return 'the ACL user may not use this pub/sub channel (grant &<prefix>:wake:*)'

@@ -117,7 +117,7 @@ export function writeAction<Args extends unknown[]>(
 
 /** What the ACL user of an operator needs for interventions (README: "ACL"). */
 export const ACL_NEEDS =
-  '+evalsha +eval +time +@read +hset +hdel +hincrby +zrem +del +pexpire +publish +xadd on ~<prefix>:* and &<prefix>:wake:*'
+  '+evalsha +eval +time +@read +hset +hdel +hincrby +zrem +zpopmin +del +pexpire +publish +xadd on ~<prefix>:* and &<prefix>:wake:*'
 
 async function carryOut(ctx: Context, raw: Plan, flags: WriteFlags, name: string, args: unknown[]): Promise<ExitCode> {
   const { c } = ctx
@@ -166,9 +166,11 @@ async function carryOut(ctx: Context, raw: Plan, flags: WriteFlags, name: string
   }
   const wake = outcome.json.wakeRefused
   if (typeof wake === 'string' && wake) {
+    // Always a PUBLISH on a wake channel: the channel refused (no &<prefix>:wake:*), or the command (-publish).
+    const grant = /channel/i.test(wake) ? '&<prefix>:wake:*' : '+publish'
     ctx.err(
       c.yellow(
-        `warning: applied, but Redis refused the wake-up (${aclDenial(wake) ?? wake}): the replicas concerned learn it at their next renewal or poll, within a third of their lease`,
+        `warning: applied, but Redis refused the wake-up PUBLISH (the ACL user lacks ${grant}: ${wake.replace(/\s*script: [\s\S]*$/, '')}); the replicas concerned learn it at their next renewal or poll, within a third of their lease`,
       ),
     )
   }

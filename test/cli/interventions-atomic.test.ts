@@ -109,7 +109,7 @@ describe('an intervention is all or nothing, and audited (standalone)', () => {
     const r = await runCli(['--url', url, '--prefix', w.prefix, 'chat', 'release', 'chat:42', '--yes'], { timeoutMs: 30_000 })
     expect(r.code, r.stderr).toBe(0)
     expect(r.stdout).toMatch(/released chat:42: pod-a revoked/)
-    expect(r.stderr).toMatch(/applied, but Redis refused the wake-up .*grant &<prefix>:wake:\*/)
+    expect(r.stderr).toMatch(/applied, but Redis refused the wake-up PUBLISH \(the ACL user lacks &<prefix>:wake:\*/)
     // Whole: the holder revoked and the next ticket granted in Redis (pod-b learns it by polling).
     const [holder, fence] = await chatState(w, 'chat:42')
     expect(holder).toBe('pod-b')
@@ -140,6 +140,19 @@ describe('an intervention is all or nothing, and audited (standalone)', () => {
     expect(r.code).toBe(5)
     expect(r.stderr).toMatch(/permission refused .*XADD \(grant \+xadd\)/)
     expect(await chatState(w, 'chat:43')).toEqual(['pod-a', String(turnA.fence)])
+    expect(await w.audit()).toEqual([])
+  })
+})
+
+describe('an operator without a command a script writes with (standalone)', () => {
+  it('no +zpopmin: the release is refused before its first write (exit 5, the grant named), nothing revoked', async () => {
+    const w = world()
+    const { turnA } = await heldWithWaiter(w, 'chat:46')
+    const url = await aclUser(w.url, [`~${w.prefix}:*`, '&*', '+@all', '-zpopmin'])
+    const r = await runCli(['--url', url, '--prefix', w.prefix, 'chat', 'release', 'chat:46', '--yes'], { timeoutMs: 30_000 })
+    expect(r.code).toBe(5)
+    expect(r.stderr).toMatch(/may not run ZPOPMIN on the keys of the prefix \(grant \+zpopmin on ~<prefix>:\*\); nothing was written/)
+    expect(await chatState(w, 'chat:46')).toEqual(['pod-a', String(turnA.fence)])
     expect(await w.audit()).toEqual([])
   })
 })
