@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto'
 import { createServer } from 'node:net'
 import { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { CoordinationAdmin, RedisCoordinator } from '../../src/index.js'
+import { CoordinationAdmin, OutcomeUnknownError, RedisCoordinator } from '../../src/index.js'
 import { runCli } from '../helpers/cli.js'
 import { hostPort, startCoordinator, uniquePrefix } from '../helpers/redis.js'
 import { untilQueued } from '../helpers/shared-state.js'
@@ -144,6 +144,36 @@ describe('an intervention is all or nothing, and audited (standalone)', () => {
   })
 })
 
+describe('a lead revoked by an operator without the wake channel (standalone)', () => {
+  it('provider yield --force: revoked whole and audited, one warning line; a stale pin names who leads now', async () => {
+    const w = world()
+    const a = await w.live('pod-a')
+    const ea = a.campaign('provider:wa', { sitOutMs: 60_000 })
+    await until(() => ea.isLeader, 5000, 'pod-a leads')
+    const f0 = ea.fence!
+    const url = await aclUser(w.url, [`~${w.prefix}:*`, 'resetchannels', '+@all'])
+    const r = await runCli(['--url', url, '--prefix', w.prefix, 'provider', 'yield', 'wa', '--force', '--yes'], { timeoutMs: 30_000 })
+    expect(r.code, r.stderr).toBe(0)
+    expect(r.stdout).toMatch(/revoked provider:wa from pod-a/)
+    expect(r.stderr).toMatch(/applied, but Redis refused the wake-up PUBLISH \(the ACL user lacks &<prefix>:wake:\*/)
+    const raw = new Redis(w.url)
+    closers.push(() => raw.quit())
+    const [holder, fence] = await raw.hmget(`${w.prefix}:l:provider:wa`, 'h', 'f')
+    expect(holder).toBeNull()
+    expect(Number(fence)).toBeGreaterThan(f0)
+    expect(await w.audit()).toEqual([
+      expect.objectContaining({
+        command: `provider yield provider:wa --force --if-fence ${f0}`,
+        result: 'revoked',
+        wakeRefused: expect.stringMatching(/can't publish to the channel/),
+      }),
+    ])
+    const again = await w.cli('provider', 'yield', 'wa', '--force', '--if-fence', String(f0), '--yes')
+    expect(again.code).toBe(6)
+    expect(again.stderr).toMatch(new RegExp(`provider:wa is at fence ${fence}, not ${f0} \\(nobody holds it now\\)`))
+  })
+})
+
 describe('an operator without a command a script writes with (standalone)', () => {
   it('no +zpopmin: the release is refused before its first write (exit 5, the grant named), nothing revoked', async () => {
     const w = world()
@@ -154,6 +184,65 @@ describe('an operator without a command a script writes with (standalone)', () =
     expect(r.stderr).toMatch(/may not run ZPOPMIN on the keys of the prefix \(grant \+zpopmin on ~<prefix>:\*\); nothing was written/)
     expect(await chatState(w, 'chat:46')).toEqual(['pod-a', String(turnA.fence)])
     expect(await w.audit()).toEqual([])
+  })
+})
+
+describe('every intervention Redis does not answer (library)', () => {
+  it('is OutcomeUnknownError, saying how to learn it, for each kind; the unknown audit record is sent behind it', async () => {
+    const w = world()
+    const admin = new CoordinationAdmin({ url: w.url, prefix: w.prefix, layout: 'standalone', commandTimeoutMs: 200 })
+    closers.push(() => admin.close())
+    await admin.checkAudit()
+    const pauser = new Redis(w.url)
+    closers.push(() => pauser.quit())
+    await pauser.call('CLIENT', 'PAUSE', '1500', 'WRITE')
+    const calls: Record<string, Promise<unknown>> = {
+      'chat release': admin.releaseChat('chat:1', { ifFence: 7, grantLeaseMs: 1000 }),
+      'chat skip': admin.skipTicket('chat:1', 3, { grantLeaseMs: 1000 }),
+      'provider yield': admin.requestYield('provider:wa', { ifFence: 7, audit: true }),
+      'provider yield --force': admin.revokeLead('provider:wa', { ifFence: 7 }),
+      'provider yield --cancel': admin.cancelYield('provider:wa', { ifRequestedAt: 5 }),
+      'lock release': admin.releaseLock('job', { ifFence: 7 }),
+      'checkpoint rm': admin.removeCheckpoint('chat:1', 4),
+      'checkpoint extend': admin.extendCheckpoint('chat:1', 4, 60_000),
+      'handover rm': admin.removeHandover('chat:1', { ifIncarnation: 'inc0' }),
+      'replica evict': admin.evictReplica('pod-z', { ifIncarnation: 'inc0' }),
+    }
+    const said = [
+      'chat release chat:1',
+      'chat skip chat:1 3',
+      'provider yield provider:wa',
+      'provider yield provider:wa --force',
+      'provider yield provider:wa --cancel',
+      'lock release job',
+      'checkpoint rm chat:1',
+      'checkpoint extend chat:1',
+      'handover rm chat:1',
+      'replica evict pod-z',
+    ]
+    const errors = await Promise.all(
+      Object.values(calls).map((p) =>
+        p.then(
+          () => null,
+          (e: unknown) => e,
+        ),
+      ),
+    )
+    await pauser.call('CLIENT', 'UNPAUSE')
+    for (const [i, what] of Object.keys(calls).entries()) {
+      expect(errors[i], what).toBeInstanceOf(OutcomeUnknownError)
+      const err = errors[i] as OutcomeUnknownError
+      expect(err.code).toBe('ERR_OUTCOME_UNKNOWN')
+      expect(err.intervention, what).toBe(said[i])
+      expect(err.check).toMatch(/it was applied when|look at/)
+    }
+    // This client stayed connected: Redis ran the scripts after the pause (nothing there to change),
+    // and each unknown outcome's record behind them.
+    await until(
+      async () => (await w.audit()).filter((e) => e.result === 'unknown').length === Object.keys(calls).length,
+      5000,
+      'the unknown records',
+    )
   })
 })
 
