@@ -10,9 +10,17 @@ import { fromFile, fromRefusal } from '../snapshot/from.js'
 import { openContext, type Context } from '../context.js'
 import { globalOptions, urlContext } from '../target.js'
 import type { ChalkInstance } from 'chalk'
-import { formatDuration, liveness, OutcomeUnknownError, type AuditOutcome, type LeaseHealth, type Liveness } from '../lib.js'
+import {
+  CoordinationUnavailableError,
+  formatDuration,
+  liveness,
+  OutcomeUnknownError,
+  type AuditOutcome,
+  type LeaseHealth,
+  type Liveness,
+} from '../lib.js'
 import { canPrompt, confirm } from '../output/confirm.js'
-import { aclDenial, refused, usage } from '../output/errors.js'
+import { aclDenial, refused, unreachable, usage } from '../output/errors.js'
 import { EXIT, type ExitCode } from '../output/exit-codes.js'
 import { jsonOut } from '../output/format.js'
 import { reportError } from '../output/report.js'
@@ -142,7 +150,10 @@ async function carryOut(ctx: Context, raw: Plan, flags: WriteFlags, name: string
     return EXIT.ok
   }
   // Before the question: a user who could not leave the audit record is refused with nothing done.
-  await ctx.admin.checkAudit()
+  await ctx.admin.checkAudit().catch((err: unknown) => {
+    if (!(err instanceof CoordinationUnavailableError && err.reason === 'unreachable')) throw err
+    throw unreachable(`Redis unreachable: it did not answer the audit check before ${name} (${err.message}); nothing done`)
+  })
   if (!flags.yes) {
     if (!canPrompt()) throw refused(`not a terminal: ${name} needs --yes to confirm (or --dry-run to only look); nothing done`)
     if (!(await confirm(`${p.title}?`))) throw refused('not confirmed; nothing done')
@@ -187,7 +198,7 @@ function unknownOutcome(ctx: Context, err: OutcomeUnknownError, inspect: string)
   return {
     code: EXIT.unknown,
     lines: [
-      `outcome unknown: ${why}; ${err.intervention} may have been applied or not (no audit record from this run). ${err.check}: ${ctx.cmdline(`botmesh-coord ${inspect}`)}`,
+      `outcome unknown: ${why}; ${err.intervention} and its audit record, sent behind it, may both have been applied or neither; ${err.check}: ${ctx.cmdline(`botmesh-coord ${inspect}`)}`,
     ],
     json: { outcome: 'unknown', error: why, check: err.check, inspect },
   }

@@ -187,6 +187,25 @@ describe('an operator without a command a script writes with (standalone)', () =
   })
 })
 
+describe('a Redis that does not answer before the intervention (standalone)', () => {
+  it('the audit check times out: exit 4, nothing sent, nothing done', async () => {
+    const w = world()
+    const { turnA } = await heldWithWaiter(w, 'chat:47')
+    const pauser = new Redis(w.url)
+    closers.push(() => pauser.quit())
+    await pauser.call('CLIENT', 'PAUSE', '1500', 'WRITE')
+    try {
+      const r = await w.cli('--timeout', '300ms', 'chat', 'release', 'chat:47', '--yes')
+      expect(r.code).toBe(4)
+      expect(r.stderr).toMatch(/did not answer the audit check before chat release .*; nothing done/)
+    } finally {
+      await pauser.call('CLIENT', 'UNPAUSE')
+    }
+    expect(await chatState(w, 'chat:47')).toEqual(['pod-a', String(turnA.fence)])
+    expect(await w.audit()).toEqual([])
+  })
+})
+
 describe('every intervention Redis does not answer (library)', () => {
   it('is OutcomeUnknownError, saying how to learn it, for each kind; the unknown audit record is sent behind it', async () => {
     const w = world()
