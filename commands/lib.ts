@@ -22,6 +22,7 @@ export {
   ConfigurationError,
   CoordinationUnavailableError,
   CorruptStateError,
+  OutcomeUnknownError,
   LeaseLostError,
   ProviderNotLeaderError,
   CheckpointConflictError,
@@ -55,7 +56,7 @@ export type { DashboardSnapshot, DashboardChat } from '../src/state/dashboard.js
 export type { StateSource, ProbeName } from '../src/state/source.js'
 export type { StateRecords, HashRecord, RecordedSource } from '../src/state/records.js'
 export type { Snapshot, SnapshotServer } from '../src/state/snapshot.js'
-export type { CoordinationAdmin, AuditOutcome } from '../src/admin/admin.js'
+export type { CoordinationAdmin, AuditOutcome, ReplicaEvictResult } from '../src/admin/admin.js'
 export type { RedisClient } from '../src/connection.js'
 export type { Turn } from '../src/coordinator/types.js'
 

@@ -13,18 +13,26 @@
 
   Returns
     { 1, oldReplica, oldIncarnation, oldFence, revokedFence,
-         grantedTicket|false, grantedFence|false, grantedReplica|false, grantedIncarnation|false }
-                         revoked (and granted to the next live ticket, when there is one)
+         grantedTicket|false, grantedFence|false, grantedReplica|false, grantedIncarnation|false,
+         wakeRefused|false }
+                         revoked (and granted to the next live ticket, when there is one); wakeRefused
+                         is Redis's refusal of a wake-up PUBLISH (see includes/wake.lua), the
+                         revocation and grant stand
     { 0, fence|false }   nobody holds the chat: nothing done
     { -1, fence|false, holderReplica|false, holderIncarnation|false }
                          the fence or the holder is not the expected one (the state changed): nothing done
+  Errors: NOPERM botmesh: … when the ACL user may not make one of its writes, before any write.
 ]]
+--@include acl
 --@include time
+--@include wake
 --@include chat
 --@include turn
 --@include admin
 
 local state, queue = KEYS[1], KEYS[2]
+require_writes(KEYS[1], { 'HSET', 'HDEL', 'HINCRBY', 'PEXPIRE' }) -- refused before any write
+require_writes(KEYS[2], { 'ZREM', 'ZPOPMIN', 'PEXPIRE' })
 local ifFence, ifInc = ARGV[1], ARGV[2]
 local leaseMs, idleTtl, wake = tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5]
 
@@ -35,8 +43,8 @@ if (ifFence ~= '' and h[3] ~= ifFence) or (ifInc ~= '' and h[2] ~= ifInc) then
 end
 local revoked = revoke_chat_holder(state)
 -- Tell the old holder at once (it renews and learns the turn is gone), not only at its next renewal.
-if h[2] then redis.call('PUBLISH', wake .. h[2], '-|' .. state) end
+if h[2] then publish_wake(wake .. h[2], '-|' .. state) end
 local g = grant_next(state, queue, leaseMs, wake, '')
 touch(state, queue, leaseMs, idleTtl)
 local gt, gf, gr, gi = granted_fields(state, g)
-return { 1, h[1], h[2] or false, h[3] or false, revoked, gt, gf, gr, gi }
+return { 1, h[1], h[2] or false, h[3] or false, revoked, gt, gf, gr, gi, WAKE_REFUSED }

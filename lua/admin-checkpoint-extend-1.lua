@@ -15,8 +15,12 @@
     { 0 }                                                 there is no checkpoint: nothing done
     { -1, revision, flow|false, step|false, ownerReplica|false }   another revision is there now: nothing done
     { -2, revision }                                      persistent (no TTL): nothing done
+  Errors: NOPERM botmesh: … when the ACL user may not make one of its writes, before any write.
 ]]
+--@include acl
+
 local key = KEYS[1]
+require_writes(KEYS[1], { 'PEXPIRE' }) -- refused before any write
 local ttl = tonumber(ARGV[2])
 local h = redis.call('HMGET', key, 'rev', 'flow', 'step', 'oi', 'eph')
 if not h[1] then return { 0 } end

@@ -11,8 +11,12 @@
     { 1, revision, flow|false, step|false, ownerReplica|false }   deleted
     { 0 }                  there is no checkpoint: nothing done
     { -1, revision, flow|false, step|false, ownerReplica|false }   another revision is there now: nothing done
+  Errors: NOPERM botmesh: … when the ACL user may not make one of its writes, before any write.
 ]]
+--@include acl
+
 local key = KEYS[1]
+require_writes(KEYS[1], { 'DEL' }) -- refused before any write
 local h = redis.call('HMGET', key, 'rev', 'flow', 'step', 'oi')
 if not h[1] then return { 0 } end
 if h[1] ~= ARGV[1] then return { -1, h[1], h[2] or false, h[3] or false, h[4] or false } end

@@ -13,9 +13,13 @@
     { 0 }                                               there is no marker: nothing done
     { -1, name|false, replicaId|false, incarnation|false, since|false }   another marker is there
                                                         now: nothing done
-  Errors: BMC_INVALID_ID when no incarnation is given (InvalidIdError).
+  Errors: NOPERM botmesh: … when the ACL user may not make one of its writes, before any write;
+  BMC_INVALID_ID when no incarnation is given (InvalidIdError).
 ]]
+--@include acl
+
 local key = KEYS[1]
+require_writes(KEYS[1], { 'DEL' }) -- refused before any write
 local ifInc, ifSince = ARGV[1], ARGV[2]
 if ifInc == '' then return redis.error_reply('BMC_INVALID_ID: an incarnation is required') end
 local h = redis.call('HMGET', key, 'name', 'rid', 'inc', 'since')

@@ -7,14 +7,19 @@
   KEYS[1] lead hash
   ARGV[1] evicted incarnation   ARGV[2] wake channel prefix
 
-  Returns { revoked (1|0), fenceBefore|false, fenceAfter|false, candidacyWithdrawn (1|0) }
-  Errors: BMC_INVALID_ID when no incarnation is given (InvalidIdError); ERR botmesh corrupt fence at <key>
+  Returns { revoked (1|0), fenceBefore|false, fenceAfter|false, candidacyWithdrawn (1|0), wakeRefused|false }
+  (wakeRefused: Redis refused a wake-up PUBLISH; the revocation stands)
+  Errors: NOPERM botmesh: … when the ACL user may not make one of its writes, before any write;
+  BMC_INVALID_ID when no incarnation is given (InvalidIdError); ERR botmesh corrupt fence at <key>
   when it would revoke and the stored fence is not a decimal integer below 2^53 - 1 (CorruptStateError).
 ]]
+--@include acl
 --@include time
+--@include wake
 --@include lead
 
 local key = KEYS[1]
+require_writes(KEYS[1], { 'HSET', 'HDEL', 'PEXPIRE' }) -- refused before any write
 local inc, wake = ARGV[1], ARGV[2]
 if inc == '' then return redis.error_reply('BMC_INVALID_ID: an incarnation is required') end
 local h = redis.call('HMGET', key, 'h', 'hi', 'f')
@@ -26,5 +31,5 @@ local revoked = fmt(next_fence(h[3]))
 redis.call('HSET', key, 'f', revoked)
 mark_let_go(key, fmt(NOW), 'evicted', nil)
 wake_candidates(key, wake)
-redis.call('PUBLISH', wake .. inc, '-|' .. key)
-return { 1, h[3] or false, revoked, withdrawn }
+publish_wake(wake .. inc, '-|' .. key)
+return { 1, h[3] or false, revoked, withdrawn, WAKE_REFUSED }

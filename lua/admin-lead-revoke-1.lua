@@ -14,16 +14,21 @@
   ARGV[5] requested by (user@host)   ARGV[6] wake channel prefix
 
   Returns
-    { 1, oldReplica, oldIncarnation, oldFence, revokedFence }   revoked, standbys woken
+    { 1, oldReplica, oldIncarnation, oldFence, revokedFence, wakeRefused|false }   revoked, standbys
+                         woken (wakeRefused: Redis refused a wake-up PUBLISH; the revocation stands)
     { 0, fence|false }   nobody leads it: nothing done
     { -1, fence|false, holderReplica, holderIncarnation|false }
                          the fence or the holder is not the expected one (the state changed): nothing done
     { -2 }               the target replica is not standing as a candidate: nothing done
+  Errors: NOPERM botmesh: … when the ACL user may not make one of its writes, before any write.
 ]]
+--@include acl
 --@include time
+--@include wake
 --@include lead
 
 local key = KEYS[1]
+require_writes(KEYS[1], { 'HSET', 'HDEL', 'PEXPIRE' }) -- refused before any write
 local ifFence, ifInc, target, ttl, by, wake = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4]), ARGV[5], ARGV[6]
 
 local h = redis.call('HMGET', key, 'h', 'hi', 'f')
@@ -43,5 +48,5 @@ else
   redis.call('HDEL', key, 'yr', 'yt', 'yexp', 'yat')
 end
 wake_candidates(key, wake)
-if h[2] then redis.call('PUBLISH', wake .. h[2], '-|' .. key) end
-return { 1, h[1], h[2] or false, h[3] or false, revoked }
+if h[2] then publish_wake(wake .. h[2], '-|' .. key) end
+return { 1, h[1], h[2] or false, h[3] or false, revoked, WAKE_REFUSED }

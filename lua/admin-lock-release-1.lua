@@ -12,10 +12,13 @@
     { 1, oldFence|false, revokedFence, owner|false, expiresAt|false }   released
     { 0, fence|false }   nobody holds the lock: nothing done
     { -1, fence|false, owner|false }   the fence is not the expected one (the state changed): nothing done
+  Errors: NOPERM botmesh: … when the ACL user may not make one of its writes, before any write.
 ]]
+--@include acl
 --@include time
 
 local key = KEYS[1]
+require_writes(KEYS[1], { 'HSET', 'HDEL' }) -- refused before any write
 local ifFence = ARGV[1]
 local h = redis.call('HMGET', key, 'tk', 'f', 'o', 'exp')
 if not h[1] then return { 0, h[2] or false } end

@@ -20,11 +20,15 @@
     { -1, currentIncarnation }     another incarnation beats under that replicaId now: nothing done
   The tombstone keeps the evicted incarnation's `leases` and `info`, so an interrupted clean-up can
   be run again.
-  Errors: BMC_INVALID_ID when no incarnation is given (InvalidIdError).
+  Errors: NOPERM botmesh: … when the ACL user may not make one of its writes, before any write;
+  BMC_INVALID_ID when no incarnation is given (InvalidIdError).
 ]]
+--@include acl
 --@include time
 
 local key, index = KEYS[1], KEYS[2]
+require_writes(KEYS[1], { 'HSET', 'HDEL', 'PEXPIRE' }) -- refused before any write
+require_writes(KEYS[2], { 'ZREM' })
 local rid, ifInc, ttl = ARGV[1], ARGV[2], tonumber(ARGV[3])
 if ifInc == '' then return redis.error_reply('BMC_INVALID_ID: an incarnation is required') end
 local h = redis.call('HMGET', key, 'inc', 'beat', 'leases', 'info', 'exp', 'ev')

@@ -11,15 +11,20 @@
   ARGV[2] expected fence ('' = any)   ARGV[3] wake channel prefix
 
   Returns
-    { 1, requestedBy, target|false, requestedAt|false, fence|false }   withdrawn, candidates woken
+    { 1, requestedBy, target|false, requestedAt|false, fence|false, wakeRefused|false }   withdrawn,
+                         candidates woken (wakeRefused: Redis refused a wake-up PUBLISH; it stands)
     { 0, fence|false }   no request is pending: nothing done
     { -1, requestedAt|false, requestedBy, fence|false }   another request, or another fence, than the
                          expected one: nothing done
+  Errors: NOPERM botmesh: … when the ACL user may not make one of its writes, before any write.
 ]]
+--@include acl
 --@include time
+--@include wake
 --@include lead
 
 local key = KEYS[1]
+require_writes(KEYS[1], { 'HSET', 'HDEL', 'PEXPIRE' }) -- refused before any write
 local ifAt, ifFence, wake = ARGV[1], ARGV[2], ARGV[3]
 
 local y = redis.call('HMGET', key, 'yr', 'yt', 'yexp', 'yat', 'f')
@@ -29,4 +34,4 @@ if (ifAt ~= '' and y[4] ~= ifAt) or (ifFence ~= '' and y[5] ~= ifFence) then
 end
 redis.call('HDEL', key, 'yr', 'yt', 'yexp', 'yat')
 wake_candidates(key, wake)
-return { 1, y[1], (y[2] ~= '' and y[2]) or false, y[4] or false, y[5] or false }
+return { 1, y[1], (y[2] ~= '' and y[2]) or false, y[4] or false, y[5] or false, WAKE_REFUSED }

@@ -14,6 +14,7 @@
     { -1, targetReplica, msLeft }   free, but a yield request reserves it for another standing replica
 ]]
 --@include time
+--@include wake
 --@include lead
 
 local key = KEYS[1]

@@ -10,6 +10,7 @@
   Returns 1 the lead was released, 0 it was not held with that fence (the candidacy is withdrawn either way)
 ]]
 --@include time
+--@include wake
 --@include lead
 
 local key = KEYS[1]

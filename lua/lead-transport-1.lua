@@ -14,6 +14,7 @@
   Returns 1 recorded, 0 this incarnation does not hold the lead with that fence (nothing done)
 ]]
 --@include time
+--@include wake
 --@include lead
 
 local key = KEYS[1]

@@ -10,15 +10,20 @@
   ARGV[3] request lifetime ms        ARGV[4] expected fence ('' = any)   ARGV[5] wake channel prefix
 
   Returns
-    { 1, leaderReplica, leaderIncarnation, fence }  request recorded, leader woken
+    { 1, leaderReplica, leaderIncarnation, fence, wakeRefused|false }  request recorded, leader woken
+                         (wakeRefused: Redis refused the wake-up PUBLISH; the request stands)
     { 0 }                nobody leads it now
     { -1, fence }        the leader's fence is not the expected one (the state changed): nothing done
     { -2 }               the target replica is not standing as a candidate: nothing done
+  Errors: NOPERM botmesh: … when the ACL user may not make one of its writes, before any write.
 ]]
+--@include acl
 --@include time
+--@include wake
 --@include lead
 
 local key = KEYS[1]
+require_writes(KEYS[1], { 'HSET', 'HDEL' }) -- refused before any write
 local by, target, ttl, ifFence, wake = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4], ARGV[5]
 
 local h = redis.call('HMGET', key, 'h', 'hi', 'f', 'exp')
@@ -31,5 +36,5 @@ if target ~= '' then
 else
   redis.call('HDEL', key, 'yt')
 end
-redis.call('PUBLISH', wake .. h[2], '-|' .. key)
-return { 1, h[1], h[2], h[3] }
+publish_wake(wake .. h[2], '-|' .. key)
+return { 1, h[1], h[2], h[3], WAKE_REFUSED }

@@ -29,6 +29,7 @@
     { -3 }          the chat's whole state is gone (its keys were flushed, evicted or lost): take a ticket again
 ]]
 --@include time
+--@include wake
 --@include chat
 --@include turn
 

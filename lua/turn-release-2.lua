@@ -23,6 +23,7 @@
   again after its reply was lost finds its first run's hand-off done: the grant is reported again).
 ]]
 --@include time
+--@include wake
 --@include chat
 --@include turn
 

@@ -10,7 +10,15 @@
  * its class name.
  */
 import { CommanderError } from 'commander'
-import { ConfigurationError, CoordinationUnavailableError, CorruptStateError, InvalidIdError, maskUrl, notMaster } from '../lib.js'
+import {
+  ConfigurationError,
+  CoordinationUnavailableError,
+  CorruptStateError,
+  InvalidIdError,
+  maskUrl,
+  notMaster,
+  OutcomeUnknownError,
+} from '../lib.js'
 import { EXIT, type ExitCode } from './exit-codes.js'
 import { showNames } from './safe-text.js'
 
@@ -135,6 +143,7 @@ function classify(err: unknown, where: string): Described {
   if (first instanceof CliError) return { line: first.message, code: first.exitCode }
   if (first instanceof CommanderError) return { line: first.message.replace(/^error: /, ''), code: EXIT.usage }
   if (first instanceof CorruptStateError) return { line: first.message, code: EXIT.corrupt }
+  if (first instanceof OutcomeUnknownError) return { line: first.message, code: EXIT.unknown }
   if (first instanceof InvalidIdError || first instanceof ConfigurationError) return { line: first.message, code: EXIT.usage }
   // A Sentinel or a replica where a master is needed: say which, and what to give instead.
   for (const e of all) {
@@ -245,7 +254,11 @@ function reply(e: Coded, where: string): Described {
  * script differently (no NOPERM prefix, no command name): those name the script instead.
  */
 export function aclDenial(msg: string): string | null {
-  let m = /NOPERM[^']*'([\w|]+)' command/i.exec(msg)
+  // An operator script's own check, before any write (lua/includes/acl.lua): the command, or the key.
+  let m = /NOPERM botmesh: the ACL user may not run (\w+) on /.exec(msg)
+  if (m)
+    return `the ACL user may not run ${m[1]} on the keys of the prefix (grant +${m[1]!.toLowerCase()} on ~<prefix>:*); nothing was written`
+  m = /NOPERM[^']*'([\w|]+)' command/i.exec(msg)
   if (m) return `the ACL user may not run ${m[1]!.toUpperCase()} (grant +${m[1]!.toLowerCase()})`
   if (/NOPERM.*access one of the keys/i.test(msg)) return 'the ACL user may not access these keys (grant ~<prefix>:*)'
   if (/NOPERM.*channel/i.test(msg)) return 'the ACL user may not use this pub/sub channel (grant &<prefix>:wake:*)'

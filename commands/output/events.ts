@@ -75,7 +75,7 @@ function interventionText(e: Record<string, unknown>): string {
   const result = s(e.result) || s(e.status)
   const noop = e.changed === false
   const fences =
-    e.fenceBefore !== undefined && e.fenceBefore !== null && e.fenceAfter !== e.fenceBefore
+    e.fenceBefore !== undefined && e.fenceBefore !== null && e.fenceAfter !== undefined && e.fenceAfter !== e.fenceBefore
       ? `fence ${s(e.fenceBefore)} → ${s(e.fenceAfter)}`
       : ''
   const granted = e.granted && typeof e.granted === 'object' ? s((e.granted as Record<string, unknown>).replicaId) : ''
@@ -91,7 +91,15 @@ function interventionText(e: Record<string, unknown>): string {
         .filter(Boolean)
         .join(', ')
     : ''
-  const outcome = [noop ? `nothing done (${result || 'no change'})` : k ? '' : result, counts, fences, granted && `granted to ${granted}`]
+  // Sent without an answer (exit 9): it may have been applied or not; the record says what it was pinned to.
+  const said = result === 'unknown' ? `outcome unknown (no answer in time; pinned to fence ${s(e.fenceBefore) || '-'})` : result
+  const outcome = [
+    noop ? `nothing done (${result || 'no change'})` : k ? '' : said,
+    counts,
+    result === 'unknown' ? '' : fences,
+    granted && `granted to ${granted}`,
+    e.wakeRefused ? 'wake-up refused by Redis (ACL): replicas learn it at their next renewal or poll' : '',
+  ]
     .filter(Boolean)
     .join(', ')
   return `${parts[0]}: ${outcome || 'done'}${e.reason ? `; reason ${q(s(e.reason))}` : ''}`

@@ -13,6 +13,8 @@ export const EXIT = {
   refused: 7,
   /** a corrupt value, or a schema newer than this release */
   corrupt: 8,
+  /** an intervention was sent and Redis did not answer in time: it may have been applied or not (the line says how to check) */
+  unknown: 9,
   internal: 70,
 } as const
 

@@ -24,6 +24,7 @@ import {
   fingerprintMismatch,
   fingerprintsByFlow,
   shellWord,
+  pinnedRevoke,
 } from '../lib.js'
 import { EXIT } from '../output/exit-codes.js'
 import { jsonOut } from '../output/format.js'
@@ -469,7 +470,12 @@ export async function collectDoctor(
             .slice(0, 3)
             .map((z) => `${z.kind} ${z.key} (${z.replicaId}, ${dur(z.expiresInMs)} left)`)
             .join(', ')}`,
-          fix: 'they expire by themselves; to act now: botmesh-coord replica evict <id> --if-incarnation <incarnation> / botmesh-coord chat release <key> --if-fence <fence>',
+          fix: `they expire by themselves; to act now, pinned to what doctor saw: ${zombies
+            .slice(0, 3)
+            .map((z) => pinnedRevoke(z.kind, z.key, z.fence))
+            .join(
+              '; ',
+            )}${zombies[0]!.replicaId && zombies[0]!.incarnation ? `; or evict the replica: botmesh-coord replica evict ${shellWord(zombies[0]!.replicaId)} --if-incarnation ${zombies[0]!.incarnation}` : ''}`,
         }
       : { id: 'zombie-leases', status: 'ok', detail: 'every lease holder beats' },
   )
@@ -488,7 +494,10 @@ export async function collectDoctor(
                 `${l.key} (${l.replicaId}: ${transportDownText(l.transportDown!)}, ${l.transportDown!.yieldsInMs > 0 ? `yields in ${dur(l.transportDown!.yieldsInMs)}` : 'yielding now'})`,
             )
             .join(', ')}${downs.length > 3 ? ', …' : ''}; nothing is sent or received on them meanwhile`,
-          fix: "look at that replica's transport (session, network to the provider); to hand it over now: botmesh-coord provider yield <name> --wait",
+          fix: `look at that replica's transport (session, network to the provider); to hand it over now: ${downs
+            .slice(0, 3)
+            .map((l) => `botmesh-coord provider yield ${shellWord(l.key)}${l.fence !== null ? ` --if-fence ${l.fence}` : ''} --wait`)
+            .join('; ')}`,
         }
       : { id: 'transports', status: 'ok', detail: 'every leader reports its transport up' },
   )

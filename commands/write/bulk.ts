@@ -53,6 +53,7 @@ export function bulkPlan<E extends { key: string }>(ctx: Context, p: BulkPlanInp
   return {
     title: `remove ${n} ${p.noun} (${p.selection})`,
     command: p.command,
+    inspect: 'events',
     lines: [
       ...head,
       ...all.slice(0, PREVIEW_ENTRIES),

@@ -1,6 +1,6 @@
 import { Command, Option } from 'commander'
 import type { Context } from '../context.js'
-import { formatDuration, leaseHealth, nextGrant, TURN_WORDS, ticketState } from '../lib.js'
+import { formatDuration, leaseHealth, nextGrant, shellWord, TURN_WORDS, ticketState } from '../lib.js'
 import { conflict, notFound } from '../output/errors.js'
 import { EXIT } from '../output/exit-codes.js'
 import { ago, left } from '../output/time.js'
@@ -12,7 +12,9 @@ export async function planChatRelease(ctx: Context, key: string, flags: { ifFenc
   const { chat, checkpoint, nowMs } = await ctx.reader.chat(key)
   // A pin that no longer matches is a change since the operator looked, held or not now.
   if (chat && ifFence !== null && chat.fence !== ifFence) {
-    throw conflict(`the state changed since you looked: chat ${key} is at fence ${chat.fence}, not ${ifFence}; nothing done`)
+    throw conflict(
+      `the state changed since you looked: chat ${key} is at fence ${chat.fence}, not ${ifFence} (${heldNow(chat.holder)}); nothing done`,
+    )
   }
   if (!chat || !chat.holder) throw notFound(`chat ${key} has no holder (fence ${chat?.fence ?? '-'}): nothing to release`)
   const h = chat.holder
@@ -34,7 +36,8 @@ export async function planChatRelease(ctx: Context, key: string, flags: { ifFenc
   const expected = { fence: chat.fence, holder: { replicaId: h.replicaId, incarnation: h.incarnation } }
   return {
     title: `release the turn of ${key}`,
-    command: `chat release ${key}`,
+    command: `chat release ${key} --if-fence ${chat.fence}`,
+    inspect: `chat inspect ${shellWord(key)}`,
     lines,
     warnings:
       health.state === 'ok' || health.state === 'late'
@@ -46,7 +49,7 @@ export async function planChatRelease(ctx: Context, key: string, flags: { ifFenc
         ifFence: chat.fence,
         ifIncarnation: h.incarnation,
         reason: flags.reason,
-        command: `chat release ${key}`,
+        command: `chat release ${key} --if-fence ${chat.fence}`,
       })
       const json = { action: 'chat-release', ...stripAudit(r) }
       if (r.status === 'released') {
@@ -64,7 +67,7 @@ export async function planChatRelease(ctx: Context, key: string, flags: { ifFenc
       }
       if (r.status === 'not-held') return changed(`${key} has no holder any more (fence ${r.fence})`, json, r.audit)
       return changed(
-        `${key} is held by ${r.holder ? `${r.holder.replicaId} (incarnation ${r.holder.incarnation.slice(0, 8)})` : 'nobody'} at fence ${r.fence}, not ${h.replicaId} at fence ${chat.fence}`,
+        `${key} is held by ${r.holder ? `${r.holder.replicaId} (incarnation ${r.holder.incarnation.slice(0, 8)})` : 'nobody'} at fence ${r.fence}, not ${h.replicaId} at fence ${chat.fence} (what this release was pinned to)`,
         json,
         r.audit,
       )
@@ -83,7 +86,9 @@ export async function planChatSkip(
   const { chat, nowMs } = await ctx.reader.chat(key)
   if (!chat) throw notFound(`chat ${key} does not exist: nothing to skip`)
   if (ifFence !== null && chat.fence !== ifFence) {
-    throw conflict(`the state changed since you looked: chat ${key} is at fence ${chat.fence}, not ${ifFence}; nothing done`)
+    throw conflict(
+      `the state changed since you looked: chat ${key} is at fence ${chat.fence}, not ${ifFence} (${heldNow(chat.holder)}); nothing done`,
+    )
   }
   if (chat.holder?.ticket === ticket) {
     throw conflict(
@@ -109,6 +114,7 @@ export async function planChatSkip(
   return {
     title: `drop ticket ${ticket} from ${key}`,
     command: `chat skip ${key} ${ticket}`,
+    inspect: `chat inspect ${shellWord(key)}`,
     lines,
     warnings:
       isAlive && t.deadlineMs > nowMs ? [`${t.replicaId} is alive and still waiting: the message it waits for will not be processed`] : [],
@@ -151,6 +157,11 @@ export async function planChatSkip(
       }
     },
   }
+}
+
+/** Who holds a key now, for a conflict line. */
+export function heldNow(h: { replicaId: string; incarnation: string } | null | undefined): string {
+  return h ? `held now by ${h.replicaId}, incarnation ${h.incarnation.slice(0, 8)}` : 'nobody holds it now'
 }
 
 export function stripAudit<T extends { audit?: unknown }>(r: T): Omit<T, 'audit'> {

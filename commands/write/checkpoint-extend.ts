@@ -40,6 +40,7 @@ export async function planCheckpointExtend(ctx: Context, key: string, flags: Ext
   return {
     title: `extend the checkpoint of ${key}`,
     command,
+    inspect: `checkpoint inspect ${shellWord(key)}`,
     lines,
     json: { action: 'checkpoint-extend', key, expected: { revision: cp.revision }, ttlMs: ttl, expiresInMs: row.expiresInMs },
     execute: async () => {

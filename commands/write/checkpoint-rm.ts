@@ -130,6 +130,7 @@ export async function planCheckpointRm(
   return {
     title: `remove the checkpoint of ${key}`,
     command: `checkpoint rm ${key} --if-revision ${cp.revision}`,
+    inspect: `checkpoint inspect ${shellWord(key)}`,
     lines,
     warnings,
     json: { action: 'checkpoint-rm', key, expected: { revision: cp.revision }, flow: cp.flow, step: cp.step },

@@ -10,9 +10,17 @@ import { fromFile, fromRefusal } from '../snapshot/from.js'
 import { openContext, type Context } from '../context.js'
 import { globalOptions, urlContext } from '../target.js'
 import type { ChalkInstance } from 'chalk'
-import { formatDuration, liveness, type AuditOutcome, type LeaseHealth, type Liveness } from '../lib.js'
+import {
+  CoordinationUnavailableError,
+  formatDuration,
+  liveness,
+  OutcomeUnknownError,
+  type AuditOutcome,
+  type LeaseHealth,
+  type Liveness,
+} from '../lib.js'
 import { canPrompt, confirm } from '../output/confirm.js'
-import { aclDenial, refused, usage } from '../output/errors.js'
+import { aclDenial, refused, unreachable, usage } from '../output/errors.js'
 import { EXIT, type ExitCode } from '../output/exit-codes.js'
 import { jsonOut } from '../output/format.js'
 import { reportError } from '../output/report.js'
@@ -38,6 +46,8 @@ export interface Plan {
   json: Record<string, unknown>
   /** The command line recorded in the audit trail (no global options: no URL, no password). */
   command: string
+  /** The read command that shows whether it was applied, when Redis does not answer (e.g. `chat inspect chat:42`). */
+  inspect: string
   /** Run the one script. */
   execute(): Promise<Outcome>
 }
@@ -115,7 +125,7 @@ export function writeAction<Args extends unknown[]>(
 
 /** What the ACL user of an operator needs for interventions (README: "ACL"). */
 export const ACL_NEEDS =
-  '+evalsha +eval +time +@read +hset +hdel +hincrby +zrem +del +pexpire +publish +xadd on ~<prefix>:* and &<prefix>:wake:*'
+  '+evalsha +eval +time +@read +hset +hdel +hincrby +zrem +zpopmin +del +pexpire +publish +xadd on ~<prefix>:* and &<prefix>:wake:*'
 
 async function carryOut(ctx: Context, raw: Plan, flags: WriteFlags, name: string, args: unknown[]): Promise<ExitCode> {
   const { c } = ctx
@@ -139,11 +149,22 @@ async function carryOut(ctx: Context, raw: Plan, flags: WriteFlags, name: string
     else ctx.out(c.dim('dry run: nothing changed'))
     return EXIT.ok
   }
+  // Before the question: a user who could not leave the audit record is refused with nothing done.
+  await ctx.admin.checkAudit().catch((err: unknown) => {
+    if (!(err instanceof CoordinationUnavailableError && err.reason === 'unreachable')) throw err
+    throw unreachable(`Redis unreachable: it did not answer the audit check before ${name} (${err.message}); nothing done`)
+  })
   if (!flags.yes) {
     if (!canPrompt()) throw refused(`not a terminal: ${name} needs --yes to confirm (or --dry-run to only look); nothing done`)
     if (!(await confirm(`${p.title}?`))) throw refused('not confirmed; nothing done')
   }
-  const done = await p.execute()
+  const done = await p.execute().catch((err: unknown) => {
+    if (!(err instanceof OutcomeUnknownError)) throw err
+    // The script may still be waiting in Redis (a paused or busy server): the command ends now, its
+    // connection dropped, and says how to learn what happened.
+    ctx.redis.disconnect()
+    return unknownOutcome(ctx, err, p.inspect)
+  })
   const outcome = { ...done, lines: done.lines.map((l) => showNames(l, args, raw.json, done.json)) }
   if (ctx.json) {
     ctx.out(jsonOut('intervention', { command: p.command, reason: flags.reason ?? null, ...outcome.json, audit: outcome.audit ?? null }))
@@ -154,11 +175,33 @@ async function carryOut(ctx: Context, raw: Plan, flags: WriteFlags, name: string
     ctx.err(`botmesh-coord: ${outcome.lines[0]}`)
     if (!ctx.json) for (const l of outcome.lines.slice(1)) ctx.err(`  ${l}`)
   }
+  const wake = outcome.json.wakeRefused
+  if (typeof wake === 'string' && wake) {
+    // Always a PUBLISH on a wake channel: the channel refused (no &<prefix>:wake:*), or the command (-publish).
+    const grant = /channel/i.test(wake) ? '&<prefix>:wake:*' : '+publish'
+    ctx.err(
+      c.yellow(
+        `warning: applied, but Redis refused the wake-up PUBLISH (the ACL user lacks ${grant}: ${wake.replace(/\s*script: [\s\S]*$/, '')}); the replicas concerned learn it at their next renewal or poll, within a third of their lease`,
+      ),
+    )
+  }
   if (outcome.audit && !outcome.audit.written) {
     const denied = aclDenial(outcome.audit.error)
     ctx.err(c.yellow(`warning: the audit record was not written (${denied ?? outcome.audit.error}); the intervention above stands`))
   }
   return outcome.code
+}
+
+/** An intervention sent without an answer: neither done nor failed, with the command that tells which. */
+function unknownOutcome(ctx: Context, err: OutcomeUnknownError, inspect: string): Outcome {
+  const why = err.cause instanceof Error ? err.cause.message.replace(/^Redis unreachable:\s*/, '') : 'no answer'
+  return {
+    code: EXIT.unknown,
+    lines: [
+      `outcome unknown: ${why}; ${err.intervention} and its audit record, sent behind it, may both have been applied or neither; ${err.check}: ${ctx.cmdline(`botmesh-coord ${inspect}`)}`,
+    ],
+    json: { outcome: 'unknown', error: why, check: err.check, inspect },
+  }
 }
 
 /** Who beats now, for a plan (the health model, src/state/health.ts, decides what each state means). */

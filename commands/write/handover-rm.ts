@@ -43,6 +43,7 @@ export async function planHandoverRm(ctx: Context, key: string, flags: HandoverR
   return {
     title: `remove the handover marker of ${key}`,
     command,
+    inspect: `handover inspect ${shellWord(key)}`,
     lines,
     warnings,
     json: { action: 'handover-rm', key, expected, name: m.name, replicaId: m.replicaId, ownerAlive: m.ownerAlive },

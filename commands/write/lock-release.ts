@@ -1,5 +1,6 @@
 import { Command, Option } from 'commander'
 import type { Context } from '../context.js'
+import { shellWord } from '../lib.js'
 import { conflict, notFound } from '../output/errors.js'
 import { EXIT } from '../output/exit-codes.js'
 import { ago, left } from '../output/time.js'
@@ -13,13 +14,16 @@ export async function planLockRelease(ctx: Context, key: string, flags: { ifFenc
   const lock = await ctx.reader.lock(key)
   // A pin that no longer matches is a change since the operator looked, held or not now.
   if (lock && ifFence !== null && lock.fence !== ifFence) {
-    throw conflict(`the state changed since you looked: lock ${key} is at fence ${lock.fence}, not ${ifFence}; nothing done`)
+    throw conflict(
+      `the state changed since you looked: lock ${key} is at fence ${lock.fence}, not ${ifFence} (${lock.holder ? `held now by ${lock.holder.owner || '?'}` : 'nobody holds it now'}); nothing done`,
+    )
   }
   if (!lock || !lock.holder) throw notFound(`lock ${key} is not held (fence ${lock?.fence ?? '-'}): nothing to release`)
   const h = lock.holder
   return {
     title: `force-release the lock ${key}`,
-    command: `lock release ${key}`,
+    command: `lock release ${key} --if-fence ${lock.fence}`,
+    inspect: `lock release ${shellWord(key)} --dry-run`,
     lines: [
       `holder   ${ctx.c.bold(h.owner || '?')}, acquired ${ago(h.acquiredAtMs, nowMs)}, ${h.expiresAtMs > nowMs ? `expires in ${left(h.expiresAtMs, nowMs)}` : ctx.c.red(left(h.expiresAtMs, nowMs))}`,
       `fence    ${lock.fence} → bumped: the holder's renewLock() answers false; the next holder's fence is above anything it writes with`,
@@ -31,7 +35,11 @@ export async function planLockRelease(ctx: Context, key: string, flags: { ifFenc
         : [],
     json: { action: 'lock-release', key, expected: { fence: lock.fence, owner: h.owner } },
     execute: async () => {
-      const r = await ctx.admin.releaseLock(key, { ifFence: lock.fence, reason: flags.reason, command: `lock release ${key}` })
+      const r = await ctx.admin.releaseLock(key, {
+        ifFence: lock.fence,
+        reason: flags.reason,
+        command: `lock release ${key} --if-fence ${lock.fence}`,
+      })
       const json = { action: 'lock-release', ...stripAudit(r) }
       if (r.status === 'released') {
         return {

@@ -7,7 +7,7 @@ import { conflict, notFound, refused, usage } from '../output/errors.js'
 import { EXIT } from '../output/exit-codes.js'
 import { ago, left } from '../output/time.js'
 import { changed, holderWords, liveAt, parseFence, withWriteOptions, writeAction, type Outcome, type Plan } from './common.js'
-import { stripAudit } from './chat.js'
+import { heldNow, stripAudit } from './chat.js'
 import { NAME_KINDS, nameArg } from '../output/names.js'
 
 interface YieldFlags {
@@ -40,6 +40,7 @@ async function planYieldCancel(ctx: Context, rawName: string, flags: YieldFlags)
   return {
     title: `cancel the yield request for ${name}`,
     command,
+    inspect: `provider status ${shellWord(name)}`,
     lines: [
       `request  by ${c.bold(y.by)} ${ago(y.requestedAtMs, nowMs)}${y.target ? `, reserving the lead for ${c.bold(y.target)}` : ''}, ${left(y.expiresAtMs, nowMs)} left`,
       `leader   ${lead.holder ? `${lead.holder.replicaId} (fence ${lead.fence})` : c.yellow(`nobody (fence ${lead.fence ?? '-'})`)}`,
@@ -70,15 +71,19 @@ export async function planProviderYield(ctx: Context, rawName: string, flags: Yi
   if (flags.waitTimeout !== undefined && !flags.wait) throw usage('--wait-timeout goes with --wait')
   const [nowMs, lead] = await Promise.all([ctx.reader.now(), findLead(ctx, rawName)])
   const name = lead.key
-  if (!lead.holder || lead.holder.expiresAtMs <= nowMs) {
+  const leads = lead.holder && lead.holder.expiresAtMs > nowMs ? lead.holder : null
+  // A pin that no longer matches is a change since the operator looked, led or not now.
+  if (ifFence !== null && lead.fence !== ifFence) {
+    throw conflict(
+      `the state changed since you looked: ${name} is at fence ${lead.fence}, not ${ifFence} (${heldNow(leads)}); nothing done`,
+    )
+  }
+  if (!lead.holder || !leads) {
     throw notFound(`nobody leads ${name}${lead?.fence ? ` (last fence ${lead.fence})` : ''}: nothing to yield`)
   }
   // By default --wait waits as long as the leader's lease runs (plus a takeover's slack): a leader that
   // answers yields well inside it; one that does not is taken over by the expiry, reported as such.
   const waitMs = flags.waitTimeout ?? defaultWaitMs(lead.holder.expiresAtMs - nowMs)
-  if (ifFence !== null && lead.fence !== ifFence) {
-    throw conflict(`the state changed since you looked: ${name} is at fence ${lead.fence}, not ${ifFence}; nothing done`)
-  }
   const h = lead.holder
   const standbys = lead.candidates.filter((cand) => cand.deadlineMs > nowMs && cand.incarnation !== h.incarnation)
   if (flags.to !== undefined) {
@@ -117,10 +122,20 @@ export async function planProviderYield(ctx: Context, rawName: string, flags: Yi
       `--force: a hung leader process may still hold its transport (e.g. the WhatsApp session) until its own local deadline passes (up to its leaseMs after its last renewal, ${ago(h.lastRenewalMs, nowMs)})`,
     )
   }
-  const command = ['provider yield', name, flags.to ? `--to ${flags.to}` : '', flags.force ? '--force' : ''].filter(Boolean).join(' ')
+  // Recorded with the fence it was pinned to (what the operator saw), given or not.
+  const command = [
+    'provider yield',
+    name,
+    flags.to ? `--to ${flags.to}` : '',
+    flags.force ? '--force' : '',
+    lead.fence !== null ? `--if-fence ${lead.fence}` : '',
+  ]
+    .filter(Boolean)
+    .join(' ')
   return {
     title: flags.force ? `revoke the lead of ${name}` : `ask ${h.replicaId} to yield ${name}`,
     command,
+    inspect: `provider status ${shellWord(name)}`,
     lines,
     warnings,
     json: {

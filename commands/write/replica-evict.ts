@@ -1,8 +1,8 @@
 import { Command, Option } from 'commander'
-import { formatDuration } from '../lib.js'
+import { formatDuration, shellWord, type ReplicaEvictResult } from '../lib.js'
 import type { Context } from '../context.js'
 import { conflict, notFound } from '../output/errors.js'
-import { EXIT } from '../output/exit-codes.js'
+import { EXIT, type ExitCode } from '../output/exit-codes.js'
 import { ago } from '../output/time.js'
 import { changed, withWriteOptions, writeAction, type Plan } from './common.js'
 import { stripAudit } from './chat.js'
@@ -40,6 +40,7 @@ export async function planReplicaEvict(ctx: Context, replicaId: string, flags: E
   return {
     title: `evict replica ${replicaId}`,
     command: `replica evict ${replicaId} --if-incarnation ${r.incarnation}`,
+    inspect: `replicas ls --all --replica ${shellWord(replicaId)}`,
     lines,
     warnings,
     json: { action: 'replica-evict', replicaId, expected: { incarnation: r.incarnation }, leases: r.leases },
@@ -50,7 +51,7 @@ export async function planReplicaEvict(ctx: Context, replicaId: string, flags: E
         reason: flags.reason,
         command: `replica evict ${replicaId} --if-incarnation ${r.incarnation}`,
       })
-      const json = { action: 'replica-evict', ...stripAudit(res) }
+      const json = { action: 'replica-evict', ...stripAudit(res), wakeRefused: evictWakeRefused(res) }
       if (res.status === 'evicted') {
         const lines = [`evicted ${replicaId} (incarnation ${res.incarnation})`]
         for (const ch of res.chats) {
@@ -75,7 +76,7 @@ export async function planReplicaEvict(ctx: Context, replicaId: string, flags: E
               `finish with: ${ctx.cmdline(`botmesh-coord replica evict ${replicaId} --if-incarnation ${res.incarnation} --scan --yes`)}`,
             ),
           )
-          return { code: EXIT.unsafe, audit: res.audit, json, lines }
+          return { code: evictFailedCode(res.failed), audit: res.audit, json, lines }
         }
         return { code: EXIT.ok, audit: res.audit, json, lines }
       }
@@ -85,12 +86,24 @@ export async function planReplicaEvict(ctx: Context, replicaId: string, flags: E
   }
 }
 
+/** Redis's refusal of a wake-up in any chat or lead cleaned (the clean-up stands). */
+function evictWakeRefused(res: ReplicaEvictResult): string | null {
+  if (res.status !== 'evicted') return null
+  return [...res.chats, ...res.leads].find((x) => x.wakeRefused)?.wakeRefused ?? null
+}
+
+/** Keys left uncleaned: a corrupt fence (refused before anything was written there) is exit 8, any other failure exit 1. */
+function evictFailedCode(failed: Array<{ code?: string }>): ExitCode {
+  return failed.some((f) => f.code === 'ERR_CORRUPT_STATE') ? EXIT.corrupt : EXIT.unsafe
+}
+
 /** The replica is already evicted (tombstone of that incarnation): clean its chats and leads again. */
 function planFinishEviction(ctx: Context, replicaId: string, incarnation: string, flags: EvictFlags): Plan {
   const command = `replica evict ${replicaId} --if-incarnation ${incarnation}${flags.scan ? ' --scan' : ''}`
   return {
     title: `finish evicting replica ${replicaId}`,
     command,
+    inspect: `replicas ls --all --replica ${shellWord(replicaId)}`,
     lines: [
       `replica  ${ctx.c.bold(replicaId)} has no live heartbeat; if incarnation ${incarnation} was evicted, its chats and leads are cleaned again`,
       `then     its turns and leads are revoked (fences bumped), its tickets dropped, the next waiters granted`,
@@ -104,11 +117,11 @@ function planFinishEviction(ctx: Context, replicaId: string, incarnation: string
         reason: flags.reason,
         command,
       })
-      const json = { action: 'replica-evict', ...stripAudit(res) }
+      const json = { action: 'replica-evict', ...stripAudit(res), wakeRefused: evictWakeRefused(res) }
       if (res.status !== 'evicted') throw notFound(`no live replica ${replicaId} and no eviction of incarnation ${incarnation} to finish`)
       const lines = [`cleaned ${res.chats.length} chat(s) and ${res.leads.length} lead(s) of ${replicaId} (incarnation ${res.incarnation})`]
       for (const f of res.failed) lines.push(ctx.c.yellow(`${f.kind} ${f.key}: not cleaned (${f.error})`))
-      return { code: res.failed.length ? EXIT.unsafe : EXIT.ok, audit: res.audit, json, lines }
+      return { code: res.failed.length ? evictFailedCode(res.failed) : EXIT.ok, audit: res.audit, json, lines }
     },
   }
 }

@@ -1,4 +1,4 @@
--- Operator intervention helpers (need the time, chat and turn includes before them).
+-- Operator intervention helpers (need the time, wake, chat and turn includes before them).
 
 -- Take a chat's turn away from its holder: clear it and bump the fence with next_fence, so the old
 -- holder's renewals answer 'revoked' and its late fenced checkpoint writes are refused (its fence is
@@ -13,7 +13,7 @@ end
 
 -- Wake the replica waiting with `ticket` (it polls at once and learns the ticket is gone).
 local function wake_ticket(state, wake, inc, ticket)
-  if inc and inc ~= '' then redis.call('PUBLISH', wake .. inc, ticket .. '|' .. state) end
+  if inc and inc ~= '' then publish_wake(wake .. inc, ticket .. '|' .. state) end
 end
 
 -- The grant that grant_next made, as reply fields: ticket, fence, replicaId, incarnation (or false).

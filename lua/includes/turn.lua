@@ -1,4 +1,4 @@
--- Chat turn helpers (need the time and chat includes before them). The fields are named in CHAT
+-- Chat turn helpers (need the time, wake and chat includes before them). The fields are named in CHAT
 -- (lua/includes/chat.lua); this file and the scripts that include it are the only writers.
 
 -- A grant pushed to another replica is an offer until that replica takes it up with its next poll
@@ -196,7 +196,7 @@ local function grant_next(state, queue, leaseMs, wake, callerTicket, cur, last, 
       if offered then
         -- The grant travels in the wake-up with the offer's length (a client that takes a pushed
         -- grant without polling holds it no longer than Redis keeps it).
-        redis.call('PUBLISH', wake .. t.inc, cjson.encode({ t = head, q = q or '', f = fence, l = take_up_ms(leaseMs), k = state,
+        publish_wake(wake .. t.inc, cjson.encode({ t = head, q = q or '', f = fence, l = take_up_ms(leaseMs), k = state,
           p = last[1] or '', pi = last[2] or '' }))
       end
       return { ticket = head, fence = fence, ph = last[1], phi = last[2], q = q, mine = mine, offered = offered,

@@ -1,7 +1,7 @@
 import { userInfo, hostname } from 'node:os'
 import { RedisBackend } from '../coordinator/redis-backend.js'
 import type { YieldResult } from '../wire/types.js'
-import { validateId, type KeyLayout } from '../keys.js'
+import { validateId, type KeyLayout, type RedisKey } from '../keys.js'
 import { ScriptRunner } from '../scripts/runner.js'
 import { resolveRedis, withTimeout, type RedisClient, type RedisConnectionOptions } from '../connection.js'
 import { DEFAULTS } from '../defaults.js'
@@ -24,6 +24,11 @@ import { chatInvolves } from '../wire/chat.js'
 import { decodeHeldSummary } from '../wire/heartbeat.js'
 import type { HeldSummary } from '../wire/types.js'
 import { CorruptStateError } from '../errors/corrupt-state-error.js'
+import { CoordinationUnavailableError } from '../errors/coordination-unavailable-error.js'
+import { CoordinationError } from '../errors/coordination-error.js'
+import { OutcomeUnknownError } from '../errors/outcome-unknown-error.js'
+import { errorFromRedis } from '../errors/from-redis.js'
+import type { ScriptDef, ArgSchema, ScriptArgs } from '../scripts/define.js'
 import { parseBoundedJson } from '../wire/json.js'
 import type {
   AuditOptions,
@@ -137,6 +142,7 @@ export class CoordinationAdmin {
   private readonly timeoutMs: number
   private readonly eventsMaxLen: number
   private readonly idleKeyTtlMs: number
+  private auditChecked: Promise<void> | undefined
 
   constructor(options: RedisConnectionOptions = {}) {
     const resolved = resolveRedis(options)
@@ -159,12 +165,20 @@ export class CoordinationAdmin {
     validateId(name, 'lead name')
     const by = opts.by ?? operatorName()
     const before = opts.audit ? await this.reader.lead(name).catch(() => null) : null
-    const result = await this.backend.requestYield(name, {
-      by,
-      target: opts.target ?? null,
-      ttlMs: opts.ttlMs ?? DEFAULTS.yieldTtlMs,
-      ifFence: opts.ifFence ?? null,
-    })
+    if (opts.audit) await this.checkAudit()
+    const result = await this.unanswered(
+      this.backend.requestYield(name, {
+        by,
+        target: opts.target ?? null,
+        ttlMs: opts.ttlMs ?? DEFAULTS.yieldTtlMs,
+        ifFence: opts.ifFence ?? null,
+      }),
+      `provider yield ${name}`,
+      `it was applied when ${name} shows a pending yield request by ${by}`,
+      opts.audit
+        ? { opts: { ...opts, by }, record: { kind: 'lead', key: name, fenceBefore: opts.ifFence ?? null, target: opts.target ?? null } }
+        : undefined,
+    )
     if (!opts.audit) return result
     const audit = await this.audit(opts, {
       command: opts.command ?? `provider yield ${name}`,
@@ -175,6 +189,7 @@ export class CoordinationAdmin {
       fenceAfter: result.status === 'requested' ? result.fence : (before?.fence ?? null),
       holder: result.status === 'requested' ? result.leader : null,
       target: opts.target ?? null,
+      wakeRefused: result.status === 'requested' ? (result.wakeRefused ?? null) : null,
       result: result.status,
     })
     return { ...result, audit }
@@ -189,7 +204,7 @@ export class CoordinationAdmin {
     validateId(key, 'chat key')
     const k = this.keys.chat(key)
     const leaseMs = opts.grantLeaseMs ?? (await this.grantLeaseFor(key))
-    const reply = await this.scripts.call(
+    const reply = await this.intervene(
       ADMIN_CHAT_RELEASE,
       { state: k.state, queue: k.queue },
       {
@@ -198,6 +213,17 @@ export class CoordinationAdmin {
         leaseMs,
         idleTtlMs: this.idleKeyTtlMs,
         wakeChannelPrefix: this.keys.wakeChannelPrefix,
+      },
+      `chat release ${key}`,
+      fencePast(key, opts.ifFence),
+      {
+        opts,
+        record: {
+          kind: 'chat',
+          key,
+          fenceBefore: opts.ifFence ?? null,
+          holder: opts.ifIncarnation ? { incarnation: opts.ifIncarnation } : null,
+        },
       },
     )
     const result: ChatReleaseResult = named(reply, { key })
@@ -209,6 +235,7 @@ export class CoordinationAdmin {
       fenceAfter: result.status === 'released' ? (result.granted?.fence ?? result.fenceAfter) : result.fence,
       holder: result.status === 'released' ? result.holder : null,
       granted: result.status === 'released' ? result.granted : null,
+      wakeRefused: result.status === 'released' ? result.wakeRefused : null,
       result: result.status,
     })
     return { ...result, audit }
@@ -224,7 +251,7 @@ export class CoordinationAdmin {
     if (!Number.isSafeInteger(ticket) || ticket <= 0) throw new RangeError('ticket must be a positive integer')
     const k = this.keys.chat(key)
     const leaseMs = opts.grantLeaseMs ?? (await this.grantLeaseFor(key))
-    const reply = await this.scripts.call(
+    const reply = await this.intervene(
       ADMIN_CHAT_SKIP,
       { state: k.state, queue: k.queue },
       {
@@ -235,6 +262,9 @@ export class CoordinationAdmin {
         idleTtlMs: this.idleKeyTtlMs,
         wakeChannelPrefix: this.keys.wakeChannelPrefix,
       },
+      `chat skip ${key} ${ticket}`,
+      `it was applied when ticket ${ticket} is no longer queued in ${key}`,
+      { opts, record: { kind: 'chat', key, ticket, fenceBefore: opts.ifFence ?? null } },
     )
     const result: ChatSkipResult = named(reply, { key, ticket })
     const fence = 'fence' in result ? result.fence : null
@@ -247,6 +277,7 @@ export class CoordinationAdmin {
       fenceAfter: result.status === 'skipped' ? (result.granted?.fence ?? fence) : fence,
       holder: result.status === 'skipped' ? { replicaId: result.replicaId, incarnation: result.incarnation } : null,
       granted: result.status === 'skipped' ? result.granted : null,
+      wakeRefused: result.status === 'skipped' ? result.wakeRefused : null,
       result: result.status,
     })
     return { ...result, audit }
@@ -261,7 +292,7 @@ export class CoordinationAdmin {
     validateId(name, 'lead name')
     const key = this.keys.lead(name)
     const by = opts.by ?? operatorName()
-    const reply = await this.scripts.call(
+    const reply = await this.intervene(
       ADMIN_LEAD_REVOKE,
       { lead: key },
       {
@@ -272,6 +303,9 @@ export class CoordinationAdmin {
         by,
         wakeChannelPrefix: this.keys.wakeChannelPrefix,
       },
+      `provider yield ${name} --force`,
+      fencePast(name, opts.ifFence),
+      { opts: { ...opts, by }, record: { kind: 'lead', key: name, fenceBefore: opts.ifFence ?? null, target: opts.target ?? null } },
     )
     const result: LeadRevokeResult = named(reply, { name })
     const fence = 'fence' in result ? result.fence : null
@@ -285,6 +319,7 @@ export class CoordinationAdmin {
         fenceAfter: result.status === 'revoked' ? result.fenceAfter : fence,
         holder: result.status === 'revoked' ? result.holder : null,
         target: opts.target ?? null,
+        wakeRefused: result.status === 'revoked' ? result.wakeRefused : null,
         result: result.status,
       },
     )
@@ -302,10 +337,13 @@ export class CoordinationAdmin {
     opts: ConditionOptions & { ifRequestedAt?: number | null } = {},
   ): Promise<YieldCancelResult & { audit: AuditOutcome }> {
     validateId(name, 'lead name')
-    const reply = await this.scripts.call(
+    const reply = await this.intervene(
       ADMIN_YIELD_CANCEL,
       { lead: this.keys.lead(name) },
       { ifRequestedAt: opts.ifRequestedAt ?? null, ifFence: opts.ifFence ?? null, wakeChannelPrefix: this.keys.wakeChannelPrefix },
+      `provider yield ${name} --cancel`,
+      `it was applied when ${name} shows no pending yield request`,
+      { opts, record: { kind: 'lead', key: name, fenceBefore: opts.ifFence ?? null } },
     )
     const result: YieldCancelResult = named(reply, { name })
     const audit = await this.audit(opts, {
@@ -316,6 +354,7 @@ export class CoordinationAdmin {
       fenceAfter: result.fence,
       requestedBy: result.status === 'none' ? null : result.by,
       target: result.status === 'cancelled' ? result.target : null,
+      wakeRefused: result.status === 'cancelled' ? result.wakeRefused : null,
       result: result.status,
     })
     return { ...result, audit }
@@ -325,7 +364,14 @@ export class CoordinationAdmin {
   async releaseLock(key: string, opts: ConditionOptions = {}): Promise<LockReleaseResult & { audit: AuditOutcome }> {
     validateId(key, 'lock key')
     const raw = this.keys.lock(key)
-    const reply = await this.scripts.call(ADMIN_LOCK_RELEASE, { lock: raw }, { ifFence: opts.ifFence ?? null })
+    const reply = await this.intervene(
+      ADMIN_LOCK_RELEASE,
+      { lock: raw },
+      { ifFence: opts.ifFence ?? null },
+      `lock release ${key}`,
+      fencePast(key, opts.ifFence),
+      { opts, record: { kind: 'lock', key, fenceBefore: opts.ifFence ?? null } },
+    )
     const result: LockReleaseResult = named(reply, { key })
     const fence = 'fence' in result ? result.fence : null
     const audit = await this.audit(opts, {
@@ -346,7 +392,8 @@ export class CoordinationAdmin {
     revision: number,
     opts: AuditOptions = {},
   ): Promise<CheckpointRemoveResult & { audit: AuditOutcome }> {
-    const result = await this.checkpointRm(key, revision)
+    await this.checkAudit()
+    const result = await this.checkpointRm(key, revision, { opts, record: { kind: 'checkpoint', key, revisionExpected: revision } })
     const audit = await this.audit(opts, {
       command: opts.command ?? `checkpoint rm ${key}`,
       kind: 'checkpoint',
@@ -360,9 +407,16 @@ export class CoordinationAdmin {
     return { ...result, audit }
   }
 
-  private async checkpointRm(key: string, revision: number): Promise<CheckpointRemoveResult> {
+  private async checkpointRm(key: string, revision: number, unknown?: UnknownRecord): Promise<CheckpointRemoveResult> {
     validateId(key, 'checkpoint key')
-    const reply = await this.scripts.call(ADMIN_CHECKPOINT_RM, { checkpoint: this.keys.chat(key).checkpoint }, { revision })
+    const reply = await this.intervene(
+      ADMIN_CHECKPOINT_RM,
+      { checkpoint: this.keys.chat(key).checkpoint },
+      { revision },
+      `checkpoint rm ${key}`,
+      `it was applied when ${key} has no checkpoint at revision ${revision}`,
+      unknown,
+    )
     return named(reply, { key })
   }
 
@@ -379,7 +433,14 @@ export class CoordinationAdmin {
   ): Promise<CheckpointExtendResult & { audit: AuditOutcome }> {
     validateId(key, 'checkpoint key')
     if (!Number.isSafeInteger(ttlMs) || ttlMs < 1) throw new RangeError('ttlMs must be a positive whole number of ms')
-    const reply = await this.scripts.call(ADMIN_CHECKPOINT_EXTEND, { checkpoint: this.keys.chat(key).checkpoint }, { revision, ttlMs })
+    const reply = await this.intervene(
+      ADMIN_CHECKPOINT_EXTEND,
+      { checkpoint: this.keys.chat(key).checkpoint },
+      { revision, ttlMs },
+      `checkpoint extend ${key}`,
+      `it was applied when the checkpoint of ${key} expires about ${ttlMs} ms after the call`,
+      { opts, record: { kind: 'checkpoint', key, revisionExpected: revision, ttlMs } },
+    )
     const result: CheckpointExtendResult = named(reply, { key, ttlMs })
     const audit = await this.audit(opts, {
       command: opts.command ?? `checkpoint extend ${key}`,
@@ -403,7 +464,11 @@ export class CoordinationAdmin {
     key: string,
     opts: AuditOptions & { ifIncarnation: string; ifSince?: number | null },
   ): Promise<HandoverRemoveResult & { audit: AuditOutcome }> {
-    const result = await this.handoverRm(key, opts.ifIncarnation, opts.ifSince ?? null)
+    await this.checkAudit()
+    const result = await this.handoverRm(key, opts.ifIncarnation, opts.ifSince ?? null, {
+      opts,
+      record: { kind: 'handover', key, holder: { incarnation: opts.ifIncarnation } },
+    })
     const audit = await this.audit(opts, {
       command: opts.command ?? `handover rm ${key}`,
       kind: 'handover',
@@ -415,14 +480,22 @@ export class CoordinationAdmin {
     return { ...result, audit }
   }
 
-  private async handoverRm(key: string, ifIncarnation: string, ifSince: number | null): Promise<HandoverRemoveResult> {
+  private async handoverRm(
+    key: string,
+    ifIncarnation: string,
+    ifSince: number | null,
+    unknown?: UnknownRecord,
+  ): Promise<HandoverRemoveResult> {
     validateId(key, 'chat key')
     if (!ifIncarnation) throw new RangeError('removeHandover needs the incarnation the operator saw (ifIncarnation)')
     // A marker read without `since` decodes it as 0: then only the incarnation is compared.
-    const reply = await this.scripts.call(
+    const reply = await this.intervene(
       ADMIN_HANDOVER_RM,
       { marker: this.keys.chat(key).handover },
       { ifIncarnation, ifSince: ifSince || null },
+      `handover rm ${key}`,
+      `it was applied when ${key} has no handover marker of incarnation ${ifIncarnation}`,
+      unknown,
     )
     return named(reply, { key })
   }
@@ -459,6 +532,7 @@ export class CoordinationAdmin {
     command: string,
   ): Promise<BulkResult & { audit: AuditOutcome }> {
     const size = Math.max(1, Math.floor(opts.batchSize ?? DEFAULTS.bulkBatchSize))
+    await this.checkAudit()
     const results: BulkEntryResult[] = []
     for (let i = 0; i < entries.length; i += size) {
       const batch = entries.slice(i, i + size)
@@ -503,10 +577,14 @@ export class CoordinationAdmin {
   async evictReplica(replicaId: string, opts: EvictOptions): Promise<ReplicaEvictResult & { audit: AuditOutcome }> {
     validateId(replicaId, 'replicaId')
     if (!opts.ifIncarnation) throw new RangeError('evictReplica needs the incarnation the operator saw (ifIncarnation)')
-    const r = await this.scripts.call(
+    await this.checkAudit()
+    const r = await this.intervene(
       ADMIN_REPLICA_EVICT,
       { replica: this.keys.replica(replicaId), index: this.keys.replicaIndex },
       { replicaId, ifIncarnation: opts.ifIncarnation, tombstoneTtlMs: opts.tombstoneTtlMs ?? DEFAULTS.tombstoneTtlMs },
+      `replica evict ${replicaId}`,
+      `it was applied when replica ${replicaId} shows as evicted (no heartbeat, a tombstone of incarnation ${opts.ifIncarnation})`,
+      { opts, record: { kind: 'replica', key: replicaId, holder: { replicaId, incarnation: opts.ifIncarnation } } },
     )
     let result: ReplicaEvictResult
     if (r.status === 'not-alive') result = { status: 'not-alive', replicaId }
@@ -542,19 +620,19 @@ export class CoordinationAdmin {
       if (scan) await this.findIncarnation(inc, chatKeys, leadNames)
       const chats: EvictedChat[] = []
       const leads: EvictedLead[] = []
-      const failed: Array<{ key: string; kind: 'chat' | 'lead'; error: string }> = []
+      const failed: Array<{ key: string; kind: 'chat' | 'lead'; error: string; code?: string }> = []
       for (const key of chatKeys) {
         try {
           chats.push(await this.evictFromChat(key, inc, grantLeaseMs))
         } catch (err) {
-          failed.push({ key, kind: 'chat', error: err instanceof Error ? err.message : String(err) })
+          failed.push({ key, kind: 'chat', ...failure(err) })
         }
       }
       for (const name of leadNames) {
         try {
           leads.push(await this.evictFromLead(name, inc))
         } catch (err) {
-          failed.push({ key: name, kind: 'lead', error: err instanceof Error ? err.message : String(err) })
+          failed.push({ key: name, kind: 'lead', ...failure(err) })
         }
       }
       result = { status: 'evicted', replicaId, incarnation: inc, chats, leads, failed, scanned: scan }
@@ -574,10 +652,16 @@ export class CoordinationAdmin {
               ticketsDropped: c.ticketsDropped,
               fenceBefore: c.fenceBefore,
               fenceAfter: c.fenceAfter,
+              ...(c.wakeRefused ? { wakeRefused: c.wakeRefused } : {}),
             })),
             leads: result.leads
               .filter((l) => l.revoked)
-              .map((l) => ({ name: l.name, fenceBefore: l.fenceBefore, fenceAfter: l.fenceAfter })),
+              .map((l) => ({
+                name: l.name,
+                fenceBefore: l.fenceBefore,
+                fenceAfter: l.fenceAfter,
+                ...(l.wakeRefused ? { wakeRefused: l.wakeRefused } : {}),
+              })),
           }
         : {}),
       result: result.status,
@@ -618,6 +702,64 @@ export class CoordinationAdmin {
   }
 
   /**
+   * Refuse before any write when the audit record could not be written (an ACL user without XADD or
+   * the events key, a Redis at maxmemory): an intervention is done and recorded, or not done. Redis
+   * checks the ACL of an XADD before its arguments, and refuses a MAXLEN that is not a number
+   * before it writes anything: that refusal is the answer "you may". Once per admin.
+   */
+  async checkAudit(): Promise<void> {
+    this.auditChecked ??= this.probeAudit()
+    try {
+      await this.auditChecked
+    } catch (err) {
+      this.auditChecked = undefined
+      throw err
+    }
+  }
+
+  private async probeAudit(): Promise<void> {
+    try {
+      await withTimeout(this.redis.call('XADD', this.keys.events, 'MAXLEN', '~', 'not-a-number', '*', 'e', '{}'), this.timeoutMs, 'XADD')
+    } catch (err) {
+      if (err instanceof Error && /^ERR value is not an integer/.test(err.message)) return
+      throw errorFromRedis(err, this.keys.events)
+    }
+    throw new Error('internal: Redis accepted an XADD with MAXLEN not-a-number')
+  }
+
+  /**
+   * One intervention script, after the audit check. A call sent and not answered (Redis did not
+   * answer within the timeout, the connection dropped) may have been applied: OutcomeUnknownError,
+   * with how to learn it.
+   */
+  private async intervene<K extends string, S extends ArgSchema, R>(
+    def: ScriptDef<K, S, R>,
+    keys: NoInfer<Record<K, RedisKey>>,
+    args: NoInfer<ScriptArgs<S>>,
+    what: string,
+    check: string,
+    unknown?: UnknownRecord,
+  ): Promise<R> {
+    await this.checkAudit()
+    return this.unanswered(this.scripts.call(def, keys, args), what, check, unknown)
+  }
+
+  /**
+   * A call sent and not answered: OutcomeUnknownError. Its audit record (result 'unknown', with what
+   * it was pinned to) is sent behind it on the same connection, not waited for: Redis runs both, or
+   * drops both with the connection (a paused Redis drops a closed client's waiting commands).
+   */
+  private async unanswered<R>(call: Promise<R>, what: string, check: string, unknown?: UnknownRecord): Promise<R> {
+    try {
+      return await call
+    } catch (err) {
+      if (!(err instanceof CoordinationUnavailableError && err.reason === 'unreachable')) throw err
+      if (unknown) void this.audit(unknown.opts, { command: unknown.opts.command ?? what, ...unknown.record, result: 'unknown' })
+      throw new OutcomeUnknownError(what, check, { cause: err })
+    }
+  }
+
+  /**
    * The lease a grant made by an intervention starts with: the longest lease among the chat's holder
    * and the replicas with tickets in it (they confirm on their first poll and extend it to their own).
    */
@@ -649,8 +791,9 @@ export class CoordinationAdmin {
       by: opts.by ?? operatorName(),
       reason: opts.reason ?? null,
       ...record,
-      // An intervention that found the state changed (or nothing to act on) did nothing: recorded, as a no-op.
-      changed: CHANGED_STATE.has(record.result),
+      // An intervention that found the state changed (or nothing to act on) did nothing: recorded, as a
+      // no-op; one sent without an answer may have changed it or not (null).
+      changed: record.result === 'unknown' ? null : CHANGED_STATE.has(record.result),
     }
     try {
       const id = await withTimeout(
@@ -667,6 +810,25 @@ export class CoordinationAdmin {
   async close(): Promise<void> {
     await this.backend.close()
   }
+}
+
+/** A clean-up that failed: the message, and the error's stable code when it is one of ours (a corrupt fence). */
+function failure(err: unknown): { error: string; code?: string } {
+  if (err instanceof CoordinationError) return { error: err.message, code: err.code }
+  return { error: err instanceof Error ? err.message : String(err) }
+}
+
+/** The audit record of an intervention whose outcome is unknown: who asked, and what it was pinned to. */
+interface UnknownRecord {
+  opts: AuditOptions
+  record: Record<string, unknown>
+}
+
+/** How to learn whether a fence-bumping intervention was applied. */
+function fencePast(name: string, fence: number | null | undefined): string {
+  return fence === null || fence === undefined
+    ? `look at the holder and fence of ${name}`
+    : `it was applied when ${name} is past fence ${fence} (the one it was pinned to)`
 }
 
 /** Keys of each outcome a bulk clean-up's audit record names (the counts are always whole). */

@@ -92,7 +92,7 @@ export type ReplicaEvictResult =
       chats: EvictedChat[]
       leads: EvictedLead[]
       /** Keys whose clean-up failed (they expire unrefreshed within leaseMs anyway). */
-      failed: Array<{ key: string; kind: 'chat' | 'lead'; error: string }>
+      failed: Array<{ key: string; kind: 'chat' | 'lead'; error: string; code?: string }>
       /** Whether every chat and lead was scanned (not only those in the heartbeat record). */
       scanned: boolean
     }

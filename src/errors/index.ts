@@ -3,6 +3,7 @@ export { LeaseLostError, type LeaseLostReason, type LeaseErrorReason } from './l
 export { CoordinationUnavailableError, type UnavailableReason } from './coordination-unavailable-error.js'
 export { ProviderNotLeaderError } from './provider-not-leader-error.js'
 export { CorruptStateError } from './corrupt-state-error.js'
+export { OutcomeUnknownError } from './outcome-unknown-error.js'
 export { ConfigurationError } from './configuration-error.js'
 export { InvalidIdError } from './invalid-id-error.js'
 export { errorFromRedis, isConnectionError, notMaster } from './from-redis.js'

@@ -234,7 +234,12 @@ export const LEAD_YIELD = defineScript({
     const a = row(r, key)
     switch (a[0]) {
       case 1:
-        return { status: 'requested', leader: { replicaId: String(a[1]), incarnation: String(a[2]) }, fence: num(a[3]) }
+        return {
+          status: 'requested',
+          leader: { replicaId: String(a[1]), incarnation: String(a[2]) },
+          fence: num(a[3]),
+          wakeRefused: strOrNull(a[4]),
+        }
       case 0:
         return { status: 'no-leader' }
       case -1:
@@ -394,6 +399,7 @@ export const ADMIN_CHAT_RELEASE = defineScript({
           fenceBefore: numOrNull(a[3]),
           fenceAfter: Number(a[4]),
           granted: grantedAt(a, 5),
+          wakeRefused: strOrNull(a[9]),
         }
       case 0:
         return { status: 'not-held', fence: numOrNull(a[1]) }
@@ -422,6 +428,7 @@ export const ADMIN_CHAT_SKIP = defineScript({
           incarnation: String(a[2] ?? ''),
           fence: numOrNull(a[3]),
           granted: grantedAt(a, 4),
+          wakeRefused: strOrNull(a[8]),
         }
       case 0:
         return { status: 'not-queued' }
@@ -450,6 +457,7 @@ export const ADMIN_CHAT_EVICT = defineScript({
       fenceAfter: numOrNull(a[2]),
       ticketsDropped: Number(a[3] ?? 0),
       granted: grantedAt(a, 4),
+      wakeRefused: strOrNull(a[8]),
     }
   },
   // nothing found by a second run: the first one may have revoked and dropped it all
@@ -464,7 +472,13 @@ export const ADMIN_LEAD_REVOKE = defineScript({
     const a = row(r, key)
     switch (a[0]) {
       case 1:
-        return { status: 'revoked', holder: holderOf(a[1], a[2])!, fenceBefore: numOrNull(a[3]), fenceAfter: Number(a[4]) }
+        return {
+          status: 'revoked',
+          holder: holderOf(a[1], a[2])!,
+          fenceBefore: numOrNull(a[3]),
+          fenceAfter: Number(a[4]),
+          wakeRefused: strOrNull(a[5]),
+        }
       case 0:
         return { status: 'no-leader', fence: numOrNull(a[1]) }
       case -1:
@@ -486,7 +500,14 @@ export const ADMIN_YIELD_CANCEL = defineScript({
     const a = row(r, key)
     switch (a[0]) {
       case 1:
-        return { status: 'cancelled', by: String(a[1]), target: strOrNull(a[2]), requestedAtMs: numOrNull(a[3]), fence: numOrNull(a[4]) }
+        return {
+          status: 'cancelled',
+          by: String(a[1]),
+          target: strOrNull(a[2]),
+          requestedAtMs: numOrNull(a[3]),
+          fence: numOrNull(a[4]),
+          wakeRefused: strOrNull(a[5]),
+        }
       case 0:
         return { status: 'none', fence: numOrNull(a[1]) }
       case -1:
@@ -504,7 +525,13 @@ export const ADMIN_LEAD_EVICT = defineScript({
   argv: { incarnation: 'str', wakeChannelPrefix: 'str' },
   decode: (r, key): LeadEvictReply => {
     const a = row(r, key)
-    return { revoked: a[0] === 1, fenceBefore: numOrNull(a[1]), fenceAfter: numOrNull(a[2]), candidacyWithdrawn: a[3] === 1 }
+    return {
+      revoked: a[0] === 1,
+      fenceBefore: numOrNull(a[1]),
+      fenceAfter: numOrNull(a[2]),
+      candidacyWithdrawn: a[3] === 1,
+      wakeRefused: strOrNull(a[4]),
+    }
   },
   resent: unknownIf((r) => !r.revoked && !r.candidacyWithdrawn),
 })

@@ -12,7 +12,7 @@
  * left before Redis lets it go — time for an operator or an alert to act.
  */
 import type { Holder } from '../wire/types.js'
-import type { ChatSnapshot, LeadSnapshot, ReplicaSnapshot, TicketSnapshot } from './decode.js'
+import type { ChatSnapshot, LeadSnapshot, LeaseKindLabel, ReplicaSnapshot, TicketSnapshot } from './decode.js'
 import { DEFAULTS } from '../defaults.js'
 import { formatDuration } from '../duration.js'
 
@@ -354,6 +354,17 @@ export function shellWord(s: string): string {
   return /^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`
 }
 
+/**
+ * The intervention that takes a held lease away, pinned to the fence seen: if the grant moved on
+ * meanwhile (another operator, an expiry), it changes nothing and says who holds it now.
+ */
+export function pinnedRevoke(kind: LeaseKindLabel, key: string, fence: number | null): string {
+  const pin = fence !== null ? ` --if-fence ${fence}` : ''
+  if (kind === 'chat') return `botmesh-coord chat release ${shellWord(key)}${pin}`
+  if (kind === 'lock') return `botmesh-coord lock release ${shellWord(key)}${pin}`
+  return `botmesh-coord provider yield ${shellWord(key)} --force${pin}`
+}
+
 export function chatHealth(c: ChatSnapshot, live: Liveness, nowMs: number, opts: { turnWaitMs?: number } = {}): ChatHealth {
   const turnWaitMs = opts.turnWaitMs ?? DEFAULTS.turnWaitMs
   const key = shellWord(c.key)
@@ -366,7 +377,7 @@ export function chatHealth(c: ChatSnapshot, live: Liveness, nowMs: number, opts:
   if (h && holder) {
     const left = fmtMs(holder.expiresInMs)
     // Pinned to the fence seen here: if the turn moved on meanwhile, the release changes nothing.
-    const release = `botmesh-coord chat release ${key}${c.fence !== null ? ` --if-fence ${c.fence}` : ''}`
+    const release = pinnedRevoke('chat', c.key, c.fence)
     if (holder.state === 'dead' || holder.state === 'stale') {
       findings.push({
         code: holder.state === 'stale' ? 'holder-stale-incarnation' : 'holder-dead',

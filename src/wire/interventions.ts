@@ -18,25 +18,41 @@ export type ChatReleaseReply =
       /** The chat's fence after the revocation; the next grant (if any) is above it. */
       fenceAfter: number
       granted: Granted | null
+      /** Redis refused a wake-up PUBLISH (the ACL user lacks the wake channel): done all the same. */
+      wakeRefused: string | null
     }
   | { status: 'not-held'; fence: number | null }
   | { status: 'changed'; fence: number | null; holder: Holder | null }
 
 export type ChatSkipReply =
-  | { status: 'skipped'; replicaId: string; incarnation: string; fence: number | null; granted: Granted | null }
+  | {
+      status: 'skipped'
+      replicaId: string
+      incarnation: string
+      fence: number | null
+      granted: Granted | null
+      wakeRefused: string | null
+    }
   | { status: 'not-queued' }
   | { status: 'changed'; replicaId: string; incarnation: string }
   | { status: 'holds-turn'; replicaId: string; fence: number | null }
   | { status: 'fence-changed'; fence: number | null }
 
 export type LeadRevokeReply =
-  | { status: 'revoked'; holder: Holder; fenceBefore: number | null; fenceAfter: number }
+  | { status: 'revoked'; holder: Holder; fenceBefore: number | null; fenceAfter: number; wakeRefused: string | null }
   | { status: 'no-leader'; fence: number | null }
   | { status: 'changed'; fence: number | null; holder: Holder | null }
   | { status: 'target-not-standing' }
 
 export type YieldCancelReply =
-  | { status: 'cancelled'; by: string; target: string | null; requestedAtMs: number | null; fence: number | null }
+  | {
+      status: 'cancelled'
+      by: string
+      target: string | null
+      requestedAtMs: number | null
+      fence: number | null
+      wakeRefused: string | null
+    }
   | { status: 'none'; fence: number | null }
   | { status: 'changed'; requestedAtMs: number | null; by: string; fence: number | null }
 
@@ -77,6 +93,7 @@ export interface ChatEvictReply {
   fenceAfter: number | null
   ticketsDropped: number
   granted: Granted | null
+  wakeRefused: string | null
 }
 
 /** One lead's part of a replica eviction. */
@@ -85,6 +102,7 @@ export interface LeadEvictReply {
   fenceBefore: number | null
   fenceAfter: number | null
   candidacyWithdrawn: boolean
+  wakeRefused: string | null
 }
 
 /** The heartbeat record of a replica taken down by an operator (`replica evict`). */

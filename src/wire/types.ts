@@ -128,7 +128,7 @@ export interface YieldRequestInput {
 }
 
 export type YieldResult =
-  | { status: 'requested'; leader: Holder; fence: number }
+  | { status: 'requested'; leader: Holder; fence: number; wakeRefused?: string | null }
   | { status: 'no-leader' }
   | { status: 'fence-changed'; fence: number }
   | { status: 'target-not-standing' }

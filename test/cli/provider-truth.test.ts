@@ -53,6 +53,8 @@ describe('a leader whose transport is down', () => {
     const check = (doctor.checks as J[]).find((c) => c.id === 'transports')!
     expect(check).toMatchObject({ status: 'warn' })
     expect(check.detail).toMatch(/provider:wa \(pod-a: transport down .* \(yields at 1m\), yields in/)
+    // The hand-over it suggests is pinned to the leader's fence doctor saw.
+    expect(check.fix).toMatch(new RegExp(`provider yield provider:wa --if-fence ${json.fence} --wait`))
 
     const exporter = await startExporter(base)
     try {

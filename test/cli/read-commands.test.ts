@@ -253,6 +253,8 @@ for (const layout of ['standalone', 'cluster'] as Layout[]) {
       expect(body.checks.find((c: J) => c.id === 'eviction-policy').status).toBe('ok')
       expect(body.checks.find((c: J) => c.id === 'layout').status).toBe('ok')
       expect(body.checks.find((c: J) => c.id === 'zombie-leases').status).toBe('warn') // old pod-c's turn
+      // Its fix names the turn's release pinned to the fence doctor saw, not a placeholder.
+      expect(body.checks.find((c: J) => c.id === 'zombie-leases').fix).toMatch(/chat release \S+ --if-fence \d+/)
       expect(body.target).toMatchObject({ layout, masters: layout === 'cluster' ? 3 : 1 })
       if (layout === 'cluster') expect(body.checks.find((c: J) => c.id === 'cluster').status).toBe('ok')
       expect(t.code).toBe(0)

@@ -124,7 +124,7 @@ describe('botmesh-coord write commands: safety', () => {
     const [rec] = await w.audit()
     expect(rec).toMatchObject({
       type: 'intervention',
-      command: 'chat release chat:42',
+      command: `chat release chat:42 --if-fence ${turnA.fence}`,
       key: 'chat:42',
       fenceBefore: turnA.fence,
       fenceAfter: turnB.fence,
@@ -279,7 +279,7 @@ for (const layout of ['standalone', 'cluster'] as Layout[]) {
       expect(audit.find((e) => e.reason === 'rotate')).toMatchObject({
         key: 'provider:whatsapp',
         fenceBefore: f0,
-        command: 'provider yield provider:whatsapp',
+        command: `provider yield provider:whatsapp --if-fence ${f0}`,
       })
     })
   })

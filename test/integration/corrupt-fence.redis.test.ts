@@ -72,6 +72,56 @@ describe('a corrupt fence is refused before any write', () => {
     }
   })
 
+  /** chat held by pod-a, pod-b's ticket queued behind it, then the fence corrupted; the chat's hash and queue as they are then. */
+  async function corruptWithWaiter(key: string) {
+    const b = new RedisCoordinator({ url: redisUrl(), prefix, replicaId: 'pod-b', leaseMs: 30_000, turnWaitMs: 20_000 })
+    await b.start()
+    const held = await c.acquireTurn(key)
+    const waiting = b.acquireTurn(key).catch((e: unknown) => e)
+    const { state, queue } = keys.chat(key) as { state: string; queue: string }
+    for (let i = 0; i < 200 && (await raw.zcard(queue)) < 1; i++) await new Promise((r) => setTimeout(r, 10))
+    await raw.hset(state, 'f', '9007199254740993')
+    const before = { hash: await raw.hgetall(state), queue: await raw.zrange(queue, '0', '-1') }
+    const now = async () => ({ hash: await raw.hgetall(state), queue: await raw.zrange(queue, '0', '-1') })
+    const stop = async () => {
+      await b.stop()
+      await waiting
+      await held.release().catch(() => {})
+    }
+    return { b, before, now, stop, state }
+  }
+
+  it("an operator's skip of a ticket in a chat whose f is corrupt: CorruptStateError before the ticket is removed", async () => {
+    const admin = new CoordinationAdmin({ url: redisUrl(), prefix, layout: 'standalone' })
+    const w = await corruptWithWaiter('chat:skip')
+    try {
+      const ticket = Number(w.before.queue.at(-1))
+      const err = await admin.skipTicket('chat:skip', ticket).catch((e: unknown) => e)
+      expect(err).toBeInstanceOf(CorruptStateError)
+      expect((err as CorruptStateError).redisKey).toBe(w.state)
+      expect(await w.now()).toEqual(w.before)
+    } finally {
+      await w.stop()
+      await admin.close()
+    }
+  })
+
+  it('replica evict of a replica queued in a chat whose f is corrupt: that chat is refused untouched and reported with the corrupt-state code', async () => {
+    const admin = new CoordinationAdmin({ url: redisUrl(), prefix, layout: 'standalone' })
+    const w = await corruptWithWaiter('chat:evict')
+    try {
+      const res = await admin.evictReplica('pod-b', { ifIncarnation: w.b.incarnation, scan: true })
+      expect(res.status).toBe('evicted')
+      if (res.status !== 'evicted') return
+      expect(res.chats).toEqual([])
+      expect(res.failed).toEqual([expect.objectContaining({ key: 'chat:evict', kind: 'chat', code: 'ERR_CORRUPT_STATE' })])
+      expect(await w.now()).toEqual(w.before)
+    } finally {
+      await w.stop()
+      await admin.close()
+    }
+  })
+
   it('a fence just below the limit still grows by one', async () => {
     const state = keys.chat('chat:high').state as string
     await raw.hset(state, 'f', '9007199254740989')

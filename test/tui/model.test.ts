@@ -194,6 +194,31 @@ describe('dashboard model', () => {
         reason: 'stuck since deploy',
       }),
     ).toMatchObject({ text: '"chat release chat:1" by ops@h: released; reason "stuck since deploy"', tone: 'operator' })
+    // An intervention sent without an answer, and one applied whole with its wake-up refused.
+    expect(
+      eventRow('1-0', {
+        type: 'intervention',
+        command: 'chat release chat:1 --if-fence 17',
+        result: 'unknown',
+        changed: null,
+        by: 'ops@h',
+        fenceBefore: 17,
+      }).text,
+    ).toBe('"chat release chat:1 --if-fence 17" by ops@h: outcome unknown (no answer in time; pinned to fence 17)')
+    expect(
+      eventRow('1-0', {
+        type: 'intervention',
+        command: 'chat release chat:1 --if-fence 17',
+        result: 'released',
+        changed: true,
+        by: 'ops@h',
+        fenceBefore: 17,
+        fenceAfter: 18,
+        wakeRefused: "ERR The user executing the script can't publish to the channel",
+      }).text,
+    ).toBe(
+      '"chat release chat:1 --if-fence 17" by ops@h: released, fence 17 → 18, wake-up refused by Redis (ACL): replicas learn it at their next renewal or poll',
+    )
     expect(eventRow('1-0', { type: 'something-new', key: 'k', by: 'x' }).text).toBe('something-new key=k by=x')
     const m = advance(
       null,
