@@ -57,7 +57,7 @@ if dropped > 0 then
 end
 local g = nil
 if revoked == 1 or dropped > 0 then
-  g = grant_next(state, queue, leaseMs, wake, '')
+  g = grant_next({ state = state, queue = queue, leaseMs = leaseMs, wake = wake, callerTicket = '' })
   if redis.call('EXISTS', state) == 1 then touch(state, queue, leaseMs, idleTtl) end
 end
 local gt, gf, gr, gi = granted_fields(state, g)

@@ -44,7 +44,7 @@ end
 local revoked = revoke_chat_holder(state)
 -- Tell the old holder at once (it renews and learns the turn is gone), not only at its next renewal.
 if h[2] then publish_wake(wake .. h[2], '-|' .. state) end
-local g = grant_next(state, queue, leaseMs, wake, '')
+local g = grant_next({ state = state, queue = queue, leaseMs = leaseMs, wake = wake, callerTicket = '' })
 touch(state, queue, leaseMs, idleTtl)
 local gt, gf, gr, gi = granted_fields(state, g)
 return { 1, h[1], h[2] or false, h[3] or false, revoked, gt, gf, gr, gi, WAKE_REFUSED }

@@ -50,7 +50,7 @@ remove_ticket(state, queue, ticket)
 redis.call('HINCRBY', state, CHAT.skipped, 1)
 drop_request_ids(state, { [ticket] = true })
 wake_ticket(state, wake, inc, ticket)
-local g = grant_next(state, queue, leaseMs, wake, '')
+local g = grant_next({ state = state, queue = queue, leaseMs = leaseMs, wake = wake, callerTicket = '' })
 touch(state, queue, leaseMs, idleTtl)
 local gt, gf, gr, gi = granted_fields(state, g)
 return { 1, rid, inc, h[3] or false, gt, gf, gr, gi, WAKE_REFUSED }

@@ -19,18 +19,21 @@
   poll in this chat (w:<incarnation>); a grant pushed to a waiter is an offer its next poll takes up
   (lua/includes/turn.lua: take_up_ms).
 
-  Returns
-    { 1, ticket, fence, prevReplica|nil, prevIncarnation|nil }   granted (or an offer taken up): the lease runs leaseMs from now
-    { 0, ticket, holderLeftMs }   still queued; the holder's lease (or offer) runs holderLeftMs more
-                    unless renewed: a waiter polls then, to grant the next ticket if it lapsed
-    { -1 }          the ticket is no longer queued (an operator skipped it, or it expired unrefreshed), or
-                    it is not this acquisition's (Redis lost it and gave its number again)
-    { -2, ticket }  the ticket was granted (offered), but the grant lapsed before this poll took it up
-    { -3 }          the chat's whole state is gone (its keys were flushed, evicted or lost): take a ticket again
+  Returns (status codes by name: lua/includes/status.lua)
+    { TURN.granted, ticket, fence, prevReplica|nil, prevIncarnation|nil }   granted (or an offer taken
+                    up): the lease runs leaseMs from now
+    { TURN.queued, ticket, holderLeftMs }   still queued; the holder's lease (or offer) runs holderLeftMs
+                    more unless renewed: a waiter polls then, to grant the next ticket if it lapsed
+    { TURN.dropped }   the ticket is no longer queued (an operator skipped it, or it expired
+                    unrefreshed), or it is not this acquisition's (Redis lost it and gave its number again)
+    { TURN.lapsed, ticket }   the ticket was granted (offered), but the grant lapsed before this poll took it up
+    { TURN.stateLost }   the chat's whole state is gone (its keys were flushed, evicted or lost): take a
+                    ticket again
 ]]
 --@include time
 --@include wake
 --@include chat
+--@include status
 --@include turn
 
 local state, queue = KEYS[1], KEYS[2]
@@ -38,14 +41,17 @@ local rid, inc = ARGV[1], ARGV[2]
 local leaseMs, idleTtl = tonumber(ARGV[3]), tonumber(ARGV[4])
 local ticket, wake, reqId = ARGV[5], ARGV[6], ARGV[7] or ''
 
--- What the script needs from the hash is read in one HMGET per path, at these positions (a listpack
--- hash scans its fields once per name asked, so each read asks only for what its path uses).
--- Taking a ticket: the request id's field (a retry after a lost reply), the holder, the last holder
--- and fence (for a grant), the last ticket. Polling with a ticket: the holder's fields, the previous
--- holder (a grant confirmed), the last holder and fence (for a grant), the ticket's own fields and
--- whether the holder's grant is an offer.
-local HOLDER, EXPIRES, FENCE, LAST, LAST_INC, LAST_TICKET, REQUEST = 1, 2, 3, 4, 5, 6, 7
-local HOLDER_INC, HOLDER_TICKET, HOLDER_REQUEST, PREV, PREV_INC, TICKET, TICKET_REQUEST, OFFERED = 6, 7, 8, 9, 10, 11, 12, 13
+-- What the script needs from the hash is read in one HMGET per path (a listpack hash scans its
+-- fields once per name asked, so each read asks only for what its path uses). Both reads start with
+-- the holder, its expiry, the fence and the last holder (what a grant needs), at these positions:
+local HOLDER, EXPIRES, FENCE, LAST, LAST_INC = 1, 2, 3, 4, 5
+-- Taking a ticket then reads the last ticket issued and the request id's field (a retry after a
+-- lost reply):
+local TAKE_LAST_TICKET, TAKE_REQUEST = 6, 7
+-- Polling with a ticket then reads the holder's incarnation, ticket and request (is the holder us?),
+-- the previous holder (a grant confirmed), the ticket's own fields, and whether the grant is an offer:
+local POLL_HOLDER_INC, POLL_HOLDER_TICKET, POLL_HOLDER_REQUEST, POLL_PREV, POLL_PREV_INC = 6, 7, 8, 9, 10
+local POLL_TICKET, POLL_TICKET_REQUEST, POLL_OFFERED = 11, 12, 13
 local fresh = false
 local h
 local alive = fmt(NOW + ticket_life_ms(leaseMs)) -- w:<inc>: this incarnation's tickets here live until then
@@ -56,7 +62,7 @@ if ticket == '' then
   check_fence(h[FENCE], state) -- a corrupt fence refuses the call before any write
   -- Always looked up: the client itself may send a command again after a reconnect. A turn granted
   -- at once keeps no rq: field: its holder's fields name the request.
-  local known = reqId ~= '' and h[REQUEST]
+  local known = reqId ~= '' and h[TAKE_REQUEST]
   if reqId ~= '' and not known and h[HOLDER] == rid then
     local m = redis.call('HMGET', state, CHAT.holderIncarnation, CHAT.holderRequest, CHAT.holderTicket)
     if m[1] == inc and m[2] == reqId then known = m[3] end
@@ -65,14 +71,14 @@ if ticket == '' then
     ticket = known -- a retry: poll with the ticket the lost reply carried
   else
     local holder, held = h[HOLDER], (tonumber(h[EXPIRES]) or 0) > NOW
-    ticket = fmt((tonumber(h[LAST_TICKET]) or 0) + 1)
+    ticket = fmt((tonumber(h[TAKE_LAST_TICKET]) or 0) + 1)
     -- Fast path: a free chat is granted without touching the queue. Every script that frees a chat
     -- grants its next live ticket (or empties the queue) on the way, so with no holder at all nobody
     -- is queued; a holder whose lease ran out may still have waiters behind it.
     if not holder or (not held and redis.call('EXISTS', queue) == 0) then
       local fence = grant_turn(state, ticket, rid, inc, reqId, leaseMs, 0, { h[LAST], h[LAST_INC], h[FENCE] }, { CHAT.lastTicket, ticket })
       redis.call('PEXPIRE', state, fmt(leaseMs * 2 + idleTtl))
-      return { 1, ticket, fence, h[LAST] or false, h[LAST_INC] or false }
+      return { TURN.granted, ticket, fence, h[LAST] or false, h[LAST_INC] or false }
     end
     fresh = true
     if reqId ~= '' then
@@ -86,7 +92,7 @@ if ticket == '' then
     if held then
       -- The state key lives on with the holder's lease (its grant and renewals set its expiry).
       redis.call('PEXPIRE', queue, fmt(leaseMs * 2 + idleTtl))
-      return { 0, ticket, tonumber(h[EXPIRES]) - NOW }
+      return { TURN.queued, ticket, tonumber(h[EXPIRES]) - NOW }
     end
   end
 end
@@ -96,35 +102,36 @@ if not fresh then
     CHAT.holderIncarnation, CHAT.holderTicket, CHAT.holderRequest, CHAT.previousHolder, CHAT.previousHolderIncarnation,
     ticket_field(ticket), ticket_request_field(ticket), CHAT.offered)
   check_fence(h[FENCE], state)
-  if h[HOLDER_INC] == inc and h[HOLDER_TICKET] == ticket and owns(h[HOLDER_REQUEST], reqId) then
+  if h[POLL_HOLDER_INC] == inc and h[POLL_HOLDER_TICKET] == ticket and owns(h[POLL_HOLDER_REQUEST], reqId) then
     if (tonumber(h[EXPIRES]) or 0) > NOW then
-      if h[OFFERED] == '1' then
+      if h[POLL_OFFERED] == '1' then
         take_up(state, h[HOLDER], inc, leaseMs) -- the poll that takes up a grant pushed to us
       else
         redis.call('HSET', state, CHAT.expiresAt, fmt(NOW + leaseMs), CHAT.lastRenewal, fmt(NOW), waiter_field(inc), alive)
       end
       touch(state, queue, leaseMs, idleTtl)
-      return { 1, ticket, h[FENCE], h[PREV] or false, h[PREV_INC] or false }
+      return { TURN.granted, ticket, h[FENCE], h[POLL_PREV] or false, h[POLL_PREV_INC] or false }
     end
-    grant_next(state, queue, leaseMs, wake, ticket, RELEASING, { h[LAST], h[LAST_INC], h[FENCE] })
+    grant_next({ state = state, queue = queue, leaseMs = leaseMs, wake = wake, callerTicket = ticket, releasing = true,
+      last = { h[LAST], h[LAST_INC], h[FENCE] } })
     touch(state, queue, leaseMs, idleTtl)
-    return { -2, ticket }
+    return { TURN.lapsed, ticket }
   end
-  local t = parse_ticket(h[TICKET])
+  local t = parse_ticket(h[POLL_TICKET])
   -- No fence at all: the chat's whole state is gone (flushed, evicted, lost), not our ticket alone.
-  if not t and not h[FENCE] then return { -3 } end
-  if not t or t.inc ~= inc or not owns(h[TICKET_REQUEST], reqId) then return { -1 } end
+  if not t and not h[FENCE] then return { TURN.stateLost } end
+  if not t or t.inc ~= inc or not owns(h[POLL_TICKET_REQUEST], reqId) then return { TURN.dropped } end
   -- One field keeps every queued ticket of this incarnation in the chat alive (see ticket_live).
   redis.call('HSET', state, waiter_field(inc), alive)
 end
 
 -- Polling: the holder as read above. A new ticket behind a lapsed holder: grant_next reads it.
-local g = grant_next(state, queue, leaseMs, wake, ticket, not fresh and { h[HOLDER], h[EXPIRES], h[HOLDER_INC] } or nil,
-  { h[LAST], h[LAST_INC], h[FENCE] })
+local g = grant_next({ state = state, queue = queue, leaseMs = leaseMs, wake = wake, callerTicket = ticket,
+  holder = not fresh and { h[HOLDER], h[EXPIRES], h[POLL_HOLDER_INC] } or nil, last = { h[LAST], h[LAST_INC], h[FENCE] } })
 touch(state, queue, leaseMs, idleTtl)
 if g and g.ticket == ticket then
-  return { 1, ticket, g.fence, g.ph or false, g.phi or false }
+  return { TURN.granted, ticket, g.fence, g.ph or false, g.phi or false }
 end
-if g then return { 0, ticket, g.left } end
+if g then return { TURN.queued, ticket, g.left } end
 -- Still held by the holder read above (grant_next read it itself after a fresh take: nobody held it).
-return { 0, ticket, fresh and leaseMs or math.max(0, (tonumber(h[EXPIRES]) or 0) - NOW) }
+return { TURN.queued, ticket, fresh and leaseMs or math.max(0, (tonumber(h[EXPIRES]) or 0) - NOW) }

@@ -15,7 +15,8 @@
   ARGV[8] '1' = no other message of this incarnation waits in this chat: its w:<incarnation> field
           (what keeps its queued tickets alive) goes too
 
-  Returns 1 the turn was released, 2 the queued ticket was withdrawn, 0 neither was ours any more;
+  Returns RELEASE.released (1) the turn was released, RELEASE.withdrawn (2) the queued ticket was
+  withdrawn, RELEASE.notOurs (0) neither was ours any more (lua/includes/status.lua);
   when the turn went on to a ticket of this same incarnation (its next message of the chat), the
   grant comes in the reply instead of a wake-up (a local hand-off):
     { 1 | 2, ticket, fence, its request id|false, prevReplica|false, prevIncarnation|false, leaseMs }
@@ -25,6 +26,7 @@
 --@include time
 --@include wake
 --@include chat
+--@include status
 --@include turn
 
 local state, queue = KEYS[1], KEYS[2]
@@ -36,11 +38,11 @@ local served = ARGV[7] ~= '1'
 local drop = { request_field(inc, reqId) }
 if ARGV[8] == '1' then drop[2] = waiter_field(inc) end
 if ticket == '' then
-  if reqId == '' then return 0 end
+  if reqId == '' then return RELEASE.notOurs end
   -- Its rq: field while queued; a turn granted at once has none: the holder's fields name the request.
   local r = redis.call('HMGET', state, request_field(inc, reqId), CHAT.holderIncarnation, CHAT.holderRequest, CHAT.holderTicket)
   ticket = r[1] or (r[2] == inc and r[3] == reqId and r[4])
-  if not ticket then return 0 end
+  if not ticket then return RELEASE.notOurs end
 end
 
 -- The status, with the grant when the turn went to a ticket of ours (see Returns).
@@ -64,11 +66,12 @@ if h[1] == inc and h[2] == ticket and owns(h[3], reqId) then
     end
     last = { p[1], p[2] or '', h[6] }
   end
-  local g = grant_next(state, queue, leaseMs, wake, ticket, RELEASING, last, inc, drop)
+  local g = grant_next({ state = state, queue = queue, leaseMs = leaseMs, wake = wake, callerTicket = ticket, releasing = true,
+    last = last, localInc = inc, drop = drop })
   -- Nobody queued: nothing else to write (the key keeps the expiry its grant or last renewal set).
   -- Granted: the state key lives on with the new lease; the queue's expiry is its takes' and polls'.
   if g then redis.call('PEXPIRE', state, fmt(leaseMs * 2 + idleTtl)) end
-  return handed(1, g)
+  return handed(RELEASE.released, g)
 end
 -- A ticket still queued: its fields, and the holder (for the next grant).
 local q = redis.call('HMGET', state, ticket_field(ticket), ticket_request_field(ticket), CHAT.holder, CHAT.expiresAt, CHAT.fence)
@@ -77,14 +80,15 @@ local t = parse_ticket(q[1])
 if t and t.inc == inc and owns(q[2], reqId) then
   redis.call('ZREM', queue, ticket)
   redis.call('HDEL', state, ticket_field(ticket), ticket_request_field(ticket), unpack(drop))
-  local g = grant_next(state, queue, leaseMs, wake, ticket, { q[3], q[4], h[1] }, nil, inc)
+  local g = grant_next({ state = state, queue = queue, leaseMs = leaseMs, wake = wake, callerTicket = ticket,
+    holder = { q[3], q[4], h[1] }, localInc = inc })
   touch(state, queue, leaseMs, idleTtl)
-  return handed(2, g)
+  return handed(RELEASE.withdrawn, g)
 end
 if reqId ~= '' then redis.call('HDEL', state, unpack(drop)) end
 if h[1] == inc and (tonumber(q[4]) or 0) > NOW then
   -- A turn of ours holds the chat: maybe the one our first run handed over, whose reply was lost.
   local g = redis.call('HMGET', state, CHAT.fence, CHAT.previousHolder, CHAT.previousHolderIncarnation)
-  return { 0, h[2], g[1], h[3] or false, g[2] or false, g[3] or false, leaseMs }
+  return { RELEASE.notOurs, h[2], g[1], h[3] or false, g[2] or false, g[3] or false, leaseMs }
 end
-return 0
+return RELEASE.notOurs

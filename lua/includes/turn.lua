@@ -135,31 +135,38 @@ end
 
 -- Grant the turn to the oldest live ticket when nobody holds a valid lease. Dead tickets (see
 -- ticket_live: their replica died, froze or lost Redis) are dropped on the way, with their
--- incarnation's lapsed w: field.
--- Wakes the grantee on its incarnation's channel unless it is the caller's own ticket or a ticket
--- of the caller's incarnation `localInc` (a release hands that one over in its reply: g.mine), with
--- the grant as JSON: { t = ticket, q = its request id, f = fence, l = leaseMs, k = raw state key,
--- p/pi = previous holder }. Returns { ticket, fence, ph/phi = previous holder, q = its request id,
--- mine = a ticket of localInc, offered, left = its lease (ms) }, or nil: still held, or nobody queued.
--- `cur` is { holder, expiresAt, holderIncarnation } as the caller read it
--- (nil: read here), or RELEASING when the caller gives its turn back
--- in this call and left the holder's fields: a grant overwrites them where they are (first in the
--- hash, where every read finds them soonest), and with no grant they are deleted here. `last`
--- ({ lastHolder, lastHolderIncarnation, fence }) is what the caller already read (nil: read here).
--- `drop` lists more fields to delete (the releasing acquisition's request id field): with the
--- popped tickets' fields, in one HDEL.
-local RELEASING = { false, false, false }
-local function grant_next(state, queue, leaseMs, wake, callerTicket, cur, last, localInc, drop)
-  cur = cur or redis.call('HMGET', state, CHAT.holder, CHAT.expiresAt, CHAT.holderIncarnation)
-  -- A holder whose lease ran out did not renew for a whole lease: its process is dead, frozen or cut
-  -- off, so its own tickets queued behind it (refreshed until it stopped) are dead too.
-  local deadInc, vacating = nil, cur == RELEASING
-  drop = drop or {}
-  if cur[1] then
-    if (tonumber(cur[2]) or 0) > NOW then return nil end
-    -- Only its tickets popped here go: its w: field stays, so a replica that is alive after all (slow
-    -- to take an offer up) keeps its later tickets, and a dead one's lapse with that field.
-    deadInc, vacating = cur[3], true
+-- incarnation's lapsed w: field. Called with one options table:
+--   state, queue, leaseMs, wake   the chat's keys, the lease to grant, the wake channel prefix
+--   callerTicket   the caller's own ticket: granted to it, it is not woken ('' for an operator)
+--   releasing      true: the caller gives its turn back in this call and left the holder's fields (a
+--                  grant overwrites them where they are, first in the hash, where every read finds
+--                  them soonest; with no grant they are deleted here)
+--   holder         otherwise { holder, expiresAt, holderIncarnation } as the caller read them (nil:
+--                  read here): a live lease means nothing is granted
+--   last           { lastHolder, lastHolderIncarnation, fence } as the caller read them (nil: read here)
+--   localInc       the caller's incarnation: a ticket of it is handed over in the caller's reply
+--                  (g.mine), not woken
+--   drop           more fields to delete (the releasing acquisition's request id field), with the
+--                  popped tickets' fields in one HDEL
+-- Any other grantee is woken on its incarnation's channel with the grant as JSON: { t = ticket, q = its
+-- request id, f = fence, l = leaseMs, k = raw state key, p/pi = previous holder }. Returns { ticket,
+-- fence, ph/phi = previous holder, q = its request id, mine = a ticket of localInc, offered, left = its
+-- lease (ms) }, or nil: still held, or nobody queued.
+local function grant_next(o)
+  local state, queue, leaseMs, wake, callerTicket, last, localInc = o.state, o.queue, o.leaseMs, o.wake, o.callerTicket,
+    o.last, o.localInc
+  local drop = o.drop or {}
+  local deadInc, vacating = nil, o.releasing == true
+  if not vacating then
+    local cur = o.holder or redis.call('HMGET', state, CHAT.holder, CHAT.expiresAt, CHAT.holderIncarnation)
+    if cur[1] then
+      if (tonumber(cur[2]) or 0) > NOW then return nil end
+      -- A holder whose lease ran out did not renew for a whole lease: its process is dead, frozen or
+      -- cut off, so its own tickets queued behind it (refreshed until it stopped) are dead too. Only
+      -- its tickets popped here go: its w: field stays, so a replica that is alive after all (slow to
+      -- take an offer up) keeps its later tickets, and a dead one's lapse with that field.
+      deadInc, vacating = cur[3], true
+    end
   end
   local seen, skipped = {}, 0
   -- Dead tickets skipped on the way are counted once, and their fields deleted a batch at a time (a

@@ -58,22 +58,34 @@ export function loadScript(name: string): LuaScript {
 }
 
 /**
- * CHAT (lua/includes/chat.lua) names the chat hash's fields. Built as a table, it would be made again
- * on every call of every script that includes it, and each use would be a table lookup: the loader
- * writes each `CHAT.<name>` as its string and leaves the table out (measured in callgrind: about 8k of
- * a turn script's 120k–130k instructions). The file stays the one definition (chat-schema test).
+ * CHAT (lua/includes/chat.lua) names the chat hash's fields, TURN and RELEASE
+ * (lua/includes/status.lua) the turn scripts' status codes. Built as tables, they would be made again
+ * on every call of every script that includes them, and each use would be a table lookup: the loader
+ * writes each `CHAT.<name>` as its string (each `TURN.<name>` as its number) and leaves the table out
+ * (measured in callgrind: about 8k of a turn script's 120k–130k instructions for CHAT). The include
+ * files stay the one definition (chat-schema test).
  */
+const FOLDED = ['CHAT', 'TURN', 'RELEASE'] as const
+
 function foldChatFields(source: string, name: string): string {
-  const table = /^local CHAT = \{\n([\s\S]*?)^\}\n/m.exec(source)
-  if (!table) return source
-  const names = new Map<string, string>()
-  for (const f of table[1]!.matchAll(/^\s*(\w+) = '([^'\\]*)',/gm)) names.set(f[1]!, f[2]!)
-  const folded = source.replace(table[0], '').replace(/\bCHAT\.(\w+)/g, (_, field: string) => {
-    const value = names.get(field)
-    if (value === undefined) throw new Error(`lua/${name}.lua: CHAT.${field} is not in lua/includes/chat.lua`)
-    return `'${value}'`
+  let folded = source
+  for (const table of FOLDED) folded = foldTable(folded, table, name)
+  return folded
+}
+
+function foldTable(source: string, table: string, name: string): string {
+  const found = new RegExp(`^local ${table} = \\{[^\\n]*\\n([\\s\\S]*?)^\\}\\n`, 'm').exec(source)
+  if (!found) return source
+  const values = new Map<string, string>()
+  for (const f of found[1]!.matchAll(/^\s*(\w+) = ('[^'\\]*'|-?\d+),/gm)) values.set(f[1]!, f[2]!)
+  const folded = source.replace(found[0], '').replace(new RegExp(`\\b${table}\\.(\\w+)`, 'g'), (_, field: string) => {
+    const value = values.get(field)
+    if (value === undefined) throw new Error(`lua/${name}.lua: ${table}.${field} is not in its include`)
+    return value.startsWith("'") ? value : `(${value})`
   })
   // Any other use (CHAT[x], pairs(CHAT)) would find no table: refused here, not at the first call.
-  if (/\bCHAT\s*[[(,)]/.test(folded.replace(/--.*$/gm, ''))) throw new Error(`lua/${name}.lua uses CHAT other than as CHAT.<name>`)
+  if (new RegExp(`\\b${table}\\s*[[(,)]`).test(folded.replace(/--.*$/gm, ''))) {
+    throw new Error(`lua/${name}.lua uses ${table} other than as ${table}.<name>`)
+  }
   return folded
 }

@@ -51,8 +51,15 @@ function grantedAt(r: Row, at: number): Granted | null {
 /** The checkpoint an operator script found: revision, flow, step, writer's replicaId from position 1. */
 const checkpointFound = (a: Row) => ({ revision: Number(a[1]), flow: strOrNull(a[2]), step: strOrNull(a[3]), owner: strOrNull(a[4]) })
 
+/**
+ * The turn scripts' status codes by name: the same tables as TURN and RELEASE in
+ * lua/includes/status.lua (test/integration/chat-schema.test.ts runs that file and compares).
+ */
+export const TURN_STATUS = { granted: 1, queued: 0, dropped: -1, lapsed: -2, stateLost: -3 } as const
+export const RELEASE_STATUS = { released: 1, withdrawn: 2, notOurs: 0 } as const
+
 const releaseOutcome = (status: unknown): TurnReleaseReply['outcome'] =>
-  status === 1 ? 'released' : status === 2 ? 'withdrawn' : 'not-ours'
+  status === RELEASE_STATUS.released ? 'released' : status === RELEASE_STATUS.withdrawn ? 'withdrawn' : 'not-ours'
 
 /** A 0/1 answer. */
 const yes = (r: Reply): boolean => r === 1
@@ -110,15 +117,15 @@ export const TURN_ACQUIRE = defineScript({
   decode: (r, key): TurnReply => {
     const a = row(r, key)
     switch (a[0]) {
-      case 1:
+      case TURN_STATUS.granted:
         return { status: 'granted', ticket: num(a[1]), fence: num(a[2]), previousHolder: holderOf(a[3], a[4]) }
-      case 0:
+      case TURN_STATUS.queued:
         return { status: 'queued', ticket: num(a[1]), holderLeftMs: numOrNull(a[2]) }
-      case -1:
+      case TURN_STATUS.dropped:
         return { status: 'dropped' }
-      case -2:
+      case TURN_STATUS.lapsed:
         return { status: 'expired', ticket: num(a[1]) }
-      case -3:
+      case TURN_STATUS.stateLost:
         return { status: 'dropped', stateLost: true }
       default:
         throw new CorruptStateError(key, `unexpected script status ${String(a[0])}`)

@@ -11,7 +11,15 @@ import { Redis } from 'ioredis'
 import { CHAT_FIELDS, CorruptStateError, KeyLayout, RedisCoordinator, decodeChat, decodeReplica } from '../../src/index.js'
 import { ScriptRunner } from '../../src/scripts/runner.js'
 import { findLuaDir } from '../../src/scripts/load.js'
-import { ADMIN_CHAT_RELEASE, ADMIN_CHAT_SKIP, LEASE_RENEW, TURN_ACQUIRE, TURN_RELEASE } from '../../src/scripts/registry.js'
+import {
+  ADMIN_CHAT_RELEASE,
+  ADMIN_CHAT_SKIP,
+  LEASE_RENEW,
+  RELEASE_STATUS,
+  TURN_ACQUIRE,
+  TURN_RELEASE,
+  TURN_STATUS,
+} from '../../src/scripts/registry.js'
 import { decodeHeldSummary } from '../../src/wire/heartbeat.js'
 import { redisUrl, uniquePrefix } from '../helpers/redis.js'
 import { until } from '../helpers/wait.js'
@@ -27,6 +35,12 @@ describe('the chat hash: Lua writers and the TypeScript decoder agree', () => {
     const include = readFileSync(join(findLuaDir(), 'includes', 'chat.lua'), 'utf8')
     const lua = JSON.parse(String(await client.eval(`${include}\nreturn cjson.encode(CHAT)`, 0))) as Record<string, string>
     expect(lua).toEqual(CHAT_FIELDS)
+  })
+
+  it('TURN and RELEASE in lua/includes/status.lua are TURN_STATUS and RELEASE_STATUS', async () => {
+    const include = readFileSync(join(findLuaDir(), 'includes', 'status.lua'), 'utf8')
+    const lua = JSON.parse(String(await client.eval(`${include}\nreturn cjson.encode({ TURN = TURN, RELEASE = RELEASE })`, 0))) as Record<string, unknown>
+    expect(lua).toEqual({ TURN: TURN_STATUS, RELEASE: RELEASE_STATUS })
   })
 
   it('every field the scripts write is one CHAT_FIELDS names, and decodeChat reads it as written', async () => {
