@@ -39,7 +39,10 @@ describe('the chat hash: Lua writers and the TypeScript decoder agree', () => {
 
   it('TURN and RELEASE in lua/includes/status.lua are TURN_STATUS and RELEASE_STATUS', async () => {
     const include = readFileSync(join(findLuaDir(), 'includes', 'status.lua'), 'utf8')
-    const lua = JSON.parse(String(await client.eval(`${include}\nreturn cjson.encode({ TURN = TURN, RELEASE = RELEASE })`, 0))) as Record<string, unknown>
+    const lua = JSON.parse(String(await client.eval(`${include}\nreturn cjson.encode({ TURN = TURN, RELEASE = RELEASE })`, 0))) as Record<
+      string,
+      unknown
+    >
     expect(lua).toEqual({ TURN: TURN_STATUS, RELEASE: RELEASE_STATUS })
   })
 
