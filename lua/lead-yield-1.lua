@@ -31,5 +31,5 @@ if target ~= '' then
 else
   redis.call('HDEL', key, 'yt')
 end
-redis.call('PUBLISH', wake .. h[2], '-|' .. key)
+redis.pcall('PUBLISH', wake .. h[2], '-|' .. key) -- refused (ACL): the leader sees the request at its renewal
 return { 1, h[1], h[2], h[3] }

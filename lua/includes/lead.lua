@@ -56,6 +56,6 @@ end
 -- let go or taken away.
 local function wake_candidates(key, wake)
   for cinc, _ in pairs(live_candidates(key)) do
-    redis.call('PUBLISH', wake .. cinc, '-|' .. key)
+    redis.pcall('PUBLISH', wake .. cinc, '-|' .. key) -- refused (ACL): the candidates poll
   end
 end

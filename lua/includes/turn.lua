@@ -196,7 +196,9 @@ local function grant_next(state, queue, leaseMs, wake, callerTicket, cur, last, 
       if offered then
         -- The grant travels in the wake-up with the offer's length (a client that takes a pushed
         -- grant without polling holds it no longer than Redis keeps it).
-        redis.call('PUBLISH', wake .. t.inc, cjson.encode({ t = head, q = q or '', f = fence, l = take_up_ms(leaseMs), k = state,
+        -- pcall: a user that may not PUBLISH still grants (the replica finds the offer by polling;
+        -- the coordinator warned at start); a raised error would end the script after the grant.
+        redis.pcall('PUBLISH', wake .. t.inc, cjson.encode({ t = head, q = q or '', f = fence, l = take_up_ms(leaseMs), k = state,
           p = last[1] or '', pi = last[2] or '' }))
       end
       return { ticket = head, fence = fence, ph = last[1], phi = last[2], q = q, mine = mine, offered = offered,

@@ -176,8 +176,9 @@ export abstract class Coordinator extends EventEmitter<CoordinatorEvents> {
     } catch (err) {
       this.#state = 'stopped'
       await this.#unsubscribe?.().catch(() => {})
+      const named = await this.#backend.explainRefusal?.(err).catch(() => err)
       await this.#backend.close().catch(() => {})
-      throw err
+      throw named ?? err
     }
     this.#state = 'running'
     this.#renewTimer = setInterval(() => void this.#renewer.cycle(), renewIntervalMs(this.leaseMs))

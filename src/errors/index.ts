@@ -4,6 +4,7 @@ export { CoordinationUnavailableError, type UnavailableReason } from './coordina
 export { ProviderNotLeaderError } from './provider-not-leader-error.js'
 export { CorruptStateError } from './corrupt-state-error.js'
 export { ConfigurationError } from './configuration-error.js'
+export { PermissionDeniedError } from './permission-denied-error.js'
 export { InvalidIdError } from './invalid-id-error.js'
 export { errorFromRedis, isConnectionError, notMaster } from './from-redis.js'
 export { NotMasterError } from './not-master-error.js'
