@@ -29,7 +29,7 @@ export {
   notMaster,
   isConnectionError,
 } from '../src/errors/index.js'
-export { DEFAULT_URL, maskUrl, parseRedisUrl, sentinelUrl, withCredentials, type RedisUrl } from '../src/url.js'
+export { DEFAULT_URL, maskUrl, parseRedisUrl, sentinelUrl, urlSecrets, withCredentials, type RedisUrl } from '../src/url.js'
 export * from '../src/state/health.js'
 export * from '../src/state/views.js'
 export * from '../src/state/checkpoint-incidents.js'

@@ -5,7 +5,7 @@
  */
 import { resolve } from 'node:path'
 import { Command } from 'commander'
-import { maskUrl } from '../lib.js'
+import { maskUrl, urlSecrets } from '../lib.js'
 import { makeColour } from '../output/colour.js'
 import { cell, headersWanted, jsonOut, outputFormat, printList, type KindView, type Printer } from '../output/format.js'
 import { reportError } from '../output/report.js'
@@ -172,7 +172,7 @@ Examples:
           const o = cmd.opts() as { username?: string; passwordEnv?: string; current?: boolean }
           const g = globalOptions(cmd)
           const given = (k: string) => cmd.getOptionValueSourceWithGlobals(k) === 'cli'
-          if (given('url') && /^[a-z][a-z0-9+.-]*:\/\/[^@/:]*:[^@/]+@/i.test(g.url)) {
+          if (given('url') && urlSecrets(g.url).length) {
             throw usage('set-context: put the password in a file (--password-file) or a variable (--password-env), not in --url')
           }
           const c = readConfig()
