@@ -7,11 +7,12 @@
  * The file: $BOTMESH_CONFIG, else $XDG_CONFIG_HOME/botmesh-coord/config.json (default
  * ~/.config/botmesh-coord/config.json), written with mode 0600.
  */
-import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
+import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { homedir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { CliError, usage } from '../output/errors.js'
 import { EXIT } from '../output/exit-codes.js'
+import { checkReplaceable } from '../output/files.js'
 
 export interface ContextEntry {
   url?: string
@@ -105,11 +106,14 @@ export function readConfig(path = configPath()): Config {
   return { currentContext: current, contexts }
 }
 
-export function writeConfig(config: Config, path = configPath()): void {
+/** Write the config file whole (a temporary file renamed); a path that is not a regular file is refused unless `force`. */
+export function writeConfig(config: Config, path = configPath(), force = false): void {
+  checkReplaceable(path, 'config file', force, ' (--force replaces it; or point BOTMESH_CONFIG at the file itself)')
   mkdirSync(dirname(path), { recursive: true, mode: 0o700 })
   const body = { 'current-context': config.currentContext ?? null, contexts: config.contexts }
   const tmp = `${path}.${process.pid}.tmp`
-  writeFileSync(tmp, `${JSON.stringify(body, null, 2)}\n`, { mode: 0o600 })
+  rmSync(tmp, { force: true }) // a stale one of a process with this pid; never followed if a link
+  writeFileSync(tmp, `${JSON.stringify(body, null, 2)}\n`, { mode: 0o600, flag: 'wx' })
   chmodSync(tmp, 0o600)
   renameSync(tmp, path)
 }
