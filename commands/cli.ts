@@ -88,7 +88,7 @@ export function buildProgram(): Command {
       ),
     )
     .addOption(new Option('--key-hex', "the command's key or name argument is given as hex bytes (ff00…), for keys no terminal shows"))
-    .addOption(durationOption('--timeout <duration>', 'how long one Redis call may take', { min: 1, default: '5s' }))
+    .addOption(durationOption('--timeout <duration>', 'how long one Redis call may take', { min: 1, default: '5s', timer: true }))
   program.addHelpText(
     'after',
     `

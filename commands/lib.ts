@@ -16,7 +16,7 @@ export {
   type RedisKey,
 } from '../src/keys.js'
 export { idFromBytes, idToBytes, keyText } from '../src/bytes.js'
-export { parseDuration, formatDuration, type Duration } from '../src/duration.js'
+export { parseDuration, formatDuration, MAX_TIMER_MS, timerTooLong, type Duration } from '../src/duration.js'
 export {
   ConfigurationError,
   CoordinationUnavailableError,

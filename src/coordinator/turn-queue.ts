@@ -8,7 +8,7 @@
  * maxPollMs; when it drops or comes back, every keeper polls at once.
  */
 import { monotonicNow } from '../clock.js'
-import { parseDuration } from '../duration.js'
+import { timerDuration } from '../duration.js'
 import { CoordinationUnavailableError } from '../errors/coordination-unavailable-error.js'
 import { isConnectionError } from '../errors/from-redis.js'
 import type { Holder, PushedGrant, TurnReply } from '../wire/types.js'
@@ -51,7 +51,7 @@ export class TurnQueue {
   /** Take the turn of a chat: FIFO across replicas, one holder at a time. The coordinator is running. */
   acquire(key: string, options: AcquireTurnOptions): Promise<Turn> {
     const core = this.core
-    const waitMs = parseDuration(options.waitMs ?? this.turnWaitMs, 'waitMs')
+    const waitMs = timerDuration(options.waitMs ?? this.turnWaitMs, 'waitMs')
     if (this.book.waiting >= this.maxWaiting) {
       core.stats.turnsShed++
       return Promise.reject(
