@@ -24,7 +24,10 @@ const WHY: Record<string, string> = {
 
 const GRANT: Record<string, string> = { evalsha: '+evalsha +eval' }
 
-const isRefusal = (msg: string) => /NOPERM|user executing the script can't/i.test(msg)
+// Redis 7.0 words them `NOPERM this user has no permissions to run the 'x' command`, or inside a script
+// `The user executing the script can't run this command`; 7.2 `No permissions to access a key` and
+// `ACL failure in script: No permissions to run the 'x' command`.
+const isRefusal = (msg: string) => /NOPERM|user executing the script can't|No permissions|ACL failure/i.test(msg)
 
 /**
  * The refusal behind an error of start(), named with its grant; the error itself when it is no ACL
@@ -34,12 +37,12 @@ export async function explainRefusal(err: unknown, redis: RedisClient, keys: Key
   const msg = err instanceof Error ? err.message : ''
   if (!isRefusal(msg)) return err
   const cause = { cause: err }
-  const command = /NOPERM[^']*'([\w|]+)' command/i.exec(msg)?.[1]?.toLowerCase()
+  const command = /'([\w|]+)' command/i.exec(msg)?.[1]?.toLowerCase()
   if (command)
     return new PermissionDeniedError(`may not run ${command.toUpperCase()}${WHY[command] ?? ''}`, GRANT[command] ?? `+${command}`, cause)
   const channels = `${keys.wakeChannelPrefix}*`
   if (/channel/i.test(msg)) return new PermissionDeniedError(`may not SUBSCRIBE to ${channels}`, `&${channels}`, cause)
-  if (/keys/i.test(msg)) return new PermissionDeniedError(`may not access the keys under ${keys.prefix}:`, `~${keys.prefix}:*`, cause)
+  if (/\bkeys?\b/i.test(msg)) return new PermissionDeniedError(`may not access the keys under ${keys.prefix}:`, `~${keys.prefix}:*`, cause)
   const time = await withTimeout(redis.call('TIME'), timeoutMs, 'TIME').then(
     () => null,
     (e: unknown) => e,
