@@ -92,6 +92,7 @@ export function buildProgram(): Command {
       durationOption('--timeout <duration>', 'how long one Redis call may take', {
         min: 1,
         default: formatDuration(DEFAULTS.commandTimeoutMs),
+        timer: true,
       }),
     )
   program.addHelpText(

@@ -5,7 +5,7 @@
  * Intervals of polling loops have a floor (MIN_INTERVAL_MS), and sleeps end at once on Ctrl-C.
  */
 import { InvalidArgumentError, Option } from 'commander'
-import { ConfigurationError, parseDuration } from './lib.js'
+import { ConfigurationError, MAX_TIMER_MS, parseDuration, timerTooLong } from './lib.js'
 import { usage } from './output/errors.js'
 
 /** The shortest refresh or poll interval (`watch --interval`, `events -f --interval`, `-w`). */
@@ -16,6 +16,8 @@ export interface DurationRule {
   min?: number
   /** Refused above this (ms). */
   max?: number
+  /** A timer waits it (a timeout, an interval, a lease): refused above MAX_TIMER_MS, which a timer cannot wait. */
+  timer?: boolean
 }
 
 /** Parse one duration given on the command line; a CliError (exit 2) naming `what` otherwise. */
@@ -29,6 +31,7 @@ export function cliDuration(value: string, what: string, rule: DurationRule = {}
   }
   if (rule.min !== undefined && ms < rule.min) throw usage(`${what} must be at least ${rule.min}ms, not ${value}`)
   if (rule.max !== undefined && ms > rule.max) throw usage(`${what} must be at most ${rule.max}ms, not ${value}`)
+  if (rule.timer && ms > MAX_TIMER_MS) throw usage(timerTooLong(what, value))
   return ms
 }
 

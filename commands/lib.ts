@@ -16,7 +16,7 @@ export {
   type RedisKey,
 } from '../src/keys.js'
 export { idFromBytes, idToBytes, keyText } from '../src/bytes.js'
-export { parseDuration, formatDuration, type Duration } from '../src/duration.js'
+export { parseDuration, formatDuration, MAX_TIMER_MS, timerTooLong, type Duration } from '../src/duration.js'
 export { DEFAULTS } from '../src/defaults.js'
 export {
   ConfigurationError,
@@ -31,7 +31,7 @@ export {
   notMaster,
   isConnectionError,
 } from '../src/errors/index.js'
-export { DEFAULT_URL, maskUrl, parseRedisUrl, sentinelUrl, withCredentials, type RedisUrl } from '../src/url.js'
+export { DEFAULT_URL, maskUrl, parseRedisUrl, sentinelUrl, urlSecrets, withCredentials, type RedisUrl } from '../src/url.js'
 export * from '../src/state/health.js'
 export * from '../src/state/views.js'
 export * from '../src/state/checkpoint-incidents.js'

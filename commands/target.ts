@@ -14,6 +14,7 @@ import {
   sentinelUrl,
   shellWord,
   validatePrefix,
+  urlSecrets,
   withCredentials,
   InvalidIdError,
   type Layout,
@@ -73,13 +74,7 @@ export function globalOptions(cmd: Command): GlobalOptions {
 }
 
 function secretsOf(url: string): string[] {
-  const pw = /^[a-z][a-z0-9+.-]*:\/\/[^@/:]*:([^@/]*)@/i.exec(url)?.[1]
-  if (!pw) return []
-  try {
-    return [pw, decodeURIComponent(pw)]
-  } catch {
-    return [pw]
-  }
+  return urlSecrets(url)
 }
 
 /** The URL and the secrets to scrub, for error lines — also when the target itself is invalid. */

@@ -4,6 +4,11 @@
  * Python's "surrogateescape"), so any key read from Redis becomes a string and turns back into the
  * same bytes. Any other lone surrogate of a caller's string is written as its 3-byte (WTF-8) form,
  * so distinct ids never silently become the same U+FFFD key.
+ *
+ * A key another tool wrote with a raw control byte (0x00–0x1F, 0x7F) in its name is not one the
+ * library writes: the library writes that character of an id escaped (`%01`, ../keys.ts). Read from
+ * Redis (keyNameFromBytes), the raw byte is carried the same way, as U+DC00 + byte, so the id turns
+ * back into the same raw byte and the key can be named again (`chat inspect 'chat:\udc01'`).
  */
 
 const LONE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/
@@ -13,7 +18,10 @@ export function hasLoneSurrogate(s: string): boolean {
   return LONE.test(s)
 }
 
-/** The bytes of an id: UTF-8, with U+DC80–U+DCFF as the byte they carry. */
+/** U+DC00–U+DC1F, U+DC7F: a raw control byte of a key name (see above). */
+const isRawControl = (c: number) => (c >= 0xdc00 && c <= 0xdc1f) || c === 0xdc7f
+
+/** The bytes of an id: UTF-8, with U+DC80–U+DCFF (and U+DC00–U+DC1F, U+DC7F) as the byte they carry. */
 export function idToBytes(s: string): Buffer {
   if (!hasLoneSurrogate(s)) return Buffer.from(s, 'utf8')
   const out: number[] = []
@@ -24,7 +32,7 @@ export function idToBytes(s: string): Buffer {
       const cp = 0x10000 + ((c - 0xd800) << 10) + (next - 0xdc00)
       out.push(0xf0 | (cp >> 18), 0x80 | ((cp >> 12) & 63), 0x80 | ((cp >> 6) & 63), 0x80 | (cp & 63))
       i++
-    } else if (c >= 0xdc80 && c <= 0xdcff) out.push(c - 0xdc00)
+    } else if ((c >= 0xdc80 && c <= 0xdcff) || isRawControl(c)) out.push(c - 0xdc00)
     else if (c < 0x80) out.push(c)
     else if (c < 0x800) out.push(0xc0 | (c >> 6), 0x80 | (c & 63))
     else out.push(0xe0 | (c >> 12), 0x80 | ((c >> 6) & 63), 0x80 | (c & 63))
@@ -64,6 +72,20 @@ export function idFromBytes(b: Buffer): string {
     }
   }
   return out
+}
+
+// eslint-disable-next-line no-control-regex
+const CONTROL = /[\u0000-\u001f\u007f]/g
+// eslint-disable-next-line no-control-regex
+const HAS_CONTROL = /[\u0000-\u001f\u007f]/
+
+/**
+ * The string of a Redis key's name as SCAN returns it: idFromBytes, with each raw control byte as
+ * U+DC00 + byte, so that the id parsed from it names this key again (not the escaped `%01` form).
+ */
+export function keyNameFromBytes(b: Buffer): string {
+  const s = idFromBytes(b)
+  return HAS_CONTROL.test(s) ? s.replace(CONTROL, (c) => String.fromCharCode(0xdc00 + c.charCodeAt(0))) : s
 }
 
 /** A key name for people and error messages: the string, or its bytes as an id string. */

@@ -9,7 +9,7 @@ import { CoordinationUnavailableError } from './errors/coordination-unavailable-
 import { KeyLayout, type Layout } from './keys.js'
 import { DEFAULT_URL, maskUrl, parseRedisUrl, type RedisUrl } from './url.js'
 import { DEFAULTS } from './defaults.js'
-import { parseDuration, type Duration } from './duration.js'
+import { parseDuration, timerDuration, type Duration } from './duration.js'
 
 /** An ioredis client: a Redis, or a Cluster. Code above this layer does not care which. */
 export type RedisClient = Redis | Cluster
@@ -418,7 +418,7 @@ export interface ResolvedRedis {
  * parsed and checked before a connection is opened, so a bad option leaves nothing behind.
  */
 export function resolveRedis(opts: RedisConnectionOptions, defaultCommandTimeoutMs: number = DEFAULTS.commandTimeoutMs): ResolvedRedis {
-  const commandTimeoutMs = parseDuration(opts.commandTimeoutMs ?? defaultCommandTimeoutMs, 'commandTimeoutMs')
+  const commandTimeoutMs = timerDuration(opts.commandTimeoutMs ?? defaultCommandTimeoutMs, 'commandTimeoutMs')
   const idleKeyTtlMs = parseDuration(opts.idleKeyTtlMs ?? DEFAULTS.idleKeyTtlMs, 'idleKeyTtlMs')
   const eventsMaxLen = opts.eventsMaxLen ?? DEFAULTS.eventsMaxLen
   let layout = opts.layout

@@ -47,6 +47,24 @@ export function parseDuration(value: Duration, what = 'duration', options: Parse
   return Math.round(total)
 }
 
+/**
+ * The longest a Node timer can wait: 2^31 - 1 ms (about 24.8 days). A longer setTimeout fires after
+ * 1 ms (with a TimeoutOverflowWarning), so a duration a timer waits is refused above it.
+ */
+export const MAX_TIMER_MS = 2 ** 31 - 1
+
+/** The message for a timer's duration above MAX_TIMER_MS (the library's options and the CLI's say the same). */
+export function timerTooLong(what: string, value: Duration): string {
+  return `${what}: ${String(value)} is longer than a timer can wait (at most ${MAX_TIMER_MS}ms, about 24d20h)`
+}
+
+/** parseDuration for a duration a timer waits (a lease, a poll, a wait, a command's timeout): at most MAX_TIMER_MS. */
+export function timerDuration(value: Duration, what = 'duration'): number {
+  const ms = parseDuration(value, what)
+  if (ms > MAX_TIMER_MS) throw new ConfigurationError(timerTooLong(what, value))
+  return ms
+}
+
 /** Short human form: 850ms, 12s, 3m4s, 2h5m. */
 export function formatDuration(ms: number): string {
   // Not a duration (NaN, infinite, past 2^53 ms: a corrupt value): shown as '-', never as "NaNd".

@@ -41,7 +41,7 @@ export {
 } from './keys.js'
 export { idFromBytes, idToBytes, keyText } from './bytes.js'
 export * from './errors/index.js'
-export { parseDuration, formatDuration, type Duration } from './duration.js'
+export { parseDuration, formatDuration, timerDuration, MAX_TIMER_MS, type Duration } from './duration.js'
 export { connect, maskUrl, DEFAULT_URL, type ConnectOptions, type RedisClient, type RedisConnectionOptions } from './connection.js'
 export { PACKAGE_VERSION } from './version.js'
 export { CoordinationAdmin, operatorName, type YieldOptions } from './admin/admin.js'

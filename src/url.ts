@@ -112,14 +112,30 @@ export function withCredentials(raw: string, creds: { username?: string; passwor
   return `${m[1]}${user}${pass !== undefined ? `:${pass}` : ''}@${m[3]}`
 }
 
-/** A URL with its password replaced: safe to print, log, or put in an error. */
+/**
+ * Query parameters that carry a secret (`?password=…`, `&sentinelPassword=…`, a token): ioredis reads
+ * options from a URL's query, so a password may come that way as well as `user:pass@`.
+ */
+const SECRET_PARAM = /([?&][^=&#]*(?:pass|pwd|secret|token|auth)[^=&#]*=)([^&#]*)/gi
+
+/** Every secret a URL carries (the userinfo's password, secret query parameters), as written and decoded. */
+export function urlSecrets(url: string): string[] {
+  const found: string[] = []
+  const pw = /^[a-z][a-z0-9+.-]*:\/\/[^@/:]*:([^@/]*)@/i.exec(url)?.[1]
+  if (pw) found.push(pw)
+  for (const m of url.matchAll(SECRET_PARAM)) if (m[2]) found.push(m[2])
+  return found.flatMap((s) => [s, decode(s) ?? s, decode(s.replace(/\+/g, ' ')) ?? s]).filter((s, i, all) => all.indexOf(s) === i)
+}
+
+/** A URL with its password replaced (in the userinfo and in the query): safe to print, log, or put in an error. */
 export function maskUrl(url: string): string {
-  const m = /^([a-z][a-z0-9+.-]*:\/\/)([^@/]*)@(.*)$/i.exec(url)
+  const masked = url.replace(SECRET_PARAM, (_, name: string, value: string) => (value ? `${name}***` : name))
+  const m = /^([a-z][a-z0-9+.-]*:\/\/)([^@/]*)@(.*)$/i.exec(masked)
   if (m) {
     const colon = m[2]!.indexOf(':')
     // user@ alone is a user name (redis://user@host); what follows a colon is the password.
-    const masked = colon < 0 ? m[2]! : `${m[2]!.slice(0, colon)}:***`
-    return `${m[1]}${masked}@${m[3]}`.replace(/\/$/, '')
+    const user = colon < 0 ? m[2]! : `${m[2]!.slice(0, colon)}:***`
+    return `${m[1]}${user}@${m[3]}`.replace(/\/$/, '')
   }
-  return url.replace(/\/$/, '')
+  return masked.replace(/\/$/, '')
 }

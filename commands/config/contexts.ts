@@ -7,11 +7,12 @@
  * The file: $BOTMESH_CONFIG, else $XDG_CONFIG_HOME/botmesh-coord/config.json (default
  * ~/.config/botmesh-coord/config.json), written with mode 0600.
  */
-import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
+import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { homedir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { CliError, usage } from '../output/errors.js'
 import { EXIT } from '../output/exit-codes.js'
+import { checkReplaceable } from '../output/files.js'
 
 export interface ContextEntry {
   url?: string
@@ -105,13 +106,51 @@ export function readConfig(path = configPath()): Config {
   return { currentContext: current, contexts }
 }
 
-export function writeConfig(config: Config, path = configPath()): void {
-  mkdirSync(dirname(path), { recursive: true, mode: 0o700 })
-  const body = { 'current-context': config.currentContext ?? null, contexts: config.contexts }
+/**
+ * Create a folder and its missing parents one level at a time (mode 0700). Node's recursive mkdir
+ * loops forever under /proc, where a missing name cannot be created yet its parent "exists".
+ */
+function makeFolders(dir: string): void {
+  const missing: string[] = []
+  for (let d = resolve(dir); ; d = dirname(d)) {
+    if (existsSync(d)) break
+    missing.unshift(d)
+    if (dirname(d) === d) break
+  }
+  for (const d of missing) mkdirSync(d, { mode: 0o700 })
+}
+
+const WHY: Record<string, string> = {
+  EACCES: 'permission denied',
+  EPERM: 'operation not permitted',
+  EROFS: 'a read-only file system',
+  ENOENT: 'no such folder (it cannot be created there)',
+  ENOTDIR: 'a part of the path is not a folder',
+}
+
+/**
+ * Write the config file whole (a temporary file renamed); a path that is not a regular file is
+ * refused unless `force`. A path that cannot be written (a folder under /proc or /sys, no permission)
+ * is one line, exit 2.
+ */
+export function writeConfig(config: Config, path = configPath(), force = false): void {
+  checkReplaceable(path, 'config file', force, ' (--force replaces it; or point BOTMESH_CONFIG at the file itself)')
   const tmp = `${path}.${process.pid}.tmp`
-  writeFileSync(tmp, `${JSON.stringify(body, null, 2)}\n`, { mode: 0o600 })
-  chmodSync(tmp, 0o600)
-  renameSync(tmp, path)
+  try {
+    makeFolders(dirname(path))
+    const body = { 'current-context': config.currentContext ?? null, contexts: config.contexts }
+    rmSync(tmp, { force: true }) // a stale one of a process with this pid; never followed if a link
+    writeFileSync(tmp, `${JSON.stringify(body, null, 2)}\n`, { mode: 0o600, flag: 'wx' })
+    chmodSync(tmp, 0o600)
+    renameSync(tmp, path)
+  } catch (err) {
+    rmSync(tmp, { force: true })
+    const code = String((err as NodeJS.ErrnoException).code ?? err)
+    throw new CliError(
+      `config file ${path}: cannot write it: ${WHY[code] ?? code} (set BOTMESH_CONFIG or XDG_CONFIG_HOME to a writable place)`,
+      EXIT.usage,
+    )
+  }
 }
 
 export function listContexts(path = configPath()): string[] {

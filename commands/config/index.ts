@@ -5,7 +5,7 @@
  */
 import { resolve } from 'node:path'
 import { Command } from 'commander'
-import { maskUrl } from '../lib.js'
+import { maskUrl, urlSecrets } from '../lib.js'
 import { makeColour } from '../output/colour.js'
 import { cell, headersWanted, jsonOut, outputFormat, printList, type KindView, type Printer } from '../output/format.js'
 import { reportError } from '../output/report.js'
@@ -142,14 +142,15 @@ Examples:
       .addHelpText('after', '\nExample:\n  botmesh-coord config use-context prod')
       .description('make a context the current one')
       .argument('<name>', 'the context')
+      .option('--force', 'replace the config file even when it is not a regular file (a symlink, a FIFO)')
       .action(
-        action((_cmd, name: string) => {
+        action((cmd, name: string) => {
           const c = readConfig()
           if (!c.contexts[name])
             throw notFound(
               `no context ${JSON.stringify(name)} in ${configPath()} (contexts: ${Object.keys(c.contexts).join(', ') || 'none'})`,
             )
-          writeConfig({ ...c, currentContext: name })
+          writeConfig({ ...c, currentContext: name }, configPath(), cmd.opts().force === true)
           process.stdout.write(`switched to context ${JSON.stringify(name)}\n`)
         }),
       ),
@@ -167,12 +168,13 @@ Examples:
       .option('--username <user>', 'the ACL user')
       .option('--password-env <variable>', 'an environment variable that holds the password')
       .option('--current', 'also make it the current context')
+      .option('--force', 'replace the config file even when it is not a regular file (a symlink, a FIFO)')
       .action(
         action((cmd, name: string) => {
-          const o = cmd.opts() as { username?: string; passwordEnv?: string; current?: boolean }
+          const o = cmd.opts() as { username?: string; passwordEnv?: string; current?: boolean; force?: boolean }
           const g = globalOptions(cmd)
           const given = (k: string) => cmd.getOptionValueSourceWithGlobals(k) === 'cli'
-          if (given('url') && /^[a-z][a-z0-9+.-]*:\/\/[^@/:]*:[^@/]+@/i.test(g.url)) {
+          if (given('url') && urlSecrets(g.url).length) {
             throw usage('set-context: put the password in a file (--password-file) or a variable (--password-env), not in --url')
           }
           const c = readConfig()
@@ -203,10 +205,14 @@ Examples:
             throw usage(
               `set-context: give at least one of --url, --sentinel, --master-name, --tls, --sentinel-username, --sentinel-password-file, --prefix, --layout, --tls-ca, --username, --password-file, --password-env`,
             )
-          writeConfig({
-            currentContext: o.current || !c.currentContext ? name : c.currentContext,
-            contexts: { ...c.contexts, [name]: entry },
-          })
+          writeConfig(
+            {
+              currentContext: o.current || !c.currentContext ? name : c.currentContext,
+              contexts: { ...c.contexts, [name]: entry },
+            },
+            configPath(),
+            o.force === true,
+          )
           process.stdout.write(`context ${JSON.stringify(name)} ${c.contexts[name] ? 'updated' : 'created'} in ${configPath()}\n`)
         }),
       ),
@@ -216,12 +222,17 @@ Examples:
       .addHelpText('after', '\nExample:\n  botmesh-coord config delete-context staging')
       .description('remove a context')
       .argument('<name>', 'the context')
+      .option('--force', 'replace the config file even when it is not a regular file (a symlink, a FIFO)')
       .action(
-        action((_cmd, name: string) => {
+        action((cmd, name: string) => {
           const c = readConfig()
           if (!c.contexts[name]) throw notFound(`no context ${JSON.stringify(name)} in ${configPath()}`)
           const { [name]: _gone, ...rest } = c.contexts
-          writeConfig({ currentContext: c.currentContext === name ? undefined : c.currentContext, contexts: rest })
+          writeConfig(
+            { currentContext: c.currentContext === name ? undefined : c.currentContext, contexts: rest },
+            configPath(),
+            cmd.opts().force === true,
+          )
           process.stdout.write(`deleted context ${JSON.stringify(name)}\n`)
         }),
       ),

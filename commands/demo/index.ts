@@ -336,16 +336,20 @@ export function demoCommand(): Command {
     .addOption(new Option('--replicas <n>', 'replica processes').default('3'))
     .addOption(new Option('--chats <n>', 'chats the traffic goes to (the first tenth are hot)').default('20'))
     .addOption(new Option('--rate <n>', 'inbound messages per second, over all replicas').default('10'))
-    .addOption(durationOption('--lease-ms <duration>', 'lease length of every replica (failover time)', { min: 300, default: '5s' }))
+    .addOption(
+      durationOption('--lease-ms <duration>', 'lease length of every replica (failover time)', { min: 300, default: '5s', timer: true }),
+    )
     .addOption(
       durationOption('--provider-down-ms <duration>', 'a leader whose transport stays closed this long yields', {
         min: 300,
         default: '5s',
+        timer: true,
       }),
     )
     .addOption(
       durationOption('--turn-wait <duration>', "how long a replica's message waits for its chat's turn (turnWaitMs; default 30s)", {
         min: 500,
+        timer: true,
       }),
     )
     .addOption(

@@ -207,6 +207,7 @@ export function exporterCommand(): Command {
       durationOption('--scrape-timeout <duration>', 'one scrape reads Redis for at most this long; then it answers botmesh_redis_up 0', {
         min: 50,
         default: '3s',
+        timer: true,
       }),
     )
     .addOption(new Option('--max-chats <n>', 'chats read per scrape at most (the stuck and busiest first)').default('1000'))

@@ -51,7 +51,9 @@ export class ConnectionFailed extends Error {
 
 /** Remove anything that looks like a password from a message (URLs with credentials, given secrets). */
 export function scrub(message: string, secrets: string[] = []): string {
-  let m = message.replace(/\b(rediss?:\/\/)[^\s@/]*@/g, '$1***@')
+  let m = message
+    .replace(/\b(rediss?(?:\+sentinel)?:\/\/)[^\s@/]*@/g, '$1***@')
+    .replace(/\brediss?(?:\+sentinel)?:\/\/\S+/g, (u) => maskUrl(u))
   for (const s of secrets) if (s) m = m.split(s).join('***')
   return m
 }

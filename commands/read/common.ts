@@ -190,6 +190,7 @@ export function listingCommand<R, O>(spec: ListingSpec<R, O>): Command {
       durationOption('--interval <duration>', 'with --watch: how often to look (at least 4 times the time one read takes)', {
         min: MIN_INTERVAL_MS,
         default: '2s',
+        timer: true,
       }),
     )
     .addHelpText('after', examples(...spec.examples))

@@ -116,7 +116,9 @@ export function eventsCommand(): Command {
     .option('--since <time>', 'only events from then on: a duration back (10m, 1h30m) or a time (10:42, 2026-11-29T10:42:00Z)')
     .option('--until <time>', 'only events up to then (same forms as --since)')
     .option('--timestamps', 'show the time of each event (Redis clock, UTC) beside how long ago')
-    .addOption(durationOption('--interval <duration>', 'how often --follow polls the stream', { min: MIN_INTERVAL_MS, default: '1s' }))
+    .addOption(
+      durationOption('--interval <duration>', 'how often --follow polls the stream', { min: MIN_INTERVAL_MS, default: '1s', timer: true }),
+    )
     .addHelpText(
       'after',
       examples(

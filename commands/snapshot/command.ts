@@ -10,6 +10,7 @@ import { run } from '../run.js'
 import { maskUrl } from '../lib.js'
 import { CliError, usage } from '../output/errors.js'
 import { EXIT } from '../output/exit-codes.js'
+import { checkReplaceable } from '../output/files.js'
 import { jsonOut, outputIsFile } from '../output/format.js'
 import { progress } from '../output/progress.js'
 import { dur } from '../output/time.js'
@@ -17,6 +18,7 @@ import { examples } from '../read/common.js'
 import { snapshotDiffCommand } from './diff.js'
 
 interface SnapshotFlags {
+  force?: boolean
   maxKeys?: number
   includeState?: boolean
   events: number
@@ -56,6 +58,7 @@ export function snapshotCommand(): Command {
       'capture the coordination state to a file (-o <file>, gzipped when it ends in .gz; mode 0600) for a postmortem; --from <file> then answers every read command from it',
     )
     .addOption(new Option('--max-keys <n>', 'stop after this many keys: the snapshot says it is partial').argParser(positive(100_000_000)))
+    .option('--force', 'replace what is at the -o path even when it is not a regular file (a symlink, a FIFO, a device)')
     .option('--include-state', 'also keep conversation state, saved answers and handover marker data (left out by default)')
     .addOption(new Option('--events <n>', 'most recent events kept').argParser(positive(100_000)).default(1000))
     .addHelpText(
@@ -77,6 +80,7 @@ each record keeps the Redis time it was read at, and the file the time span of t
       if (ctx.from) throw usage('snapshot reads a live Redis: drop --from')
       const path = (cmd.optsWithGlobals() as { output?: string }).output
       if (!path) throw usage('snapshot needs -o <file> (e.g. -o incident.json.gz)')
+      checkReplaceable(path, '-o', flags.force === true)
       const started = performance.now()
       const snap = await ctx.io.captureSnapshot(new ctx.io.RedisSource(ctx.redis), ctx.keys, {
         url: maskUrl(ctx.url),

@@ -7,7 +7,7 @@
  */
 import { readFileSync, statSync } from 'node:fs'
 import type { Command } from 'commander'
-import { formatDuration, keyText, loadIo, type Io, type RedisKey, type Snapshot, type StateSource } from '../lib.js'
+import { formatDuration, keyText, loadIo, maskUrl, type Io, type RedisKey, type Snapshot, type StateSource } from '../lib.js'
 import type { RecordedSource } from '../lib.js'
 import { refused, usage, CliError } from '../output/errors.js'
 import { EXIT } from '../output/exit-codes.js'
@@ -30,7 +30,9 @@ export async function loadSnapshot(path: string, what = '--from'): Promise<{ io:
   try {
     // A file larger than a snapshot may be is refused before it is read.
     if (statSync(path).size > io.SNAPSHOT_MAX_BYTES) throw new Error(io.SNAPSHOT_TOO_LARGE)
-    return { io, snapshot: io.decodeSnapshot(readFileSync(path)) }
+    const snapshot = io.decodeSnapshot(readFileSync(path))
+    // Masked again: a file written by another tool (or edited) may carry a password in its URL.
+    return { io, snapshot: { ...snapshot, target: { ...snapshot.target, url: maskUrl(String(snapshot.target.url)) } } }
   } catch (err) {
     if (err instanceof CliError) throw err
     throw new CliError(`${what}: ${path}: ${err instanceof Error ? err.message : String(err)}`, EXIT.usage)

@@ -90,6 +90,8 @@ export function readRecording(file: string): { header: RecordingHeader; refreshe
     throw bad('not a recording (its first line is not JSON)')
   }
   if (header?.format !== RECORDING_FORMAT) throw bad('not a botmesh-coord recording (watch --record)')
+  // Masked again: a recording written by another tool (or edited) may carry a password in its URL.
+  if (header.target && typeof header.target === 'object') header.target = { ...header.target, url: maskUrl(String(header.target.url)) }
   const refreshes: RecordedRefresh[] = []
   for (const l of lines.slice(1)) {
     try {

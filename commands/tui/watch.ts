@@ -37,7 +37,9 @@ function positiveInt(v: string | undefined, what: string): number | undefined {
 export function watchCommand(): Command {
   const cmd: Command = new Command('watch')
     .description('the live dashboard: replicas, providers, stuck and busy chats, expiring leases, events; act with y / r / s')
-    .addOption(durationOption('--interval <duration>', 'refresh period (e.g. 500ms, 2s)', { min: MIN_INTERVAL_MS, default: '1s' }))
+    .addOption(
+      durationOption('--interval <duration>', 'refresh period (e.g. 500ms, 2s)', { min: MIN_INTERVAL_MS, default: '1s', timer: true }),
+    )
     .addOption(new Option('--jsonl', 'no screen: one JSON snapshot per refresh on stdout (the dashboard data plus header fields)'))
     .addOption(new Option('--count <n>', 'with --jsonl: stop after n snapshots'))
     .addOption(new Option('--top <n>', 'chats read per refresh at most (the stuck and busiest first)').default('30'))

@@ -28,6 +28,8 @@ export interface CoordinationBackend {
   readonly kind: 'redis' | 'memory'
   /** Schema check and safety checks; problems come back as warnings, not exceptions. */
   init(): Promise<Warning[]>
+  /** An error of start() that is an ACL refusal, named with the grant (a PermissionDeniedError); others as they are. */
+  explainRefusal?(err: unknown): Promise<unknown>
   /**
    * Take a ticket (ticket null) or poll with one. `requestId` is unique per acquisition: a retry
    * after a lost reply finds the ticket taken the first time instead of queueing a second one.

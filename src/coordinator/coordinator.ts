@@ -9,7 +9,7 @@ import { EventEmitter } from 'node:events'
 import { hostname } from 'node:os'
 import { randomBytes, randomUUID } from 'node:crypto'
 import { monotonicNow } from '../clock.js'
-import { parseDuration } from '../duration.js'
+import { timerDuration } from '../duration.js'
 import { validateId } from '../keys.js'
 import { CoordinationUnavailableError } from '../errors/coordination-unavailable-error.js'
 import { ConfigurationError } from '../errors/configuration-error.js'
@@ -76,12 +76,12 @@ export abstract class Coordinator extends EventEmitter<CoordinatorEvents> {
     this.#backend = backend
     this.replicaId = options.replicaId === undefined ? PROCESS_REPLICA_ID : validateId(options.replicaId, 'replicaId')
     this.incarnation = randomBytes(8).toString('hex')
-    this.leaseMs = parseDuration(options.leaseMs ?? DEFAULTS.leaseMs, 'leaseMs')
-    this.maxPollMs = parseDuration(options.maxPollMs ?? DEFAULTS.maxPollMs, 'maxPollMs')
-    this.minPollMs = parseDuration(options.minPollMs ?? DEFAULTS.minPollMs, 'minPollMs')
-    this.turnWaitMs = parseDuration(options.turnWaitMs ?? DEFAULTS.turnWaitMs, 'turnWaitMs')
+    this.leaseMs = timerDuration(options.leaseMs ?? DEFAULTS.leaseMs, 'leaseMs')
+    this.maxPollMs = timerDuration(options.maxPollMs ?? DEFAULTS.maxPollMs, 'maxPollMs')
+    this.minPollMs = timerDuration(options.minPollMs ?? DEFAULTS.minPollMs, 'minPollMs')
+    this.turnWaitMs = timerDuration(options.turnWaitMs ?? DEFAULTS.turnWaitMs, 'turnWaitMs')
     this.maxWaiting = options.maxWaiting ?? DEFAULTS.maxWaiting
-    this.renewMarginMs = parseDuration(options.renewMarginMs ?? Math.round(this.leaseMs / 10), 'renewMarginMs')
+    this.renewMarginMs = timerDuration(options.renewMarginMs ?? Math.round(this.leaseMs / 10), 'renewMarginMs')
     if (this.leaseMs < 300) throw new ConfigurationError('leaseMs must be at least 300 ms')
     if (this.renewMarginMs >= this.leaseMs / 2) throw new ConfigurationError('renewMarginMs must be below leaseMs / 2')
     if (this.minPollMs < 1 || this.maxPollMs < this.minPollMs) throw new ConfigurationError('need 1 <= minPollMs <= maxPollMs')
@@ -176,8 +176,9 @@ export abstract class Coordinator extends EventEmitter<CoordinatorEvents> {
     } catch (err) {
       this.#state = 'stopped'
       await this.#unsubscribe?.().catch(() => {})
+      const named = await this.#backend.explainRefusal?.(err).catch(() => err)
       await this.#backend.close().catch(() => {})
-      throw err
+      throw named ?? err
     }
     this.#state = 'running'
     this.#renewTimer = setInterval(() => void this.#renewer.cycle(), renewIntervalMs(this.leaseMs))

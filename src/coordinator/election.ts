@@ -1,5 +1,5 @@
 import { monotonicNow } from '../clock.js'
-import { parseDuration } from '../duration.js'
+import { timerDuration } from '../duration.js'
 import { isConnectionError } from '../errors/from-redis.js'
 import { CoordinationUnavailableError } from '../errors/coordination-unavailable-error.js'
 import { ProviderNotLeaderError } from '../errors/provider-not-leader-error.js'
@@ -66,8 +66,8 @@ export class Election {
     this.#port = port
     this.name = name
     this.#opts = opts
-    this.#providerDownMs = parseDuration(opts.providerDownMs ?? CAMPAIGN_DEFAULTS.providerDownMs, 'providerDownMs')
-    this.#sitOutMs = parseDuration(opts.sitOutMs ?? CAMPAIGN_DEFAULTS.sitOutMs, 'sitOutMs')
+    this.#providerDownMs = timerDuration(opts.providerDownMs ?? CAMPAIGN_DEFAULTS.providerDownMs, 'providerDownMs')
+    this.#sitOutMs = timerDuration(opts.sitOutMs ?? CAMPAIGN_DEFAULTS.sitOutMs, 'sitOutMs')
   }
 
   /** True while this replica leads, by the local deadline. */

@@ -18,6 +18,7 @@ import {
 } from '../connection.js'
 import type { CoordinationBackend, WakeHandler, Warning } from './backend.js'
 import { decodeWake } from '../wire/wake.js'
+import { explainRefusal, publishCheck } from './permissions.js'
 import type {
   BeatRecord,
   BeatReply,
@@ -57,6 +58,8 @@ export class RedisBackend implements CoordinationBackend {
   private subscribed = false
   /** A beat answered already: a record missing at a later beat means the keys were flushed. */
   private beaten = false
+  /** PUBLISH refused to this user (see ./permissions.ts): no replica is woken, waiters poll as without pushes. */
+  private wakesRefused = false
 
   constructor(opts: RedisBackendOptions) {
     this.opts = opts
@@ -84,7 +87,13 @@ export class RedisBackend implements CoordinationBackend {
       })
     }
     warnings.push(...(await evictionWarnings(this.redis)))
-    return warnings
+    const publish = await publishCheck(this.redis, this.keys, this.opts.commandTimeoutMs)
+    this.wakesRefused = publish !== null
+    return publish ? [...warnings, publish] : warnings
+  }
+
+  explainRefusal(err: unknown): Promise<unknown> {
+    return explainRefusal(err, this.redis, this.keys, this.opts.commandTimeoutMs)
   }
 
   /** A poll, renewal or lead attempt may take almost a lease: a shorter bound times out calls Redis still runs (unseen grants). */
@@ -295,7 +304,7 @@ export class RedisBackend implements CoordinationBackend {
   }
 
   pushReady(): boolean {
-    return this.subscribed && this.subscriber !== null
+    return !this.wakesRefused && this.subscribed && this.subscriber !== null
   }
 
   async serverIdentity(leaseMs?: number): Promise<string | null> {

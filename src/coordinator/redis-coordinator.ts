@@ -3,7 +3,7 @@ import type { CoordinatorOptions } from './types.js'
 import { RedisBackend } from './redis-backend.js'
 import type { KeyLayout } from '../keys.js'
 import { resolveRedis, type RedisClient, type RedisConnectionOptions } from '../connection.js'
-import { parseDuration } from '../duration.js'
+import { timerDuration } from '../duration.js'
 import { DEFAULTS, coordinatorCommandTimeoutMs } from '../defaults.js'
 
 export type RedisCoordinatorOptions = RedisConnectionOptions & CoordinatorOptions
@@ -21,7 +21,7 @@ export class RedisCoordinator extends Coordinator {
   readonly idleKeyTtlMs: number
 
   constructor(options: RedisCoordinatorOptions = {}) {
-    const leaseMs = parseDuration(options.leaseMs ?? DEFAULTS.leaseMs, 'leaseMs')
+    const leaseMs = timerDuration(options.leaseMs ?? DEFAULTS.leaseMs, 'leaseMs')
     const { redis, keys, ownsClient, commandTimeoutMs, idleKeyTtlMs, eventsMaxLen } = resolveRedis(
       options,
       coordinatorCommandTimeoutMs(leaseMs),

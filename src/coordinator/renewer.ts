@@ -9,6 +9,7 @@
 import { monotonicNow, sleep } from '../clock.js'
 import type { BeatRecord, BeatReply, LeaseKind, RenewReply } from '../wire/types.js'
 import { leaseDeadline, type CoordinatorContext } from './context.js'
+import { FAILOVER_DETECTION_OFF } from './permissions.js'
 import { RECENT_RELEASES_CAP, type HeldLease, type LeaseTable } from './lease-table.js'
 
 export interface RenewerHooks {
@@ -79,6 +80,7 @@ export class Renewer {
     const { backend, replicaId, incarnation, leaseMs } = this.core
     const [beat, id] = await Promise.all([backend.beat(replicaId, incarnation, leaseMs, this.hooks.record()), backend.serverIdentity()])
     this.serverId = id
+    if (id === null) this.core.emit('coordination:warning', FAILOVER_DETECTION_OFF)
     this.checkBeat(beat)
   }
 

@@ -8,7 +8,7 @@
  * maxPollMs; when it drops or comes back, every keeper polls at once.
  */
 import { monotonicNow } from '../clock.js'
-import { parseDuration } from '../duration.js'
+import { timerDuration } from '../duration.js'
 import { CoordinationUnavailableError } from '../errors/coordination-unavailable-error.js'
 import type { PushedGrant, TurnReply } from '../wire/types.js'
 import { ArrivalLines, keeperPollMs, type PollTiming, type Place } from './arrival-line.js'
@@ -53,7 +53,7 @@ export class TurnQueue {
    * book-keeping (the heartbeat's count of waiting messages, settled()).
    */
   acquire(key: string, options: AcquireTurnOptions): Promise<Turn> {
-    const waitMs = parseDuration(options.waitMs ?? this.turnWaitMs, 'waitMs')
+    const waitMs = timerDuration(options.waitMs ?? this.turnWaitMs, 'waitMs')
     if (this.book.waiting >= this.maxWaiting) {
       this.core.stats.turnsShed++
       return Promise.reject(

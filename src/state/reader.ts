@@ -4,7 +4,7 @@
  * questions of a StateSource (./source.ts): a live Redis, or the records of a snapshot (./records.ts).
  */
 import { KIND_SEGMENTS, KeyLayout, SCHEMA_VERSION, type KeyKind, type Layout, type RedisKey } from '../keys.js'
-import { hasLoneSurrogate, idFromBytes, keyText, redisKey, startsWithBytes } from '../bytes.js'
+import { hasLoneSurrogate, idFromBytes, keyNameFromBytes, keyText, redisKey, startsWithBytes } from '../bytes.js'
 import { batchWrites, withTimeout, type RedisClient } from '../connection.js'
 import { errorFromRedis, isConnectionError } from '../errors/from-redis.js'
 import { CoordinationUnavailableError } from '../errors/coordination-unavailable-error.js'
@@ -452,7 +452,7 @@ export class StateReader {
       scanned++
       // Another kind's key (a checkpoint, a queue) is passed over before it is decoded.
       if (heads && !heads.some((h) => startsWithBytes(bytes, h))) continue
-      const text = idFromBytes(bytes)
+      const text = keyNameFromBytes(bytes)
       const parsed = this.keys.parse(text)
       if (parsed !== null && wanted.has(parsed.kind)) ours.push({ rawKey: redisKey(text), id: parsed.id, kind: parsed.kind })
     }
