@@ -186,35 +186,27 @@ export class RedisBackend implements CoordinationBackend {
   }
 
   async renew(items: RenewItem[], incarnation: string, leaseMs: number): Promise<Array<RenewReply | Error>> {
+    const args = { incarnation, leaseMs, idleTtlMs: this.opts.idleKeyTtlMs }
+    const timeout = this.leaseCallTimeout(leaseMs)
+    const asError = (err: unknown): Error => (err instanceof Error ? err : new Error(String(err)))
     // One server holds every key: one script renews them all (the renewer sends 500 at a time).
     if (!isCluster(this.redis)) {
+      const keys = items.map((i) => this.leaseKey(i))
       const many = await this.scripts
         .callMany(
           LEASE_RENEW_MANY,
-          items.map((i) => this.leaseKey(i)),
-          { incarnation, leaseMs, idleTtlMs: this.opts.idleKeyTtlMs },
+          keys,
+          args,
           items.map((i) => String(i.fence)),
-          this.leaseCallTimeout(leaseMs),
+          timeout,
         )
-        .catch((err: unknown) => (err instanceof Error ? err : new Error(String(err))))
+        .catch(asError)
       return many instanceof Error ? items.map(() => many) : many
     }
     // A cluster: one script per lease, sent together: one write per node, replies in order.
     batchWrites(this.redis)
-    return Promise.all(
-      items.map(async (item): Promise<RenewReply | Error> => {
-        try {
-          return await this.scripts.call(
-            LEASE_RENEW,
-            { lease: this.leaseKey(item) },
-            { incarnation, fence: item.fence, leaseMs, idleTtlMs: this.opts.idleKeyTtlMs },
-            this.leaseCallTimeout(leaseMs),
-          )
-        } catch (err) {
-          return err instanceof Error ? err : new Error(String(err))
-        }
-      }),
-    )
+    const one = (i: RenewItem) => this.scripts.call(LEASE_RENEW, { lease: this.leaseKey(i) }, { ...args, fence: i.fence }, timeout)
+    return Promise.all(items.map((i) => one(i).catch(asError)))
   }
 
   async beat(replicaId: string, incarnation: string, leaseMs: number, record: BeatRecord): Promise<BeatReply> {

@@ -100,7 +100,7 @@ describe('prefixes nested on one another', () => {
         .map(([, f]) => JSON.parse(f[1]!) as J)
         .filter((e) => e.type === 'intervention')
     expect((await interventions('shop')).map((e) => e.command)).toEqual([
-      'chat release c:chat:1',
+      expect.stringMatching(/^chat release c:chat:1 --if-fence \d+$/), // pinned to the fence it showed
       'checkpoints rm --flow order --owner-dead',
     ])
     for (const p of NEIGHBOURS) expect(await interventions(p), p).toEqual([])
