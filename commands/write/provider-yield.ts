@@ -337,7 +337,7 @@ export function providerYield(): Command {
         durationOption(
           '--wait-timeout <duration>',
           "how long --wait waits (default: the leader's lease left, plus 5s; a takeover by expiry exits 1)",
-          { min: 1 },
+          { min: 1, timer: true },
         ),
       )
       .addOption(new Option('--force', 'revoke the lead in Redis now (a leader that does not answer); fence bumped'))

@@ -29,11 +29,13 @@ describe('hostile environment and options', () => {
   })
 
   it('a timer duration over 2^31-1 ms: one line, exit 2', async () => {
-    const [timeout, interval] = await Promise.all([
+    const [timeout, interval, waitTimeout] = await Promise.all([
       runCli(['--url', redisUrl(), '--timeout', '25d', 'leases', 'ls']),
       runCli(['--url', redisUrl(), 'events', '-f', '--interval', '30d']),
+      runCli(['--url', redisUrl(), 'provider', 'yield', 'wa', '--wait', '--wait-timeout', '30d']),
     ])
     oneLine(timeout, /--timeout.*25d is longer than a timer can wait \(at most 2147483647ms/)
     oneLine(interval, /--interval.*30d is longer than a timer can wait/)
+    oneLine(waitTimeout, /--wait-timeout.*30d is longer than a timer can wait/)
   })
 })
