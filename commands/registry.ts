@@ -3,18 +3,9 @@ import { registerReadCommands } from './read/index.js'
 import { registerWriteCommands } from './write/index.js'
 import { registerToolCommands } from './tools/index.js'
 import { usageLine } from './output/report.js'
+import type { Groups } from './groups.js'
 
-/** The command groups; read/, write/ and tools/ add their subcommands to them. */
-export interface Groups {
-  program: Command
-  replicas: Command
-  leases: Command
-  chat: Command
-  provider: Command
-  checkpoints: Command
-  handover: Command
-  locks: Command
-}
+export type { Groups } from './groups.js'
 
 function group(program: Command, name: string, alias: string, description: string, examples: string[]): Command {
   const g = new Command(name)

@@ -4,48 +4,16 @@
  * the rehearsals themselves (./scenarios.ts). This module starts them in order, answers `demo status`,
  * builds the summary, and stops everything in order, leaving nothing running.
  */
-import {
-  KeyLayout,
-  maskUrl,
-  type CoordinationAdmin,
-  type Io,
-  type Layout,
-  type RedisClient,
-  type StateReader,
-  type WriteSide,
-} from '../lib.js'
+import { KeyLayout, maskUrl, type CoordinationAdmin, type RedisClient, type StateReader } from '../lib.js'
 import type { ControlReply, ControlRequest, DemoState } from './control.js'
 import { ControlServer } from './control-server.js'
 import { Scenarios } from './scenarios.js'
 import { JOB_LOCK, PROVIDER, Supervisor, type ReplicaState } from './supervisor.js'
 import { Traffic } from './traffic.js'
+import type { DemoOptions } from './options.js'
 
 export { JOB_LOCK, PROVIDER, replicaProgram } from './supervisor.js'
-
-export interface DemoOptions {
-  url: string
-  prefix: string
-  layout: Layout
-  replicas: number
-  chats: number
-  rate: number
-  leaseMs: number
-  providerDownMs: number
-  /** Rehearsal settings: the replicas keep waits, checkpoints and markers long enough to follow the runbook by hand. */
-  rehearsal?: boolean
-  /** How long a replica's message waits for its chat's turn (turnWaitMs). */
-  turnWaitMs: number
-  /** How a printed command reaches this demo's Redis (`--context demo`, or `--url … --prefix …`). */
-  connection: string
-  /** The throwaway redis-server, when the demo started one. */
-  redis: { pid: number; port: number; dir: string; stop(): Promise<void> } | null
-  json: boolean
-  /** The library's read and write sides (lib.ts loadIo(), loadWriteSide()). */
-  io: Io
-  write: WriteSide
-  out(line: string): void
-  err(line: string): void
-}
+export type { DemoOptions } from './options.js'
 
 export interface Summary {
   kind: 'demo-summary'

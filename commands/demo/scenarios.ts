@@ -6,7 +6,7 @@
  */
 import { formatDuration, type CoordinationAdmin, type RedisClient, type StateReader, type WriteSide } from '../lib.js'
 import type { ControlReply, ControlRequest } from './control.js'
-import type { DemoOptions } from './orchestrator.js'
+import type { DemoOptions } from './options.js'
 import { PROVIDER, type Replica, type Supervisor } from './supervisor.js'
 import type { Traffic } from './traffic.js'
 

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { DemoState } from './control.js'
-import type { DemoOptions } from './orchestrator.js'
+import type { DemoOptions } from './options.js'
 
 /** The names the replica program (./replica.ts) campaigns for and locks. */
 export const PROVIDER = 'provider:demo'

@@ -4,7 +4,7 @@
  * and goes nowhere.
  */
 import { LoadBalancer } from './balancer.js'
-import type { DemoOptions } from './orchestrator.js'
+import type { DemoOptions } from './options.js'
 import type { Replica } from './supervisor.js'
 
 /** How often the traffic sends what its rate has accumulated. */

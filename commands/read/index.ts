@@ -1,4 +1,4 @@
-import type { Groups } from '../registry.js'
+import type { Groups } from '../groups.js'
 import { replicasLs } from './replicas-ls.js'
 import { leasesLs } from './leases-ls.js'
 import { chatLs } from './chat-ls.js'

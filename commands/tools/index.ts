@@ -1,4 +1,4 @@
-import type { Groups } from '../registry.js'
+import type { Groups } from '../groups.js'
 import { completeCommand, completionCommand } from './completion.js'
 import { demoCommand } from '../demo/index.js'
 import { watchCommand } from '../tui/watch.js'

@@ -1,4 +1,4 @@
-import type { Groups } from '../registry.js'
+import type { Groups } from '../groups.js'
 import { chatRelease, chatSkip } from './chat.js'
 import { checkpointRm } from './checkpoint-rm.js'
 import { checkpointExtend } from './checkpoint-extend.js'
