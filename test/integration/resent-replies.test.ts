@@ -10,7 +10,7 @@
  * when it cannot be told — never a refusal of what took effect.
  */
 import { afterEach, describe, expect, it } from 'vitest'
-import { CoordinationAdmin, CoordinationUnavailableError } from '../../src/index.js'
+import { CoordinationAdmin, CoordinationUnavailableError, OutcomeUnknownError } from '../../src/index.js'
 import { until } from '../helpers/wait.js'
 import { settle, storesBehindReplyEater } from '../helpers/resent.js'
 
@@ -127,7 +127,9 @@ describe('a command run twice by a client that lost its reply', () => {
       'the forced release taking effect',
     )
     if ('value' in outcome) expect.fail(`the lock was released but the release answered ${outcome.value.status}`)
-    expect(outcome.err).toBeInstanceOf(CoordinationUnavailableError)
+    // An intervention whose answer was lost: OutcomeUnknownError, saying how to learn what happened.
+    expect(outcome.err).toBeInstanceOf(OutcomeUnknownError)
+    expect((outcome.err as OutcomeUnknownError).check).toMatch(/job:1/)
     void store
   }, 20_000)
 
