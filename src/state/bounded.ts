@@ -40,7 +40,7 @@ export const LISTING_TICKETS = 16
 export const LISTING_CANDIDATES = 100
 /** Tickets `chat inspect` shows (and reads) by default; `--tickets` changes it up to MAX_INSPECT_TICKETS. */
 export const INSPECT_TICKETS = 100
-export const MAX_INSPECT_TICKETS = 10_000
+export const MAX_INSPECT_TICKETS = 2000
 /** Candidates `provider status` reads and shows. */
 export const INSPECT_CANDIDATES = 1000
 
