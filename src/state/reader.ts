@@ -39,6 +39,11 @@ export interface ScanOptions {
   onProgress?: (seen: number) => void
   /** Stop after this many keys (the dashboard's bounded refresh). */
   limit?: number
+  /**
+   * Read the keys of these kinds whole (HGETALL) instead of as a listing reads them (./bounded.ts): for
+   * an intervention that must find every ticket of an incarnation, never for a listing.
+   */
+  whole?: KeyKind[]
 }
 
 /** A decoded item, or the key that could not be decoded (listings go on past a corrupt value). */
@@ -479,7 +484,7 @@ export class StateReader {
   private async readKeys(
     node: number,
     ours: ScannedKey[],
-    options: Pick<ScanOptions, 'fields'> & { keysOnly?: boolean },
+    options: Pick<ScanOptions, 'fields' | 'whole'> & { keysOnly?: boolean },
   ): Promise<ReadItem[]> {
     const out: ReadItem[] = []
     if (options.keysOnly) {
@@ -490,7 +495,11 @@ export class StateReader {
     const sentBefore = this.source.hashCommands
     const byKind = new Map<KeyKind, ScannedKey[]>()
     for (const k of ours) byKind.set(k.kind, [...(byKind.get(k.kind) ?? []), k])
-    const groups = [...byKind].map(([kind, ks]) => ({ kind, ks, plan: options.fields?.[kind] ? null : listingPlan(kind) }))
+    const groups = [...byKind].map(([kind, ks]) => ({
+      kind,
+      ks,
+      plan: options.fields?.[kind] || options.whole?.includes(kind) ? null : listingPlan(kind),
+    }))
     const replies = await this.call('HMGET', () =>
       Promise.all(
         groups.map(({ kind, ks, plan }) =>

@@ -327,7 +327,11 @@ export class RecordingSource implements StateSource {
       })
     }
     if (r.state instanceof Error || Object.keys(r.state).length)
-      this.keep(k.state, r.state, r.state instanceof Error ? {} : { fields: Object.keys(r.state), listed: { size: 0, extra: r.queued } })
+      this.keep(
+        k.state,
+        r.state,
+        r.state instanceof Error ? {} : { fields: Object.keys(r.state), listed: { size: Object.keys(r.state).length, extra: r.queued } },
+      )
     put(k.checkpoint, r.checkpoint, r.checkpointTtl)
     put(k.handover, r.handover, r.handoverTtl)
     return r
