@@ -88,7 +88,10 @@ export interface Refreshes {
   readonly length: number
   /** Redis time of refresh `i` (ms). */
   t(i: number): number
+  /** Refresh `i` — or, when its line does not parse, the nearest one after it (before it, at the end) that does. */
   at(i: number): RecordedRefresh
+  /** The index of the refresh `at` returned last. */
+  readonly shown: number
   /** Lines that are not a refresh (cut off, corrupt): each reported once, skipped. */
   readonly skipped: SkippedLine[]
 }
@@ -101,7 +104,14 @@ export interface SkippedLine {
 
 /** Refreshes held in memory (a snapshot shown as a recording of one refresh). */
 export function refreshesOf(list: RecordedRefresh[]): Refreshes {
-  return { length: list.length, t: (i) => list[i]!.t, at: (i) => list[i]!, skipped: [] }
+  const r = {
+    length: list.length,
+    shown: 0,
+    t: (i: number) => list[i]!.t,
+    at: (i: number) => list[(r.shown = Math.max(0, Math.min(i, list.length - 1)))]!,
+    skipped: [],
+  }
+  return r
 }
 
 /** Bytes read from the file at a time while it is indexed. */
@@ -118,6 +128,9 @@ class FileRefreshes implements Refreshes {
   private readonly lines: number[] = []
   private readonly times: number[] = []
   readonly skipped: SkippedLine[] = []
+  shown = 0
+  /** Indexed lines that did not parse when read (reported once): passed over from then on. */
+  private readonly bad = new Set<number>()
   private kept: { i: number; r: RecordedRefresh } | null = null
 
   constructor(
@@ -174,25 +187,37 @@ class FileRefreshes implements Refreshes {
     return this.times[i]!
   }
 
-  /** Refresh `i`, read from the file now; a line that does not parse is dropped from the index (reported) and the next one read. */
+  /** Refresh `i`, read from the file now; a line that does not parse is reported once and passed over. */
   at(i: number): RecordedRefresh {
-    for (;;) {
-      const j = Math.max(0, Math.min(i, this.length - 1))
-      if (this.kept?.i === j) return this.kept.r
+    const from = Math.max(0, Math.min(i, this.length - 1))
+    for (let j = from; j < this.length; j++) {
+      const r = this.read(j)
+      if (r) return r
+    }
+    for (let j = from - 1; j >= 0; j--) {
+      const r = this.read(j)
+      if (r) return r
+    }
+    throw new CliError('the recording holds no refresh that can be read', EXIT.usage)
+  }
+
+  private read(j: number): RecordedRefresh | null {
+    if (this.bad.has(j)) return null
+    if (this.kept?.i !== j) {
       const buf = Buffer.alloc(this.lengths[j]!)
       readSync(this.fd, buf, 0, buf.length, this.offsets[j]!)
       try {
         const r = JSON.parse(buf.toString('utf8')) as RecordedRefresh
         if (typeof r?.t !== 'number' || typeof r.records !== 'object' || r.records === null) throw new Error('no records')
         this.kept = { i: j, r }
-        return r
       } catch {
+        this.bad.add(j)
         this.skipped.push({ line: this.lines[j]!, why: 'corrupt (not JSON, or no records)' })
-        for (const a of [this.offsets, this.lengths, this.lines, this.times]) a.splice(j, 1)
-        this.kept = null
-        if (this.length === 0) throw new CliError('the recording holds no refresh that can be read', EXIT.usage)
+        return null
       }
     }
+    this.shown = j
+    return this.kept.r
   }
 }
 
@@ -261,8 +286,8 @@ export class Player {
 
   get at(): RecordedRefresh {
     const r = this.refreshes.at(this.index)
-    // A corrupt line found on the way leaves the index: keep within it.
-    this.index = Math.min(this.index, this.refreshes.length - 1)
+    // A line that does not parse is passed over: the player stands on the refresh shown.
+    this.index = this.refreshes.shown
     return r
   }
 

@@ -494,7 +494,11 @@ export class StateReader {
     if (!ours.length) return out
     const sentBefore = this.source.hashCommands
     const byKind = new Map<KeyKind, ScannedKey[]>()
-    for (const k of ours) byKind.set(k.kind, [...(byKind.get(k.kind) ?? []), k])
+    for (const k of ours) {
+      const group = byKind.get(k.kind)
+      if (group) group.push(k)
+      else byKind.set(k.kind, [k])
+    }
     const groups = [...byKind].map(([kind, ks]) => ({
       kind,
       ks,

@@ -284,7 +284,8 @@ export class RecordingSource implements StateSource {
   scan(node: number, cursor: string, pattern: string, count: number): Promise<{ cursor: string; keys: Buffer[] }> {
     return this.inner.scan(node, cursor, pattern, count).then((r) => {
       const n = (this.current.nodes[node] ??= { name: this.inner.nodeName(node) })
-      n.keys = [...(n.keys ?? []), ...r.keys.map((b) => idFromBytes(b))]
+      const ks = (n.keys ??= [])
+      for (const b of r.keys) ks.push(idFromBytes(b))
       return r
     })
   }
