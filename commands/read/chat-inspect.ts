@@ -1,7 +1,17 @@
-import { Command } from 'commander'
+import { Command, InvalidArgumentError } from 'commander'
 import { run } from '../run.js'
 import type { Context } from '../context.js'
-import { DEFAULTS, chatView, explainChat, formatDuration, type ChatView, type Explanation, type Finding } from '../lib.js'
+import {
+  DEFAULTS,
+  INSPECT_TICKETS,
+  MAX_INSPECT_TICKETS,
+  chatView,
+  explainChat,
+  formatDuration,
+  type ChatView,
+  type Explanation,
+  type Finding,
+} from '../lib.js'
 import { cell, printOne } from '../output/format.js'
 import { table } from '../output/table.js'
 import { dur, leftMs, renewedText } from '../output/time.js'
@@ -14,13 +24,15 @@ import { NAME_KINDS, nameArg } from '../output/names.js'
 
 interface InspectOptions extends FingerprintFlags {
   explain?: boolean
+  /** Tickets read and shown from the head of the queue. */
+  tickets?: number
   /** ms */
   turnWait: number
 }
 
 /** Collect: the chat whole (one round trip, one slot) and the live replicas; the verdict when asked. */
 export async function collectChat(ctx: Context, key: string, o: InspectOptions) {
-  const [detail, replicas] = await Promise.all([ctx.reader.chat(key), ctx.reader.liveReplicas()])
+  const [detail, replicas] = await Promise.all([ctx.reader.chat(key, { tickets: o.tickets }), ctx.reader.liveReplicas()])
   const chat = chatView(detail, replicas.items, key, { turnWaitMs: o.turnWait })
   if (!chat.exists) {
     const note = await emptyPrefixLine(ctx)
@@ -93,7 +105,10 @@ export function printChat(ctx: Context, data: { chat: ChatView; explain?: Explan
   }
   kv('tickets', `last issued ${v.lastTicket}, ${v.skippedTickets} dead skipped`)
   if (v.tickets.length) {
-    ctx.out(`\n${c.dim(`queue (${v.tickets.length}, in grant order)`)}`)
+    const capped = v.tickets.length < v.queueLength
+    ctx.out(
+      `\n${c.dim(`queue (${v.queueLength}, in grant order${capped ? `; showing the first ${v.tickets.length} of ${v.queueLength}: --tickets <n> for more, up to ${MAX_INSPECT_TICKETS}` : ''})`)}`,
+    )
     ctx.out(
       table(
         ['TICKET', 'REPLICA', 'INCARNATION', 'STATE', 'WAITED', 'DEADLINE'].map((x) => c.dim(x)),
@@ -107,7 +122,8 @@ export function printChat(ctx: Context, data: { chat: ChatView; explain?: Explan
         ]),
       ),
     )
-  } else ctx.out(`${c.dim('queue'.padEnd(16))}${c.dim('(empty)')}`)
+  } else if (v.queueLength > 0) ctx.out(`${c.dim('queue'.padEnd(16))}${v.queueLength} queued, none of the first read`)
+  else ctx.out(`${c.dim('queue'.padEnd(16))}${c.dim('(empty)')}`)
   ctx.out('')
   if (v.checkpoint) formatCheckpoint(ctx, v.checkpoint)
   else kv('checkpoint', c.dim('(none)'))
@@ -140,6 +156,16 @@ export function chatInspect(): Command {
         min: 1,
         default: formatDuration(DEFAULTS.turnWaitMs),
       }),
+    )
+    .option(
+      '--tickets <n>',
+      `tickets read and shown from the head of the queue (default ${INSPECT_TICKETS}, at most ${MAX_INSPECT_TICKETS}): a long queue is never read whole`,
+      (v: string) => {
+        const n = Number(v)
+        if (!Number.isSafeInteger(n) || n < 1 || n > MAX_INSPECT_TICKETS)
+          throw new InvalidArgumentError(`a whole number from 1 to ${MAX_INSPECT_TICKETS}`)
+        return n
+      },
     )
     .addHelpText(
       'after',

@@ -60,7 +60,14 @@ function chatsView(ctx: Context): KindView<ChatRow> {
         header: 'OLDEST WAIT',
         value: (r) => (r.oldestWaitMs !== null && r.oldestWaitMs > 10_000 ? c.yellow(dur(r.oldestWaitMs)) : dur(r.oldestWaitMs)),
       },
-      { header: 'STALE', value: (r) => (r.staleTickets ? c.red(String(r.staleTickets)) : '0') },
+      {
+        header: 'STALE',
+        // Counted on the head of a long queue only: the cell says how far it looked.
+        value: (r) => {
+          const n = String(r.staleTickets) + (r.ticketsRead < r.queueLength ? ` in first ${r.ticketsRead}` : '')
+          return r.staleTickets ? c.red(n) : n
+        },
+      },
       {
         header: 'STATE',
         value: (r) =>

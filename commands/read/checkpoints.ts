@@ -80,6 +80,7 @@ export function formatCheckpoint(ctx: Context, r: CheckpointRow, state?: { state
   if (r.ephemeral) kv('  ephemeral', `ttl ${dur(r.ttlMs)}, expires in ${leftMs(r.expiresInMs)}, fingerprint ${r.fingerprint}`)
   else kv('  persistent', 'no TTL')
   kv('  saved answer', r.answerBytes ? `${r.answerBytes} bytes` : '(none)')
+  if (r.dataBytes !== null) kv('  data', `${r.dataBytes} bytes ${c.dim('(not read here: checkpoint inspect shows it)')}`)
   if (state) {
     kv('  state', state.state)
     if (state.answer !== null) kv('  answer', state.answer)
@@ -125,7 +126,8 @@ export function checkpointsLs(): Command {
 }
 
 export async function collectCheckpoint(ctx: Context, key: string) {
-  const [detail, replicas] = await Promise.all([ctx.reader.chat(key), ctx.reader.liveReplicas()])
+  // One checkpoint whole, its state and saved answer with it (a listing reads their length only).
+  const [detail, replicas] = await Promise.all([ctx.reader.chat(key, { tickets: 1, checkpointData: true }), ctx.reader.liveReplicas()])
   if (!detail.checkpoint) throw notFound(`no checkpoint for "${key}" under prefix ${ctx.keys.prefix}`)
   const row = checkpointRow(detail.checkpoint, detail.nowMs, replicas.items, detail.checkpointTtlMs)
   // From a snapshot taken without --include-state: the state and answer are not in the file.

@@ -414,6 +414,11 @@ export async function collectDoctor(
   )
 
   const stale = staleTickets(chats.items, replicas.items, nowMs)
+  // A listing reads the head of each queue: in a longer one, the tickets behind it are not judged.
+  const longQueues = chats.items.filter((c) => c.queued > c.tickets.length)
+  const notRead = longQueues.length
+    ? ` (only the first ${Math.max(...longQueues.map((c) => c.tickets.length))} tickets of each queue are read: ${longQueues.length} longer queue(s) have ${longQueues.reduce((n, c) => n + c.queued - c.tickets.length, 0)} more, not judged; chat inspect <key> --tickets <n> shows them)`
+    : ''
   checks.push(
     stale.length
       ? {
@@ -422,10 +427,10 @@ export async function collectDoctor(
           detail: `${stale.length} queued ticket(s) of replicas that died, restarted or stopped polling: ${stale
             .slice(0, 3)
             .map((t) => `${t.key}#${t.ticket} (${t.replicaId}, ${t.state})`)
-            .join(', ')}${stale.length > 3 ? ', …' : ''}; they are skipped when they reach the head`,
+            .join(', ')}${stale.length > 3 ? ', …' : ''}; they are skipped when they reach the head${notRead}`,
           fix: 'botmesh-coord chat ls --waiting; botmesh-coord chat inspect <key> --explain',
         }
-      : { id: 'stale-tickets', status: 'ok', detail: 'no stale tickets' },
+      : { id: 'stale-tickets', status: 'ok', detail: `no stale tickets${notRead}` },
   )
   const leaseList = leaseRows({ chats: chats.items, leads: leads.items, locks: locks.items, replicas: replicas.items }, nowMs)
   const late = [

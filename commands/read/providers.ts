@@ -78,7 +78,12 @@ function providersView(ctx: Context): KindView<LeadRow> {
       { header: 'EXPIRES IN', value: (r) => leftMs(r.expiresInMs) },
       { header: 'RENEWED', value: (r) => renewedText(c, r.state, r.lastRenewalAgoMs, r.renewMs) },
       { header: 'TRANSPORT', value: (r) => transportCell(ctx, r) },
-      { header: 'STANDBYS', value: (r) => (r.standbys.length ? r.standbys.map((s) => cell(s.replicaId)).join(', ') : c.dim('none')) },
+      {
+        header: 'STANDBYS',
+        value: (r) =>
+          (r.standbys.length ? r.standbys.map((s) => cell(s.replicaId)).join(', ') : c.dim('none')) +
+          (r.candidatesRead < r.candidates ? ` (of the first ${r.candidatesRead} of ${r.candidates} candidacies read)` : ''),
+      },
       { header: 'YIELD', value: (r) => (r.pendingYield ? c.yellow(yieldText(r)) : '-') },
       // How long the lead was vacant at the last change of leader, and how the leader before let go.
       { header: 'LAST TAKEOVER', value: (r) => takeoverCell(r) },
@@ -161,8 +166,10 @@ export function printProvider(ctx: Context, r: LeadRow): void {
     r.lastHandoverMs === null ? '-' : `${dur(r.lastHandoverMs)} with nobody leading (${letGoWords(r.lastHandoverHow, r.lastHandoverBy)})`,
   )
   kv('yield request', r.pendingYield ? c.yellow(yieldText(r)) : '-')
+  const capped = r.candidatesRead < r.candidates
+  const cap = capped ? `; showing those among the first ${r.candidatesRead} of ${r.candidates} candidacies, the rest not read` : ''
   if (r.standbys.length) {
-    ctx.out(c.dim(`standbys (${r.standbys.length})`))
+    ctx.out(c.dim(`standbys (${r.standbys.length}${cap})`))
     ctx.out(
       renderTable(
         tableOf(ctx),
@@ -180,7 +187,8 @@ export function printProvider(ctx: Context, r: LeadRow): void {
         r.standbys,
       ),
     )
-  } else kv('standbys', c.dim('none: if the leader dies, nobody takes over until a replica campaigns'))
+  } else if (capped) kv('standbys', c.yellow(`none live among the first ${r.candidatesRead} of ${r.candidates} candidacies read`))
+  else kv('standbys', c.dim('none: if the leader dies, nobody takes over until a replica campaigns'))
 }
 
 export function providerStatus(): Command {

@@ -9,7 +9,7 @@ import { EXIT } from '../output/exit-codes.js'
 import { stdoutClosedSignal } from '../output/streams.js'
 import { runJsonl, snapshotRecord } from './jsonl.js'
 import { openSource } from './source.js'
-import { RecordingWriter, readRecording, replaySource, snapshotAsRecording } from './recording.js'
+import { RecordingWriter, readRecording, replaySource, skippedLines, snapshotAsRecording } from './recording.js'
 import { fromFile, loadSnapshot } from '../snapshot/from.js'
 
 interface WatchFlags {
@@ -90,18 +90,24 @@ Examples:
               color: colourEnabled(g.color),
               replay: { file, recording },
             })
+            for (const l of skippedLines(file, recording.refreshes)) process.stderr.write(`botmesh-coord: ${l}\n`)
             return EXIT.ok
           }
           // --jsonl / --json: each recorded refresh as the dashboard's JSON, in order, at once.
           const source = replaySource(io, file, recording, { topChats: top })
           const n = g.json && !flags.jsonl ? 1 : recording.refreshes.length
-          for (let i = 0; i < n && (count === undefined || i < count); i++) {
+          for (let i = 0, seq = 0; i < n && (count === undefined || seq < count); i++) {
             source.player.index = i
             source.player.playing = false
             const snap = await source.read()
-            const rec = snapshotRecord(source, snap, { seq: i + 1, intervalMs, commandsPerSec: null })
+            // A line that does not parse was passed over: go on after the refresh shown (never show one twice).
+            if (source.player.index < i) break
+            i = source.player.index
+            seq++
+            const rec = snapshotRecord(source, snap, { seq, intervalMs, commandsPerSec: null })
             process.stdout.write(g.json && !flags.jsonl ? `${jsonOut('dashboard', rec)}\n` : `${JSON.stringify(rec)}\n`)
           }
+          for (const l of skippedLines(file, recording.refreshes)) process.stderr.write(`botmesh-coord: ${l}\n`)
           return EXIT.ok
         }
         if (flags.includeState && flags.record === undefined) throw usage('--include-state goes with --record')

@@ -1,6 +1,6 @@
 import { Command, Option } from 'commander'
 import type { Context } from '../context.js'
-import { formatDuration, leaseHealth, nextGrant, shellWord, TURN_WORDS, ticketState } from '../lib.js'
+import { formatDuration, INSPECT_TICKETS, leaseHealth, nextGrant, shellWord, TURN_WORDS, ticketState } from '../lib.js'
 import { conflict, notFound } from '../output/errors.js'
 import { EXIT } from '../output/exit-codes.js'
 import { ago, left } from '../output/time.js'
@@ -28,7 +28,7 @@ export async function planChatRelease(ctx: Context, key: string, flags: { ifFenc
     next
       ? `next     ticket ${next.ticket} of ${c.bold(next.replicaId)} (waiting ${formatDuration(nowMs - next.enqueuedAtMs)}) is granted at once, with a higher fence`
       : `next     no live ticket is queued: the chat becomes free`,
-    `queue    ${chat.tickets.length} ticket(s)`,
+    `queue    ${chat.queued} ticket(s)`,
   ]
   if (checkpoint) {
     lines.push(`checkpoint revision ${checkpoint.revision} (${checkpoint.flow}/${checkpoint.step}) stays for the next holder`)
@@ -83,7 +83,7 @@ export async function planChatSkip(
 ): Promise<Plan> {
   const ticket = parsePositive(ticketArg, 'ticket')
   const ifFence = parseFence(flags.ifFence)
-  const { chat, nowMs } = await ctx.reader.chat(key)
+  const { chat, nowMs } = await ctx.reader.chat(key, { ticket })
   if (!chat) throw notFound(`chat ${key} does not exist: nothing to skip`)
   if (ifFence !== null && chat.fence !== ifFence) {
     throw conflict(
@@ -96,7 +96,10 @@ export async function planChatSkip(
     )
   }
   const t = chat.tickets.find((x) => x.ticket === ticket)
-  if (!t) throw notFound(`ticket ${ticket} is not queued in ${key} (queued: ${chat.tickets.map((x) => x.ticket).join(', ') || 'none'})`)
+  if (!t)
+    throw notFound(
+      `ticket ${ticket} is not queued in ${key} (queued: ${chat.tickets.map((x) => x.ticket).join(', ') || 'none'}${chat.queued > chat.tickets.length ? `, … ${chat.queued} in all` : ''})`,
+    )
   const state = ticketState(t, await liveAt(ctx, nowMs), nowMs)
   const isAlive = state === 'alive' || state === 'expired'
   const head = chat.tickets[0]?.ticket === ticket
@@ -104,7 +107,7 @@ export async function planChatSkip(
   const { c } = ctx
   const lines = [
     `ticket   ${ticket} of ${c.bold(t.replicaId)} (incarnation ${t.incarnation.slice(0, 8)}, ${isAlive ? c.green('alive') : c.red('no heartbeat')}), queued ${ago(t.enqueuedAtMs, nowMs)}, ${t.deadlineMs > nowMs ? `refreshed, deadline in ${left(t.deadlineMs, nowMs)}` : c.red('not refreshed: dead')}`,
-    `position ${chat.tickets.indexOf(t) + 1} of ${chat.tickets.length}${head ? ' (head)' : ''}`,
+    `position ${chat.tickets.indexOf(t) + 1 <= INSPECT_TICKETS ? `${chat.tickets.indexOf(t) + 1} of ${chat.queued}` : `past the first ${INSPECT_TICKETS} of ${chat.queued}`}${head ? ' (head)' : ''}`,
     `holder   ${chat.holder ? `${chat.holder.replicaId}, fence ${chat.fence} (stays)` : `none (fence ${chat.fence ?? '-'})`}`,
     isAlive
       ? `then     its replica's waiting acquireTurn rejects with CoordinationUnavailableError (reason 'dropped')`

@@ -690,7 +690,9 @@ export class CoordinationAdmin {
 
   /** One bounded SCAN pass over every chat and lead for an incarnation's turns, tickets and candidacies. */
   private async findIncarnation(inc: string, chats: Set<string>, leads: Set<string>): Promise<void> {
-    for await (const batch of this.reader.scanKinds(['chat', 'lead'])) {
+    // Every ticket of the chat, not a listing's head of its queue; of a lead, its holder and that candidacy.
+    const options = { whole: ['chat' as const], fields: { lead: ['hi', `c:${inc}`] } }
+    for await (const batch of this.reader.scanKinds(['chat', 'lead'], options)) {
       for (const { id, kind, hash } of batch) {
         if (kind === 'lead') {
           if (hash.hi === inc || hash[`c:${inc}`] !== undefined) leads.add(id)

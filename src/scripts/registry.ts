@@ -21,6 +21,7 @@ import type {
 } from '../wire/interventions.js'
 import type { BeatReply, HandedGrant, Holder, LeadReply, RenewReply, TurnReleaseReply, TurnReply, YieldResult } from '../wire/types.js'
 import { asIs, defineScript, unknownIf, type Reply } from './define.js'
+import type { ListedHash } from '../state/bounded.js'
 
 // ---------------------------------------------------------------- reading replies
 
@@ -659,37 +660,50 @@ export const ADMIN_REPLICA_EVICT = defineScript({
 
 // ---------------------------------------------------------------- reads
 
-/**
- * The hashes of one SCAN batch (the listings): the keys go as ARGV, any number of them. Read-only, so
- * it is called directly on the node that answered the SCAN, not through the ScriptRunner.
- */
-export const READ_HASHES = defineScript({
-  name: 'read-hashes-0',
-  keys: [],
-  argv: {},
-  /** Per key, in order: its fields (empty when the key is gone), 'wrongtype', or null: read it with HGETALL. */
-  decode: (r, key): Array<Record<string, string> | 'wrongtype' | null> => {
-    const a = row(r, key)
-    const out: Array<Record<string, string> | 'wrongtype' | null> = []
-    for (let i = 0; i + 1 < a.length; i += 2) {
-      const count = Number(a[i])
-      if (count === -1) {
-        out.push('wrongtype')
-        continue
-      }
-      const parts = count === 0 ? [] : String(a[i + 1]).split('\0')
-      if (parts.length !== count) {
-        out.push(null) // a NUL inside a value
-        continue
-      }
-      const h: Record<string, string> = {}
-      for (let j = 0; j + 1 < parts.length; j += 2) h[parts[j]!] = parts[j + 1]!
-      out.push(h)
+/** read-listing-0's and read-chat-2's answer, four entries per key: per key what was read (size 0: gone), 'wrongtype', or null (a NUL in a value: read it without the script). */
+function listedHashes(r: Reply, key: string): Array<ListedHash | 'wrongtype' | null> {
+  const a = row(r, key)
+  const out: Array<ListedHash | 'wrongtype' | null> = []
+  for (let i = 0; i + 3 < a.length; i += 4) {
+    const count = Number(a[i])
+    if (count === -1) {
+      out.push('wrongtype')
+      continue
     }
-    return out
-  },
+    const parts = count === 0 ? [] : String(a[i + 1]).split('\0')
+    if (parts.length !== count) {
+      out.push(null) // a NUL inside a value
+      continue
+    }
+    const fields: Record<string, string> = {}
+    for (let j = 0; j + 1 < parts.length; j += 2) fields[parts[j]!] = parts[j + 1]!
+    out.push({ fields, size: Number(a[i + 2]), extra: Number(a[i + 3]) })
+  }
+  return out
+}
+
+/**
+ * What a listing shows of the hashes of one SCAN batch: named fields, sizes, the head of a chat's
+ * queue, a page of a lead's candidates (docs/redis-layout.md). The fields, the limit, the measured
+ * field and the keys follow `fieldCount` in ARGV (the script's header). Read-only, so it is called
+ * directly on the node that answered the SCAN, not through the ScriptRunner.
+ */
+export const READ_LISTING = defineScript({
+  name: 'read-listing-0',
+  keys: [],
+  argv: { mode: 'str', fieldCount: 'int' },
+  decode: listedHashes,
   // Read-only: a second run reads what is there then, as any read after a reconnect would.
   resent: (hashes) => hashes,
+})
+
+/** One chat's turn and the head of its queue, as read-listing-0 reads a chat (`chat inspect`, the dashboard). */
+export const READ_CHAT = defineScript({
+  name: 'read-chat-2',
+  keys: ['state', 'queue'],
+  argv: { limit: 'int', ticket: 'str?', fieldCount: 'int' },
+  decode: (r, key): ListedHash | 'wrongtype' | null => listedHashes(r, key)[0] ?? null,
+  resent: (h) => h,
 })
 
 /** Every script, for the checks that hold them against lua/ (names, key counts, documented ARGV). */
@@ -724,5 +738,6 @@ export const ALL_SCRIPTS = [
   ADMIN_CHECKPOINT_EXTEND,
   ADMIN_HANDOVER_RM,
   ADMIN_REPLICA_EVICT,
-  READ_HASHES,
+  READ_LISTING,
+  READ_CHAT,
 ] as const

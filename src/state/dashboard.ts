@@ -6,6 +6,7 @@
 import { withTimeout } from '../connection.js'
 import { errorFromRedis } from '../errors/from-redis.js'
 import { DEFAULTS } from '../defaults.js'
+import { listingPlan, type ListingPlan } from './bounded.js'
 import { decodeChat, decodeLead, decodeReplica, type ChatSnapshot, type LeadSnapshot, type ReplicaSnapshot } from './decode.js'
 import type { KeyLayout, RedisKey } from '../keys.js'
 import { keyText } from '../bytes.js'
@@ -110,10 +111,17 @@ export async function readDashboard(reader: StateReader, options: DashboardOptio
     for (const c of rep.leases.campaigns ?? []) leadNames.add(c)
   }
 
-  const hgetall = (rawKey: RedisKey) => call('HGETALL', () => source.hgetall(rawKey), rawKey).catch((e: unknown) => e as Error)
+  // What a listing reads of each (./bounded.ts), one key at a time through the client (one slot each).
+  const listed = (rawKey: RedisKey, plan: ListingPlan, queue?: RedisKey) =>
+    call('HMGET', () => source.listing(null, [{ key: rawKey, queue }], plan), rawKey).then(
+      ([r]) => r ?? { fields: {}, size: 0, extra: 0 },
+      (e: unknown) => e as Error,
+    )
+  const chatPlan = listingPlan('chat')!
+  const leadPlan = listingPlan('lead')!
   const chatList = [...chatKeys].slice(0, topChats * 4)
   const [chatHashes, cpFields, leadHashes, events] = await Promise.all([
-    Promise.all(chatList.map((k) => hgetall(keys.chat(k).state))),
+    Promise.all(chatList.map((k) => listed(keys.chat(k).state, chatPlan, keys.chat(k).queue))),
     Promise.all(
       chatList.map((k) =>
         call('HMGET', () => source.hashes(null, [keys.chat(k).checkpoint], [['flow', 'step', 'eph']]), keys.chat(k).checkpoint).then(
@@ -122,7 +130,7 @@ export async function readDashboard(reader: StateReader, options: DashboardOptio
         ),
       ),
     ),
-    Promise.all([...leadNames].map((n) => hgetall(keys.lead(n)))),
+    Promise.all([...leadNames].map((n) => listed(keys.lead(n), leadPlan))),
     reader.events({ count: options.events ?? DEFAULTS.dashboardEvents }).then((e) => {
       commands++
       return e
@@ -132,13 +140,13 @@ export async function readDashboard(reader: StateReader, options: DashboardOptio
   const live = liveness(replicas, nowMs)
   const chats: DashboardChat[] = []
   chatList.forEach((key, i) => {
-    const h = chatHashes[i]
+    const r = chatHashes[i]
     const rawKey = keys.chat(key).state
-    if (h instanceof Error) return corrupt.push({ rawKey: keyText(rawKey), error: h.message })
-    if (!h || Object.keys(h).length === 0) return
+    if (r instanceof Error) return corrupt.push({ rawKey: keyText(rawKey), error: r.message })
+    if (!r || r.size === 0) return
     let chat: ChatSnapshot
     try {
-      chat = decodeChat(key, rawKey, h)
+      chat = decodeChat(key, rawKey, r.fields, r.extra)
     } catch (e) {
       return corrupt.push({ rawKey: keyText(rawKey), error: (e as Error).message })
     }
@@ -165,12 +173,12 @@ export async function readDashboard(reader: StateReader, options: DashboardOptio
 
   const providers: LeadSnapshot[] = []
   ;[...leadNames].forEach((name, i) => {
-    const h = leadHashes[i]
+    const r = leadHashes[i]
     const rawKey = keys.lead(name)
-    if (h instanceof Error) return corrupt.push({ rawKey: keyText(rawKey), error: h.message })
-    if (!h || Object.keys(h).length === 0) return
+    if (r instanceof Error) return corrupt.push({ rawKey: keyText(rawKey), error: r.message })
+    if (!r || r.size === 0) return
     try {
-      providers.push(decodeLead(name, rawKey, h))
+      providers.push(decodeLead(name, rawKey, r.fields, r.size))
     } catch (e) {
       corrupt.push({ rawKey: keyText(rawKey), error: (e as Error).message })
     }

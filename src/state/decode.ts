@@ -85,11 +85,22 @@ export interface ChatSnapshot {
   lastHolder: Holder | null
   lastTicket: number
   skippedTickets: number
-  /** Queued tickets in grant order. */
+  /**
+   * Queued tickets in grant order: all of them when the hash was read whole, the head of the queue
+   * when it was read bounded (a listing, `chat inspect`: ./bounded.ts) — `queued` says how many there are.
+   */
   tickets: TicketSnapshot[]
+  /** How many tickets are queued (the queue's length); more than `tickets` holds when only its head was read. */
+  queued: number
 }
 
-export function decodeChat(key: string, rawKey: RedisKey, h: Hash): ChatSnapshot {
+/** The tickets a chat snapshot leaves out (read bounded: only the head of a long queue). */
+export function ticketsLeftOut(c: Pick<ChatSnapshot, 'tickets' | 'queued'>): number {
+  return Math.max(0, c.queued - c.tickets.length)
+}
+
+/** `queued`: the queue's length when the hash was read bounded (its t: fields are the head's); absent, the hash's own tickets. */
+export function decodeChat(key: string, rawKey: RedisKey, h: Hash, queued?: number): ChatSnapshot {
   const tickets: TicketSnapshot[] = ticketsOf(h, (why) => new CorruptStateError(rawKey, why))
   const holderId = h[C.holder]
   return {
@@ -113,6 +124,7 @@ export function decodeChat(key: string, rawKey: RedisKey, h: Hash): ChatSnapshot
     lastTicket: int(rawKey, h, C.lastTicket) ?? 0,
     skippedTickets: int(rawKey, h, C.skipped) ?? 0,
     tickets,
+    queued: queued === undefined || queued < tickets.length ? tickets.length : queued,
   }
 }
 
@@ -156,11 +168,14 @@ export interface LeadSnapshot {
   letGoHow: LetGo | null
   letGoBy: string | null
   yieldRequest: null | { by: string; target: string | null; expiresAtMs: number; requestedAtMs: number }
-  /** Replicas standing for it (campaigning), with their candidacy deadline. */
+  /** Replicas standing for it (campaigning), with their candidacy deadline: all, or a page of them (`candidateCount`). */
   candidates: Array<Holder & { deadlineMs: number }>
+  /** How many replicas stand for it; more than `candidates` holds when only a page of them was read (./bounded.ts). */
+  candidateCount: number
 }
 
-export function decodeLead(key: string, rawKey: RedisKey, h: Hash): LeadSnapshot {
+/** `size`: the hash's field count when only a page of its candidates was read (the rest of it is candidates). */
+export function decodeLead(key: string, rawKey: RedisKey, h: Hash, size?: number): LeadSnapshot {
   const candidates: LeadSnapshot['candidates'] = []
   for (const [field, value] of Object.entries(h)) {
     if (!field.startsWith('c:')) continue
@@ -171,6 +186,9 @@ export function decodeLead(key: string, rawKey: RedisKey, h: Hash): LeadSnapshot
     candidates.push({ incarnation: field.slice(2), replicaId: m[2]!, deadlineMs })
   }
   candidates.sort((a, b) => a.replicaId.localeCompare(b.replicaId))
+  let named = 0
+  for (const f in h) if (!f.startsWith('c:')) named++
+  const candidateCount = size === undefined ? candidates.length : Math.max(candidates.length, size - named)
   const yexp = int(rawKey, h, 'yexp')
   return {
     key,
@@ -200,6 +218,7 @@ export function decodeLead(key: string, rawKey: RedisKey, h: Hash): LeadSnapshot
         ? { by: h.yr!, target: h.yt || null, expiresAtMs: yexp, requestedAtMs: int(rawKey, h, 'yat') ?? 0 }
         : null,
     candidates,
+    candidateCount,
   }
 }
 
@@ -243,9 +262,12 @@ export interface FlowCheckpoint {
   /** The saved inbound answer of a suspended step, if any. */
   answer: Json | null
   answerBytes: number
+  /** The length of the stored data (state and saved answer) when it was measured instead of read (a listing): `state` and `answer` are then null. */
+  dataBytes?: number
 }
 
-export function decodeCheckpoint(key: string, rawKey: RedisKey, h: Hash): FlowCheckpoint {
+/** `dataBytes`: the data's length when the hash was read without it (a listing, ./bounded.ts). */
+export function decodeCheckpoint(key: string, rawKey: RedisKey, h: Hash, dataBytes?: number): FlowCheckpoint {
   if (h.rev === undefined) throw new CorruptStateError(rawKey, 'checkpoint has no revision')
   const data = json<{ state?: Json; answer?: Json }>(rawKey, h, 'd') ?? {}
   if (typeof data !== 'object' || Array.isArray(data)) throw new CorruptStateError(rawKey, 'checkpoint data is not an object')
@@ -260,6 +282,7 @@ export function decodeCheckpoint(key: string, rawKey: RedisKey, h: Hash): FlowCh
     ephemeral: h.eph === '1' ? { ttlMs: int(rawKey, h, 'ttl') ?? 0, fingerprint: h.fp ?? '' } : null,
     answer: data.answer ?? null,
     answerBytes: int(rawKey, h, 'ab') ?? 0,
+    ...(dataBytes !== undefined && h.d === undefined ? { dataBytes } : {}),
   }
 }
 
@@ -277,9 +300,12 @@ export interface HandoverMarker {
   data: Json
   /** The writer's chat-turn fence (null: written unfenced, or by an older version of the library). */
   fence: number | null
+  /** The length of `data` when it was measured instead of read (a listing, ./bounded.ts): `data` is then null. */
+  dataBytes?: number
 }
 
-export function decodeHandover(key: string, rawKey: RedisKey, h: Hash): HandoverMarker {
+/** `dataBytes`: the data's length when the hash was read without it (a listing, ./bounded.ts). */
+export function decodeHandover(key: string, rawKey: RedisKey, h: Hash, dataBytes?: number): HandoverMarker {
   if (h.name === undefined) throw new CorruptStateError(rawKey, 'handover marker has no name')
   return {
     key,
@@ -290,6 +316,7 @@ export function decodeHandover(key: string, rawKey: RedisKey, h: Hash): Handover
     updatedAt: int(rawKey, h, 'at') ?? 0,
     data: json(rawKey, h, 'd'),
     fence: int(rawKey, h, 'of'),
+    ...(dataBytes !== undefined && h.d === undefined ? { dataBytes } : {}),
   }
 }
 

@@ -372,7 +372,9 @@ export function chatHealth(c: ChatSnapshot, live: Liveness, nowMs: number, opts:
   const h = c.holder
   const holder = h ? leaseHealth(h, live, nowMs, TURN_WORDS) : null
   const tickets = c.tickets.map((t) => ticketState(t, live, nowMs))
-  const waiting = c.tickets.length
+  // The queue's length; its tickets may be only the head of it (a bounded read: the rest is not judged here).
+  const waiting = Math.max(c.queued ?? 0, c.tickets.length)
+  const unread = waiting - c.tickets.length
   const heldForMs = h?.grantedAtMs ? agoMs(nowMs, h.grantedAtMs) : null
   if (h && holder) {
     const left = fmtMs(holder.expiresInMs)
@@ -436,7 +438,7 @@ export function chatHealth(c: ChatSnapshot, live: Liveness, nowMs: number, opts:
     findings.push({
       code: 'stale-tickets',
       severity: 'info',
-      message: `${deadBehind.length} queued ticket(s) behind the head are dead (${deadBehind.map((t) => t.ticket).join(', ')}); they are skipped when they reach the head`,
+      message: `${deadBehind.length} queued ticket(s) behind the head are dead (${deadBehind.map((t) => t.ticket).join(', ')})${unread ? ` among the first ${c.tickets.length} of ${waiting} (the other ${unread} were not read)` : ''}; they are skipped when they reach the head`,
     })
   }
   if (!h && head && headState === 'alive') {

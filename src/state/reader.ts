@@ -27,7 +27,8 @@ import {
   type ReplicaSnapshot,
   type ChatDetail,
 } from './decode.js'
-import { RedisSource, type StateSource } from './source.js'
+import { RedisSource, type ChatReadOptions, type StateSource } from './source.js'
+import { INSPECT_CANDIDATES, listingPlan, type ListedHash } from './bounded.js'
 
 export interface ScanOptions {
   /** Read only these fields (HMGET) of the keys of a kind instead of the whole hash (HGETALL). */
@@ -38,6 +39,11 @@ export interface ScanOptions {
   onProgress?: (seen: number) => void
   /** Stop after this many keys (the dashboard's bounded refresh). */
   limit?: number
+  /**
+   * Read the keys of these kinds whole (HGETALL) instead of as a listing reads them (./bounded.ts): for
+   * an intervention that must find every ticket of an incarnation, never for a listing.
+   */
+  whole?: KeyKind[]
 }
 
 /** A decoded item, or the key that could not be decoded (listings go on past a corrupt value). */
@@ -62,6 +68,10 @@ export interface SchemaInfo {
 }
 
 type Hash = Record<string, string>
+/** Beside a listing's fields: the hash's field count, and its queue's length or its measured field's (./bounded.ts). */
+export type ListedMeta = { size: number; extra: number }
+/** A key read by a walk: its fields (all, or a listing's), and what the listing measured. */
+type ReadItem = { rawKey: RedisKey; id: string; kind: KeyKind; hash: Hash; meta?: ListedMeta }
 /** A key of a SCAN batch that is one of ours, of a kind asked for. */
 type ScannedKey = { rawKey: RedisKey; id: string; kind: KeyKind }
 
@@ -89,13 +99,13 @@ async function* mergeWalks<T>(walks: Array<AsyncGenerator<T>>): AsyncGenerator<T
     for (const w of walks) w.return(undefined).catch(() => {})
   }
 }
-type Decoders = Partial<Record<KeyKind, (id: string, rawKey: RedisKey, h: Hash) => unknown>>
+type Decoders = Partial<Record<KeyKind, (id: string, rawKey: RedisKey, h: Hash, meta?: ListedMeta) => unknown>>
 type DecodedBy<F> = F extends (...a: never[]) => infer R ? Exclude<R, null> : never
 
 /** The decoders of the listings, by kind (a null result skips the key). */
 export const LISTING_DECODERS = {
-  chat: (id: string, raw: RedisKey, h: Hash) => decodeChat(id, raw, h),
-  lead: (id: string, raw: RedisKey, h: Hash) => decodeLead(id, raw, h),
+  chat: (id: string, raw: RedisKey, h: Hash, m?: ListedMeta) => decodeChat(id, raw, h, m?.extra),
+  lead: (id: string, raw: RedisKey, h: Hash, m?: ListedMeta) => decodeLead(id, raw, h, m?.size),
   lock: (id: string, raw: RedisKey, h: Hash) => decodeLock(id, raw, h),
 } as const
 
@@ -321,10 +331,7 @@ export class StateReader {
    * particular order. With a `limit` (a bounded look, the dashboard's refresh), one batch at a time,
    * master after master, so that nothing past the limit is read.
    */
-  async *scanKinds(
-    kinds: KeyKind[],
-    options: ScanOptions = {},
-  ): AsyncGenerator<Array<{ rawKey: RedisKey; id: string; kind: KeyKind; hash: Hash }>> {
+  async *scanKinds(kinds: KeyKind[], options: ScanOptions = {}): AsyncGenerator<Array<ReadItem>> {
     let seen = 0
     const nodes = await this.masterCount()
     if (options.limit === undefined) {
@@ -372,12 +379,12 @@ export class StateReader {
     node: number,
     kinds: KeyKind[],
     options: ScanOptions,
-  ): AsyncGenerator<{ scanned: number; items: Array<{ rawKey: RedisKey; id: string; kind: KeyKind; hash: Hash }> }> {
+  ): AsyncGenerator<{ scanned: number; items: Array<ReadItem> }> {
     const quiet = <T>(p: Promise<T>): Promise<T> => (p.catch(() => {}), p)
     const scan = (cursor: string): Promise<{ cursor: string; scanned: number; ours: ScannedKey[] }> =>
       quiet(this.scanKeys(node, cursor, kinds, options))
     let next: Promise<{ cursor: string; scanned: number; ours: ScannedKey[] }> | null = scan('0')
-    const pending: Array<{ scanned: number; items: Promise<Array<{ rawKey: RedisKey; id: string; kind: KeyKind; hash: Hash }>> }> = []
+    const pending: Array<{ scanned: number; items: Promise<Array<ReadItem>> }> = []
     try {
       while (next || pending.length) {
         while (next && pending.length < SCAN_AHEAD) {
@@ -407,7 +414,7 @@ export class StateReader {
     kinds: KeyKind[],
     options: Pick<ScanOptions, 'count' | 'fields'> & { keysOnly?: boolean } = {},
   ): Promise<{
-    items: Array<{ rawKey: RedisKey; id: string; kind: KeyKind; hash: Hash }>
+    items: Array<ReadItem>
     next: { node: number; cursor: string }
     wrapped: boolean
   }> {
@@ -425,7 +432,7 @@ export class StateReader {
     cursor: string,
     kinds: KeyKind[],
     options: Pick<ScanOptions, 'count' | 'fields'> & { keysOnly?: boolean },
-  ): Promise<{ cursor: string; scanned: number; items: Array<{ rawKey: RedisKey; id: string; kind: KeyKind; hash: Hash }> }> {
+  ): Promise<{ cursor: string; scanned: number; items: Array<ReadItem> }> {
     const { cursor: next, scanned, ours } = await this.scanKeys(node, cursor, kinds, options)
     return { cursor: next, scanned, items: await this.readKeys(node, ours, options) }
   }
@@ -473,42 +480,74 @@ export class StateReader {
 
   private heads: { id: string; heads: Buffer[] } | null = null
 
-  /** The hashes (or `fields`; with `keysOnly` nothing) of a SCAN batch's keys, read with one pipeline (or one script call) on its node. */
+  /**
+   * What a listing shows of a SCAN batch's keys (./bounded.ts: named fields, sizes, a queue's head, a
+   * page of candidates; one script call per kind on its node), or only `fields` (HMGET), or with
+   * `keysOnly` nothing.
+   */
   private async readKeys(
     node: number,
     ours: ScannedKey[],
-    options: Pick<ScanOptions, 'fields'> & { keysOnly?: boolean },
-  ): Promise<Array<{ rawKey: RedisKey; id: string; kind: KeyKind; hash: Hash }>> {
-    const out: Array<{ rawKey: RedisKey; id: string; kind: KeyKind; hash: Hash }> = []
+    options: Pick<ScanOptions, 'fields' | 'whole'> & { keysOnly?: boolean },
+  ): Promise<ReadItem[]> {
+    const out: ReadItem[] = []
     if (options.keysOnly) {
       for (const k of ours) out.push({ rawKey: k.rawKey, id: k.id, kind: k.kind, hash: {} })
-    } else if (ours.length) {
-      const sentBefore = this.source.hashCommands
-      const replies = await this.call('HGETALL', () =>
-        this.source.hashes(
-          node,
-          ours.map((k) => k.rawKey),
-          ours.map((k) => options.fields?.[k.kind]),
+      return out
+    }
+    if (!ours.length) return out
+    const sentBefore = this.source.hashCommands
+    const byKind = new Map<KeyKind, ScannedKey[]>()
+    for (const k of ours) {
+      const group = byKind.get(k.kind)
+      if (group) group.push(k)
+      else byKind.set(k.kind, [k])
+    }
+    const groups = [...byKind].map(([kind, ks]) => ({
+      kind,
+      ks,
+      plan: options.fields?.[kind] || options.whole?.includes(kind) ? null : listingPlan(kind),
+    }))
+    const replies = await this.call('HMGET', () =>
+      Promise.all(
+        groups.map(({ kind, ks, plan }) =>
+          plan
+            ? this.source.listing(
+                node,
+                ks.map((k) => ({ key: k.rawKey, queue: kind === 'chat' ? this.keys.chat(k.id).queue : undefined })),
+                plan,
+              )
+            : this.source.hashes(
+                node,
+                ks.map((k) => k.rawKey),
+                ks.map((k) => options.fields?.[k.kind]),
+              ),
         ),
-      )
-      // One per key with HGETALLs; one per batch when the source read it with a script.
-      this.commands += sentBefore === undefined ? ours.length : this.source.hashCommands! - sentBefore
-      ours.forEach((k, i) => {
-        const reply = replies[i] ?? {}
+      ),
+    )
+    // One per key with pipelines; one per batch and kind when the source read it with a script.
+    this.commands += sentBefore === undefined ? ours.length : this.source.hashCommands! - sentBefore
+    groups.forEach(({ ks, plan }, g) => {
+      ks.forEach((k, i) => {
+        const reply = replies[g]![i] ?? {}
         const { id, kind } = k
         // A node that cannot serve the key now (CLUSTERDOWN, MOVED during a failover, LOADING) is not
         // a corrupt value: the batch fails, and a Cluster listing names the master as unreachable.
         if (reply instanceof Error && isConnectionError(reply)) throw errorFromRedis(reply, k.rawKey)
         if (reply instanceof Error) return out.push({ rawKey: k.rawKey, id, kind, hash: { __error: reply.message } })
-        if (!isEmpty(reply)) out.push({ rawKey: k.rawKey, id, kind, hash: reply })
+        const listed = plan ? (reply as ListedHash) : null
+        if (listed) {
+          if (listed.size > 0)
+            out.push({ rawKey: k.rawKey, id, kind, hash: listed.fields, meta: { size: listed.size, extra: listed.extra } })
+        } else if (!isEmpty(reply as Hash)) out.push({ rawKey: k.rawKey, id, kind, hash: reply as Hash })
       })
-    }
+    })
     return out
   }
 
   private async list<T>(
     kind: KeyKind,
-    decode: (id: string, rawKey: RedisKey, h: Hash) => T | null,
+    decode: (id: string, rawKey: RedisKey, h: Hash, meta?: ListedMeta) => T | null,
     options: ScanOptions = {},
   ): Promise<Listing<T>> {
     const out = await this.listMany({ [kind]: decode } as Decoders, options)
@@ -530,14 +569,14 @@ export class StateReader {
         options.onProgress?.(n)
       },
     })) {
-      for (const { rawKey, id, kind, hash } of batch) {
+      for (const { rawKey, id, kind, hash, meta } of batch) {
         const listing = result[kind]!
         if (hash.__error) {
           listing.corrupt.push({ rawKey: keyText(rawKey), error: /WRONGTYPE/.test(hash.__error) ? 'wrong Redis type' : hash.__error })
           continue
         }
         try {
-          const v = decoders[kind]!(id, rawKey, hash)
+          const v = decoders[kind]!(id, rawKey, hash, meta)
           if (v !== null) listing.items.push(v)
         } catch (err) {
           listing.corrupt.push({ rawKey: keyText(rawKey), error: err instanceof CorruptStateError ? err.message : String(err) })
@@ -606,11 +645,11 @@ export class StateReader {
   }
 
   chats(options?: ScanOptions): Promise<Listing<ChatSnapshot>> {
-    return this.list('chat', (id, raw, h) => decodeChat(id, raw, h), options)
+    return this.list('chat', (id, raw, h, m) => decodeChat(id, raw, h, m?.extra), options)
   }
 
   leads(options?: ScanOptions): Promise<Listing<LeadSnapshot>> {
-    return this.list('lead', (id, raw, h) => decodeLead(id, raw, h), options)
+    return this.list('lead', (id, raw, h, m) => decodeLead(id, raw, h, m?.size), options)
   }
 
   locks(options?: ScanOptions): Promise<Listing<LockSnapshot>> {
@@ -618,18 +657,23 @@ export class StateReader {
   }
 
   checkpoints(options?: ScanOptions): Promise<Listing<FlowCheckpoint>> {
-    return this.list('checkpoint', (id, raw, h) => decodeCheckpoint(id, raw, h), options)
+    return this.list('checkpoint', (id, raw, h, m) => decodeCheckpoint(id, raw, h, m?.extra), options)
   }
 
   handovers(options?: ScanOptions): Promise<Listing<HandoverMarker>> {
-    return this.list('handover', (id, raw, h) => decodeHandover(id, raw, h), options)
+    return this.list('handover', (id, raw, h, m) => decodeHandover(id, raw, h, m?.extra), options)
   }
 
   /** One chat whole — state, checkpoint (and its TTL), handover marker — in one round trip (one slot). */
-  async chat(key: string): Promise<ChatDetail> {
+  /**
+   * One chat — its turn and the head of its queue (`tickets`, default INSPECT_TICKETS; `queued` on the
+   * snapshot says how many there are), checkpoint (its data only with `checkpointData`), handover
+   * marker — in one round trip, two or three with a queue: a bounded read whatever the chat holds.
+   */
+  async chat(key: string, options: ChatReadOptions = {}): Promise<ChatDetail> {
     const k = this.keys.chat(key)
-    this.commands += 6
-    const r = await this.call('chat', () => this.source.chat(k), k.state)
+    this.commands += 10
+    const r = await this.call('chat', () => this.source.chat(k, options), k.state)
     const val = <T>(v: T | Error, rawKey: RedisKey): T => {
       if (v instanceof Error) throw errorFromRedis(v, rawKey)
       return v
@@ -640,8 +684,8 @@ export class StateReader {
     const ho = val(r.handover, k.handover)
     const hoTtl = val(r.handoverTtl, k.handover)
     return {
-      chat: Object.keys(state).length ? decodeChat(key, k.state, state) : null,
-      checkpoint: Object.keys(cp).length ? decodeCheckpoint(key, k.checkpoint, cp) : null,
+      chat: Object.keys(state).length ? decodeChat(key, k.state, state, r.queued) : null,
+      checkpoint: Object.keys(cp).length ? decodeCheckpoint(key, k.checkpoint, cp, r.checkpointDataBytes ?? undefined) : null,
       checkpointTtlMs: ttl >= 0 ? ttl : null,
       handover: Object.keys(ho).length ? decodeHandover(key, k.handover, ho) : null,
       handoverTtlMs: hoTtl >= 0 ? hoTtl : null,
@@ -649,11 +693,14 @@ export class StateReader {
     }
   }
 
-  async lead(name: string): Promise<LeadSnapshot | null> {
+  /** One lead, with a page of its candidates (`candidates`, default INSPECT_CANDIDATES; `candidateCount` says how many stand). */
+  async lead(name: string, options: { candidates?: number } = {}): Promise<LeadSnapshot | null> {
     const rawKey = this.keys.lead(name)
-    this.commands++
-    const h = await this.call('HGETALL', () => this.source.hgetall(rawKey), rawKey)
-    return Object.keys(h).length ? decodeLead(name, rawKey, h) : null
+    this.commands += 3
+    const plan = listingPlan('lead', { candidates: options.candidates ?? INSPECT_CANDIDATES })!
+    const [r] = await this.call('HMGET', () => this.source.listing(null, [{ key: rawKey }], plan), rawKey)
+    if (r instanceof Error) throw errorFromRedis(r, rawKey)
+    return r && r.size > 0 ? decodeLead(name, rawKey, r.fields, r.size) : null
   }
 
   async replica(replicaId: string): Promise<ReplicaSnapshot | null> {

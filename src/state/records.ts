@@ -7,7 +7,8 @@
  */
 import { idFromBytes, idToBytes, keyText } from '../bytes.js'
 import type { ChatKeys, KeyKind, KeyLayout, RedisKey } from '../keys.js'
-import type { ChatRaw, Hash, ProbeName, StateSource, StreamEntry } from './source.js'
+import type { ChatRaw, ChatReadOptions, Hash, ProbeName, StateSource, StreamEntry } from './source.js'
+import { INSPECT_TICKETS, listFromHash, listingPlan, type ListedHash, type ListingPlan } from './bounded.js'
 
 export interface HashRecord {
   /** The fields read (absent when Redis answered an error). */
@@ -22,6 +23,8 @@ export interface HashRecord {
   fields?: string[]
   /** Fields left out of the record for privacy (conversation state, saved answers, marker data): their size in bytes. */
   omitted?: Record<string, number>
+  /** A listing's bounded read (../state/bounded.ts): the hash's field count, and its queue's length or measured field's. */
+  listed?: { size: number; extra: number }
 }
 
 export interface NodeRecord {
@@ -152,6 +155,23 @@ export class RecordedSource implements StateSource {
     )
   }
 
+  /** A listing's read of a recorded key: as it was read (a recording of listings), or taken from the whole hash (a snapshot). */
+  private listed(key: RedisKey, plan: ListingPlan): ListedHash | Error {
+    const rec = this.records.hashes[keyText(key)]
+    if (!rec) return { fields: {}, size: 0, extra: 0 }
+    if (rec.e !== undefined) return new Error(rec.e)
+    const h = rec.h ?? {}
+    if (rec.listed) return { fields: h, ...rec.listed }
+    const out = listFromHash(h, plan)
+    // A snapshot taken without --include-state kept the length of what it left out.
+    if (plan.measure !== null && rec.omitted?.[plan.measure] !== undefined) out.extra = rec.omitted[plan.measure]!
+    return out
+  }
+
+  listing(_node: number | null, items: Array<{ key: RedisKey; queue?: RedisKey }>, plan: ListingPlan): Promise<Array<ListedHash | Error>> {
+    return Promise.resolve(items.map((it) => this.listed(it.key, plan)))
+  }
+
   hgetall(key: RedisKey): Promise<Hash> {
     const h = this.hash(key)
     return h instanceof Error ? Promise.reject(h) : Promise.resolve(h)
@@ -161,7 +181,9 @@ export class RecordedSource implements StateSource {
     return Promise.resolve(this.records.zsets[keyText(key)]?.ids ?? [])
   }
 
-  chat(k: ChatKeys): Promise<ChatRaw> {
+  chat(k: ChatKeys, o: ChatReadOptions = {}): Promise<ChatRaw> {
+    const plan = { ...listingPlan('chat', { tickets: o.tickets ?? INSPECT_TICKETS })!, also: o.ticket ? [String(o.ticket)] : undefined }
+    const state = this.listed(k.state, plan)
     const recs = [k.state, k.checkpoint, k.handover].map((x) => this.records.hashes[keyText(x)])
     // Read together in Redis; here each record has its own read time: the chat's is its state's.
     const nowMs = recs.find((r) => r !== undefined)?.at ?? this.records.nowMs
@@ -171,9 +193,21 @@ export class RecordedSource implements StateSource {
       if (rec.ttl === undefined || rec.ttl < 0) return rec.ttl ?? -1
       return Math.max(0, rec.at + rec.ttl - nowMs)
     }
+    // As a live read: the checkpoint's data only when asked for, its length otherwise.
+    let checkpoint = this.hash(k.checkpoint)
+    let checkpointDataBytes: number | null = null
+    if (!o.checkpointData && !(checkpoint instanceof Error) && Object.keys(checkpoint).length) {
+      const cp = this.listed(k.checkpoint, listingPlan('checkpoint')!)
+      if (!(cp instanceof Error)) {
+        checkpoint = cp.fields
+        checkpointDataBytes = cp.extra
+      }
+    }
     return Promise.resolve({
-      state: this.hash(k.state),
-      checkpoint: this.hash(k.checkpoint),
+      state: state instanceof Error ? state : state.fields,
+      queued: state instanceof Error ? 0 : state.extra,
+      checkpoint,
+      checkpointDataBytes,
       checkpointTtl: ttl(k.checkpoint),
       handover: this.hash(k.handover),
       handoverTtl: ttl(k.handover),
@@ -225,13 +259,15 @@ export class RecordingSource implements StateSource {
     return done
   }
 
-  private keep(key: RedisKey, reply: Hash | Error, o: { ttl?: number; fields?: string[] } = {}): void {
+  private keep(key: RedisKey, reply: Hash | Error, o: { ttl?: number; fields?: string[]; listed?: HashRecord['listed'] } = {}): void {
     const at = this.current.nowMs
     const text = keyText(key)
     const had = this.current.hashes[text]
     // A whole hash read once in this refresh is not replaced by a partial read of it.
     if (had && !had.fields && o.fields) return
-    this.current.hashes[text] = recordHash(this.keys, key, reply, at, { ...o, includeState: this.includeState })
+    const rec = recordHash(this.keys, key, reply, at, { ...o, includeState: this.includeState })
+    if (o.listed && !(reply instanceof Error)) rec.listed = o.listed
+    this.current.hashes[text] = rec
   }
 
   nodeCount(): Promise<number> {
@@ -250,14 +286,28 @@ export class RecordingSource implements StateSource {
       const n = (this.current.nodes[node] ??= { name: this.inner.nodeName(node) })
       // A walk of this prefix's keys records its own alone, not a neighbour's the pattern let through
       // (the survey of other prefixes' schema records, `*:schema`, keeps what it found).
-      const kept = pattern.startsWith(`${this.keys.prefix}:`) ? r.keys.filter((b) => this.keys.owns(b)) : r.keys
-      n.keys = [...(n.keys ?? []), ...kept.map((b) => idFromBytes(b))]
+      const ks = (n.keys ??= [])
+      const mine = pattern.startsWith(`${this.keys.prefix}:`)
+      for (const b of r.keys) if (!mine || this.keys.owns(b)) ks.push(idFromBytes(b))
       return r
     })
   }
   async hashes(node: number | null, keys: RedisKey[], fields?: Array<string[] | undefined>): Promise<Array<Hash | Error>> {
     const out = await this.inner.hashes(node, keys, fields)
     out.forEach((h, i) => this.keep(keys[i]!, h, { fields: fields?.[i] }))
+    return out
+  }
+  async listing(
+    node: number | null,
+    items: Array<{ key: RedisKey; queue?: RedisKey }>,
+    plan: ListingPlan,
+  ): Promise<Array<ListedHash | Error>> {
+    const out = await this.inner.listing(node, items, plan)
+    out.forEach((r, i) =>
+      r instanceof Error
+        ? this.keep(items[i]!.key, r)
+        : this.keep(items[i]!.key, r.fields, { fields: Object.keys(r.fields), listed: { size: r.size, extra: r.extra } }),
+    )
     return out
   }
   async hgetall(key: RedisKey): Promise<Hash> {
@@ -270,8 +320,8 @@ export class RecordingSource implements StateSource {
     this.current.zsets[keyText(key)] = { ids, at: this.current.nowMs }
     return ids
   }
-  async chat(k: ChatKeys): Promise<ChatRaw> {
-    const r = await this.inner.chat(k)
+  async chat(k: ChatKeys, o?: ChatReadOptions): Promise<ChatRaw> {
+    const r = await this.inner.chat(k, o)
     const at = r.nowMs
     const put = (key: RedisKey, h: Hash | Error, ttl?: number | Error) => {
       if (!(h instanceof Error) && Object.keys(h).length === 0) return
@@ -280,7 +330,12 @@ export class RecordingSource implements StateSource {
         includeState: this.includeState,
       })
     }
-    put(k.state, r.state)
+    if (r.state instanceof Error || Object.keys(r.state).length)
+      this.keep(
+        k.state,
+        r.state,
+        r.state instanceof Error ? {} : { fields: Object.keys(r.state), listed: { size: Object.keys(r.state).length, extra: r.queued } },
+      )
     put(k.checkpoint, r.checkpoint, r.checkpointTtl)
     put(k.handover, r.handover, r.handoverTtl)
     return r

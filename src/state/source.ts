@@ -12,7 +12,8 @@ import { CoordinationUnavailableError } from '../errors/coordination-unavailable
 import type { ChatKeys, RedisKey } from '../keys.js'
 import { slotOwners, type SlotOwner } from './coverage.js'
 import { loadScript } from '../scripts/load.js'
-import { READ_HASHES } from '../scripts/registry.js'
+import { READ_CHAT, READ_LISTING } from '../scripts/registry.js'
+import { INSPECT_TICKETS, listPipelined, listingArgv, listingPlan, type ListedHash, type ListingPlan } from './bounded.js'
 
 export type Hash = Record<string, string>
 export type StreamEntry = [id: string, fields: string[]]
@@ -21,10 +22,25 @@ export type StreamEntry = [id: string, fields: string[]]
 export const PROBES = ['info', 'maxmemory-policy', 'save', 'cluster-info'] as const
 export type ProbeName = (typeof PROBES)[number]
 
+/** What `chat()` reads of a chat's queue and checkpoint: never all of a long queue, nor a checkpoint's data unless asked. */
+export interface ChatReadOptions {
+  /** Tickets read from the head of the queue. Default INSPECT_TICKETS (./bounded.ts). */
+  tickets?: number
+  /** A ticket read too, wherever it stands in the queue (the one an operator names). */
+  ticket?: number
+  /** Read the checkpoint's data `d` (its state and saved answer); otherwise only its length. */
+  checkpointData?: boolean
+}
+
 /** One chat's keys read together (one slot): the raw replies, each an error or its value. */
 export interface ChatRaw {
+  /** The chat hash's named fields and the fields of the tickets read (./bounded.ts). */
   state: Hash | Error
+  /** Tickets queued (ZCARD of the queue; -1 a queue of another type). */
+  queued: number
   checkpoint: Hash | Error
+  /** The length of the checkpoint's data when it was not read (null: read, or no checkpoint). */
+  checkpointDataBytes: number | null
   /** PTTL of the checkpoint (-1 none, -2 no key). */
   checkpointTtl: number | Error
   handover: Hash | Error
@@ -51,11 +67,17 @@ export interface StateSource {
    * client (keys of one slot). `fields[i]` reads only those fields of key i. A key's failure is its Error.
    */
   hashes(node: number | null, keys: RedisKey[], fields?: Array<string[] | undefined>): Promise<Array<Hash | Error>>
+  /**
+   * What a listing shows of keys of one kind (./bounded.ts): named fields, sizes, a chat's queue head, a
+   * lead's candidates — bounded whatever the hashes hold. On `node` (a SCAN batch), or, with `node`
+   * null, through the client (keys of one slot). A key's failure is its Error.
+   */
+  listing(node: number | null, items: Array<{ key: RedisKey; queue?: RedisKey }>, plan: ListingPlan): Promise<Array<ListedHash | Error>>
   hgetall(key: RedisKey): Promise<Hash>
   /** Members of a sorted set, lowest score first. */
   zrange(key: RedisKey): Promise<string[]>
-  /** One chat whole, in one round trip. */
-  chat(keys: ChatKeys): Promise<ChatRaw>
+  /** One chat — its turn and the head of its queue, checkpoint, handover marker — in one round trip (two or three for a queue). */
+  chat(keys: ChatKeys, options?: ChatReadOptions): Promise<ChatRaw>
   /** XRANGE key start end COUNT count. */
   xrange(key: string, start: string, end: string, count: number): Promise<StreamEntry[]>
   /** XREVRANGE key end start COUNT count. */
@@ -71,14 +93,18 @@ export interface StateSource {
   keySlot?(key: string): Promise<number | null>
 }
 
+const keyName = (k: RedisKey): string => (typeof k === 'string' ? k : k.toString('latin1'))
 const asError = (e: unknown): Error => (e instanceof Error ? e : new Error(String(e)))
+
+/** Keys per read-listing-0 call (a chat of a SCAN batch costs about 15 µs of Redis time in it). */
+const LISTING_KEYS_PER_CALL = 250
 
 /** The live source: ioredis on a standalone server or every master of a Cluster. */
 export class RedisSource implements StateSource {
   readonly origin = 'redis' as const
   readonly redis: RedisClient
   hashCommands = 0
-  /** read-hashes-0 was refused here (an ACL user without EVALSHA, scripting off): HGETALLs from now on. */
+  /** read-listing-0 was refused here (an ACL user without EVALSHA, scripting off): pipelines from now on. */
   private scriptRefused = false
 
   constructor(redis: RedisClient) {
@@ -174,47 +200,98 @@ export class RedisSource implements StateSource {
     return { cursor: String(next), keys }
   }
 
-  /**
-   * A SCAN batch's hashes read whole on its node come from one read-hashes-0 call (one reply element
-   * per key instead of one per field); a key it cannot carry (a value holding a NUL), or a batch whose
-   * script Redis refused, is read with the pipeline below.
-   */
+  /** Hashes read whole (HGETALL), or only `fields[i]` of key i (HMGET), with one pipeline. */
   async hashes(node: number | null, keys: RedisKey[], fields?: Array<string[] | undefined>): Promise<Array<Hash | Error>> {
     if (keys.length === 0) return []
-    if (node !== null && !fields?.some((f) => f) && !this.scriptRefused) {
-      const read = await this.readHashes(node, keys)
+    return this.pipelined(node, keys, fields)
+  }
+
+  /**
+   * A SCAN batch's listing comes from one read-listing-0 call on its node; a key it cannot carry (a
+   * value holding a NUL), a batch whose script Redis refused, or keys read through the client, from
+   * the same bounded commands pipelined (./bounded.ts).
+   */
+  async listing(
+    node: number | null,
+    items: Array<{ key: RedisKey; queue?: RedisKey }>,
+    plan: ListingPlan,
+  ): Promise<Array<ListedHash | Error>> {
+    if (items.length === 0) return []
+    // Chats read through the client (the dashboard): one script call each, routed by its keys.
+    if (node === null && plan.mode === 'chat') return Promise.all(items.map((it) => this.chatState(it, plan)))
+    const conn = node === null ? this.client : await this.node(node)
+    if (node !== null && !this.scriptRefused) {
+      // A few hundred keys per call: each call stays a few milliseconds of Redis time, whatever the SCAN batch.
+      const chunks: Array<typeof items> = []
+      for (let i = 0; i < items.length; i += LISTING_KEYS_PER_CALL) chunks.push(items.slice(i, i + LISTING_KEYS_PER_CALL))
+      const parts = await Promise.all(chunks.map((c) => this.readListing(conn, c, plan)))
+      const read = parts.some((p) => p === null) ? null : parts.flatMap((p) => p!)
       if (read) {
-        const again = keys.filter((_, i) => read[i] === null)
-        if (again.length === 0) return read as Array<Hash | Error>
-        const more = await this.pipelined(node, again)
+        const again = items.filter((_, i) => read[i] === null)
+        if (again.length === 0) return read as Array<ListedHash | Error>
+        this.hashCommands += again.length
+        const more = await listPipelined(conn, again, plan)
         let j = 0
         return read.map((h) => h ?? more[j++]!)
       }
     }
-    return this.pipelined(node, keys, fields)
+    this.hashCommands += items.length
+    return listPipelined(conn, items, plan)
   }
 
-  /** read-hashes-0 on one node (EVAL after NOSCRIPT); null when Redis refused the script. */
-  private async readHashes(node: number, keys: RedisKey[]): Promise<Array<Hash | Error | null> | null> {
-    const n = await this.node(node)
-    const script = loadScript(READ_HASHES.name)
+  /** One chat's turn and queue head: read-chat-2 through the client (EVAL after NOSCRIPT), or pipelined where the script cannot serve. */
+  private async chatState(item: { key: RedisKey; queue?: RedisKey }, plan: ListingPlan): Promise<ListedHash | Error> {
+    const pipelined = async () => {
+      this.hashCommands++
+      return (await listPipelined(this.client, [item], plan))[0]!
+    }
+    if (this.scriptRefused || !item.queue) return pipelined()
+    const script = loadScript(READ_CHAT.name)
+    const args = [String(plan.limit), plan.also?.[0] ?? '', String(plan.fields.length), ...plan.fields]
     this.hashCommands++
     let reply: unknown
     try {
       try {
-        reply = await n.evalsha(script.sha, 0, ...keys)
+        reply = await this.client.evalsha(script.sha, 2, item.key, item.queue, ...args)
       } catch (err) {
         if (!(err instanceof Error && err.message.startsWith('NOSCRIPT'))) throw err
-        reply = await n.eval(script.source, 0, ...keys)
+        reply = await this.client.eval(script.source, 2, item.key, item.queue, ...args)
+      }
+    } catch (err) {
+      if ((err as Error)?.name !== 'ReplyError') throw err
+      this.scriptRefused = /NOPERM|unknown command|disabled/i.test((err as Error).message)
+      return pipelined()
+    }
+    const h = READ_CHAT.decode(reply as never, keyName(item.key))
+    if (h === 'wrongtype') return new Error('WRONGTYPE Operation against a key holding the wrong kind of value')
+    return h ?? pipelined()
+  }
+
+  /** read-listing-0 on one node (EVAL after NOSCRIPT); null when Redis refused the script. */
+  private async readListing(
+    n: Redis,
+    items: Array<{ key: RedisKey; queue?: RedisKey }>,
+    plan: ListingPlan,
+  ): Promise<Array<ListedHash | Error | null> | null> {
+    const script = loadScript(READ_LISTING.name)
+    const argv = listingArgv(plan, items)
+    this.hashCommands++
+    let reply: unknown
+    try {
+      try {
+        reply = await n.evalsha(script.sha, 0, ...argv)
+      } catch (err) {
+        if (!(err instanceof Error && err.message.startsWith('NOSCRIPT'))) throw err
+        reply = await n.eval(script.source, 0, ...argv)
       }
     } catch (err) {
       // Redis said no (an ACL user without EVALSHA, scripting off, a slot moving or failing over): this
-      // batch with HGETALLs, which answer key by key; the rest too when the script itself is refused.
+      // batch with pipelined commands, which answer key by key; the rest too when the script itself is refused.
       if ((err as Error)?.name !== 'ReplyError') throw err
       this.scriptRefused = /NOPERM|unknown command|disabled/i.test((err as Error).message)
       return null
     }
-    return READ_HASHES.decode(reply, READ_HASHES.name).map((h) =>
+    return READ_LISTING.decode(reply, READ_LISTING.name).map((h) =>
       h === 'wrongtype' ? new Error('WRONGTYPE Operation against a key holding the wrong kind of value') : h,
     )
   }
@@ -279,28 +356,43 @@ export class RedisSource implements StateSource {
     return this.client.zrange(key, '0', '-1')
   }
 
-  async chat(k: ChatKeys): Promise<ChatRaw> {
+  async chat(k: ChatKeys, o: ChatReadOptions = {}): Promise<ChatRaw> {
+    const plan = { ...listingPlan('chat', { tickets: o.tickets ?? INSPECT_TICKETS })!, also: o.ticket ? [String(o.ticket)] : undefined }
+    const cpPlan = listingPlan('checkpoint')!
     // One pipeline: a Cluster client routes it by the first key's slot, which all keys of a chat share.
     const pipe = this.client.pipeline()
-    pipe.hgetall(k.state)
-    pipe.hgetall(k.checkpoint)
+    if (o.checkpointData) pipe.hgetall(k.checkpoint)
+    else pipe.hmget(k.checkpoint, ...cpPlan.fields)
     pipe.pttl(k.checkpoint)
     pipe.hgetall(k.handover)
     pipe.time()
     pipe.pttl(k.handover)
-    const r = (await pipe.exec()) ?? []
+    pipe.hstrlen(k.checkpoint, 'd')
+    const [state, r] = await Promise.all([this.chatState({ key: k.state, queue: k.queue }, plan), pipe.exec()])
     const val = <T>(i: number): T | Error => {
-      const [err, v] = r[i] ?? [null, null]
+      const [err, v] = r?.[i] ?? [null, null]
       return err ? asError(err) : (v as T)
     }
-    const time = val<[string, string]>(4)
+    const time = val<[string, string]>(3)
     if (time instanceof Error) throw errorFromRedis(time, k.state)
+    let checkpoint = val<Hash | Array<string | null>>(0)
+    if (Array.isArray(checkpoint)) {
+      const h: Hash = {}
+      checkpoint.forEach((v, j) => {
+        if (v !== null) h[cpPlan.fields[j]!] = v
+      })
+      checkpoint = h
+    }
+    const dataBytes = val<number>(5)
+    const cpFound = !(checkpoint instanceof Error) && Object.keys(checkpoint).length > 0
     return {
-      state: val<Hash>(0),
-      checkpoint: val<Hash>(1),
-      checkpointTtl: val<number>(2),
-      handover: val<Hash>(3),
-      handoverTtl: val<number>(5),
+      state: state instanceof Error ? state : state!.fields,
+      queued: state instanceof Error ? 0 : state!.extra,
+      checkpoint,
+      checkpointDataBytes: !o.checkpointData && cpFound && typeof dataBytes === 'number' ? dataBytes : null,
+      checkpointTtl: val<number>(1),
+      handover: val<Hash>(2),
+      handoverTtl: val<number>(4),
       nowMs: Number(time[0]) * 1000 + Math.floor(Number(time[1]) / 1000),
     }
   }

@@ -395,8 +395,13 @@ export interface ChatRow {
   queueLength: number
   /** How long the oldest queued ticket has waited. */
   oldestWaitMs: number | null
-  /** Queued tickets whose replica is gone, restarted, or stopped polling. */
+  /** Queued tickets whose replica is gone, restarted, or stopped polling — among the `ticketsRead` first of the queue. */
   staleTickets: number
+  /**
+   * The tickets read from the head of the queue, which `staleTickets` and the state were judged on:
+   * all of them, or fewer than `queueLength` in a long queue (a listing reads a bounded head of each queue).
+   */
+  ticketsRead: number
 }
 
 /** A chat as every listing shows it (`chat ls`, the first fields of `chat inspect`, the dashboard's JSON). */
@@ -420,6 +425,7 @@ export function chatRow(c: ChatSnapshot, live: Liveness, nowMs: number, health: 
     queueLength: health.queueLength,
     oldestWaitMs: health.oldestWaitMs,
     staleTickets: health.tickets.filter((t) => t !== 'alive').length,
+    ticketsRead: c.tickets.length,
   }
 }
 
@@ -432,7 +438,8 @@ export const CHAT_ORDER = (a: ChatRow, b: ChatRow): number => byNum(b.oldestWait
  */
 export function chatRowMaker(replicas: ReplicaSnapshot[], nowMs: number, options: { all?: boolean } = {}) {
   const live = liveness(replicas, nowMs)
-  return (c: ChatSnapshot): ChatRow | null => (options.all || c.holder || c.tickets.length > 0 ? chatRow(c, live, nowMs) : null)
+  return (c: ChatSnapshot): ChatRow | null =>
+    options.all || c.holder || c.queued > 0 || c.tickets.length > 0 ? chatRow(c, live, nowMs) : null
 }
 
 /** Chats with a holder or a queue (with `all`, idle ones too: they only remember their last holder and fence). */
@@ -520,6 +527,7 @@ export function chatView(
           queueLength: 0,
           oldestWaitMs: null,
           staleTickets: 0,
+          ticketsRead: 0,
         }
   return {
     ...row,
@@ -730,8 +738,11 @@ export interface LeadRow {
   letGoHow: LetGo | null
   letGoBy: string | null
   pendingYield: null | { by: string; target: string | null; expiresInMs: number; requestedAgoMs: number }
-  /** Replicas campaigning for it, other than the leader, whose candidacy has not lapsed. */
+  /** Replicas campaigning for it, other than the leader, whose candidacy has not lapsed — among the `candidatesRead`. */
   standbys: StandbyRow[]
+  /** Candidacies recorded (lapsed ones and the leader's included), and how many of them were read: fewer when there are many (./bounded.ts). */
+  candidates: number
+  candidatesRead: number
 }
 
 export function leadRow(l: LeadSnapshot, replicas: ReplicaSnapshot[], nowMs: number): LeadRow {
@@ -770,6 +781,8 @@ export function leadRow(l: LeadSnapshot, replicas: ReplicaSnapshot[], nowMs: num
     standbys: l.candidates
       .filter((c) => c.incarnation !== h?.incarnation && c.deadlineMs > nowMs)
       .map((c) => ({ replicaId: c.replicaId, incarnation: c.incarnation, alive: live.isAlive(c), deadlineInMs: c.deadlineMs - nowMs })),
+    candidates: Math.max(l.candidateCount ?? 0, l.candidates.length),
+    candidatesRead: l.candidates.length,
   }
 }
 
@@ -840,6 +853,8 @@ export interface CheckpointRow {
   expiresInMs: number | null
   fingerprint: string | null
   answerBytes: number
+  /** The length of the stored state and answer, measured by a listing instead of read (null: read whole, or not measured). */
+  dataBytes: number | null
   /** The deployed fingerprint of its flow, when the operator gave it (--fingerprint flow=fp). */
   deployedFingerprint: string | null
   /** `changed`: an ephemeral checkpoint of another flow version, which the runtime will not resume; null otherwise or unchecked. */
@@ -872,6 +887,7 @@ export function checkpointRow(
     expiresInMs: eph ? (pttlMs ?? (cp.updatedAt ? cp.updatedAt + eph.ttlMs - nowMs : null)) : null,
     fingerprint: eph?.fingerprint ?? null,
     answerBytes: cp.answerBytes,
+    dataBytes: cp.dataBytes ?? null,
     deployedFingerprint: eph && Object.prototype.hasOwnProperty.call(deployed, cp.flow) ? deployed[cp.flow]! : null,
     fallback: mismatch ? mismatch.fallback : null,
   }

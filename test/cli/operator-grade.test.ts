@@ -343,6 +343,8 @@ describe('state that is not what the reader expects', () => {
   it('a malformed ticket field: leases ls reports the chat as corrupt, like chat ls', async () => {
     const state = keys.chat('chat:badticket').state
     await raw.hset(state, { f: '1', h: 'pod-a', hi: c.incarnation, ht: '1', exp: String(Date.now() + 60_000), 't:2': 'garbage' })
+    // Queued, as the layout has it: a listing reads the fields of the tickets at the head of the queue.
+    await raw.zadd(keys.chat('chat:badticket').queue, 2, '2')
     try {
       const [leases, chats] = await Promise.all([
         runCli([...base(), 'leases', 'ls', '--json']),
@@ -355,7 +357,7 @@ describe('state that is not what the reader expects', () => {
       expect(parseJson<J>(leases).leases.map((l: J) => l.key)).toContain('chat:fine')
       expect(parseJson<J>(leases).leases.map((l: J) => l.key)).not.toContain('chat:badticket')
     } finally {
-      await raw.del(state)
+      await raw.del(state, keys.chat('chat:badticket').queue)
     }
   })
 

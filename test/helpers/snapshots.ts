@@ -96,6 +96,7 @@ export function chatState(key: string, o: Partial<ChatSnapshot> = {}): ChatSnaps
     lastTicket: Math.max(o.holder?.ticket ?? 0, ...(o.tickets ?? []).map((t) => t.ticket)),
     skippedTickets: 0,
     tickets: [],
+    queued: o.tickets?.length ?? 0,
     ...o,
   }
 }
@@ -120,6 +121,7 @@ export function lead(key: string, by: string | LeadSnapshot['holder'], o: Partia
     letGoBy: null,
     yieldRequest: null,
     candidates: [],
+    candidateCount: o.candidates?.length ?? 0,
     ...o,
   }
 }

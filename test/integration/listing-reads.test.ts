@@ -1,6 +1,7 @@
 /**
- * Listings read each SCAN batch's hashes with one read-hashes-0 call on the node that answered the
- * SCAN (not one HGETALL per key), on a standalone Redis and on every master of a cluster.
+ * Listings read each SCAN batch with read-listing-0 calls on the node that answered the SCAN (not
+ * commands per key), on a standalone Redis and on every master of a cluster — what they show of each
+ * key, bounded: a long queue's head and its length.
  */
 import { afterAll, describe, expect, it } from 'vitest'
 import { Cluster, Redis } from 'ioredis'
@@ -13,7 +14,7 @@ afterAll(() => Promise.all(clients.map((c) => c.quit())))
 
 for (const layout of ['standalone', 'cluster'] as Layout[]) {
   describe(`listing reads (${layout})`, () => {
-    it('one call per SCAN batch reads every hash whole, a value with a NUL in it and a key of another type too', async () => {
+    it('one call per SCAN batch reads what a listing shows of each hash, a value with a NUL in it and a key of another type too', async () => {
       const redis = layout === 'cluster' ? new Cluster([hostPort(clusterUrl())]) : new Redis(redisUrl())
       clients.push(redis)
       const keys = new KeyLayout(uniquePrefix('lr'), layout)
@@ -32,7 +33,7 @@ for (const layout of ['standalone', 'cluster'] as Layout[]) {
         lastHolder: { replicaId: 'r-7', incarnation: 'inc' },
       })
       expect(chat.corrupt).toEqual([{ rawKey: keys.chat('chat:string').state, error: 'wrong Redis type' }])
-      // Per master: SCANs and one read-hashes-0 per batch, plus one HGETALL for the key with a NUL.
+      // Per master: SCANs and one read-listing-0 per batch, plus the pipelined read of the key with a NUL.
       const masters = layout === 'cluster' ? 3 : 1
       expect(reader.commands).toBeLessThanOrEqual(masters * 6 + 2)
     })
@@ -59,6 +60,29 @@ for (const layout of ['standalone', 'cluster'] as Layout[]) {
       expect([out.lead.items.length, out.lock.items.length]).toEqual([1, 1])
       // SCAN returned the 22 keys listed, not the 60 checkpoints, queues and heartbeats beside them.
       expect(out.chat.scanned).toBe(22)
+    })
+
+    it('a listing reads the head of a long queue and its length; a scan for an intervention reads every ticket', async () => {
+      const redis = layout === 'cluster' ? new Cluster([hostPort(clusterUrl())]) : new Redis(redisUrl())
+      clients.push(redis)
+      const keys = new KeyLayout(uniquePrefix('lq'), layout)
+      const k = keys.chat('chat:long')
+      const now = Date.now()
+      const fields: Record<string, string> = { n: '41', f: '7', h: 'r', hi: 'inc-h', ht: '1', exp: String(now + 60_000) }
+      for (let t = 2; t <= 41; t++) fields[`t:${t}`] = `${now + 60_000}|${now}|${t === 40 ? 'inc-z' : 'inc-w'}|${t === 40 ? 'z' : 'w'}`
+      await redis.hset(k.state, fields)
+      await redis.zadd(k.queue, ...Array.from({ length: 40 }, (_, i) => [i + 2, String(i + 2)]).flat())
+      const reader = new StateReader(redis, keys)
+      const { chat } = await reader.listMany({ chat: LISTING_DECODERS.chat })
+      expect(chat.items[0]).toMatchObject({ queued: 40 })
+      expect(chat.items[0]!.tickets.map((t) => t.ticket)).toEqual(Array.from({ length: 16 }, (_, i) => i + 2))
+      // What replica evict walks: the chat whole, so the ticket of inc-z at place 39 is found.
+      const seen: string[] = []
+      for await (const batch of reader.scanKinds(['chat'], { whole: ['chat'] })) for (const it of batch) seen.push(...Object.keys(it.hash))
+      expect(seen).toContain('t:40')
+      const detail = await reader.chat('chat:long', { tickets: 3, ticket: 40 })
+      expect(detail.chat!.tickets.map((t) => t.ticket)).toEqual([2, 3, 4, 40])
+      expect(detail.chat!.queued).toBe(40)
     })
   })
 }

@@ -293,6 +293,7 @@ describe('providers, locks, checkpoints', () => {
         { replicaId: 'pod-b', incarnation: 'inc-b', deadlineMs: NOW + 9000 },
         { replicaId: 'pod-c', incarnation: 'lapsed', deadlineMs: NOW - 1 },
       ],
+      candidateCount: 3,
     }
     const r = leadRow(l, [A, B], NOW)
     expect(r).toMatchObject({
