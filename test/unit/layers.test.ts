@@ -75,7 +75,7 @@ function cycles(graph: Map<string, { local: string[] }>): string[][] {
 const LAYERS: Array<[RegExp, number]> = [
   [/^(defaults|duration|clock|version|url|bytes)$|^errors\//, 0],
   [/^keys$|^wire\//, 1],
-  [/^connection$|^state\/(decode|health|views|coverage|checkpoint-incidents|snapshot-diff)$/, 2],
+  [/^connection$|^state\/(decode|health|views|coverage|checkpoint-incidents|snapshot-diff|bounded)$/, 2],
   [/^scripts\//, 3],
   [/^coordinator\/|^state\/(reader|dashboard|source|records|snapshot)$/, 4],
   [/^(store|admin)\/|^testing\/(memory-hub|memory-coordinator)$|^metrics$/, 5],
