@@ -13,10 +13,10 @@ import {
   type Layout,
   type RedisClient,
   type WriteSide,
+  type StateRecords,
 } from '../lib.js'
 import { ConnectionFailed, isReplyError } from '../output/errors.js'
 import { adminInterventions, type Interventions } from './interventions.js'
-import type { RecordingWriter } from './recording.js'
 
 export interface DashboardSource {
   /** The URL with its password masked. */
@@ -47,8 +47,8 @@ export interface SourceOptions {
   timeoutMs?: number
   /** Chats shown at most (readDashboard's topChats). Default 30. */
   topChats?: number
-  /** `watch --record`: every refresh's raw records are appended here (./recording.ts). */
-  record?: RecordingWriter
+  /** `watch --record`: every refresh's raw records are appended here (RecordingWriter in ./recording.ts). */
+  record?: { write(records: StateRecords): void; close(): void }
   /** With `record`: keep conversation state and marker data too. */
   includeState?: boolean
 }

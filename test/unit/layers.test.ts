@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
 
 const SRC = resolve(dirname(fileURLToPath(import.meta.url)), '../../src')
+const COMMANDS = resolve(dirname(fileURLToPath(import.meta.url)), '../../commands')
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
@@ -19,19 +20,19 @@ function sourceFiles(dir: string): string[] {
   })
 }
 
-/** Module (path under src/, no extension) → what it imports: relative modules resolved, packages as written. */
-function importGraph(): Map<string, { local: string[]; packages: string[] }> {
+/** Module (path under `root`, no extension) → what it imports: relative modules resolved, packages as written. */
+function importGraph(root = SRC): Map<string, { local: string[]; packages: string[] }> {
   const graph = new Map<string, { local: string[]; packages: string[] }>()
-  for (const file of sourceFiles(SRC)) {
+  for (const file of sourceFiles(root)) {
     const text = readFileSync(file, 'utf8')
     const specs = [...text.matchAll(/^\s*(?:import|export)\b[^'"]*?\bfrom\s+['"]([^'"]+)['"]/gm)].map((m) => m[1]!)
     const local: string[] = []
     const packages: string[] = []
     for (const spec of specs) {
-      if (spec.startsWith('.')) local.push(relative(SRC, resolve(dirname(file), spec)).replace(/\.js$/, ''))
+      if (spec.startsWith('.')) local.push(relative(root, resolve(dirname(file), spec)).replace(/\.js$/, ''))
       else packages.push(spec)
     }
-    graph.set(relative(SRC, file).replace(/\.tsx?$/, ''), { local, packages })
+    graph.set(relative(root, file).replace(/\.tsx?$/, ''), { local, packages })
   }
   return graph
 }
@@ -135,5 +136,20 @@ describe('src/ layout', () => {
     expect(offending.map(([name]) => name)).toEqual([])
     const intoCommands = [...graph].filter(([, m]) => m.local.some((l) => l.startsWith('..')))
     expect(intoCommands.map(([name]) => name)).toEqual([])
+  })
+})
+
+describe('commands/ layout', () => {
+  const graph = importGraph(COMMANDS)
+
+  it('has no import cycles (type-only imports count)', () => {
+    expect(cycles(graph)).toEqual([])
+  })
+
+  it('reaches the library only through commands/lib.ts and lib-io.ts (its one import point)', () => {
+    const direct = [...graph]
+      .filter(([name]) => !/^lib(-io|-write)?$/.test(name))
+      .flatMap(([name, m]) => m.local.filter((l) => l.startsWith('../src/')).map((l) => `${name} imports ${l}`))
+    expect(direct).toEqual([])
   })
 })
