@@ -40,3 +40,26 @@ export function renewedText(c: ChalkInstance, state: string | null, ageMs: numbe
   if (ageMs === null || ageMs === undefined) return '-'
   return state === 'late' ? c.yellow(`${agoMs(ageMs)} late${renewMs ? ` (every ${formatDuration(renewMs)})` : ''}`) : agoMs(ageMs)
 }
+
+// ---- the dashboard's forms (commands/tui/text.ts re-exports them under its short names)
+
+/** 850ms, 12s, 3m4s; '-' for null or not a number; a negative time reads 0ms. */
+export function durOrDash(ms: number | null | undefined): string {
+  if (ms === null || ms === undefined || !Number.isFinite(ms)) return '-'
+  return formatDuration(Math.max(0, ms))
+}
+
+/**
+ * "12s ago" / "-" for a Redis-clock time against Redis's now. A time after now is what happened between
+ * the read of Redis's clock and the read of the keys (or clock skew between the masters of a Cluster):
+ * it happened, so it reads `now`, never "in 57ms".
+ */
+export function sinceNow(atMs: number | null | undefined, nowMs: number): string {
+  if (!atMs) return '-'
+  return nowMs > atMs ? `${formatDuration(nowMs - atMs)} ago` : 'now'
+}
+
+/** A countdown for narrow columns: "9.8s", or "-1.2s" once expired (Redis has not given it away yet). */
+export function countdown(ms: number): string {
+  return ms >= 0 ? formatDuration(ms) : `-${formatDuration(-ms)}`
+}

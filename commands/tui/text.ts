@@ -3,8 +3,10 @@
  * Widths are in terminal columns (wide characters and emoji of keys count two); the strings are
  * already shown escaped by the dashboard's source (safe-source.ts).
  */
-import { formatDuration } from '../lib.js'
 import { columns } from '../output/safe-text.js'
+
+// The dashboard's time text lives with every other command's (one time-text module).
+export { countdown, sinceNow as ago, leftMs as left, durOrDash as dur } from '../output/time.js'
 
 /** Cut to `width` columns, marking the cut with an ellipsis. */
 export function truncate(s: string, width: number): string {
@@ -35,32 +37,6 @@ export function bar(fraction: number, width: number): string {
   const f = Number.isFinite(fraction) ? Math.min(1, Math.max(0, fraction)) : 1
   const full = Math.round(f * width)
   return '█'.repeat(full) + '░'.repeat(width - full)
-}
-
-/** 850ms, 12s, 3m4s; '-' for null. */
-export function dur(ms: number | null | undefined): string {
-  if (ms === null || ms === undefined || !Number.isFinite(ms)) return '-'
-  return formatDuration(Math.max(0, ms))
-}
-
-/**
- * "12s ago" / "-" for a Redis-clock time against Redis's now. A time after now is what happened between
- * the read of Redis's clock and the read of the keys (or clock skew between the masters of a Cluster):
- * it happened, so it reads `now`, never "in 57ms".
- */
-export function ago(atMs: number | null | undefined, nowMs: number): string {
-  if (!atMs) return '-'
-  return nowMs > atMs ? `${formatDuration(nowMs - atMs)} ago` : 'now'
-}
-
-/** Time left on a lease: "9.8s", or "expired 1s ago". */
-export function left(ms: number): string {
-  return ms >= 0 ? formatDuration(ms) : `expired ${formatDuration(-ms)} ago`
-}
-
-/** A countdown for narrow columns: "9.8s", or "-1.2s" once expired (Redis has not given it away yet). */
-export function countdown(ms: number): string {
-  return ms >= 0 ? formatDuration(ms) : `-${formatDuration(-ms)}`
 }
 
 /** The first 8 characters of an incarnation (as `replicas ls` shows it). */

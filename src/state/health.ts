@@ -19,11 +19,11 @@ import { formatDuration } from '../duration.js'
 /** The margin past a renewal interval before a renewal counts as late, as a fraction of the interval. */
 
 /**
- * How long ago `atMs` was, at `nowMs` (both Redis ms). A reader reads Redis's clock before it reads the
- * keys: a renewal or grant written in between is later than its now, and counts as just now (0), never
- * as "in 1ms" or held for a negative time.
+ * The age of `atMs` at `nowMs` (both Redis ms), as a number (commands/output/time.ts spells ages as
+ * text). A reader reads Redis's clock before it reads the keys: a renewal or grant written in between
+ * is later than its now, and counts as just now (0), never as "in 1ms" or held for a negative time.
  */
-export function agoMs(nowMs: number, atMs: number): number {
+export function ageMs(nowMs: number, atMs: number): number {
   return Math.max(0, nowMs - atMs)
 }
 
@@ -131,7 +131,7 @@ export interface ReplicaHealth {
 }
 
 export function replicaHealth(r: ReplicaSnapshot, nowMs: number): ReplicaHealth {
-  const age = agoMs(nowMs, r.beatAtMs)
+  const age = ageMs(nowMs, r.beatAtMs)
   const renewMs = renewIntervalOf(r)
   const base = { heartbeatAgeMs: age, renewMs, renewalOverdueMs: renewalOverdue(age, renewMs), expiresInMs: r.expiresAtMs - nowMs }
   if (r.evictedIncarnation && r.evictedIncarnation === r.incarnation) {
@@ -211,7 +211,7 @@ export function leaseHealth(
   const status = live.status(l)
   const renewMs =
     live.renewMs(l) ?? (l.lastRenewalMs && l.expiresAtMs > l.lastRenewalMs ? Math.floor((l.expiresAtMs - l.lastRenewalMs) / 3) : null)
-  const age = l.lastRenewalMs ? agoMs(nowMs, l.lastRenewalMs) : null
+  const age = l.lastRenewalMs ? ageMs(nowMs, l.lastRenewalMs) : null
   const overdue = age !== null && renewMs !== null ? renewalOverdue(age, renewMs) : null
   // One object per lease (a listing judges 100,000 of them): the same fields, in the same order, whatever the state.
   const health = (state: LeaseState, reason: string): LeaseHealth => ({
@@ -375,7 +375,7 @@ export function chatHealth(c: ChatSnapshot, live: Liveness, nowMs: number, opts:
   // The queue's length; its tickets may be only the head of it (a bounded read: the rest is not judged here).
   const waiting = Math.max(c.queued ?? 0, c.tickets.length)
   const unread = waiting - c.tickets.length
-  const heldForMs = h?.grantedAtMs ? agoMs(nowMs, h.grantedAtMs) : null
+  const heldForMs = h?.grantedAtMs ? ageMs(nowMs, h.grantedAtMs) : null
   if (h && holder) {
     const left = fmtMs(holder.expiresInMs)
     // Pinned to the fence seen here: if the turn moved on meanwhile, the release changes nothing.
@@ -540,7 +540,7 @@ export function leadHealth(l: LeadSnapshot, live: Liveness, nowMs: number): Lead
   const t = l.transportDown
   const transportDown: TransportDown | null = t
     ? {
-        downForMs: agoMs(nowMs, t.sinceMs),
+        downForMs: ageMs(nowMs, t.sinceMs),
         yieldAfterMs: Math.max(0, t.yieldsAtMs - t.sinceMs),
         yieldsInMs: Math.max(0, t.yieldsAtMs - nowMs),
       }

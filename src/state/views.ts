@@ -34,7 +34,7 @@ import {
   type LeaseState,
   type Liveness,
   type ReplicaState,
-  agoMs,
+  ageMs,
   LEAD_WORDS,
   TURN_WORDS,
   type Severity,
@@ -285,7 +285,7 @@ export function leaseRowMaker(replicas: ReplicaSnapshot[], nowMs: number) {
       lastRenewalAgoMs: health.lastRenewalAgoMs,
       renewMs: health.renewMs,
       renewalOverdueMs: health.renewalOverdueMs,
-      heldForMs: grantedAtMs ? agoMs(nowMs, grantedAtMs) : null,
+      heldForMs: grantedAtMs ? ageMs(nowMs, grantedAtMs) : null,
       holderAlive: health.holderAlive,
     }
   }
@@ -310,7 +310,7 @@ export function leaseRowMaker(replicas: ReplicaSnapshot[], nowMs: number) {
         lastRenewalAgoMs: null,
         renewMs: null,
         renewalOverdueMs: null,
-        heldForMs: k.holder.acquiredAtMs ? agoMs(nowMs, k.holder.acquiredAtMs) : null,
+        heldForMs: k.holder.acquiredAtMs ? ageMs(nowMs, k.holder.acquiredAtMs) : null,
         holderAlive: health.holderAlive,
       }
     },
@@ -540,7 +540,7 @@ export function chatView(
           ticket: h.ticket,
           alive: live.isAlive(h),
           status: live.status(h),
-          heldForMs: h.grantedAtMs ? agoMs(now, h.grantedAtMs) : null,
+          heldForMs: h.grantedAtMs ? ageMs(now, h.grantedAtMs) : null,
           lastRenewalAgoMs: health!.holder!.lastRenewalAgoMs,
           renewMs: health!.holder!.renewMs,
           renewalOverdueMs: health!.holder!.renewalOverdueMs,
