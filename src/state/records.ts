@@ -53,7 +53,7 @@ export function emptyRecords(nowMs: number, nodes: NodeRecord[] = []): StateReco
 }
 
 /** Fields that hold what users said or what a flow stored, by kind: left out of a record unless asked. */
-const PRIVATE_FIELDS: Partial<Record<KeyKind, string[]>> = { checkpoint: ['d'], handover: ['d'] }
+export const PRIVATE_FIELDS: Partial<Record<KeyKind, string[]>> = { checkpoint: ['d'], handover: ['d'] }
 
 /** A hash as recorded: the private fields of its kind left out (their sizes kept) unless `includeState`. */
 export function recordHash(
@@ -61,17 +61,19 @@ export function recordHash(
   rawKey: RedisKey,
   reply: Hash | Error,
   at: number,
-  o: { ttl?: number; includeState?: boolean; fields?: string[] } = {},
+  o: { ttl?: number; includeState?: boolean; fields?: string[]; omitted?: Record<string, number> } = {},
 ): HashRecord {
   if (reply instanceof Error) return { e: reply.message, at }
   const rec: HashRecord = { h: reply, at }
   if (o.ttl !== undefined) rec.ttl = o.ttl
   if (o.fields) rec.fields = o.fields
+  // Left out by the read itself (their sizes read instead of their values).
+  if (o.omitted) rec.omitted = { ...o.omitted }
   const kind = keys.parse(rawKey)?.kind
   const hidden = !o.includeState && kind ? PRIVATE_FIELDS[kind] : undefined
   if (hidden?.some((f) => reply[f] !== undefined)) {
     const h = { ...reply }
-    rec.omitted = {}
+    rec.omitted ??= {}
     for (const f of hidden) {
       if (h[f] === undefined) continue
       rec.omitted[f] = Buffer.byteLength(h[f]!)

@@ -10,7 +10,7 @@ import { idFromBytes, keyText } from '../bytes.js'
 import { KeyLayout, SCHEMA_VERSION, type KeyKind, type Layout, type RedisKey } from '../keys.js'
 import { PACKAGE_VERSION } from '../version.js'
 import { DEFAULTS } from '../defaults.js'
-import { emptyRecords, recordHash, type NodeRecord, type StateRecords } from './records.js'
+import { PRIVATE_FIELDS, emptyRecords, recordHash, type NodeRecord, type StateRecords } from './records.js'
 import { parseBoundedJson } from '../wire/json.js'
 import { PROBES, type RedisSource, type StreamEntry } from './source.js'
 
@@ -103,9 +103,9 @@ export async function captureSnapshot(source: RedisSource, keys: KeyLayout, o: C
   }
   const records = emptyRecords(startedAtMs, nodes)
   let hashesRead = 0
-  const keep = (rawKey: RedisKey, reply: Record<string, string> | Error, at: number, ttl?: number) => {
-    if (!(reply instanceof Error) && Object.keys(reply).length === 0) return
-    records.hashes[keyText(rawKey)] = recordHash(keys, rawKey, reply, at, { ttl, includeState })
+  const keep = (rawKey: RedisKey, reply: Record<string, string> | Error, at: number, ttl?: number, omitted?: Record<string, number>) => {
+    if (!(reply instanceof Error) && Object.keys(reply).length === 0 && !omitted) return
+    records.hashes[keyText(rawKey)] = recordHash(keys, rawKey, reply, at, { ttl, includeState, omitted })
     hashesRead++
   }
 
@@ -140,12 +140,14 @@ export async function captureSnapshot(source: RedisSource, keys: KeyLayout, o: C
         return kind !== null && HASH_KINDS.has(kind)
       })
       if (hashes.length) {
-        const { replies, ttls, nowMs } = await source.batchRead(
+        // Without --include-state a checkpoint's or marker's data is not kept: its size is read, not its value.
+        const { replies, ttls, nowMs, omitted } = await source.batchRead(
           node,
           hashes,
           hashes.map((b) => TTL_KINDS.has(kindOf(b)!)),
+          includeState ? [] : hashes.map((b) => PRIVATE_FIELDS[kindOf(b)!]),
         )
-        hashes.forEach((b, i) => keep(b, replies[i]!, nowMs, ttls[i] ?? undefined))
+        hashes.forEach((b, i) => keep(b, replies[i]!, nowMs, ttls[i] ?? undefined, omitted[i]))
       }
       o.onProgress?.(seen)
       if (cut || (o.maxKeys !== undefined && seen >= o.maxKeys && (cursor !== '0' || node < nodeCount - 1))) {

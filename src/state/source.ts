@@ -100,6 +100,9 @@ const asError = (e: unknown): Error => (e instanceof Error ? e : new Error(Strin
 const LISTING_KEYS_PER_CALL = 250
 
 /** The live source: ioredis on a standalone server or every master of a Cluster. */
+/** A hash with more fields than this is read whole by HSCAN pages of this many, not by one HGETALL. */
+export const WHOLE_READ_MAX_FIELDS = 1000
+
 export class RedisSource implements StateSource {
   readonly origin = 'redis' as const
   readonly redis: RedisClient
@@ -298,18 +301,26 @@ export class RedisSource implements StateSource {
 
   private async pipelined(node: number | null, keys: RedisKey[], fields?: Array<string[] | undefined>): Promise<Array<Hash | Error>> {
     this.hashCommands += keys.length
-    const pipe = (node === null ? this.client : await this.node(node)).pipeline()
+    const conn = node === null ? this.client : await this.node(node)
+    const big = await this.manyFields(
+      conn,
+      keys.filter((_, i) => !fields?.[i]),
+    )
+    const pipe = conn.pipeline()
     keys.forEach((k, i) => {
       const f = fields?.[i]
       if (f) pipe.hmget(k, ...f)
+      else if (big.has(k))
+        pipe.exists(k) // read by HSCAN pages below
       else pipe.hgetall(k)
     })
     const replies = (await pipe.exec()) ?? []
-    return keys.map((_, i) => {
+    const paged = await this.pagedHashes(conn, big)
+    return keys.map((k, i) => {
       const [err, reply] = replies[i] ?? [null, null]
       if (err) return asError(err)
       const f = fields?.[i]
-      if (!f) return (reply ?? {}) as Hash
+      if (!f) return paged.get(k) ?? ((reply ?? {}) as Hash)
       const h: Hash = {}
       ;(reply as Array<string | null>).forEach((v, j) => {
         if (v !== null) h[f[j]!] = v
@@ -318,25 +329,71 @@ export class RedisSource implements StateSource {
     })
   }
 
-  /** A snapshot's batch: the keys' hashes, the PTTL of those flagged, and the master's TIME, in one pipeline on it. */
+  /**
+   * A snapshot's batch: the keys' hashes, the PTTL of those flagged, and the master's TIME, in one
+   * pipeline on it. A hash of many fields is read by HSCAN pages (manyFields); of a key with `omit[i]`
+   * fields (a checkpoint's data, not kept without --include-state) only their sizes are read
+   * (HSTRLEN), in `omitted[i]`, never their values.
+   */
   async batchRead(
     node: number,
     keys: RedisKey[],
     withTtl: boolean[],
-  ): Promise<{ replies: Array<Hash | Error>; ttls: Array<number | null>; nowMs: number }> {
-    const pipe = (await this.node(node)).pipeline()
-    keys.forEach((k, i) => {
-      pipe.hgetall(k)
+    omit: Array<readonly string[] | undefined> = [],
+  ): Promise<{
+    replies: Array<Hash | Error>
+    ttls: Array<number | null>
+    nowMs: number
+    omitted: Array<Record<string, number> | undefined>
+  }> {
+    const conn = await this.node(node)
+    const big = await this.manyFields(conn, keys)
+    // The field names of the keys whose values are partly left out (a handful of fields each).
+    const names = new Map<number, string[]>()
+    const withOmit = keys.map((k, i) => (omit[i]?.length && !big.has(k) ? i : -1)).filter((i) => i >= 0)
+    if (withOmit.length) {
+      const pipe = conn.pipeline()
+      for (const i of withOmit) pipe.hkeys(keys[i]!)
+      const r = (await pipe.exec()) ?? []
+      withOmit.forEach((i, n) => {
+        const [err, fields] = r[n] ?? [null, null]
+        if (!err) names.set(i, fields as string[])
+      })
+    }
+    const pipe = conn.pipeline()
+    const plan = keys.map((k, i) => {
+      const fields = names.get(i)
+      const left = fields ? fields.filter((f) => omit[i]!.includes(f)) : []
+      const kept = fields ? fields.filter((f) => !omit[i]!.includes(f)) : []
+      if (big.has(k))
+        pipe.exists(k) // read by HSCAN pages below
+      else if (fields && kept.length) pipe.hmget(k, ...kept)
+      else if (fields) pipe.exists(k)
+      else pipe.hgetall(k)
+      for (const f of left) pipe.hstrlen(k, f)
       if (withTtl[i]) pipe.pttl(k)
+      return { kept: fields ? kept : null, left }
     })
     pipe.time()
     const r = (await pipe.exec()) ?? []
+    const paged = await this.pagedHashes(conn, big)
     const replies: Array<Hash | Error> = []
     const ttls: Array<number | null> = []
+    const omitted: Array<Record<string, number> | undefined> = []
     let j = 0
-    keys.forEach((_, i) => {
+    keys.forEach((k, i) => {
       const [err, h] = r[j++] ?? [null, {}]
-      replies.push(err ? asError(err) : ((h ?? {}) as Hash))
+      const { kept, left } = plan[i]!
+      if (err) replies.push(asError(err))
+      else if (paged.has(k)) replies.push(paged.get(k)!)
+      else if (kept) {
+        const hash: Hash = {}
+        if (kept.length) (h as Array<string | null>).forEach((v, n) => v !== null && (hash[kept[n]!] = v))
+        replies.push(hash)
+      } else replies.push((h ?? {}) as Hash)
+      const sizes: Record<string, number> = {}
+      for (const f of left) sizes[f] = Number((r[j++] ?? [null, 0])[1])
+      omitted.push(left.length ? sizes : undefined)
       if (withTtl[i]) {
         const [terr, t] = r[j++] ?? [null, null]
         ttls.push(terr ? null : (t as number))
@@ -345,7 +402,42 @@ export class RedisSource implements StateSource {
     const [terr, time] = r[j] ?? [null, null]
     if (terr || !time) throw errorFromRedis(terr ?? new Error('no TIME reply'), undefined)
     const [s, us] = time as [string, string]
-    return { replies, ttls, nowMs: Number(s) * 1000 + Math.floor(Number(us) / 1000) }
+    return { replies, ttls, nowMs: Number(s) * 1000 + Math.floor(Number(us) / 1000), omitted }
+  }
+
+  /**
+   * Of `keys`, the hashes with more than WHOLE_READ_MAX_FIELDS fields (one pipeline of HLEN): read whole
+   * with one HGETALL, a chat with a million tickets would hold Redis for a second. Another type's key
+   * (HLEN refused) is left to the HGETALL, which reports it.
+   */
+  private async manyFields(conn: RedisClient, keys: RedisKey[]): Promise<Set<RedisKey>> {
+    const big = new Set<RedisKey>()
+    if (keys.length === 0) return big
+    const pipe = conn.pipeline()
+    for (const k of keys) pipe.hlen(k)
+    const lens = (await pipe.exec()) ?? []
+    keys.forEach((k, i) => {
+      const [err, n] = lens[i] ?? [null, 0]
+      if (!err && Number(n) > WHOLE_READ_MAX_FIELDS) big.add(k)
+    })
+    return big
+  }
+
+  /** Each of these hashes whole, by HSCAN pages of WHOLE_READ_MAX_FIELDS: no one command holds Redis long. */
+  private async pagedHashes(conn: RedisClient, keys: Set<RedisKey>): Promise<Map<RedisKey, Hash>> {
+    const out = new Map<RedisKey, Hash>()
+    for (const k of keys) {
+      const h: Hash = {}
+      let cursor = '0'
+      do {
+        const [next, flat] = await conn.hscan(k, cursor, 'COUNT', WHOLE_READ_MAX_FIELDS)
+        for (let i = 0; i + 1 < flat.length; i += 2) h[flat[i]!] = flat[i + 1]!
+        cursor = next
+        this.hashCommands++
+      } while (cursor !== '0')
+      out.set(k, h)
+    }
+    return out
   }
 
   hgetall(key: RedisKey): Promise<Hash> {
