@@ -301,26 +301,18 @@ export class RedisSource implements StateSource {
 
   private async pipelined(node: number | null, keys: RedisKey[], fields?: Array<string[] | undefined>): Promise<Array<Hash | Error>> {
     this.hashCommands += keys.length
-    const conn = node === null ? this.client : await this.node(node)
-    const big = await this.manyFields(
-      conn,
-      keys.filter((_, i) => !fields?.[i]),
-    )
-    const pipe = conn.pipeline()
+    const pipe = (node === null ? this.client : await this.node(node)).pipeline()
     keys.forEach((k, i) => {
       const f = fields?.[i]
       if (f) pipe.hmget(k, ...f)
-      else if (big.has(k))
-        pipe.exists(k) // read by HSCAN pages below
       else pipe.hgetall(k)
     })
     const replies = (await pipe.exec()) ?? []
-    const paged = await this.pagedHashes(conn, big)
-    return keys.map((k, i) => {
+    return keys.map((_, i) => {
       const [err, reply] = replies[i] ?? [null, null]
       if (err) return asError(err)
       const f = fields?.[i]
-      if (!f) return paged.get(k) ?? ((reply ?? {}) as Hash)
+      if (!f) return (reply ?? {}) as Hash
       const h: Hash = {}
       ;(reply as Array<string | null>).forEach((v, j) => {
         if (v !== null) h[f[j]!] = v
