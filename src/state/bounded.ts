@@ -196,6 +196,8 @@ export async function listPipelined(
   const r = (await first.exec()) ?? []
   const out: Array<ListedHash | Error> = []
   const tickets: Array<string[]> = []
+  /** A lead's candidate scan: where it stands and how many it found. */
+  const cursors = new Map<number, { cursor: string; found: number }>()
   items.forEach((_, i) => {
     const at = (j: number) => r[i * per + j] ?? [new Error('no reply'), null]
     const [e0, size] = at(0)
@@ -217,6 +219,7 @@ export async function listPipelined(
       const [, scan] = at(next++)
       const pairs = Array.isArray(scan) ? ((scan as [string, string[]])[1] ?? []) : []
       for (let j = 0; j + 1 < pairs.length; j += 2) fields[pairs[j]!] = pairs[j + 1]!
+      if (Array.isArray(scan)) cursors.set(i, { cursor: String(scan[0]), found: pairs.length / 2 })
     }
     if (plan.measure !== null) {
       const [em, len] = at(next++)
@@ -225,6 +228,23 @@ export async function listPipelined(
     tickets.push(queued)
     out.push({ fields, size: Number(size), extra })
   })
+  // COUNT is a hint: like the script, more HSCAN pages (at most 4 calls in all) until `limit` candidates are read.
+  for (let call = 1; plan.mode === 'lead' && call < 4; call++) {
+    const more = [...cursors].filter(([i, c]) => c.cursor !== '0' && c.found < plan.limit && !(out[i] instanceof Error))
+    if (more.length === 0) break
+    const p = conn.pipeline()
+    for (const [i] of more) p.hscan(items[i]!.key, cursors.get(i)!.cursor, 'MATCH', 'c:*', 'COUNT', String(plan.limit))
+    const rr = (await p.exec()) ?? []
+    more.forEach(([i, c], n) => {
+      const [err, scan] = rr[n] ?? [new Error('no reply'), null]
+      if (err || !Array.isArray(scan)) return void (c.cursor = '0')
+      const pairs = (scan as [string, string[]])[1] ?? []
+      const listed = out[i] as ListedHash
+      for (let j = 0; j + 1 < pairs.length; j += 2) listed.fields[pairs[j]!] = pairs[j + 1]!
+      c.cursor = String(scan[0])
+      c.found += pairs.length / 2
+    })
+  }
   if (plan.mode !== 'chat' || (tickets.every((t) => t.length === 0) && !plan.also?.length)) return out
   // The head tickets' fields, then the w: fields of their incarnations.
   for (const round of ['tickets', 'waiters'] as const) {
