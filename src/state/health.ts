@@ -296,7 +296,17 @@ export function nextGrant(chat: ChatSnapshot, nowMs: number, o: { revokeHolder?:
   const h = chat.holder
   if (h && !o.revokeHolder && h.expiresAtMs > nowMs) return null
   const deadIncarnation = h && !o.revokeHolder ? h.incarnation : null
-  return chat.tickets.find((t) => t.ticket !== o.except && t.deadlineMs > nowMs && t.incarnation !== deadIncarnation) ?? null
+  return chat.tickets.find((t) => t.ticket !== o.except && grantable(t, nowMs, deadIncarnation)) ?? null
+}
+
+/**
+ * The grant rule for one queued ticket, as `grant_next` (lua/includes/turn.lua) applies it: it is
+ * granted when it is live — its deadline, the later of its own and its incarnation's `w:` field, has
+ * not passed — and is not a ticket of `deadIncarnation`, the holder whose lease ran out unrenewed. The
+ * memory hub grants by it and the views predict by it; the contract suites tie both to the Lua.
+ */
+export function grantable(t: { incarnation: string; deadlineMs: number }, nowMs: number, deadIncarnation: string | null): boolean {
+  return t.incarnation !== deadIncarnation && t.deadlineMs > nowMs
 }
 
 // ---------------------------------------------------------------- chats

@@ -14,6 +14,7 @@ import type {
 } from '../wire/types.js'
 import { DEFAULTS } from '../defaults.js'
 import { CoordinationUnavailableError } from '../errors/coordination-unavailable-error.js'
+import { grantable } from '../state/health.js'
 
 /**
  * What a call to an unreachable hub rejects with: what RedisCoordinator and RedisStore give when
@@ -236,8 +237,9 @@ export class MemoryCoordinationHub {
     }
     for (const [ticket, t] of c.queue) {
       c.queue.delete(ticket)
-      // As on Redis (ticket_live): its own deadline, or its incarnation's in this chat.
-      if (t.incarnation !== deadIncarnation && (t.deadline > now || (c.waiters.get(t.incarnation) ?? 0) > now)) {
+      // As on Redis (ticket_live): its own deadline, or its incarnation's in this chat (grantable).
+      const deadlineMs = Math.max(t.deadline, c.waiters.get(t.incarnation) ?? 0)
+      if (grantable({ incarnation: t.incarnation, deadlineMs }, now, deadIncarnation)) {
         // As on Redis: a grant to another replica's waiter is an offer its next poll takes up; one
         // that lapses served nothing (the last holder stays who it was).
         const offered = ticket !== callerTicket && t.incarnation !== localIncarnation
