@@ -36,6 +36,17 @@ async function countingWrites(fn) {
   return writes
 }
 
+/** Take the turns of chats chat:0 … chat:n-1 on coordinator `c`, `inFlight` acquisitions at a time. */
+async function holdTurns(c, n, inFlight) {
+  const turns = []
+  for (let i = 0; i < n; i += inFlight) {
+    const batch = []
+    for (let j = i; j < Math.min(n, i + inFlight); j++) batch.push(c.acquireTurn(`chat:${j}`))
+    turns.push(...(await Promise.all(batch)))
+  }
+  return turns
+}
+
 /** o: { url, counts: number[], cycles } */
 export async function runRenewal(o, log) {
   const { RedisCoordinator } = await import('../../dist/src/index.js')
@@ -48,12 +59,7 @@ export async function runRenewal(o, log) {
       const c = new RedisCoordinator({ url: o.url, prefix: `bench-renew-${n}`, leaseMs: 600_000, replicaId: `renew-${n}` })
       c.on('coordination:warning', () => {})
       await c.start()
-      const turns = []
-      for (let i = 0; i < n; i += 200) {
-        const batch = []
-        for (let j = i; j < Math.min(n, i + 200); j++) batch.push(c.acquireTurn(`chat:${j}`))
-        turns.push(...(await Promise.all(batch)))
-      }
+      const turns = await holdTurns(c, n, 200)
       await c.renewNow() // warm: scripts loaded, connections up
       const cpu0 = redisCpuUs(await admin.info('cpu'))
       const before = parseCommandStats(await admin.info('commandstats'))
@@ -110,12 +116,7 @@ export async function runRenewalLoaded(o, log) {
       c.on('coordination:renewed', (e) => cycles.push(e.roundTripMs))
       c.on('coordination:lease-lost', () => lost++)
       await c.start()
-      const turns = []
-      for (let i = 0; i < n; i += 500) {
-        const batch = []
-        for (let j = i; j < Math.min(n, i + 500); j++) batch.push(c.acquireTurn(`chat:${j}`))
-        turns.push(...(await Promise.all(batch)))
-      }
+      const turns = await holdTurns(c, n, 500)
       const busy = Array.from({ length: o.busy }, () => spawn(process.execPath, ['-e', 'for(;;){}'], { stdio: 'ignore' }))
       const interval = Math.floor(o.leaseMs / 3)
       cycles.length = 0

@@ -198,9 +198,13 @@ export function setState(m: ExporterMetrics, snap: DashboardSnapshot, schemaOk: 
   let chatsWaiting = 0
   let longest = 0
   let oldest = 0
+  // Per incarnation, the turns this read saw it hold (the rest of its own count is added below).
+  const seen = new Map<string, number>()
   for (const c of snap.chats) {
     const health = c.health ?? chatHealth(c.chat, live, now, opts)
     if (health.holder) countLease('chat', health.holder.state, health.holder.renewalOverdueMs)
+    const h = c.chat.holder
+    if (h) seen.set(h.incarnation, (seen.get(h.incarnation) ?? 0) + 1)
     if (health.queueLength > 0) chatsWaiting++
     longest = Math.max(longest, health.queueLength)
     oldest = Math.max(oldest, health.oldestWaitMs ?? 0)
@@ -211,11 +215,6 @@ export function setState(m: ExporterMetrics, snap: DashboardSnapshot, schemaOk: 
   // Turns the read did not reach (it reads the chats heartbeats name, 100 per replica, and the
   // busiest ones): each live replica's own count says how many it holds; the rest of them are
   // counted in its heartbeat's state.
-  const seen = new Map<string, number>()
-  for (const c of snap.chats) {
-    const h = c.chat.holder
-    if (h) seen.set(h.incarnation, (seen.get(h.incarnation) ?? 0) + 1)
-  }
   let unread = 0
   for (const r of snap.replicas) {
     const state = replicaHealth(r, now).state

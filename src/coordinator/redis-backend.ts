@@ -2,7 +2,7 @@ import type { Redis } from 'ioredis'
 import { KeyLayout, SCHEMA_VERSION, type RedisKey } from '../keys.js'
 import { ScriptRunner } from '../scripts/runner.js'
 import { ConfigurationError } from '../errors/configuration-error.js'
-import { errorFromRedis } from '../errors/from-redis.js'
+import { asError, errorFromRedis } from '../errors/from-redis.js'
 import {
   closeClient,
   clusterIdentity,
@@ -188,7 +188,6 @@ export class RedisBackend implements CoordinationBackend {
   async renew(items: RenewItem[], incarnation: string, leaseMs: number): Promise<Array<RenewReply | Error>> {
     const args = { incarnation, leaseMs, idleTtlMs: this.opts.idleKeyTtlMs }
     const timeout = this.leaseCallTimeout(leaseMs)
-    const asError = (err: unknown): Error => (err instanceof Error ? err : new Error(String(err)))
     // One server holds every key: one script renews them all (the renewer sends 500 at a time).
     if (!isCluster(this.redis)) {
       const keys = items.map((i) => this.leaseKey(i))

@@ -50,6 +50,11 @@ export function notMaster(err: unknown): NotMasterError | null {
   return null
 }
 
+/** What was thrown, as an Error (a rejection may carry anything). */
+export function asError(e: unknown): Error {
+  return e instanceof Error ? e : new Error(String(e))
+}
+
 /**
  * The one place that maps what Redis (or a script) raised into this library's errors: the scripts'
  * BMC_* errors, the wrong type at a key (WRONGTYPE), a connection that is down. The status codes
@@ -57,7 +62,7 @@ export function notMaster(err: unknown): NotMasterError | null {
  */
 export function errorFromRedis(err: unknown, redisKey: string | Buffer | undefined): Error {
   if (err instanceof CoordinationError) return err
-  const e = err instanceof Error ? err : new Error(String(err))
+  const e = asError(err)
   if (/WRONGTYPE/.test(e.message) && redisKey) return new CorruptStateError(redisKey, 'wrong Redis type', { cause: e })
   // next_fence (lua/includes/time.lua) refuses a fence that is not a decimal integer below 2^53.
   const fence = /^ERR botmesh corrupt fence at ([\s\S]*?)(?:\s*script: [\s\S]*)?$/.exec(e.message)

@@ -46,7 +46,7 @@ export function loadScript(name: string): LuaScript {
     return readFileSync(join(dir, 'includes', `${inc}.lua`), 'utf8')
   })
   if (!source.startsWith('#!lua')) throw new Error(`lua/${name}.lua must start with the #!lua shebang`)
-  const folded = foldChatFields(source, name)
+  const folded = foldTables(source, name)
   const script: LuaScript = {
     name,
     numberOfKeys: Number(m[1]),
@@ -67,7 +67,7 @@ export function loadScript(name: string): LuaScript {
  */
 const FOLDED = ['CHAT', 'TURN', 'RELEASE'] as const
 
-function foldChatFields(source: string, name: string): string {
+function foldTables(source: string, name: string): string {
   let folded = source
   for (const table of FOLDED) folded = foldTable(folded, table, name)
   return folded

@@ -9,6 +9,7 @@
  */
 import type { ChainableCommander } from 'ioredis'
 import type { KeyKind, RedisKey } from '../keys.js'
+import { asError } from '../errors/from-redis.js'
 import { CHAT_FIELDS as C } from '../wire/chat.js'
 type Hash = Record<string, string>
 
@@ -168,8 +169,6 @@ export function listFromHash(h: Hash, plan: ListingPlan, queue: string[] | null 
 interface Pipelining {
   pipeline(): ChainableCommander
 }
-
-const asError = (e: unknown): Error => (e instanceof Error ? e : new Error(String(e)))
 
 /**
  * The script's answer without the script (an ACL user without EVALSHA, a value holding a NUL, the

@@ -7,7 +7,7 @@
  */
 import type { Redis } from 'ioredis'
 import { isCluster, masters, type RedisClient } from '../connection.js'
-import { errorFromRedis, isConnectionError } from '../errors/from-redis.js'
+import { asError, errorFromRedis, isConnectionError } from '../errors/from-redis.js'
 import { CoordinationUnavailableError } from '../errors/coordination-unavailable-error.js'
 import type { ChatKeys, RedisKey } from '../keys.js'
 import { slotOwners, type SlotOwner } from './coverage.js'
@@ -94,7 +94,6 @@ export interface StateSource {
 }
 
 const keyName = (k: RedisKey): string => (typeof k === 'string' ? k : k.toString('latin1'))
-const asError = (e: unknown): Error => (e instanceof Error ? e : new Error(String(e)))
 
 /** Keys per read-listing-0 call (a chat of a SCAN batch costs about 15 µs of Redis time in it). */
 const LISTING_KEYS_PER_CALL = 250
