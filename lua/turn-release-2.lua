@@ -73,15 +73,15 @@ if h[1] == inc and h[2] == ticket and owns(h[3], reqId) then
   if g then redis.call('PEXPIRE', state, fmt(leaseMs * 2 + idleTtl)) end
   return handed(RELEASE.released, g)
 end
--- A ticket still queued: its fields, and the holder (for the next grant).
-local q = redis.call('HMGET', state, ticket_field(ticket), ticket_request_field(ticket), CHAT.holder, CHAT.expiresAt, CHAT.fence)
-check_fence(q[5], state)
+-- A ticket still queued: its fields, and the holder (for the next grant; the last holder and the
+-- fence, checked above, are h's).
+local q = redis.call('HMGET', state, ticket_field(ticket), ticket_request_field(ticket), CHAT.holder, CHAT.expiresAt)
 local t = parse_ticket(q[1])
 if t and t.inc == inc and owns(q[2], reqId) then
   redis.call('ZREM', queue, ticket)
   redis.call('HDEL', state, ticket_field(ticket), ticket_request_field(ticket), unpack(drop))
   local g = grant_next({ state = state, queue = queue, leaseMs = leaseMs, wake = wake, callerTicket = ticket,
-    holder = { q[3], q[4], h[1] }, localInc = inc })
+    holder = { q[3], q[4], h[1] }, last = { h[4], h[5], h[6] }, localInc = inc })
   touch(state, queue, leaseMs, idleTtl)
   return handed(RELEASE.withdrawn, g)
 end
