@@ -24,8 +24,13 @@ const MAX_TIMER_MS = 2 ** 31 - 1
 export const waitingId = (key: string, ticket: number) => `${key}\u0000${ticket}`
 
 export class TurnWakes {
-  /** Acquisitions sleeping between polls, by (chat, ticket). */
-  private readonly waiters = new Map<string, Waiter>()
+  /**
+   * Acquisitions sleeping between polls, by (chat, ticket). More than one can sleep on one number:
+   * a failover that lost our tickets lets the new server give a number again to another acquisition
+   * of ours while the one that had it still sleeps. A wake-up reaches them all; each asks Redis
+   * (a poll names its request) or checks the grant's request id, so only the ticket's owner takes it.
+   */
+  private readonly waiters = new Map<string, Set<Waiter>>()
   /** Wake-ups that came while no waiter slept for them (its poll was in flight). */
   private readonly early = new Map<string, { grant: PushedGrant | undefined; handed: boolean; at: number }>()
   /** Per chat: when an operator's revocation of one of our turns was last pushed to us. */
@@ -50,7 +55,9 @@ export class TurnWakes {
         done = true
         clearTimeout(timer)
         signal?.removeEventListener('abort', onAbort)
-        if (this.waiters.get(id) === waiter) this.waiters.delete(id)
+        const same = this.waiters.get(id)
+        same?.delete(waiter)
+        if (same?.size === 0) this.waiters.delete(id)
         resolve(reschedule ? { woken, reschedule } : { woken, grant, handed })
       }
       const onAbort = () => finish(false)
@@ -62,7 +69,9 @@ export class TurnWakes {
       // wait longer than 2^31 - 1 ms (Node fires a longer one at once).
       const timer = setTimeout(() => finish(false), Math.min(Math.max(0, ms), MAX_TIMER_MS))
       signal?.addEventListener('abort', onAbort, { once: true })
-      this.waiters.set(id, waiter)
+      const same = this.waiters.get(id)
+      if (same) same.add(waiter)
+      else this.waiters.set(id, new Set([waiter]))
     })
   }
 
@@ -72,14 +81,14 @@ export class TurnWakes {
    */
   deliver(key: string, ticket: number, grant: PushedGrant | undefined, handed: boolean, expected: (id: string) => boolean): void {
     const id = waitingId(key, ticket)
-    const waiter = this.waiters.get(id)
-    if (waiter) waiter.wake(grant, handed)
+    const sleeping = this.waiters.get(id)
+    if (sleeping) for (const w of [...sleeping]) w.wake(grant, handed)
     else if (expected(id)) this.early.set(id, { grant, handed, at: monotonicNow() })
   }
 
   /** When to poll next changed for (key, ticket) (it became its chat's keeper): end its pause, if it sleeps, to work it out. */
   reschedule(key: string, ticket: number): void {
-    this.waiters.get(waitingId(key, ticket))?.reschedule()
+    for (const w of [...(this.waiters.get(waitingId(key, ticket)) ?? [])]) w.reschedule()
   }
 
   /** An operator revoked a turn of ours on `key` (a handed grant not taken yet is confirmed by a poll). */
@@ -105,7 +114,7 @@ export class TurnWakes {
 
   /** Wake every sleeping acquisition (stopping, evicted, crashed): each sees the state and gives up. */
   wakeAll(): void {
-    for (const w of [...this.waiters.values()]) w.wake()
+    for (const same of [...this.waiters.values()]) for (const w of [...same]) w.wake()
   }
 }
 

@@ -23,4 +23,22 @@ describe('TurnWakes.pause', () => {
     wakes.reschedule('chat:1', 3)
     expect(await pause).toEqual({ woken: false, reschedule: true })
   })
+
+  it('two acquisitions sleeping on one ticket number (a failed-over server gave it again) are both woken and rescheduled', async () => {
+    // The earlier one's ticket went with the failover; the later one took the same number on the new
+    // server. A wake-up or a reschedule for that number must reach the earlier one too, or it sleeps
+    // until its wait ends (only its own poll learns that its ticket is gone).
+    const wakes = new TurnWakes()
+    const earlier = wakes.pause('chat:1', 3, 60_000, monotonicNow())
+    const later = wakes.pause('chat:1', 3, 60_000, monotonicNow())
+    wakes.reschedule('chat:1', 3)
+    expect(await earlier).toEqual({ woken: false, reschedule: true })
+    expect(await later).toEqual({ woken: false, reschedule: true })
+    const again = [wakes.pause('chat:1', 3, 60_000, monotonicNow()), wakes.pause('chat:1', 3, 60_000, monotonicNow())]
+    wakes.deliver('chat:1', 3, undefined, false, () => false)
+    expect(await Promise.all(again)).toEqual([
+      { woken: true, grant: undefined, handed: false },
+      { woken: true, grant: undefined, handed: false },
+    ])
+  })
 })
