@@ -8,13 +8,25 @@ import { rawWrite } from './safe-text.js'
 export function progress(ctx: Context, what: string): (seen: number) => void {
   const started = Date.now()
   const tty = process.stderr.isTTY && !ctx.json
-  let shown = false
   return (seen: number) => {
-    if (!tty || Date.now() - started < 1000) return
+    if (!tty || stopped || Date.now() - started < 1000) return
+    if (!shown) process.once('beforeExit', clear)
     shown = true
     rawWrite('stderr', `\r${ctx.c.dim(`scanning ${what}… ${seen.toLocaleString('en-US')} keys`)}\u001b[K`)
-    if (shown) process.once('beforeExit', () => rawWrite('stderr', '\r\u001b[K'))
   }
+}
+
+let shown = false
+let stopped = false
+const clear = () => {
+  if (shown) rawWrite('stderr', '\r\u001b[K')
+  shown = false
+}
+
+/** No more scan progress: rows are being printed to the same terminal (a listing that streams). */
+export function stopProgress(): void {
+  clear()
+  stopped = true
 }
 
 /**

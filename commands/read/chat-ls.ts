@@ -1,10 +1,11 @@
 import type { Command } from 'commander'
 import type { Context } from '../context.js'
-import { CHAT_ORDER, chatRowMaker, type ChatRow } from '../lib.js'
+import { chatRowMaker, type ChatRow } from '../lib.js'
 import { cell, type KindView } from '../output/format.js'
 import { dur, leftMs, renewedText } from '../output/time.js'
 import { progress } from '../output/progress.js'
-import { byNumber, byNumberDesc, byText, limitOption, listingCommand, nowAndReplicas, scanInfo, type ListingFlags } from './common.js'
+import { byNumber, byNumberDesc, byText, limitOption, listingCommand, nowAndReplicas, type ListingFlags } from './common.js'
+import { drain, rowStream, type RowStream } from './listing-stream.js'
 
 interface ChatLsOptions {
   waiting?: boolean
@@ -12,20 +13,20 @@ interface ChatLsOptions {
 }
 
 /**
- * Collect: chats with a holder or a queue (with --all, idle chats too: they only remember their last
- * holder and fence). The live replicas and the clock are read first, so that each batch of the scan
- * becomes rows as it arrives (while Redis reads the next ones).
+ * Chats with a holder or a queue (with --all, idle chats too: they only remember their last holder
+ * and fence), as the scan reads them. The live replicas and the clock are read first, so that each
+ * batch of the scan becomes rows as it arrives (while Redis reads the next ones).
  */
-export async function collectChats(ctx: Context, o: ChatLsOptions & Partial<ListingFlags>) {
+export async function streamChats(ctx: Context, o: ChatLsOptions & Partial<ListingFlags>): Promise<RowStream<ChatRow>> {
   const { nowMs, replicas } = await nowAndReplicas(ctx)
   const row = chatRowMaker(replicas.items, nowMs, { all: o.all })
   const d = ctx.io.LISTING_DECODERS
-  const chats = await ctx.reader.listMany(
+  const listed = ctx.reader.listStream(
     { chat: (...a: Parameters<typeof d.chat>) => row(d.chat(...a)) },
     { limit: o.limit, onProgress: progress(ctx, 'chats') },
   )
-  const rows = chats.chat.items.filter((r) => !o.waiting || r.queueLength > 0).sort(CHAT_ORDER)
-  return { nowMs, chats: rows, ...scanInfo(replicas, chats.chat) }
+  const rows = (items: Array<{ value: ChatRow }>) => items.map((i) => i.value).filter((r) => !o.waiting || r.queueLength > 0)
+  return rowStream(nowMs, listed, rows, [replicas])
 }
 
 function chatsView(ctx: Context): KindView<ChatRow> {
@@ -107,9 +108,7 @@ export function chatLs(): Command {
         .option('--waiting', 'only chats with queued tickets')
         .option('--all', 'also idle chats (no holder, no queue: they remember their last holder and fence)')
         .addOption(limitOption()),
-    collect: async (ctx, o) => {
-      const d = await collectChats(ctx, o)
-      return { nowMs: d.nowMs, rows: d.chats, truncated: d.truncated, corrupt: d.corrupt, extra: { scanned: d.scanned } }
-    },
+    collect: async (ctx, o) => drain(await streamChats(ctx, o)),
+    stream: streamChats,
   })
 }

@@ -1,7 +1,7 @@
 import { Command } from 'commander'
 import { run } from '../run.js'
 import type { Context } from '../context.js'
-import { checkpointRow, checkpointRows, type CheckpointRow } from '../lib.js'
+import { checkpointRow, checkpointRows, type CheckpointRow, type FlowCheckpoint } from '../lib.js'
 import { cell, printOne, type KindView } from '../output/format.js'
 import { jsonText } from '../output/safe-text.js'
 import { agoMs, dur, leftMs } from '../output/time.js'
@@ -9,7 +9,8 @@ import { progress } from '../output/progress.js'
 import { notFound, usage } from '../output/errors.js'
 import { deployedFingerprints, fingerprintOptions, type FingerprintFlags } from './fingerprints.js'
 import { leftOut } from '../snapshot/from.js'
-import { byNumber, byNumberDesc, byText, examples, limitOption, listingCommand, nowAndReplicas, printCorrupt, scanInfo } from './common.js'
+import { byNumber, byNumberDesc, byText, examples, limitOption, listingCommand, nowAndReplicas, printCorrupt } from './common.js'
+import { drain, rowStream, type RowStream } from './listing-stream.js'
 import { NAME_KINDS, nameArg } from '../output/names.js'
 
 interface CheckpointsLsOptions extends FingerprintFlags {
@@ -20,15 +21,23 @@ interface CheckpointsLsOptions extends FingerprintFlags {
   mismatched?: boolean
 }
 
-export async function collectCheckpoints(ctx: Context, o: CheckpointsLsOptions) {
-  const [{ nowMs, replicas }, cps] = await Promise.all([
-    nowAndReplicas(ctx),
-    ctx.reader.checkpoints({ limit: o.limit, onProgress: progress(ctx, 'checkpoints') }),
-  ])
+/** Checkpoints, as the scan reads them (the live replicas and the clock first). */
+export async function streamCheckpoints(ctx: Context, o: CheckpointsLsOptions): Promise<RowStream<CheckpointRow>> {
   const deployed = deployedFingerprints(o)
   if (o.mismatched && !deployed) throw usage('--mismatched needs the deployed fingerprints: --fingerprint flow=fp or --fingerprint-file')
-  const checkpoints = checkpointRows(cps.items, replicas.items, nowMs, { ...o, deployed: deployed ?? undefined })
-  return { nowMs, checkpoints, ...scanInfo(replicas, cps) }
+  const { nowMs, replicas } = await nowAndReplicas(ctx)
+  const listed = ctx.reader.listStream(
+    { checkpoint: ctx.io.LISTING_DECODERS.checkpoint },
+    { limit: o.limit, onProgress: progress(ctx, 'checkpoints') },
+  )
+  const rows = (items: Array<{ value: FlowCheckpoint }>) =>
+    checkpointRows(
+      items.map((i) => i.value),
+      replicas.items,
+      nowMs,
+      { ...o, deployed: deployed ?? undefined },
+    )
+  return rowStream(nowMs, listed, rows, [replicas])
 }
 
 function checkpointsView(ctx: Context): KindView<CheckpointRow> {
@@ -118,10 +127,8 @@ export function checkpointsLs(): Command {
           'after',
           '\nWith the deployed fingerprints (--fingerprint flow=fp, --fingerprint-file), an ephemeral checkpoint of another\nversion of its flow shows "≠ deployed …: changed" (JSON: fallback "changed"): the runtime will not resume it.',
         ),
-    collect: async (ctx, o) => {
-      const d = await collectCheckpoints(ctx, o)
-      return { nowMs: d.nowMs, rows: d.checkpoints, truncated: d.truncated, corrupt: d.corrupt, extra: { scanned: d.scanned } }
-    },
+    collect: async (ctx, o) => drain(await streamCheckpoints(ctx, o)),
+    stream: streamCheckpoints,
   })
 }
 

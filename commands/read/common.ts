@@ -16,6 +16,7 @@ import { stdoutClosedSignal } from '../output/streams.js'
 import { run } from '../run.js'
 import { CliError } from '../output/errors.js'
 import { NAME_KINDS, nameArg } from '../output/names.js'
+import { SORTED_ROWS_MAX, openRows, printStreamed, type RowStream } from './listing-stream.js'
 
 /** Corrupt keys found by listings: reported on stderr, the listing goes on. */
 export function printCorrupt(ctx: Context, corrupt: Corrupt[]): void {
@@ -147,6 +148,11 @@ export interface ListingSpec<R, O> {
   /** Read the state (one bounded pass) and build the rows. */
   collect(ctx: Context, o: O & ListingFlags): Promise<ListingData<R>>
   /**
+   * The rows as the scan reads them, for a listing that can be as big as the keyspace (chats, leases):
+   * a small one is still printed sorted in one piece; a big one streams (./listing-stream.ts).
+   */
+  stream?(ctx: Context, o: O & ListingFlags): Promise<RowStream<R>>
+  /**
    * The one kind of key the rows come from, when all of them share a slot on a Cluster (replicas:
    * their heartbeats): a master down elsewhere does not make the listing partial, and that slot's
    * master down means the rows cannot be known (an error, never an empty listing).
@@ -181,7 +187,16 @@ export function listingCommand<R, O>(spec: ListingSpec<R, O>): Command {
   const sortKeys = Object.keys(spec.sorts)
   const cmd = new Command(spec.name)
     .description(spec.description)
-    .addOption(new Option('--sort <key>', 'sort by').choices(sortKeys).default(spec.defaultSort ?? sortKeys[0]))
+    .addOption(
+      new Option(
+        '--sort <key>',
+        spec.stream
+          ? `sort by (past ${SORTED_ROWS_MAX.toLocaleString('en-US')} rows only when given: every row is read, sorted on disk, then printed)`
+          : 'sort by',
+      )
+        .choices(sortKeys)
+        .default(spec.defaultSort ?? sortKeys[0]),
+    )
   if (spec.replicasOf) cmd.option('--replica <replicaId>', 'only rows of this replica', nameArg(NAME_KINDS.replica, 'a replica'))
   spec.options?.(cmd)
   cmd
@@ -200,8 +215,9 @@ export function listingCommand<R, O>(spec: ListingSpec<R, O>): Command {
       const view = spec.view(ctx)
       const cmp = spec.sorts[o.sort] ?? spec.sorts[sortKeys[0]!]!
       let surveyed = false
-      const read = async () => {
-        const data = await spec.collect(ctx, o)
+      const keep = (r: R) => o.replica === undefined || !spec.replicasOf || spec.replicasOf(r).includes(o.replica)
+      const read = async (collected?: ListingData<R>) => {
+        const data = collected ?? (await spec.collect(ctx, o))
         const kind = spec.oneSlotKind?.(o) ?? undefined
         const unreachable = await ctx.reader.unreachable(kind)
         if (kind && unreachable.length) throw unknowable(ctx, kind, unreachable)
@@ -209,7 +225,7 @@ export function listingCommand<R, O>(spec: ListingSpec<R, O>): Command {
         // Asked once (a -w watch does not scan for prefixes at every look).
         const prefixNote = rows.length === 0 && !unreachable.length && !surveyed ? await emptyPrefixLine(ctx) : null
         if (rows.length === 0 && !unreachable.length) surveyed = true
-        if (o.replica !== undefined && spec.replicasOf) rows = rows.filter((r) => spec.replicasOf!(r).includes(o.replica!))
+        rows = rows.filter(keep)
         return { ...data, unreachable, prefixNote, rows: [...rows].sort(cmp) }
       }
       let noted = false
@@ -229,7 +245,23 @@ export function listingCommand<R, O>(spec: ListingSpec<R, O>): Command {
       }
       if (o.watch && ctx.from) throw usage('-w/--watch follows a live Redis; a snapshot does not change (drop --from or -w)')
       if (!o.watch) {
-        const data = await read()
+        let collected: ListingData<R> | undefined
+        if (spec.stream) {
+          const stream = await spec.stream(ctx, o)
+          const opened = await openRows(stream, keep)
+          if (opened.small) collected = { nowMs: stream.nowMs, rows: opened.rows, ...opened.notes }
+          else {
+            const given = cmd.getOptionValueSource('sort') !== 'default'
+            let unreachable: UnreachableMaster[] = []
+            const notes = await printStreamed(ctx, opened, { view, keep, sortBy: given ? { key: o.sort, cmp } : null }, async () => {
+              unreachable = await ctx.reader.unreachable()
+              return { unreachable }
+            })
+            if (ctx.format !== 'json') printScanNotes(ctx, { ...notes, unreachable })
+            return unreachable.length ? EXIT.unreachable : EXIT.ok
+          }
+        }
+        const data = await read(collected)
         show(data)
         // A partial listing is printed, and its exit code says it is partial.
         return data.unreachable?.length ? EXIT.unreachable : EXIT.ok

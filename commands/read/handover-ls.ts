@@ -1,17 +1,26 @@
 import type { Command } from 'commander'
 import type { Context } from '../context.js'
-import { handoverRows, type HandoverRow } from '../lib.js'
+import { handoverRows, type HandoverMarker, type HandoverRow } from '../lib.js'
 import { cell, type KindView } from '../output/format.js'
 import { agoMs, dur } from '../output/time.js'
 import { progress } from '../output/progress.js'
-import { byNumberDesc, byText, limitOption, listingCommand, nowAndReplicas, scanInfo } from './common.js'
+import { byNumberDesc, byText, limitOption, listingCommand, nowAndReplicas } from './common.js'
+import { drain, rowStream, type RowStream } from './listing-stream.js'
 
-export async function collectHandovers(ctx: Context, o: { limit?: number }) {
-  const [{ nowMs, replicas }, markers] = await Promise.all([
-    nowAndReplicas(ctx),
-    ctx.reader.handovers({ limit: o.limit, onProgress: progress(ctx, 'handover markers') }),
-  ])
-  return { nowMs, handovers: handoverRows(markers.items, replicas.items, nowMs), ...scanInfo(replicas, markers) }
+/** Handover markers, as the scan reads them (the live replicas and the clock first). */
+export async function streamHandovers(ctx: Context, o: { limit?: number }): Promise<RowStream<HandoverRow>> {
+  const { nowMs, replicas } = await nowAndReplicas(ctx)
+  const listed = ctx.reader.listStream(
+    { handover: ctx.io.LISTING_DECODERS.handover },
+    { limit: o.limit, onProgress: progress(ctx, 'handover markers') },
+  )
+  const rows = (items: Array<{ value: HandoverMarker }>) =>
+    handoverRows(
+      items.map((i) => i.value),
+      replicas.items,
+      nowMs,
+    )
+  return rowStream(nowMs, listed, rows, [replicas])
 }
 
 function handoversView(ctx: Context): KindView<HandoverRow> {
@@ -46,9 +55,7 @@ export function handoverLs(): Command {
     },
     replicasOf: (r) => [r.replicaId],
     options: (cmd) => cmd.addOption(limitOption()),
-    collect: async (ctx, o) => {
-      const d = await collectHandovers(ctx, o)
-      return { nowMs: d.nowMs, rows: d.handovers, truncated: d.truncated, corrupt: d.corrupt, extra: { scanned: d.scanned } }
-    },
+    collect: async (ctx, o) => drain(await streamHandovers(ctx, o)),
+    stream: streamHandovers,
   })
 }

@@ -1,20 +1,12 @@
 import { InvalidArgumentError, Option, type Command } from 'commander'
 import type { Context } from '../context.js'
-import {
-  LEASE_KINDS,
-  LEASE_ORDER,
-  filterLeases,
-  leaseRowMaker,
-  sortLeases,
-  type LeaseFilter,
-  type LeaseKindLabel,
-  type LeaseRow,
-} from '../lib.js'
+import { LEASE_KINDS, LEASE_ORDER, filterLeases, leaseRowMaker, type LeaseFilter, type LeaseKindLabel, type LeaseRow } from '../lib.js'
 import { durationOption } from '../duration.js'
 import { cell, type KindView } from '../output/format.js'
 import { dur, leftMs, renewedText } from '../output/time.js'
 import { progress } from '../output/progress.js'
-import { limitOption, listingCommand, nowAndReplicas, scanInfo, type ListingFlags } from './common.js'
+import { limitOption, listingCommand, nowAndReplicas, type ListingFlags } from './common.js'
+import { drain, rowStream, type RowStream } from './listing-stream.js'
 
 interface LeasesOptions {
   kind?: LeaseKindLabel[]
@@ -24,29 +16,28 @@ interface LeasesOptions {
 }
 
 /**
- * Collect: every lease of every kind asked for (chat turns, leads, locks) in one pass, holders'
- * liveness, Redis's clock. The live replicas and the clock are read first, so that each batch of
- * the scan becomes rows as it arrives (while Redis reads the next ones), not 100,000 records first.
+ * Every lease of every kind asked for (chat turns, leads, locks) in one pass, holders' liveness,
+ * Redis's clock, as the scan reads them. The live replicas and the clock are read first, so that
+ * each batch of the scan becomes rows as it arrives (while Redis reads the next ones).
  */
-export async function collectLeases(ctx: Context, o: LeasesOptions & Partial<ListingFlags>) {
+export async function streamLeases(ctx: Context, o: LeasesOptions & Partial<ListingFlags>): Promise<RowStream<LeaseRow>> {
   const filter: LeaseFilter = { kinds: o.kind, expiringWithinMs: o.expiring, stale: o.stale }
   const want = (k: LeaseKindLabel[]) => !filter.kinds?.length || k.some((x) => filter.kinds!.includes(x))
-  const empty = { items: [], corrupt: [], scanned: 0, truncated: false }
   const d = ctx.io.LISTING_DECODERS
   const { nowMs, replicas } = await nowAndReplicas(ctx)
   const row = leaseRowMaker(replicas.items, nowMs)
   const decoders = {
-    // Whole hashes: a chat whose ticket fields are malformed is reported as corrupt here too, as in chat ls.
     ...(want(['chat']) ? { chat: (...a: Parameters<typeof d.chat>) => row.chat(d.chat(...a)) } : {}),
     ...(want(['provider', 'scheduler', 'lead']) ? { lead: (...a: Parameters<typeof d.lead>) => row.lead(d.lead(...a)) } : {}),
     ...(want(['lock']) ? { lock: (...a: Parameters<typeof d.lock>) => row.lock(d.lock(...a)) } : {}),
   }
-  const found = await ctx.reader.listMany(decoders, { limit: o.limit, onProgress: progress(ctx, 'leases') })
-  const chats = found.chat ?? empty
-  const leads = found.lead ?? empty
-  const locks = found.lock ?? empty
-  const all = sortLeases([...chats.items, ...leads.items, ...locks.items], 'kind')
-  return { nowMs, leases: filterLeases(all, filter), ...scanInfo(replicas, chats, leads, locks) }
+  const listed = ctx.reader.listStream(decoders, { limit: o.limit, onProgress: progress(ctx, 'leases') })
+  const rows = (items: Array<{ value: LeaseRow | null }>) =>
+    filterLeases(
+      items.flatMap((i) => (i.value ? [i.value] : [])),
+      filter,
+    )
+  return rowStream(nowMs, listed, rows, [replicas])
 }
 
 function leasesView(ctx: Context): KindView<LeaseRow> {
@@ -112,9 +103,7 @@ export function leasesLs(): Command {
         )
         .option('--stale', "only leases whose holder's heartbeat is gone (dead or restarted) while Redis still honours them")
         .addOption(limitOption()),
-    collect: async (ctx, o) => {
-      const d = await collectLeases(ctx, o)
-      return { nowMs: d.nowMs, rows: d.leases, truncated: d.truncated, corrupt: d.corrupt, extra: { scanned: d.scanned } }
-    },
+    collect: async (ctx, o) => drain(await streamLeases(ctx, o)),
+    stream: streamLeases,
   })
 }

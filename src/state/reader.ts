@@ -99,14 +99,22 @@ async function* mergeWalks<T>(walks: Array<AsyncGenerator<T>>): AsyncGenerator<T
     for (const w of walks) w.return(undefined).catch(() => {})
   }
 }
-type Decoders = Partial<Record<KeyKind, (id: string, rawKey: RedisKey, h: Hash, meta?: ListedMeta) => unknown>>
+export type Decoders = Partial<Record<KeyKind, (id: string, rawKey: RedisKey, h: Hash, meta?: ListedMeta) => unknown>>
 type DecodedBy<F> = F extends (...a: never[]) => infer R ? Exclude<R, null> : never
+
+/** One batch of a streamed listing (StateReader.listStream): its decoded items by kind, and its corrupt keys. */
+export interface ListedBatch<D extends Decoders> {
+  items: Array<{ [K in keyof D & KeyKind]: { kind: K; value: DecodedBy<D[K]> } }[keyof D & KeyKind]>
+  corrupt: Array<Corrupt & { kind: KeyKind }>
+}
 
 /** The decoders of the listings, by kind (a null result skips the key). */
 export const LISTING_DECODERS = {
   chat: (id: string, raw: RedisKey, h: Hash, m?: ListedMeta) => decodeChat(id, raw, h, m?.extra),
   lead: (id: string, raw: RedisKey, h: Hash, m?: ListedMeta) => decodeLead(id, raw, h, m?.size),
   lock: (id: string, raw: RedisKey, h: Hash) => decodeLock(id, raw, h),
+  checkpoint: (id: string, raw: RedisKey, h: Hash, m?: ListedMeta) => decodeCheckpoint(id, raw, h, m?.extra),
+  handover: (id: string, raw: RedisKey, h: Hash, m?: ListedMeta) => decodeHandover(id, raw, h, m?.extra),
 } as const
 
 /** A hash without fields (a key gone between the SCAN and the read), found without listing its fields. */
@@ -185,6 +193,15 @@ export class StateReader {
   /** How many masters to read from (a Cluster client loads its slots first: ./source.ts). */
   private async masterCount(): Promise<number> {
     return this.call('TIME', () => this.source.nodeCount(), undefined, false)
+  }
+
+  /** Keys on every master, every prefix's (null: a recorded source, or not known): a bound on what a walk reads. */
+  async keysInServer(): Promise<number | null> {
+    const count = this.source.keyCount?.bind(this.source)
+    if (!count) return null
+    const nodes = await this.masterCount()
+    const each = await Promise.all(Array.from({ length: nodes }, (_, n) => this.call('DBSIZE', () => count(n), undefined, false)))
+    return each.reduce((a, b) => a + b, 0)
   }
 
   /** Redis's own clock (ms): of the first master that answers (on a Cluster one may be down). */
@@ -554,36 +571,62 @@ export class StateReader {
     return out[kind] as unknown as Listing<T>
   }
 
-  /** Chats, leads and locks (any of them) in one pass over the keyspace. */
+  /**
+   * Chats, leads and locks (any of them) in one pass over the keyspace, decoded batch by batch as
+   * the walk reads them: nothing is kept between batches, so a listing of a million keys can print
+   * its first rows at once and hold one batch in memory. `summary()` once the walk has ended: the
+   * keys seen, and whether `limit` cut it short.
+   */
+  listStream<D extends Decoders>(
+    decoders: D,
+    options: ScanOptions = {},
+  ): { batches: AsyncGenerator<ListedBatch<D>>; summary(): { scanned: number; truncated: boolean } } {
+    const kinds = Object.keys(decoders) as KeyKind[]
+    let scanned = 0
+    const walk = this.scanKinds(kinds, {
+      ...options,
+      onProgress: (n) => {
+        scanned = n
+        options.onProgress?.(n)
+      },
+    })
+    async function* batches(): AsyncGenerator<ListedBatch<D>> {
+      for await (const batch of walk) {
+        const out: ListedBatch<D> = { items: [], corrupt: [] }
+        for (const { rawKey, id, kind, hash, meta } of batch) {
+          if (hash.__error) {
+            out.corrupt.push({ kind, rawKey: keyText(rawKey), error: /WRONGTYPE/.test(hash.__error) ? 'wrong Redis type' : hash.__error })
+            continue
+          }
+          try {
+            const v = decoders[kind]!(id, rawKey, hash, meta)
+            if (v !== null) out.items.push({ kind, value: v } as ListedBatch<D>['items'][number])
+          } catch (err) {
+            out.corrupt.push({ kind, rawKey: keyText(rawKey), error: err instanceof CorruptStateError ? err.message : String(err) })
+          }
+        }
+        yield out
+      }
+    }
+    return {
+      batches: batches(),
+      summary: () => ({ scanned, truncated: options.limit !== undefined && scanned >= options.limit }),
+    }
+  }
+
+  /** Chats, leads and locks (any of them) in one pass over the keyspace, every item kept (listStream). */
   async listMany<D extends Decoders>(decoders: D, options: ScanOptions = {}): Promise<{ [K in keyof D]: Listing<DecodedBy<D[K]>> }> {
     const kinds = Object.keys(decoders) as KeyKind[]
     const result = Object.fromEntries(kinds.map((k) => [k, { items: [], corrupt: [], scanned: 0, truncated: false }])) as Record<
       string,
       Listing<unknown>
     >
-    let scanned = 0
-    for await (const batch of this.scanKinds(kinds, {
-      ...options,
-      onProgress: (n) => {
-        scanned = n
-        options.onProgress?.(n)
-      },
-    })) {
-      for (const { rawKey, id, kind, hash, meta } of batch) {
-        const listing = result[kind]!
-        if (hash.__error) {
-          listing.corrupt.push({ rawKey: keyText(rawKey), error: /WRONGTYPE/.test(hash.__error) ? 'wrong Redis type' : hash.__error })
-          continue
-        }
-        try {
-          const v = decoders[kind]!(id, rawKey, hash, meta)
-          if (v !== null) listing.items.push(v)
-        } catch (err) {
-          listing.corrupt.push({ rawKey: keyText(rawKey), error: err instanceof CorruptStateError ? err.message : String(err) })
-        }
-      }
+    const stream = this.listStream(decoders, options)
+    for await (const batch of stream.batches) {
+      for (const { kind, value } of batch.items) result[kind]!.items.push(value)
+      for (const { kind, ...c } of batch.corrupt) result[kind]!.corrupt.push(c)
     }
-    const truncated = options.limit !== undefined && scanned >= options.limit
+    const { scanned, truncated } = stream.summary()
     kinds.forEach((k, i) => {
       // The pass is shared: its keys are counted once, on the first kind.
       result[k]!.scanned = i === 0 ? scanned : 0
@@ -645,23 +688,23 @@ export class StateReader {
   }
 
   chats(options?: ScanOptions): Promise<Listing<ChatSnapshot>> {
-    return this.list('chat', (id, raw, h, m) => decodeChat(id, raw, h, m?.extra), options)
+    return this.list('chat', LISTING_DECODERS.chat, options)
   }
 
   leads(options?: ScanOptions): Promise<Listing<LeadSnapshot>> {
-    return this.list('lead', (id, raw, h, m) => decodeLead(id, raw, h, m?.size), options)
+    return this.list('lead', LISTING_DECODERS.lead, options)
   }
 
   locks(options?: ScanOptions): Promise<Listing<LockSnapshot>> {
-    return this.list('lock', (id, raw, h) => decodeLock(id, raw, h), options)
+    return this.list('lock', LISTING_DECODERS.lock, options)
   }
 
   checkpoints(options?: ScanOptions): Promise<Listing<FlowCheckpoint>> {
-    return this.list('checkpoint', (id, raw, h, m) => decodeCheckpoint(id, raw, h, m?.extra), options)
+    return this.list('checkpoint', LISTING_DECODERS.checkpoint, options)
   }
 
   handovers(options?: ScanOptions): Promise<Listing<HandoverMarker>> {
-    return this.list('handover', (id, raw, h, m) => decodeHandover(id, raw, h, m?.extra), options)
+    return this.list('handover', LISTING_DECODERS.handover, options)
   }
 
   /** One chat whole — state, checkpoint (and its TTL), handover marker — in one round trip (one slot). */

@@ -91,6 +91,8 @@ export interface StateSource {
    */
   slotOwners?(): Promise<SlotOwner[] | null>
   keySlot?(key: string): Promise<number | null>
+  /** How many keys a master holds, every prefix's (DBSIZE): what a full walk reads at most. A live Redis only. */
+  keyCount?(node: number): Promise<number>
 }
 
 const keyName = (k: RedisKey): string => (typeof k === 'string' ? k : k.toString('latin1'))
@@ -195,6 +197,10 @@ export class RedisSource implements StateSource {
       }
     }
     throw first
+  }
+
+  async keyCount(node: number): Promise<number> {
+    return Number(await (await this.node(node)).dbsize())
   }
 
   async scan(node: number, cursor: string, pattern: string, count: number): Promise<{ cursor: string; keys: Buffer[] }> {
