@@ -49,54 +49,10 @@ import type {
   ReplicaEvictResult,
   YieldCancelResult,
 } from './interventions.js'
+import type { ConditionOptions, EvictOptions, GrantOptions, LeadRevokeOptions, YieldOptions } from './options.js'
 
 export type * from './interventions.js'
-
-export interface YieldOptions extends AuditOptions {
-  /** Only this standby may take the lead next (while it stands and the request lasts). */
-  target?: string | null
-  /** How long the request (and a target's reservation) lasts. Default 30 s. */
-  ttlMs?: number
-  /** Only if the leader's fence is still this one. */
-  ifFence?: number | null
-  /** Write an audit record (the CLI does; the runtime's own tests need not). Default false. */
-  audit?: boolean
-}
-
-export interface ConditionOptions extends AuditOptions {
-  /** Only if the key's fence is still this one (what the operator saw). */
-  ifFence?: number | null
-  /** Only if the holder's incarnation is still this one. */
-  ifIncarnation?: string | null
-}
-
-export interface LeadRevokeOptions extends ConditionOptions {
-  /** Reserve the lead for this standing replica (as a targeted yield). */
-  target?: string | null
-  /** How long a target's reservation lasts. Default 30 s. */
-  ttlMs?: number
-}
-
-export interface GrantOptions {
-  /**
-   * Lease of a grant the intervention makes on the way (the grantee confirms on its first poll and
-   * extends it to its own leaseMs). Default: the longest lease of the replicas involved, else 15 s.
-   */
-  grantLeaseMs?: number
-}
-
-export interface EvictOptions extends AuditOptions {
-  /** Only if the replica's incarnation is still this one (required: what the operator saw). */
-  ifIncarnation: string
-  /** How long the tombstone refuses the evicted incarnation's beats. Default 24 h. */
-  tombstoneTtlMs?: number
-  /**
-   * Also SCAN every chat and lead for the evicted incarnation (its heartbeat record lists at most 100
-   * of each, as of its last beat). Default: only when the record says it listed fewer than it had,
-   * or cannot be read.
-   */
-  scan?: boolean
-}
+export type { ConditionOptions, EvictOptions, GrantOptions, LeadRevokeOptions, YieldOptions } from './options.js'
 
 export function operatorName(): string {
   let user = 'unknown'
