@@ -46,3 +46,15 @@ export interface EvictOptions extends AuditOptions {
    */
   scan?: boolean
 }
+
+export interface YieldCancelOptions extends ConditionOptions {
+  /** Only if the pending request is still the one the operator saw (its Redis ms). */
+  ifRequestedAt?: number | null
+}
+
+export interface HandoverRemoveOptions extends AuditOptions {
+  /** Only if the marker was left by this incarnation (required: what the operator saw). */
+  ifIncarnation: string
+  /** Only if the marker still marks this wait (its `since`); a marker without one is compared on its incarnation only. */
+  ifSince?: number | null
+}
