@@ -7,5 +7,16 @@ export { StateReader, LISTING_DECODERS } from '../src/state/reader.js'
 export { readDashboard } from '../src/state/dashboard.js'
 export { RedisSource } from '../src/state/source.js'
 export { RecordedSource, RecordingSource } from '../src/state/records.js'
-export { captureSnapshot, encodeSnapshot, decodeSnapshot, SNAPSHOT_MAX_BYTES, SNAPSHOT_TOO_LARGE } from '../src/state/snapshot.js'
+export {
+  captureSnapshot,
+  captureTo,
+  encodeSnapshot,
+  decodeSnapshot,
+  SNAPSHOT_MAX_BYTES,
+  SNAPSHOT_TOO_LARGE,
+  type Snapshot,
+  type SnapshotHead,
+  type SnapshotSink,
+} from '../src/state/snapshot.js'
+export type { HashRecord, NodeRecord } from '../src/state/records.js'
 export { diffStates } from '../src/state/snapshot-diff.js'

@@ -36,10 +36,15 @@ export class ListWriter<R> {
     switch (p.format) {
       case 'json': {
         // Every piece ends with a newline, as JSON.stringify(document, null, 2) would have it there.
-        let text = this.count === 0 ? `${this.opening()}[\n` : `    ${this.held},\n`
-        for (let i = 0; i < rows.length - 1; i++) text += `    ${at(2, rows[i])},\n`
-        this.held = at(2, rows[rows.length - 1])
-        p.out(text)
+        // The batch is stringified at its depth in one call; its last row is held back until it is
+        // known whether a comma follows it. Rows are objects: at this depth each starts a line with
+        // four spaces and "{", and only a row does (its own fields are indented deeper).
+        const batch = JSON.stringify({ [view.list]: rows }, null, 2)
+        const inner = batch.slice(batch.indexOf('[') + 2, batch.lastIndexOf(']') - 3)
+        const last = inner.lastIndexOf(',\n    {')
+        const text = this.count === 0 ? `${this.opening()}[\n` : `${this.held},\n`
+        p.out(last < 0 ? text : `${text}${inner.slice(0, last + 2)}`)
+        this.held = last < 0 ? inner : inner.slice(last + 2)
         break
       }
       case 'jsonl':
@@ -58,7 +63,7 @@ export class ListWriter<R> {
   end(tail: Record<string, unknown>): void {
     const { p, view } = this
     if (p.format === 'json') {
-      const open = this.count === 0 ? `${this.opening()}[]` : `    ${this.held}\n  ]`
+      const open = this.count === 0 ? `${this.opening()}[]` : `${this.held}\n  ]`
       const rest = Object.entries(tail)
         .filter(([, v]) => v !== undefined)
         .map(([k, v]) => `,\n  ${JSON.stringify(k)}: ${at(1, v)}`)

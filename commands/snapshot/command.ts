@@ -3,12 +3,11 @@
  * pass, for a postmortem (`--from <file>` replays every read command on it). Mode 0600, written
  * whole or not at all (a temporary file renamed); gzipped when the name ends in .gz.
  */
-import { renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs'
-import { basename, dirname, join } from 'node:path'
+import { statSync } from 'node:fs'
 import { Command, InvalidArgumentError, Option } from 'commander'
 import { run } from '../run.js'
 import { maskUrl } from '../lib.js'
-import { CliError, usage } from '../output/errors.js'
+import { usage } from '../output/errors.js'
 import { EXIT } from '../output/exit-codes.js'
 import { checkReplaceable } from '../output/files.js'
 import { jsonOut, outputIsFile } from '../output/format.js'
@@ -16,6 +15,8 @@ import { progress } from '../output/progress.js'
 import { dur } from '../output/time.js'
 import { examples } from '../read/common.js'
 import { snapshotDiffCommand } from './diff.js'
+import { SnapshotFileWriter } from './writer.js'
+import type { Snapshot } from '../lib-io.js'
 
 interface SnapshotFlags {
   force?: boolean
@@ -28,26 +29,6 @@ const positive = (max: number) => (v: string) => {
   const n = Number(v)
   if (!Number.isInteger(n) || n <= 0 || n > max) throw new InvalidArgumentError(`a whole number from 1 to ${max} is expected`)
   return n
-}
-
-/** Write `bytes` to `path` with mode 0600, whole or not at all. */
-function writePrivate(path: string, bytes: Buffer): void {
-  const tmp = join(dirname(path), `.${basename(path)}.${process.pid}.tmp`)
-  try {
-    writeFileSync(tmp, bytes, { mode: 0o600, flag: 'wx' })
-    renameSync(tmp, path)
-  } catch (err) {
-    try {
-      unlinkSync(tmp)
-    } catch {
-      /* nothing was written */
-    }
-    const code = (err as NodeJS.ErrnoException).code
-    throw new CliError(
-      `-o ${path}: cannot write it: ${code === 'EACCES' ? 'permission denied' : code === 'ENOENT' ? 'no such directory' : String(code ?? err)}`,
-      EXIT.usage,
-    )
-  }
 }
 
 const size = (n: number) => (n >= 1 << 20 ? `${(n / (1 << 20)).toFixed(1)} MiB` : n >= 1024 ? `${(n / 1024).toFixed(1)} KiB` : `${n} B`)
@@ -82,26 +63,36 @@ each record keeps the Redis time it was read at, and the file the time span of t
       if (!path) throw usage('snapshot needs -o <file> (e.g. -o incident.json.gz)')
       checkReplaceable(path, '-o', flags.force === true)
       const started = performance.now()
-      const snap = await ctx.io.captureSnapshot(new ctx.io.RedisSource(ctx.redis), ctx.keys, {
-        url: maskUrl(ctx.url),
-        maxKeys: flags.maxKeys,
-        includeState: flags.includeState === true,
-        events: flags.events,
-        onProgress: progress(ctx, 'keys for the snapshot'),
-      })
-      const bytes = ctx.io.encodeSnapshot(snap, path.endsWith('.gz'))
-      writePrivate(path, bytes)
+      const file = new SnapshotFileWriter(path, path.endsWith('.gz'))
+      let capture: Snapshot['capture']
+      try {
+        capture = await ctx.io.captureTo(
+          new ctx.io.RedisSource(ctx.redis),
+          ctx.keys,
+          {
+            url: maskUrl(ctx.url),
+            maxKeys: flags.maxKeys,
+            includeState: flags.includeState === true,
+            events: flags.events,
+            onProgress: progress(ctx, 'keys for the snapshot'),
+          },
+          file,
+        )
+      } catch (err) {
+        file.discard()
+        throw err
+      }
       const took = Math.round(performance.now() - started)
       const summary = {
         file: path,
         bytes: statSync(path).size,
-        keys: snap.capture.keys,
-        records: snap.capture.records,
-        startedAtMs: snap.capture.startedAtMs,
-        spanMs: snap.capture.finishedAtMs - snap.capture.startedAtMs,
+        keys: capture.keys,
+        records: capture.records,
+        startedAtMs: capture.startedAtMs,
+        spanMs: capture.finishedAtMs - capture.startedAtMs,
         tookMs: took,
-        includeState: snap.capture.includeState,
-        partial: snap.capture.partial,
+        includeState: capture.includeState,
+        partial: capture.partial,
       }
       if (ctx.json) ctx.out(jsonOut('snapshot', summary))
       else
@@ -109,7 +100,13 @@ each record keeps the Redis time it was read at, and the file the time span of t
           `snapshot of prefix ${ctx.keys.prefix}: ${summary.keys.toLocaleString('en-US')} keys, ${summary.records.toLocaleString('en-US')} records, ` +
             `read over ${dur(summary.spanMs)} (Redis time) → ${path} (${size(summary.bytes)}, mode 0600${summary.includeState ? ', with conversation state' : ''})`,
         )
-      if (snap.capture.partial) ctx.err(ctx.c.yellow(`partial snapshot: ${snap.capture.partial}; replayed commands will say so`))
+      if (capture.partial) ctx.err(ctx.c.yellow(`partial snapshot: ${capture.partial}; replayed commands will say so`))
+      if (file.jsonBytes > ctx.io.SNAPSHOT_MAX_BYTES)
+        ctx.err(
+          ctx.c.yellow(
+            `this snapshot is ${size(file.jsonBytes)} of JSON: past the ${size(ctx.io.SNAPSHOT_MAX_BYTES)} --from reads; keep it for the record, and take one with --max-keys to replay`,
+          ),
+        )
       return EXIT.ok
     }),
   )

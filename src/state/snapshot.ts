@@ -10,7 +10,7 @@ import { idFromBytes, keyText } from '../bytes.js'
 import { KeyLayout, SCHEMA_VERSION, type KeyKind, type Layout, type RedisKey } from '../keys.js'
 import { PACKAGE_VERSION } from '../version.js'
 import { DEFAULTS } from '../defaults.js'
-import { PRIVATE_FIELDS, emptyRecords, recordHash, type NodeRecord, type StateRecords } from './records.js'
+import { PRIVATE_FIELDS, recordHash, type HashRecord, type NodeRecord, type StateRecords } from './records.js'
 import { parseBoundedJson } from '../wire/json.js'
 import { PROBES, type RedisSource, type StreamEntry } from './source.js'
 
@@ -74,12 +74,54 @@ function infoField(info: string, field: string): string | null {
   return m ? m[1]!.trim() : null
 }
 
-/** Capture the state under `keys.prefix` from a live source (both layouts' keys: doctor checks for strays). */
+/** What a snapshot holds before its walk of the keyspace: all but its hashes, its key lists and its capture. */
+export type SnapshotHead = Omit<Snapshot, 'capture' | 'records'> & { records: Omit<StateRecords, 'hashes' | 'nodes'> }
+
+/**
+ * Where a capture goes, piece by piece as it is read: an object in memory (captureSnapshot), or a
+ * file written as the walk goes (the CLI's snapshot -o: a million chats never held in memory at once).
+ */
+export interface SnapshotSink {
+  start(head: SnapshotHead): void | Promise<void>
+  /** The hashes of one batch, by raw key (../bytes.ts keyText). */
+  hashes(records: Array<[string, HashRecord]>): void | Promise<void>
+  /** The keys one SCAN batch returned on master `node` (a node's key list, in scan order). */
+  nodeKeys(node: number, names: string[]): void
+  /** The masters (their probes; their keys were given to nodeKeys) and how the capture went. */
+  finish(nodes: NodeRecord[], capture: Snapshot['capture']): void | Promise<void>
+}
+
+/** A sink that keeps the snapshot in memory. */
+class MemorySink implements SnapshotSink {
+  snapshot: Snapshot | null = null
+  private head: SnapshotHead | null = null
+  private readonly hashed: Record<string, HashRecord> = {}
+  private readonly keys: string[][] = []
+  start(head: SnapshotHead): void {
+    this.head = head
+  }
+  hashes(records: Array<[string, HashRecord]>): void {
+    for (const [k, r] of records) this.hashed[k] = r
+  }
+  nodeKeys(node: number, names: string[]): void {
+    for (const n of names) (this.keys[node] ??= []).push(n)
+  }
+  finish(nodes: NodeRecord[], capture: Snapshot['capture']): void {
+    const head = this.head!
+    const withKeys = nodes.map((n, i) => ({ ...n, keys: this.keys[i] ?? [] }))
+    this.snapshot = { ...head, capture, records: { ...head.records, nodes: withKeys, hashes: this.hashed } } as Snapshot
+  }
+}
+
+/** Capture the state under `keys.prefix` from a live source into memory (see captureTo). */
 export async function captureSnapshot(source: RedisSource, keys: KeyLayout, o: CaptureOptions): Promise<Snapshot> {
-  const started = performance.now()
-  const includeState = o.includeState === true
-  const count = o.count ?? DEFAULTS.scanCount
-  const startedAtMs = await source.time()
+  const sink = new MemorySink()
+  await captureTo(source, keys, o, sink)
+  return sink.snapshot!
+}
+
+/** The masters' names and probes (INFO and the rest of doctor's), and what INFO says of each server. */
+async function probeServers(source: RedisSource): Promise<{ nodes: NodeRecord[]; servers: SnapshotServer[] }> {
   const nodeCount = await source.nodeCount()
   const nodes: NodeRecord[] = []
   const servers: SnapshotServer[] = []
@@ -93,7 +135,7 @@ export async function captureSnapshot(source: RedisSource, keys: KeyLayout, o: C
       }
     }
     const info = probes.info && 'value' in probes.info ? probes.info.value : ''
-    nodes.push({ name: source.nodeName(i), keys: [], probes })
+    nodes.push({ name: source.nodeName(i), probes })
     servers.push({
       name: source.nodeName(i),
       runId: infoField(info, 'run_id'),
@@ -101,20 +143,44 @@ export async function captureSnapshot(source: RedisSource, keys: KeyLayout, o: C
       role: infoField(info, 'role'),
     })
   }
-  const records = emptyRecords(startedAtMs, nodes)
+  return { nodes, servers }
+}
+
+/**
+ * Capture the state under `keys.prefix` from a live source into `sink`, batch by batch (both
+ * layouts' keys: doctor checks for strays). Returns how the capture went.
+ */
+export async function captureTo(source: RedisSource, keys: KeyLayout, o: CaptureOptions, sink: SnapshotSink): Promise<Snapshot['capture']> {
+  const started = performance.now()
+  const includeState = o.includeState === true
+  const count = o.count ?? DEFAULTS.scanCount
+  const startedAtMs = await source.time()
+  const { nodes, servers } = await probeServers(source)
   let hashesRead = 0
-  const keep = (rawKey: RedisKey, reply: Record<string, string> | Error, at: number, ttl?: number, omitted?: Record<string, number>) => {
-    if (!(reply instanceof Error) && Object.keys(reply).length === 0 && !omitted) return
-    records.hashes[keyText(rawKey)] = recordHash(keys, rawKey, reply, at, { ttl, includeState, omitted })
+  const record = (rawKey: RedisKey, reply: Record<string, string> | Error, at: number, ttl?: number, omitted?: Record<string, number>) => {
+    if (!(reply instanceof Error) && Object.keys(reply).length === 0 && !omitted) return null
     hashesRead++
+    return [keyText(rawKey), recordHash(keys, rawKey, reply, at, { ttl, includeState, omitted })] as [string, HashRecord]
   }
+  const kept = (rs: Array<[string, HashRecord] | null>) => rs.filter((r): r is [string, HashRecord] => r !== null)
 
   // The records every command reads first: the schema, the replica index, the event stream's tail.
   const [schema] = await source.hashes(null, [keys.schema])
-  keep(keys.schema, schema!, startedAtMs)
-  records.zsets[keys.replicaIndex] = { ids: await source.zrange(keys.replicaIndex), at: startedAtMs }
   const tail: StreamEntry[] = (await source.xrevrange(keys.events, '+', '-', o.events ?? 1000)).reverse()
-  records.streams[keys.events] = { entries: tail, at: startedAtMs }
+  await sink.start({
+    format: SNAPSHOT_FORMAT,
+    formatVersion: SNAPSHOT_FORMAT_VERSION,
+    tool: `botmesh-coord ${PACKAGE_VERSION}`,
+    keySchema: SCHEMA_VERSION,
+    target: { url: o.url, prefix: keys.prefix, layout: keys.layout },
+    servers,
+    records: {
+      nowMs: startedAtMs,
+      zsets: { [keys.replicaIndex]: { ids: await source.zrange(keys.replicaIndex), at: startedAtMs } },
+      streams: { [keys.events]: { entries: tail, at: startedAtMs } },
+    },
+  })
+  await sink.hashes(kept([record(keys.schema, schema!, startedAtMs)]))
 
   // Every key of the prefix's kinds (its fixed names are read above), master by master, in SCAN
   // batches; each batch's hashes (and the TTLs of checkpoints and markers) in one pipeline on that
@@ -123,7 +189,7 @@ export async function captureSnapshot(source: RedisSource, keys: KeyLayout, o: C
   const kindOf = (k: Buffer) => keys.parse(k)?.kind ?? other.parse(k)?.kind ?? null
   let seen = 0
   let partial: string | null = null
-  scan: for (let node = 0; node < nodeCount; node++) {
+  scan: for (let node = 0; node < nodes.length; node++) {
     let cursor = '0'
     do {
       const step = await source.scan(node, cursor, keys.scanPatternOf([]), count)
@@ -134,7 +200,10 @@ export async function captureSnapshot(source: RedisSource, keys: KeyLayout, o: C
       const cut = o.maxKeys !== undefined && seen + batch.length > o.maxKeys
       if (cut) batch = batch.slice(0, o.maxKeys! - seen)
       seen += batch.length
-      nodes[node]!.keys!.push(...batch.map((b) => idFromBytes(b)))
+      sink.nodeKeys(
+        node,
+        batch.map((b) => idFromBytes(b)),
+      )
       const hashes = batch.filter((b) => {
         const kind = kindOf(b)
         return kind !== null && HASH_KINDS.has(kind)
@@ -147,34 +216,26 @@ export async function captureSnapshot(source: RedisSource, keys: KeyLayout, o: C
           hashes.map((b) => TTL_KINDS.has(kindOf(b)!)),
           includeState ? [] : hashes.map((b) => PRIVATE_FIELDS[kindOf(b)!]),
         )
-        hashes.forEach((b, i) => keep(b, replies[i]!, nowMs, ttls[i] ?? undefined, omitted[i]))
+        await sink.hashes(kept(hashes.map((b, i) => record(b, replies[i]!, nowMs, ttls[i] ?? undefined, omitted[i]))))
       }
       o.onProgress?.(seen)
-      if (cut || (o.maxKeys !== undefined && seen >= o.maxKeys && (cursor !== '0' || node < nodeCount - 1))) {
+      if (cut || (o.maxKeys !== undefined && seen >= o.maxKeys && (cursor !== '0' || node < nodes.length - 1))) {
         partial = `stopped after --max-keys ${o.maxKeys} keys`
         break scan
       }
     } while (cursor !== '0')
   }
-  const finishedAtMs = await source.time()
-  return {
-    format: SNAPSHOT_FORMAT,
-    formatVersion: SNAPSHOT_FORMAT_VERSION,
-    tool: `botmesh-coord ${PACKAGE_VERSION}`,
-    keySchema: SCHEMA_VERSION,
-    target: { url: o.url, prefix: keys.prefix, layout: keys.layout },
-    servers,
-    capture: {
-      startedAtMs,
-      finishedAtMs,
-      tookMs: Math.round(performance.now() - started),
-      keys: seen,
-      records: hashesRead,
-      includeState,
-      partial,
-    },
-    records,
+  const capture: Snapshot['capture'] = {
+    startedAtMs,
+    finishedAtMs: await source.time(),
+    tookMs: Math.round(performance.now() - started),
+    keys: seen,
+    records: hashesRead,
+    includeState,
+    partial,
   }
+  await sink.finish(nodes, capture)
+  return capture
 }
 
 /** The file's bytes: JSON, gzipped when the name ends in .gz. */
