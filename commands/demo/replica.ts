@@ -18,95 +18,31 @@
  * the load balancer and decides which replica gets each message. Control messages on the same channel
  * (or SIGUSR1 / SIGUSR2) close and reopen the fake transport. One JSON line per notable thing goes to
  * stdout, which the orchestrator points at this replica's log file.
+ *
+ * Beside this file: replica-config.ts (the flags), replica-log.ts (the JSON lines and reports),
+ * replica-transport.ts (the fake session) and replica-flows.ts (the conversations and the send).
  */
-import { createHash } from 'node:crypto'
-import { EventEmitter } from 'node:events'
-import { parseArgs } from 'node:util'
 import { flowFor } from './balancer.js'
+import { config } from './replica-config.js'
+import { FLOWS, fingerprint, send, sent, startAsync, survey, type AsyncRun, type FlowRun } from './replica-flows.js'
+import { log, report, setReplicaName } from './replica-log.js'
+import { FakeTransport } from './replica-transport.js'
 import {
   CheckpointConflictError,
   CoordinationUnavailableError,
   LeaseLostError,
   ProviderNotLeaderError,
   loadWriteSide,
-  parseDuration,
-  type Json,
   type Turn,
 } from '../lib.js'
 
 const { RedisStore } = await loadWriteSide()
 
-// ------------------------------------------------------------------ configuration (flags or env)
-
-const { values: argv } = parseArgs({
-  options: {
-    url: { type: 'string', default: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379' },
-    prefix: { type: 'string', default: process.env.BOTMESH_PREFIX ?? 'demo' },
-    layout: { type: 'string', default: process.env.BOTMESH_LAYOUT ?? 'standalone' },
-    'replica-id': { type: 'string', default: process.env.DEMO_REPLICA_ID },
-    'lease-ms': { type: 'string', default: process.env.DEMO_LEASE_MS ?? '5s' },
-    'provider-down-ms': { type: 'string', default: process.env.DEMO_PROVIDER_DOWN_MS ?? '5s' },
-    'sit-out-ms': { type: 'string', default: process.env.DEMO_SIT_OUT_MS ?? '3s' },
-    'job-every-ms': { type: 'string', default: process.env.DEMO_JOB_EVERY_MS ?? '5s' },
-    // Only used when run by hand (no orchestrator): this replica makes up its own traffic.
-    chats: { type: 'string', default: process.env.DEMO_CHATS ?? '12' },
-    rate: { type: 'string', default: process.env.DEMO_RATE ?? '5' },
-    // Change it on one replica to rehearse a rolling deploy of a changed flow ('changed' handovers).
-    'flow-version': { type: 'string', default: process.env.DEMO_FLOW_VERSION ?? '1' },
-    // `faq@2,order@3`: these flows run another version (a deploy of changed flows: other fingerprints).
-    deploy: { type: 'string', default: process.env.DEMO_DEPLOY ?? '' },
-    // Rehearsal settings (demo --rehearsal): waits, checkpoints and markers that stay while an operator follows the runbook.
-    rehearsal: { type: 'boolean', default: process.env.DEMO_REHEARSAL === '1' },
-    // How long a message waits for its chat's turn before it is given up (default 30s; 1m in a rehearsal).
-    'turn-wait-ms': { type: 'string', default: process.env.DEMO_TURN_WAIT_MS },
-  },
-})
-
-const config = {
-  url: argv.url!,
-  prefix: argv.prefix!,
-  layout: argv.layout === 'cluster' ? ('cluster' as const) : ('standalone' as const),
-  replicaId: argv['replica-id'],
-  leaseMs: parseDuration(argv['lease-ms']!, '--lease-ms'),
-  providerDownMs: parseDuration(argv['provider-down-ms']!, '--provider-down-ms'),
-  sitOutMs: parseDuration(argv['sit-out-ms']!, '--sit-out-ms'),
-  jobEveryMs: parseDuration(argv['job-every-ms']!, '--job-every-ms'),
-  chats: Number(argv.chats),
-  rate: Number(argv.rate),
-  flowVersion: argv['flow-version']!,
-  /** The version each deployed flow runs (`--deploy faq@2`); the others run flowVersion. */
-  deployed: Object.fromEntries(
-    argv
-      .deploy!.split(',')
-      .filter(Boolean)
-      .map((d) => d.split('@') as [string, string]),
-  ) as Record<string, string>,
-  /** How long a message waits for its chat's turn before it is given up. */
-  turnWaitMs: argv['turn-wait-ms'] ? parseDuration(argv['turn-wait-ms'], '--turn-wait-ms') : argv.rehearsal ? 60_000 : 30_000,
-  /** Forward (ephemeral) checkpoints expire this long after their last write. */
-  ephemeralTtlMs: argv.rehearsal ? 60 * 60_000 : 60_000,
-  /** A waiting async conversation's handover marker removes itself after this long. */
-  markerTtlMs: argv.rehearsal ? 2 * 60 * 60_000 : 120_000,
-}
-
-// ------------------------------------------------------------------ log: one JSON line per notable thing
-
-let replicaName = config.replicaId ?? '?'
-function log(ev: string, fields: Record<string, unknown> = {}): void {
-  // stdout is a file when the orchestrator starts us: the write is synchronous, so a SIGKILL loses nothing.
-  process.stdout.write(`${JSON.stringify({ t: new Date().toISOString(), replica: replicaName, ev, ...fields })}\n`)
-}
-
-/** Tell the orchestrator (if any) what happened: it counts, it does not decide anything from this. */
-function report(message: Record<string, unknown>): void {
-  if (process.send && process.connected) process.send(message, undefined, undefined, () => {})
-}
-
 // ------------------------------------------------------------------ 1. the store and the coordinator
 
 const store = new RedisStore({ url: config.url, prefix: config.prefix, layout: config.layout })
 const coordinator = store.coordinator({ replicaId: config.replicaId, leaseMs: config.leaseMs })
-replicaName = coordinator.replicaId
+setReplicaName(coordinator.replicaId)
 const me = { replicaId: coordinator.replicaId, incarnation: coordinator.incarnation }
 
 coordinator.on('coordination:leader', (e) => log('leader', { name: e.name, fence: e.fence, previous: e.previousHolder?.replicaId ?? null }))
@@ -123,46 +59,7 @@ coordinator.on('coordination:warning', (w: { code: string; message: string }) =>
 
 // ------------------------------------------------------------------ 2. the exclusive transport
 
-/**
- * A fake exclusive session (think: one WhatsApp Web login). It may be connected on one replica only,
- * so it connects in onLeader and disconnects in onFollower. `close()` plays a dropped session whose
- * reconnection gave up: the transport stays 'closed', the election hears reportDown(), and after
- * providerDownMs the leader yields so a standby can connect. `reopen()` plays a reconnection.
- */
-class FakeTransport extends EventEmitter {
-  state: 'disconnected' | 'open' | 'closed' = 'disconnected'
-  fence: number | null = null
-
-  async connect(fence: number): Promise<void> {
-    await new Promise((r) => setTimeout(r, 50)) // the handshake
-    this.fence = fence // a real provider would hand the fence to the server, to refuse a stale session
-    this.state = 'open'
-    log('transport', { state: 'open', fence })
-    this.emit('open')
-  }
-
-  async disconnect(): Promise<void> {
-    if (this.state === 'disconnected') return
-    this.state = 'disconnected'
-    this.fence = null
-    log('transport', { state: 'disconnected' })
-  }
-
-  close(): void {
-    if (this.state !== 'open') return void log('transport', { state: this.state, note: 'close ignored: not connected here' })
-    this.state = 'closed'
-    log('transport', { state: 'closed', note: `leader yields in ${config.providerDownMs}ms unless it reopens` })
-    this.emit('close')
-  }
-
-  reopen(): void {
-    if (this.state !== 'closed') return
-    this.state = 'open'
-    log('transport', { state: 'open', note: 'reconnected' })
-    this.emit('open')
-  }
-}
-
+// The session itself is FakeTransport (replica-transport.ts); the election that drives it is here.
 const transport = new FakeTransport()
 const election = coordinator.campaign('provider:demo', {
   onLeader: async (lead) => {
@@ -201,110 +98,12 @@ function sendOverTransport(what: string): 'sent' | 'not-leader' | 'lead-lost' {
 
 // ------------------------------------------------------------------ 3. conversations
 
-/**
- * A flow: a fixed list of questions; each inbound message answers the one the flow waits on.
- * `persistent` flows always checkpoint; the others are forwarded with an ephemeral checkpoint
- * (handover `flows: 'forward'`): it expires ephemeralTtlMs after its last write and carries the flow's
- * fingerprint, so a replica running a changed flow does not resume it at the wrong step.
- */
-interface Flow {
-  name: string
-  persistent: boolean
-  questions: string[]
-}
-
-const FLOWS: Record<string, Flow> = {
-  order: { name: 'order', persistent: true, questions: ['What would you like?', 'How many?', 'Delivery address?', 'Confirm (yes/no)?'] },
-  faq: { name: 'faq', persistent: false, questions: ['Which topic?', 'Did that answer help?'] },
-}
-
-function fingerprint(flow: Flow): string {
-  return createHash('sha256')
-    .update(JSON.stringify([config.deployed[flow.name] ?? config.flowVersion, flow]))
-    .digest('hex')
-    .slice(0, 12)
-}
-
-/** A flow this replica runs for a chat: where it waits, its state, and the checkpoint revision to chain on. */
-interface FlowRun {
-  kind: 'flow'
-  flow: Flow
-  /** Index of the question the flow waits on. */
-  step: number
-  state: { [k: string]: Json }
-  revision: number | null
-}
-
-/**
- * An async conversation: its stack and closures cannot be serialized, so only this replica can go on
- * with it. While it waits it leaves a handover marker; a replica that gets the chat instead takes the
- * marker and applies the 'notify' fallback.
- */
-interface AsyncRun {
-  kind: 'async'
-  name: string
-  /** Deliver the next message; resolves once the conversation waits again or has ended. */
-  deliver(text: string, turn: Turn): Promise<void>
-  done: boolean
-  markerSet: boolean
-}
-
-/** The survey, written as plain async code: `ask` sends a question and waits for the next message. */
-async function survey(ask: (q: string) => Promise<string>, say: (text: string) => void): Promise<void> {
-  const score = await ask('How would you rate us, 1 to 5?')
-  const comment = await ask(`You gave us ${score}. Anything to add?`)
-  say(`Thank you! (${score}, ${comment.length} characters)`)
-}
-
-function startAsync(name: string, fn: typeof survey): AsyncRun {
-  let turn: Turn | null = null
-  let resume: ((text: string) => void) | null = null
-  let settled: (() => void) | null = null
-  const say = (text: string) => send(turn!, text)
-  const ask = (q: string) =>
-    new Promise<string>((resolve) => {
-      say(q)
-      resume = resolve
-      settled?.() // the conversation waits again: the handler may release the turn
-    })
-  const run: AsyncRun = {
-    kind: 'async',
-    name,
-    done: false,
-    markerSet: false,
-    deliver(text, t) {
-      turn = t
-      return new Promise<void>((resolve) => {
-        settled = resolve
-        if (resume) {
-          const r = resume
-          resume = null
-          r(text)
-        } else {
-          fn(ask, say)
-            .catch((err: unknown) => log('conversation-error', { name, error: String(err) }))
-            .finally(() => {
-              run.done = true
-              settled?.()
-            })
-        }
-      })
-    },
-  }
-  return run
-}
+// The flows, the survey and the outbound send are in replica-flows.ts; here, what this replica holds.
 
 /** Conversations this replica holds in memory, by chat. Dropped when another replica served the chat since. */
 const conversations = new Map<string, FlowRun | AsyncRun>()
 
 /** Which conversation a chat starts when idle: a fixed mix, so every kind is always in the traffic. */
-
-/** The fake outbound send: only while the turn is held (a frozen replica must not answer out of order). */
-let sent = 0
-function send(turn: Turn, _text: string): void {
-  turn.assertHeld()
-  sent++ // a real provider would send `_text` here, passing turn.fence along
-}
 
 /** Some work inside a step (a `.do()`), abandoned the moment the turn is lost. */
 async function work(turn: Turn, ms: number): Promise<void> {

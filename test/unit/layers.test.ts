@@ -77,6 +77,7 @@ const LAYERS: Array<[RegExp, number]> = [
   [/^(defaults|duration|clock|version|url|bytes)$|^errors\//, 0],
   [/^keys$|^wire\//, 1],
   [/^connection$|^state\/(decode|health|views|coverage|checkpoint-incidents|snapshot-diff|bounded)$/, 2],
+  [/^connection\//, 2], // the parts connection.ts re-exports
   [/^scripts\//, 3],
   [/^coordinator\/|^state\/(reader|dashboard|source|records|snapshot)$/, 4],
   [/^(store|admin)\/|^testing\/(memory-hub|memory-coordinator)$|^metrics$/, 5],
