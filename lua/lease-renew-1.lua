@@ -25,7 +25,7 @@ local h = redis.call('HMGET', key, CHAT.holderIncarnation, CHAT.fence, CHAT.expi
 if h[1] ~= inc or h[2] ~= fence then return { 0, 'revoked' } end
 if (tonumber(h[3]) or 0) <= NOW then return { 0, 'expired' } end
 redis.call('HSET', key, CHAT.expiresAt, fmt(NOW + leaseMs), CHAT.lastRenewal, fmt(NOW))
-redis.call('PEXPIRE', key, fmt(leaseMs * 2 + idleTtl))
+redis.call('PEXPIRE', key, lease_key_ttl(leaseMs, idleTtl))
 if h[4] and (tonumber(h[6]) or 0) > NOW then
   return { 1, h[4], h[5] or false }
 end

@@ -18,7 +18,7 @@
 
 local inc = ARGV[1]
 local leaseMs, idleTtl = tonumber(ARGV[2]), tonumber(ARGV[3])
-local expires, renewed, ttl = fmt(NOW + leaseMs), fmt(NOW), fmt(leaseMs * 2 + idleTtl)
+local expires, renewed, ttl = fmt(NOW + leaseMs), fmt(NOW), lease_key_ttl(leaseMs, idleTtl)
 local out = {}
 for i, key in ipairs(KEYS) do
   local h = redis.call('HMGET', key, CHAT.holderIncarnation, CHAT.fence, CHAT.expiresAt, LEAD.yieldBy, LEAD.yieldTarget,

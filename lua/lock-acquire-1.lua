@@ -21,5 +21,5 @@ local fence = fmt(next_fence(h[3]))
 redis.call('HSET', key, LOCK.token, token, LOCK.fence, fence, LOCK.expiresAt, fmt(NOW + ttl), LOCK.acquiredAt, fmt(NOW), LOCK.owner,
   owner)
 redis.call('HDEL', key, LOCK.releasedAt)
-redis.call('PEXPIRE', key, fmt(ttl + idleTtl))
+redis.call('PEXPIRE', key, lock_key_ttl(ttl, idleTtl))
 return { 1, fence }

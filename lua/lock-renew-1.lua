@@ -15,5 +15,5 @@ local token, ttl, idleTtl = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
 local h = redis.call('HMGET', key, LOCK.token, LOCK.expiresAt)
 if h[1] ~= token or (tonumber(h[2]) or 0) <= NOW then return 0 end
 redis.call('HSET', key, LOCK.expiresAt, fmt(NOW + ttl))
-redis.call('PEXPIRE', key, fmt(ttl + idleTtl))
+redis.call('PEXPIRE', key, lock_key_ttl(ttl, idleTtl))
 return 1

@@ -19,7 +19,7 @@ local function mark_let_go(key, at, how, by)
 end
 
 local function touch_lead(key, leaseMs, idleTtl)
-  redis.call('PEXPIRE', key, fmt(leaseMs * 2 + idleTtl))
+  redis.call('PEXPIRE', key, lease_key_ttl(leaseMs, idleTtl))
 end
 
 -- c:<incarnation>: the candidacy of that incarnation ("deadline|replicaId").
