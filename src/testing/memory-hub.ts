@@ -63,7 +63,12 @@ interface ChatRecord extends LeaseRecord {
   waiters: Map<string, number>
 }
 
-/** How long a grant pushed to a waiter stays offered before it lapses (lua/includes/turn.lua: take_up_ms). */
+/**
+ * How long a grant pushed to a waiter stays offered before it lapses (lua/includes/turn.lua: take_up_ms).
+ * A third of the lease as the renewal interval is (renewIntervalMs), but not that function on purpose:
+ * it is what the Lua scripts compute (no 10 ms floor), and a change to how often replicas renew must
+ * not move the offer window the hub shares with Redis.
+ */
 const takeUpMs = (leaseMs: number): number => Math.floor(leaseMs / 3)
 /** How long a queued ticket lives after its last poll (lua/includes/turn.lua: ticket_life_ms). */
 const ticketLifeMs = (leaseMs: number): number => leaseMs - takeUpMs(leaseMs)
