@@ -178,11 +178,7 @@ export class MemoryTurns {
     return grant
   }
 
-  /**
-   * Take a ticket (ticket null) or poll with one. `requestId` (unique per acquisition) makes taking a
-   * ticket idempotent, as on Redis: a take sent again after its reply was lost polls with the ticket
-   * the first one took instead of queueing a second one.
-   */
+  /** turn-acquire-2 (MemoryCoordinationHub.turnAcquire): take a ticket, or poll with one. */
   turnAcquire(key: string, replicaId: string, incarnation: string, leaseMs: number, ticket: number | null, requestId = ''): TurnReply {
     const now = this.now()
     let c: ChatRecord
@@ -225,11 +221,7 @@ export class MemoryTurns {
     return { status: 'queued', ticket, holderLeftMs: c.holder ? Math.max(0, c.holder.exp - now) : leaseMs }
   }
 
-  /**
-   * Give a turn back or withdraw a queued ticket; ticket null: the one acquisition `requestId` took
-   * (a waiter that gave up while its take-ticket was unanswered). With a request id, only a turn or
-   * ticket of that acquisition is given back.
-   */
+  /** turn-release-2 (MemoryCoordinationHub.turnRelease): give a turn back, or withdraw a queued ticket. */
   turnRelease(
     key: string,
     incarnation: string,
