@@ -44,7 +44,8 @@ redis.call('HSET', key, LEAD.fence, revoked)
 mark_let_go(key, fmt(NOW), 'revoked', by)
 if h[2] then redis.call('HDEL', key, candidate_field(h[2])) end
 if target ~= '' then
-  redis.call('HSET', key, LEAD.yieldBy, by, LEAD.yieldTarget, target, LEAD.yieldExpiresAt, fmt(NOW + ttl), LEAD.yieldAt, fmt(NOW))
+  redis.call('HSET', key, LEAD.yieldBy, by, LEAD.yieldTarget, target, LEAD.yieldExpiresAt, fmt(NOW + ttl), LEAD.yieldAt,
+    fmt(NOW))
 else
   redis.call('HDEL', key, LEAD.yieldBy, LEAD.yieldTarget, LEAD.yieldExpiresAt, LEAD.yieldAt)
 end

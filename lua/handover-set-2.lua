@@ -34,7 +34,7 @@ end
 local since = fmt(NOW)
 if prev[1] == ARGV[1] and prev[2] == ARGV[3] and prev[3] then since = prev[3] end
 redis.call('DEL', key)
-redis.call('HSET', key, HANDOVER.name, ARGV[1], HANDOVER.replicaId, ARGV[2], HANDOVER.incarnation, ARGV[3], HANDOVER.since, since,
-  HANDOVER.updatedAt, fmt(NOW), HANDOVER.data, ARGV[5], HANDOVER.fence, ARGV[6])
+redis.call('HSET', key, HANDOVER.name, ARGV[1], HANDOVER.replicaId, ARGV[2], HANDOVER.incarnation, ARGV[3],
+  HANDOVER.since, since, HANDOVER.updatedAt, fmt(NOW), HANDOVER.data, ARGV[5], HANDOVER.fence, ARGV[6])
 if ARGV[4] ~= '' then redis.call('PEXPIRE', key, ARGV[4]) end
 return { 1 }

@@ -59,8 +59,9 @@ end
 local last = redis.call('HMGET', key, LEAD.lastHolder, LEAD.lastHolderIncarnation, LEAD.releasedAt, LEAD.releasedHow,
   LEAD.releasedBy)
 local fence = fmt(next_fence(h[3]))
-redis.call('HSET', key, LEAD.holder, rid, LEAD.holderIncarnation, inc, LEAD.fence, fence, LEAD.expiresAt, fmt(NOW + leaseMs),
-  LEAD.grantedAt, fmt(NOW), LEAD.lastRenewal, fmt(NOW), LEAD.lastHolder, rid, LEAD.lastHolderIncarnation, inc)
+redis.call('HSET', key, LEAD.holder, rid, LEAD.holderIncarnation, inc, LEAD.fence, fence,
+  LEAD.expiresAt, fmt(NOW + leaseMs), LEAD.grantedAt, fmt(NOW), LEAD.lastRenewal, fmt(NOW),
+  LEAD.lastHolder, rid, LEAD.lastHolderIncarnation, inc)
 if last[1] then
   redis.call('HSET', key, LEAD.previousHolder, last[1], LEAD.previousHolderIncarnation, last[2] or '')
 else

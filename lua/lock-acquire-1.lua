@@ -18,8 +18,8 @@ local exp = tonumber(h[2]) or 0
 if h[1] == token and exp > NOW then return { 1, h[3] } end
 if h[1] and exp > NOW then return { 0, fmt(exp - NOW), h[3] } end
 local fence = fmt(next_fence(h[3]))
-redis.call('HSET', key, LOCK.token, token, LOCK.fence, fence, LOCK.expiresAt, fmt(NOW + ttl), LOCK.acquiredAt, fmt(NOW), LOCK.owner,
-  owner)
+redis.call('HSET', key, LOCK.token, token, LOCK.fence, fence, LOCK.expiresAt, fmt(NOW + ttl), LOCK.acquiredAt, fmt(NOW),
+  LOCK.owner, owner)
 redis.call('HDEL', key, LOCK.releasedAt)
 redis.call('PEXPIRE', key, lock_key_ttl(ttl, idleTtl))
 return { 1, fence }
