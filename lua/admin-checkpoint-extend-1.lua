@@ -18,11 +18,13 @@
   Errors: NOPERM botmesh: … when the ACL user may not make one of its writes, before any write.
 ]]
 --@include acl
+--@include checkpoint
 
 local key = KEYS[1]
 require_writes(KEYS[1], { 'PEXPIRE' }) -- refused before any write
 local ttl = tonumber(ARGV[2])
-local h = redis.call('HMGET', key, 'rev', 'flow', 'step', 'oi', 'eph')
+local h = redis.call('HMGET', key, CHECKPOINT.revision, CHECKPOINT.flow, CHECKPOINT.step, CHECKPOINT.ownerReplica,
+  CHECKPOINT.ephemeral)
 if not h[1] then return { 0 } end
 if h[1] ~= ARGV[1] then return { -1, h[1], h[2] or false, h[3] or false, h[4] or false } end
 local pttl = redis.call('PTTL', key)

@@ -14,10 +14,11 @@
   Errors: NOPERM botmesh: … when the ACL user may not make one of its writes, before any write.
 ]]
 --@include acl
+--@include checkpoint
 
 local key = KEYS[1]
 require_writes(KEYS[1], { 'DEL' }) -- refused before any write
-local h = redis.call('HMGET', key, 'rev', 'flow', 'step', 'oi')
+local h = redis.call('HMGET', key, CHECKPOINT.revision, CHECKPOINT.flow, CHECKPOINT.step, CHECKPOINT.ownerReplica)
 if not h[1] then return { 0 } end
 if h[1] ~= ARGV[1] then return { -1, h[1], h[2] or false, h[3] or false, h[4] or false } end
 redis.call('DEL', key)

@@ -17,12 +17,13 @@
   BMC_INVALID_ID when no incarnation is given (InvalidIdError).
 ]]
 --@include acl
+--@include handover
 
 local key = KEYS[1]
 require_writes(KEYS[1], { 'DEL' }) -- refused before any write
 local ifInc, ifSince = ARGV[1], ARGV[2]
 if ifInc == '' then return redis.error_reply('BMC_INVALID_ID: an incarnation is required') end
-local h = redis.call('HMGET', key, 'name', 'rid', 'inc', 'since')
+local h = redis.call('HMGET', key, HANDOVER.name, HANDOVER.replicaId, HANDOVER.incarnation, HANDOVER.since)
 if not h[1] and not h[3] then return { 0 } end
 if h[3] ~= ifInc or (ifSince ~= '' and h[4] ~= ifSince) then
   return { -1, h[1] or false, h[2] or false, h[3] or false, h[4] or false }

@@ -16,19 +16,20 @@
 --@include acl
 --@include time
 --@include wake
+--@include lead-fields
 --@include lead
 
 local key = KEYS[1]
 require_writes(KEYS[1], { 'HSET', 'HDEL', 'PEXPIRE' }) -- refused before any write
 local inc, wake = ARGV[1], ARGV[2]
 if inc == '' then return redis.error_reply('BMC_INVALID_ID: an incarnation is required') end
-local h = redis.call('HMGET', key, 'h', 'hi', 'f')
+local h = redis.call('HMGET', key, LEAD.holder, LEAD.holderIncarnation, LEAD.fence)
 if h[1] and h[2] == inc then check_fence(h[3]) end -- a corrupt fence: refused before anything is written
-local withdrawn = redis.call('HDEL', key, 'c:' .. inc)
+local withdrawn = redis.call('HDEL', key, candidate_field(inc))
 if not h[1] or h[2] ~= inc then return { 0, h[3] or false, h[3] or false, withdrawn } end
 clear_lead_holder(key)
 local revoked = fmt(next_fence(h[3]))
-redis.call('HSET', key, 'f', revoked)
+redis.call('HSET', key, LEAD.fence, revoked)
 mark_let_go(key, fmt(NOW), 'evicted', nil)
 wake_candidates(key, wake)
 publish_wake(wake .. inc, '-|' .. key)

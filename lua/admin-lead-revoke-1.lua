@@ -25,13 +25,14 @@
 --@include acl
 --@include time
 --@include wake
+--@include lead-fields
 --@include lead
 
 local key = KEYS[1]
 require_writes(KEYS[1], { 'HSET', 'HDEL', 'PEXPIRE' }) -- refused before any write
 local ifFence, ifInc, target, ttl, by, wake = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4]), ARGV[5], ARGV[6]
 
-local h = redis.call('HMGET', key, 'h', 'hi', 'f')
+local h = redis.call('HMGET', key, LEAD.holder, LEAD.holderIncarnation, LEAD.fence)
 if not h[1] then return { 0, h[3] or false } end
 if (ifFence ~= '' and h[3] ~= ifFence) or (ifInc ~= '' and h[2] ~= ifInc) then
   return { -1, h[3] or false, h[1], h[2] or false }
@@ -39,13 +40,14 @@ end
 if target ~= '' and not candidate_standing(key, target) then return { -2 } end
 clear_lead_holder(key)
 local revoked = fmt(next_fence(h[3]))
-redis.call('HSET', key, 'f', revoked)
+redis.call('HSET', key, LEAD.fence, revoked)
 mark_let_go(key, fmt(NOW), 'revoked', by)
-if h[2] then redis.call('HDEL', key, 'c:' .. h[2]) end
+if h[2] then redis.call('HDEL', key, candidate_field(h[2])) end
 if target ~= '' then
-  redis.call('HSET', key, 'yr', by, 'yt', target, 'yexp', fmt(NOW + ttl), 'yat', fmt(NOW))
+  redis.call('HSET', key, LEAD.yieldBy, by, LEAD.yieldTarget, target, LEAD.yieldExpiresAt, fmt(NOW + ttl), LEAD.yieldAt,
+    fmt(NOW))
 else
-  redis.call('HDEL', key, 'yr', 'yt', 'yexp', 'yat')
+  redis.call('HDEL', key, LEAD.yieldBy, LEAD.yieldTarget, LEAD.yieldExpiresAt, LEAD.yieldAt)
 end
 wake_candidates(key, wake)
 if h[2] then publish_wake(wake .. h[2], '-|' .. key) end

@@ -16,14 +16,15 @@
 ]]
 --@include acl
 --@include time
+--@include lock
 
 local key = KEYS[1]
 require_writes(KEYS[1], { 'HSET', 'HDEL' }) -- refused before any write
 local ifFence = ARGV[1]
-local h = redis.call('HMGET', key, 'tk', 'f', 'o', 'exp')
+local h = redis.call('HMGET', key, LOCK.token, LOCK.fence, LOCK.owner, LOCK.expiresAt)
 if not h[1] then return { 0, h[2] or false } end
 if ifFence ~= '' and h[2] ~= ifFence then return { -1, h[2] or false, h[3] or false } end
 local revoked = fmt(next_fence(h[2]))
-redis.call('HDEL', key, 'tk', 'exp', 'g', 'o')
-redis.call('HSET', key, 'f', revoked, 'rel', fmt(NOW))
+redis.call('HDEL', key, LOCK.token, LOCK.expiresAt, LOCK.acquiredAt, LOCK.owner)
+redis.call('HSET', key, LOCK.fence, revoked, LOCK.releasedAt, fmt(NOW))
 return { 1, h[2] or false, revoked, h[3] or false, h[4] or false }

@@ -25,18 +25,20 @@
 ]]
 --@include acl
 --@include time
+--@include replica
 
 local key, index = KEYS[1], KEYS[2]
 require_writes(KEYS[1], { 'HSET', 'HDEL', 'PEXPIRE' }) -- refused before any write
 require_writes(KEYS[2], { 'ZREM' })
 local rid, ifInc, ttl = ARGV[1], ARGV[2], tonumber(ARGV[3])
 if ifInc == '' then return redis.error_reply('BMC_INVALID_ID: an incarnation is required') end
-local h = redis.call('HMGET', key, 'inc', 'beat', 'leases', 'info', 'exp', 'ev')
+local h = redis.call('HMGET', key, REPLICA.incarnation, REPLICA.beat, REPLICA.leases, REPLICA.info, REPLICA.expiresAt,
+  REPLICA.evicted)
 if h[6] == ifInc and not h[2] then return { 2, ifInc, h[3] or false, h[4] or false } end
 if not h[1] or not h[2] or (tonumber(h[5]) or 0) <= NOW then return { 0 } end
 if h[1] ~= ifInc then return { -1, h[1] } end
-redis.call('HDEL', key, 'inc', 'stats', 'beat', 'exp', 'cw')
-redis.call('HSET', key, 'ev', ifInc, 'evat', fmt(NOW))
+redis.call('HDEL', key, REPLICA.incarnation, REPLICA.stats, REPLICA.beat, REPLICA.expiresAt, REPLICA.wallClock)
+redis.call('HSET', key, REPLICA.evicted, ifInc, REPLICA.evictedAt, fmt(NOW))
 redis.call('PEXPIRE', key, fmt(ttl))
 redis.call('ZREM', index, rid)
 return { 1, ifInc, h[3] or false, h[4] or false }

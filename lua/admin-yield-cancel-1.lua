@@ -21,17 +21,18 @@
 --@include acl
 --@include time
 --@include wake
+--@include lead-fields
 --@include lead
 
 local key = KEYS[1]
 require_writes(KEYS[1], { 'HSET', 'HDEL', 'PEXPIRE' }) -- refused before any write
 local ifAt, ifFence, wake = ARGV[1], ARGV[2], ARGV[3]
 
-local y = redis.call('HMGET', key, 'yr', 'yt', 'yexp', 'yat', 'f')
+local y = redis.call('HMGET', key, LEAD.yieldBy, LEAD.yieldTarget, LEAD.yieldExpiresAt, LEAD.yieldAt, LEAD.fence)
 if not y[1] or (tonumber(y[3]) or 0) <= NOW then return { 0, y[5] or false } end
 if (ifAt ~= '' and y[4] ~= ifAt) or (ifFence ~= '' and y[5] ~= ifFence) then
   return { -1, y[4] or false, y[1], y[5] or false }
 end
-redis.call('HDEL', key, 'yr', 'yt', 'yexp', 'yat')
+redis.call('HDEL', key, LEAD.yieldBy, LEAD.yieldTarget, LEAD.yieldExpiresAt, LEAD.yieldAt)
 wake_candidates(key, wake)
 return { 1, y[1], (y[2] ~= '' and y[2]) or false, y[4] or false, y[5] or false, WAKE_REFUSED }

@@ -15,10 +15,11 @@
 --@include time
 --@include chat
 --@include fenced
+--@include checkpoint
 if ARGV[2] ~= '' then
   local refused = fence_refusal(KEYS[2], tonumber(ARGV[2]))
   if refused then return refused end
 end
-if redis.call('HGET', KEYS[1], 'rev') ~= ARGV[1] then return 0 end
+if redis.call('HGET', KEYS[1], CHECKPOINT.revision) ~= ARGV[1] then return 0 end
 redis.call('DEL', KEYS[1])
 return 1

@@ -13,7 +13,7 @@
   ARGV[11] write id (unique per call): the same call run again — the client re-sends a command whose
            reply a dropped connection lost — answers with the revision it wrote instead of a conflict
 
-  Fields written: rev, flow, step, d, oi, oinc, of, at, wid, and for ephemeral ones eph=1, ttl, fp; ab.
+  Fields written (CHECKPOINT): rev, flow, step, d, oi, oinc, of, at, wid, ab, and for ephemeral ones eph=1, ttl, fp.
 
   Returns
     { 1, revision }           written; the revision is above the last one and above Redis's clock (µs)
@@ -24,11 +24,12 @@
 --@include time
 --@include chat
 --@include fenced
+--@include checkpoint
 
 local cp, chat = KEYS[1], KEYS[2]
 local expected, ownerFence, ttl = ARGV[1], ARGV[7], ARGV[8]
 
-local cur = redis.call('HMGET', cp, 'rev', 'of', 'wid')
+local cur = redis.call('HMGET', cp, CHECKPOINT.revision, CHECKPOINT.ownerFence, CHECKPOINT.writeId)
 local wid = ARGV[11] or ''
 if wid ~= '' and cur[3] == wid then return { 1, cur[1] } end
 if ownerFence ~= '' then
@@ -45,10 +46,11 @@ end
 
 local rev = fmt(next_fence(cur[1]))
 redis.call('DEL', cp)
-redis.call('HSET', cp, 'rev', rev, 'flow', ARGV[2], 'step', ARGV[3], 'd', ARGV[4], 'oi', ARGV[5], 'oinc', ARGV[6],
-  'of', ownerFence, 'at', fmt(NOW), 'ab', ARGV[10], 'wid', wid)
+redis.call('HSET', cp, CHECKPOINT.revision, rev, CHECKPOINT.flow, ARGV[2], CHECKPOINT.step, ARGV[3], CHECKPOINT.data, ARGV[4],
+  CHECKPOINT.ownerReplica, ARGV[5], CHECKPOINT.ownerIncarnation, ARGV[6], CHECKPOINT.ownerFence, ownerFence,
+  CHECKPOINT.updatedAt, fmt(NOW), CHECKPOINT.answerBytes, ARGV[10], CHECKPOINT.writeId, wid)
 if ttl ~= '' then
-  redis.call('HSET', cp, 'eph', '1', 'ttl', ttl, 'fp', ARGV[9])
+  redis.call('HSET', cp, CHECKPOINT.ephemeral, '1', CHECKPOINT.ttl, ttl, CHECKPOINT.fingerprint, ARGV[9])
   redis.call('PEXPIRE', cp, ttl)
 end
 return { 1, rev }

@@ -15,8 +15,9 @@
 --@include time
 --@include chat
 --@include fenced
+--@include handover
 
-local m = redis.call('HMGET', KEYS[1], 'inc', 'of')
+local m = redis.call('HMGET', KEYS[1], HANDOVER.incarnation, HANDOVER.fence)
 if not m[1] then return 0 end
 if ARGV[1] ~= '' and m[1] ~= ARGV[1] then return 0 end
 if ARGV[2] ~= '' then

@@ -11,7 +11,7 @@
   ARGV[1] conversation name   ARGV[2] replicaId   ARGV[3] incarnation
   ARGV[4] TTL ms ('' = none)  ARGV[5] extra data JSON   ARGV[6] writer's turn fence ('' = unfenced)
 
-  Fields written: name, rid, inc, since, at, d, of (the writer's fence, '' unfenced).
+  Fields written (HANDOVER): name, rid, inc, since, at, d, of (the writer's fence, '' unfenced).
 
   Returns
     { 1 }            written
@@ -21,9 +21,10 @@
 --@include time
 --@include chat
 --@include fenced
+--@include handover
 
 local key = KEYS[1]
-local prev = redis.call('HMGET', key, 'name', 'inc', 'since', 'of')
+local prev = redis.call('HMGET', key, HANDOVER.name, HANDOVER.incarnation, HANDOVER.since, HANDOVER.fence)
 if ARGV[6] ~= '' then
   local f = tonumber(ARGV[6])
   local refused, fence = fence_refusal(KEYS[2], f)
@@ -33,7 +34,7 @@ end
 local since = fmt(NOW)
 if prev[1] == ARGV[1] and prev[2] == ARGV[3] and prev[3] then since = prev[3] end
 redis.call('DEL', key)
-redis.call('HSET', key, 'name', ARGV[1], 'rid', ARGV[2], 'inc', ARGV[3], 'since', since, 'at', fmt(NOW), 'd', ARGV[5],
-  'of', ARGV[6])
+redis.call('HSET', key, HANDOVER.name, ARGV[1], HANDOVER.replicaId, ARGV[2], HANDOVER.incarnation, ARGV[3],
+  HANDOVER.since, since, HANDOVER.updatedAt, fmt(NOW), HANDOVER.data, ARGV[5], HANDOVER.fence, ARGV[6])
 if ARGV[4] ~= '' then redis.call('PEXPIRE', key, ARGV[4]) end
 return { 1 }

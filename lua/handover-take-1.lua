@@ -9,10 +9,12 @@
 
   Returns {} when there was none; else { 1 taken | 0 left in place, the marker's fields as a flat array… }
 ]]
+--@include handover
+
 local all = redis.call('HGETALL', KEYS[1])
 if #all == 0 then return all end
 local taken = 1
-if ARGV[1] ~= '' and redis.call('HGET', KEYS[1], 'inc') == ARGV[1] then
+if ARGV[1] ~= '' and redis.call('HGET', KEYS[1], HANDOVER.incarnation) == ARGV[1] then
   taken = 0
 else
   redis.call('DEL', KEYS[1])

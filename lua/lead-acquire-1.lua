@@ -15,6 +15,7 @@
 ]]
 --@include time
 --@include wake
+--@include lead-fields
 --@include lead
 
 local key = KEYS[1]
@@ -24,18 +25,19 @@ local stand = ARGV[5] == '1'
 
 local function standby()
   if stand then
-    redis.call('HSET', key, 'c:' .. inc, fmt(NOW + leaseMs) .. '|' .. rid)
+    redis.call('HSET', key, candidate_field(inc), fmt(NOW + leaseMs) .. '|' .. rid)
     touch_lead(key, leaseMs, idleTtl)
   end
 end
 
-local h = redis.call('HMGET', key, 'h', 'hi', 'f', 'exp', 'yt', 'yexp')
+local h = redis.call('HMGET', key, LEAD.holder, LEAD.holderIncarnation, LEAD.fence, LEAD.expiresAt, LEAD.yieldTarget,
+  LEAD.yieldExpiresAt)
 local exp = tonumber(h[4]) or 0
 if h[1] and exp > NOW then
   if h[2] == inc then
-    redis.call('HSET', key, 'exp', fmt(NOW + leaseMs), 'lr', fmt(NOW))
+    redis.call('HSET', key, LEAD.expiresAt, fmt(NOW + leaseMs), LEAD.lastRenewal, fmt(NOW))
     touch_lead(key, leaseMs, idleTtl)
-    local p = redis.call('HMGET', key, 'ph', 'phi')
+    local p = redis.call('HMGET', key, LEAD.previousHolder, LEAD.previousHolderIncarnation)
     return { 2, h[3], p[1] or false, p[2] or false }
   end
   standby()
@@ -54,24 +56,26 @@ if h[5] and h[5] ~= '' and yexp > NOW and h[5] ~= rid and candidate_standing(key
   return { -1, h[5], fmt(yexp - NOW) }
 end
 
-local last = redis.call('HMGET', key, 'lh', 'lhi', 'rel', 'rw', 'rb')
+local last = redis.call('HMGET', key, LEAD.lastHolder, LEAD.lastHolderIncarnation, LEAD.releasedAt, LEAD.releasedHow,
+  LEAD.releasedBy)
 local fence = fmt(next_fence(h[3]))
-redis.call('HSET', key, 'h', rid, 'hi', inc, 'f', fence, 'exp', fmt(NOW + leaseMs), 'g', fmt(NOW), 'lr', fmt(NOW),
-  'lh', rid, 'lhi', inc)
+redis.call('HSET', key, LEAD.holder, rid, LEAD.holderIncarnation, inc, LEAD.fence, fence,
+  LEAD.expiresAt, fmt(NOW + leaseMs), LEAD.grantedAt, fmt(NOW), LEAD.lastRenewal, fmt(NOW),
+  LEAD.lastHolder, rid, LEAD.lastHolderIncarnation, inc)
 if last[1] then
-  redis.call('HSET', key, 'ph', last[1], 'phi', last[2] or '')
+  redis.call('HSET', key, LEAD.previousHolder, last[1], LEAD.previousHolderIncarnation, last[2] or '')
 else
-  redis.call('HDEL', key, 'ph', 'phi')
+  redis.call('HDEL', key, LEAD.previousHolder, LEAD.previousHolderIncarnation)
 end
 if last[3] then
-  redis.call('HSET', key, 'hg', fmt(NOW - tonumber(last[3])))
+  redis.call('HSET', key, LEAD.handoverMs, fmt(NOW - tonumber(last[3])))
   -- how it let go, when recorded (a hash from an older release has no rw: not guessed)
-  if last[4] then redis.call('HSET', key, 'hw', last[4]) else redis.call('HDEL', key, 'hw') end
-  if last[5] then redis.call('HSET', key, 'hb', last[5]) else redis.call('HDEL', key, 'hb') end
-  redis.call('HDEL', key, 'rel', 'rw', 'rb')
+  if last[4] then redis.call('HSET', key, LEAD.handoverHow, last[4]) else redis.call('HDEL', key, LEAD.handoverHow) end
+  if last[5] then redis.call('HSET', key, LEAD.handoverBy, last[5]) else redis.call('HDEL', key, LEAD.handoverBy) end
+  redis.call('HDEL', key, LEAD.releasedAt, LEAD.releasedHow, LEAD.releasedBy)
 else
-  redis.call('HDEL', key, 'hg', 'hw', 'hb')
+  redis.call('HDEL', key, LEAD.handoverMs, LEAD.handoverHow, LEAD.handoverBy)
 end
-redis.call('HDEL', key, 'yr', 'yt', 'yexp', 'yat', 'c:' .. inc)
+redis.call('HDEL', key, LEAD.yieldBy, LEAD.yieldTarget, LEAD.yieldExpiresAt, LEAD.yieldAt, candidate_field(inc))
 touch_lead(key, leaseMs, idleTtl)
 return { 1, fence, last[1] or false, last[2] or false }

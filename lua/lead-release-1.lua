@@ -11,15 +11,16 @@
 ]]
 --@include time
 --@include wake
+--@include lead-fields
 --@include lead
 
 local key = KEYS[1]
 local inc, fence = ARGV[1], ARGV[2]
 local leaseMs, idleTtl, wake = tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5]
 
-redis.call('HDEL', key, 'c:' .. inc)
+redis.call('HDEL', key, candidate_field(inc))
 if fence == '' then return 0 end
-local h = redis.call('HMGET', key, 'hi', 'f', 'yr', 'yexp')
+local h = redis.call('HMGET', key, LEAD.holderIncarnation, LEAD.fence, LEAD.yieldBy, LEAD.yieldExpiresAt)
 if h[1] ~= inc or h[2] ~= fence then return 0 end
 clear_lead_holder(key)
 -- let go while an operator's yield request was pending: it yielded (to that request)

@@ -15,17 +15,18 @@
 ]]
 --@include time
 --@include wake
+--@include lead-fields
 --@include lead
 
 local key = KEYS[1]
 local inc, fence, down, after = ARGV[1], ARGV[2], ARGV[3] == '1', tonumber(ARGV[4])
 
-local h = redis.call('HMGET', key, 'hi', 'f', 'exp', 'td')
+local h = redis.call('HMGET', key, LEAD.holderIncarnation, LEAD.fence, LEAD.expiresAt, LEAD.transportDownSince)
 if h[1] ~= inc or h[2] ~= fence or (tonumber(h[3]) or 0) <= NOW then return 0 end
 if down then
-  if not h[4] then redis.call('HSET', key, 'td', fmt(NOW)) end
-  redis.call('HSET', key, 'tdy', fmt(NOW + after))
+  if not h[4] then redis.call('HSET', key, LEAD.transportDownSince, fmt(NOW)) end
+  redis.call('HSET', key, LEAD.transportYieldsAt, fmt(NOW + after))
 else
-  redis.call('HDEL', key, 'td', 'tdy')
+  redis.call('HDEL', key, LEAD.transportDownSince, LEAD.transportYieldsAt)
 end
 return 1

@@ -20,21 +20,22 @@
 --@include acl
 --@include time
 --@include wake
+--@include lead-fields
 --@include lead
 
 local key = KEYS[1]
 require_writes(KEYS[1], { 'HSET', 'HDEL' }) -- refused before any write
 local by, target, ttl, ifFence, wake = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4], ARGV[5]
 
-local h = redis.call('HMGET', key, 'h', 'hi', 'f', 'exp')
+local h = redis.call('HMGET', key, LEAD.holder, LEAD.holderIncarnation, LEAD.fence, LEAD.expiresAt)
 if not h[1] or (tonumber(h[4]) or 0) <= NOW then return { 0 } end
 if ifFence ~= '' and h[3] ~= ifFence then return { -1, h[3] } end
 if target ~= '' and not candidate_standing(key, target) then return { -2 } end
-redis.call('HSET', key, 'yr', by, 'yexp', fmt(NOW + ttl), 'yat', fmt(NOW))
+redis.call('HSET', key, LEAD.yieldBy, by, LEAD.yieldExpiresAt, fmt(NOW + ttl), LEAD.yieldAt, fmt(NOW))
 if target ~= '' then
-  redis.call('HSET', key, 'yt', target)
+  redis.call('HSET', key, LEAD.yieldTarget, target)
 else
-  redis.call('HDEL', key, 'yt')
+  redis.call('HDEL', key, LEAD.yieldTarget)
 end
 publish_wake(wake .. h[2], '-|' .. key)
 return { 1, h[1], h[2], h[3], WAKE_REFUSED }

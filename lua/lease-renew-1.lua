@@ -12,18 +12,20 @@
 ]]
 --@include time
 --@include chat
+--@include lead-fields
 
 local key = KEYS[1]
 local inc, fence = ARGV[1], ARGV[2]
 local leaseMs, idleTtl = tonumber(ARGV[3]), tonumber(ARGV[4])
 
--- A chat's state hash and a lead hash name the holder's fields alike (CHAT; lua/includes/lead.lua);
--- the pending yield request (yr, yt, yexp) is a lead's only.
-local h = redis.call('HMGET', key, CHAT.holderIncarnation, CHAT.fence, CHAT.expiresAt, 'yr', 'yt', 'yexp')
+-- A chat's state hash and a lead hash name the holder's fields alike (CHAT, LEAD: the schema test
+-- checks it); the pending yield request (LEAD.yieldBy, ...) is a lead's only.
+local h = redis.call('HMGET', key, CHAT.holderIncarnation, CHAT.fence, CHAT.expiresAt, LEAD.yieldBy, LEAD.yieldTarget,
+  LEAD.yieldExpiresAt)
 if h[1] ~= inc or h[2] ~= fence then return { 0, 'revoked' } end
 if (tonumber(h[3]) or 0) <= NOW then return { 0, 'expired' } end
 redis.call('HSET', key, CHAT.expiresAt, fmt(NOW + leaseMs), CHAT.lastRenewal, fmt(NOW))
-redis.call('PEXPIRE', key, fmt(leaseMs * 2 + idleTtl))
+redis.call('PEXPIRE', key, lease_key_ttl(leaseMs, idleTtl))
 if h[4] and (tonumber(h[6]) or 0) > NOW then
   return { 1, h[4], h[5] or false }
 end

@@ -14,13 +14,15 @@
 ]]
 --@include time
 --@include chat
+--@include lead-fields
 
 local inc = ARGV[1]
 local leaseMs, idleTtl = tonumber(ARGV[2]), tonumber(ARGV[3])
-local expires, renewed, ttl = fmt(NOW + leaseMs), fmt(NOW), fmt(leaseMs * 2 + idleTtl)
+local expires, renewed, ttl = fmt(NOW + leaseMs), fmt(NOW), lease_key_ttl(leaseMs, idleTtl)
 local out = {}
 for i, key in ipairs(KEYS) do
-  local h = redis.call('HMGET', key, CHAT.holderIncarnation, CHAT.fence, CHAT.expiresAt, 'yr', 'yt', 'yexp')
+  local h = redis.call('HMGET', key, CHAT.holderIncarnation, CHAT.fence, CHAT.expiresAt, LEAD.yieldBy, LEAD.yieldTarget,
+    LEAD.yieldExpiresAt)
   if h[1] ~= inc or h[2] ~= ARGV[3 + i] then
     out[i] = { 0, 'revoked' }
   elseif (tonumber(h[3]) or 0) <= NOW then

@@ -8,16 +8,18 @@
   Returns { 1, fence } acquired; { 0, msLeft, fence } held by another token
 ]]
 --@include time
+--@include lock
 
 local key = KEYS[1]
 local token, ttl, owner, idleTtl = ARGV[1], tonumber(ARGV[2]), ARGV[3], tonumber(ARGV[4])
-local h = redis.call('HMGET', key, 'tk', 'exp', 'f')
+local h = redis.call('HMGET', key, LOCK.token, LOCK.expiresAt, LOCK.fence)
 local exp = tonumber(h[2]) or 0
 -- The same call run again (the client re-sends a command whose reply a dropped connection lost).
 if h[1] == token and exp > NOW then return { 1, h[3] } end
 if h[1] and exp > NOW then return { 0, fmt(exp - NOW), h[3] } end
 local fence = fmt(next_fence(h[3]))
-redis.call('HSET', key, 'tk', token, 'f', fence, 'exp', fmt(NOW + ttl), 'g', fmt(NOW), 'o', owner)
-redis.call('HDEL', key, 'rel')
-redis.call('PEXPIRE', key, fmt(ttl + idleTtl))
+redis.call('HSET', key, LOCK.token, token, LOCK.fence, fence, LOCK.expiresAt, fmt(NOW + ttl), LOCK.acquiredAt, fmt(NOW),
+  LOCK.owner, owner)
+redis.call('HDEL', key, LOCK.releasedAt)
+redis.call('PEXPIRE', key, lock_key_ttl(ttl, idleTtl))
 return { 1, fence }

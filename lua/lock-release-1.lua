@@ -8,9 +8,10 @@
   Returns 1 released; 0 not held with that token
 ]]
 --@include time
+--@include lock
 
 local key = KEYS[1]
-if redis.call('HGET', key, 'tk') ~= ARGV[1] then return 0 end
-redis.call('HDEL', key, 'tk', 'exp', 'g', 'o')
-redis.call('HSET', key, 'rel', fmt(NOW))
+if redis.call('HGET', key, LOCK.token) ~= ARGV[1] then return 0 end
+redis.call('HDEL', key, LOCK.token, LOCK.expiresAt, LOCK.acquiredAt, LOCK.owner)
+redis.call('HSET', key, LOCK.releasedAt, fmt(NOW))
 return 1

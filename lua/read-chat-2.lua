@@ -15,6 +15,8 @@
   them joined with NUL, HLEN, and the queue's length (-1 when it holds another type); -1, '', 0, 0 for
   a chat hash of another type; 0, '', 0, 0 when it is gone.
 ]]
+--@include chat
+--@include lead-fields
 --@include listing
 
 local nf = tonumber(ARGV[3])

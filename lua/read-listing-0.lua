@@ -21,6 +21,8 @@
   the queue key holds another type), the measured field's length, or 0. A key that is gone: 0, '', 0,
   0. A key that holds another type: -1, '', 0, 0.
 ]]
+--@include chat
+--@include lead-fields
 --@include listing
 
 local mode = ARGV[1]

@@ -17,16 +17,17 @@
     { -1 }  this incarnation was evicted by an operator (`replica evict`): nothing written
 ]]
 --@include time
+--@include replica
 
 local key = KEYS[1]
 local rid, inc, leaseMs = ARGV[1], ARGV[2], tonumber(ARGV[3])
 
-local cur = redis.call('HMGET', key, 'inc', 'ev', 'exp')
+local cur = redis.call('HMGET', key, REPLICA.incarnation, REPLICA.evicted, REPLICA.expiresAt)
 if cur[2] == inc then return { -1 } end
 local other = false
 if cur[1] and cur[1] ~= inc and (tonumber(cur[3]) or 0) > NOW then other = cur[1] end
-redis.call('HSET', key, 'id', rid, 'inc', inc, 'info', ARGV[4], 'stats', ARGV[5], 'leases', ARGV[6],
-  'beat', fmt(NOW), 'exp', fmt(NOW + leaseMs), 'cw', ARGV[7])
+redis.call('HSET', key, REPLICA.id, rid, REPLICA.incarnation, inc, REPLICA.info, ARGV[4], REPLICA.stats, ARGV[5],
+  REPLICA.leases, ARGV[6], REPLICA.beat, fmt(NOW), REPLICA.expiresAt, fmt(NOW + leaseMs), REPLICA.wallClock, ARGV[7])
 -- The record outlives its heartbeat by GONE_KEEP_MS (src/state/health.ts): a replica that stops
 -- beating without an orderly stop (frozen, cut off, killed) is listed as `gone`, with its last beat
 -- and what it held, for that long. An operator's eviction tombstone (`ev`, another incarnation's)

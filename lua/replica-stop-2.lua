@@ -9,11 +9,14 @@
   Returns 1 removed, 0 the record belongs to another incarnation (or is gone). An eviction tombstone
   (`ev`) left by an operator for an older incarnation stays, so that zombie cannot beat again.
 ]]
-local h = redis.call('HMGET', KEYS[1], 'inc', 'ev')
+--@include replica
+
+local h = redis.call('HMGET', KEYS[1], REPLICA.incarnation, REPLICA.evicted)
 if h[1] == ARGV[1] then
   if h[2] then
     -- keep an eviction tombstone of another incarnation (with its TTL): drop only the heartbeat
-    redis.call('HDEL', KEYS[1], 'id', 'inc', 'info', 'stats', 'leases', 'beat', 'exp', 'cw')
+    redis.call('HDEL', KEYS[1], REPLICA.id, REPLICA.incarnation, REPLICA.info, REPLICA.stats, REPLICA.leases, REPLICA.beat,
+      REPLICA.expiresAt, REPLICA.wallClock)
   else
     redis.call('DEL', KEYS[1])
   end

@@ -8,8 +8,9 @@
   Returns { version, layout } as stored (the caller refuses a newer version and warns on another layout)
 ]]
 --@include time
-redis.call('HSETNX', KEYS[1], 'version', ARGV[1])
-redis.call('HSETNX', KEYS[1], 'layout', ARGV[2])
-redis.call('HSETNX', KEYS[1], 'createdAt', fmt(NOW))
-local v = redis.call('HMGET', KEYS[1], 'version', 'layout')
+--@include schema
+redis.call('HSETNX', KEYS[1], SCHEMA.version, ARGV[1])
+redis.call('HSETNX', KEYS[1], SCHEMA.layout, ARGV[2])
+redis.call('HSETNX', KEYS[1], SCHEMA.createdAt, fmt(NOW))
+local v = redis.call('HMGET', KEYS[1], SCHEMA.version, SCHEMA.layout)
 return { v[1], v[2] }

@@ -77,7 +77,7 @@ if ticket == '' then
     -- is queued; a holder whose lease ran out may still have waiters behind it.
     if not holder or (not held and redis.call('EXISTS', queue) == 0) then
       local fence = grant_turn(state, ticket, rid, inc, reqId, leaseMs, 0, { h[LAST], h[LAST_INC], h[FENCE] }, { CHAT.lastTicket, ticket })
-      redis.call('PEXPIRE', state, fmt(leaseMs * 2 + idleTtl))
+      redis.call('PEXPIRE', state, lease_key_ttl(leaseMs, idleTtl))
       return { TURN.granted, ticket, fence, h[LAST] or false, h[LAST_INC] or false }
     end
     fresh = true
@@ -91,7 +91,7 @@ if ticket == '' then
     redis.call('ZADD', queue, ticket, ticket)
     if held then
       -- The state key lives on with the holder's lease (its grant and renewals set its expiry).
-      redis.call('PEXPIRE', queue, fmt(leaseMs * 2 + idleTtl))
+      redis.call('PEXPIRE', queue, lease_key_ttl(leaseMs, idleTtl))
       return { TURN.queued, ticket, tonumber(h[EXPIRES]) - NOW }
     end
   end

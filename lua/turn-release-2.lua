@@ -70,7 +70,7 @@ if h[1] == inc and h[2] == ticket and owns(h[3], reqId) then
     last = last, localInc = inc, drop = drop })
   -- Nobody queued: nothing else to write (the key keeps the expiry its grant or last renewal set).
   -- Granted: the state key lives on with the new lease; the queue's expiry is its takes' and polls'.
-  if g then redis.call('PEXPIRE', state, fmt(leaseMs * 2 + idleTtl)) end
+  if g then redis.call('PEXPIRE', state, lease_key_ttl(leaseMs, idleTtl)) end
   return handed(RELEASE.released, g)
 end
 -- A ticket still queued: its fields, and the holder (for the next grant; the last holder and the

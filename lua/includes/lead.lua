@@ -1,30 +1,30 @@
--- Lead helpers. A lead hash holds:
---   h/hi/f/exp/g/lr: holder replicaId/incarnation, fence, expiry, since, last renewal (while held; f stays);
---   lh/lhi: last holder; ph/phi: the holder before the current one; rel: when the last holder let go
---   (released or expired, Redis ms); rw/rb: how it let go ('released', 'yielded' (released while an
---   operator's yield request was pending), 'expired', 'revoked', 'evicted') and, when revoked, by whom;
---   hg/hw/hb: how long the last handover took (rel -> grant, ms), how it happened (rw) and by whom (rb);
---   td/tdy: while held, the leader's transport is down since (Redis ms) and the leader yields at
---   (Redis ms) unless it comes back up (lead-transport-1);
---   yr/yt/yexp/yat: a pending yield request (by whom, target replicaId, until, at);
---   c:<incarnation>: "deadline|replicaId" of each replica standing as a candidate (campaigning).
+-- Lead helpers (need the time, wake and lead-fields includes before them). A lead hash's fields are
+-- named in LEAD (lua/includes/lead-fields.lua): the holder's while held (its transport's state too),
+-- the last and the previous holder, how and when the last holder let go and how long the last
+-- handover took, a pending yield request, and one c:<incarnation> field per standing candidate.
 
 local function clear_lead_holder(key)
-  redis.call('HDEL', key, 'h', 'hi', 'exp', 'g', 'lr', 'td', 'tdy')
+  redis.call('HDEL', key, LEAD.holder, LEAD.holderIncarnation, LEAD.expiresAt, LEAD.grantedAt, LEAD.lastRenewal,
+    LEAD.transportDownSince, LEAD.transportYieldsAt)
 end
 
 -- The last holder let go now-ish (at `at`), this way (`how`), by `by` (an operator, or nil).
 local function mark_let_go(key, at, how, by)
-  redis.call('HSET', key, 'rel', at, 'rw', how)
+  redis.call('HSET', key, LEAD.releasedAt, at, LEAD.releasedHow, how)
   if by and by ~= '' then
-    redis.call('HSET', key, 'rb', by)
+    redis.call('HSET', key, LEAD.releasedBy, by)
   else
-    redis.call('HDEL', key, 'rb')
+    redis.call('HDEL', key, LEAD.releasedBy)
   end
 end
 
 local function touch_lead(key, leaseMs, idleTtl)
-  redis.call('PEXPIRE', key, fmt(leaseMs * 2 + idleTtl))
+  redis.call('PEXPIRE', key, lease_key_ttl(leaseMs, idleTtl))
+end
+
+-- c:<incarnation>: the candidacy of that incarnation ("deadline|replicaId").
+local function candidate_field(inc)
+  return LEAD.candidatePrefix .. inc
 end
 
 -- Live candidates as { incarnation = replicaId }; expired entries are pruned on the way.
@@ -33,10 +33,10 @@ local function live_candidates(key)
   local live = {}
   for i = 1, #all, 2 do
     local field = all[i]
-    if string.sub(field, 1, 2) == 'c:' then
+    if string.sub(field, 1, #LEAD.candidatePrefix) == LEAD.candidatePrefix then
       local d, rid = string.match(all[i + 1], '^(%d+)|(.*)$')
       if d and tonumber(d) > NOW then
-        live[string.sub(field, 3)] = rid
+        live[string.sub(field, #LEAD.candidatePrefix + 1)] = rid
       else
         redis.call('HDEL', key, field)
       end

@@ -4,7 +4,7 @@
 -- ('lead': HSCAN MATCH c:* COUNT limit, at most 4 calls), or a field's length (`measured`). Bounded
 -- whatever the hash holds. Returns the number of fields and values read, them joined with NUL, HLEN,
 -- and the queue's length (-1: another type), the measured length or 0; -1, '', 0, 0 for a key of
--- another type, 0, '', 0, 0 for a key that is gone.
+-- another type, 0, '', 0, 0 for a key that is gone. Needs the chat and lead-fields includes before it.
 
 -- HMGET in slices: unpack() has a limit on the number of values it spreads.
 local function listing_hmget(key, fields, into)
@@ -40,21 +40,21 @@ local function listing_read(mode, key, queue, named, limit, measured, also)
       if length > 0 and limit > 0 then tickets = redis.call('ZRANGE', queue, 0, limit - 1) end
       local fields = {}
       for j = 1, #tickets do
-        fields[#fields + 1] = 't:' .. tickets[j]
-        fields[#fields + 1] = 'q:' .. tickets[j]
+        fields[#fields + 1] = CHAT.ticketPrefix .. tickets[j]
+        fields[#fields + 1] = CHAT.ticketRequestPrefix .. tickets[j]
       end
       for j = 1, #also do
-        fields[#fields + 1] = 't:' .. also[j]
-        fields[#fields + 1] = 'q:' .. also[j]
+        fields[#fields + 1] = CHAT.ticketPrefix .. also[j]
+        fields[#fields + 1] = CHAT.ticketRequestPrefix .. also[j]
       end
       local from = #read
       listing_hmget(key, fields, read)
       local waiters, seen = {}, {}
       for j = from + 1, #read, 2 do
         local inc = string.match(read[j + 1], '^%d+|%d+|([^|]*)|')
-        if string.sub(read[j], 1, 2) == 't:' and inc and not seen[inc] then
+        if string.sub(read[j], 1, #CHAT.ticketPrefix) == CHAT.ticketPrefix and inc and not seen[inc] then
           seen[inc] = true
-          waiters[#waiters + 1] = 'w:' .. inc
+          waiters[#waiters + 1] = CHAT.waiterPrefix .. inc
         end
       end
       listing_hmget(key, waiters, read)
@@ -62,7 +62,7 @@ local function listing_read(mode, key, queue, named, limit, measured, also)
   elseif mode == 'lead' and limit > 0 then
     local cursor, calls, found = '0', 0, 0
     repeat
-      local r = redis.call('HSCAN', key, cursor, 'MATCH', 'c:*', 'COUNT', limit)
+      local r = redis.call('HSCAN', key, cursor, 'MATCH', LEAD.candidatePrefix .. '*', 'COUNT', limit)
       cursor, calls = r[1], calls + 1
       for j = 1, #r[2] do
         read[#read + 1] = r[2][j]

@@ -8,6 +8,18 @@ local function fmt(n)
   return string.format('%d', n)
 end
 
+-- The TTL (ms, as a decimal string) a lease's key — a chat's state hash and queue, a lead hash — is
+-- given at each grant, renewal, poll or ticket taken: two leases and the idle TTL (idleKeyTtlMs), so
+-- a held key never expires under its holder and an idle one cleans itself up.
+local function lease_key_ttl(leaseMs, idleTtl)
+  return fmt(leaseMs * 2 + idleTtl)
+end
+
+-- A fenced lock's key lives its own TTL and the idle TTL after each acquisition or renewal.
+local function lock_key_ttl(ttl, idleTtl)
+  return fmt(ttl + idleTtl)
+end
+
 -- A fence or revision for a key: above the last one AND above Redis's clock in microseconds, so it
 -- keeps growing after the key was cleaned up or lost in a failover that dropped the last writes.
 -- A `last` that is not a decimal integer below 2^53 - 1 (a corrupt or hand-written value: 2^53 + 1

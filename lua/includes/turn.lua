@@ -84,7 +84,7 @@ end
 -- Keep an active chat alive; an idle one expires idleTtl after its last write (fences stay
 -- monotonic without it, see next_fence). PEXPIRE of a queue that is gone does nothing.
 local function touch(state, queue, leaseMs, idleTtl)
-  local ttl = fmt(leaseMs * 2 + idleTtl)
+  local ttl = lease_key_ttl(leaseMs, idleTtl)
   redis.call('PEXPIRE', state, ttl)
   redis.call('PEXPIRE', queue, ttl)
 end

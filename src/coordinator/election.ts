@@ -6,7 +6,7 @@ import { ProviderNotLeaderError } from '../errors/provider-not-leader-error.js'
 import type { LeadReply } from '../wire/types.js'
 import type { HeldLease } from './lease-table.js'
 import { LeaseHandle } from './lease-handle.js'
-import { CAMPAIGN_DEFAULTS } from '../defaults.js'
+import { CAMPAIGN_DEFAULTS, renewIntervalMs } from '../defaults.js'
 import type { CampaignOptions, FollowerReason, Lead } from './types.js'
 
 /** What an election needs from its coordinator (internal). */
@@ -124,7 +124,7 @@ export class Election {
         if (err instanceof CoordinationUnavailableError && err.reason === 'stopped') break // evicted or stopped
         if (!(err instanceof CoordinationUnavailableError) && !isConnectionError(err)) this.#port.reportError(err)
         this.#phase = 'standby'
-        await this.#sleep(Math.min(backoff, this.#port.leaseMs / 3), true)
+        await this.#sleep(Math.min(backoff, renewIntervalMs(this.#port.leaseMs)), true)
         backoff = Math.min(backoff * 2, Math.max(this.#port.maxPollMs, 1000))
         continue
       }
@@ -154,8 +154,8 @@ export class Election {
       if (r?.status === 'held') next = r.msLeft + 5
       else if (r?.status === 'reserved') next = this.#port.maxPollMs
       else next = this.#port.minPollMs
-      // Stand again before the candidacy (leaseMs) lapses, so operators see this replica as a standby.
-      await this.#sleep(Math.min(next, this.#port.leaseMs / 3), true)
+      // Stand again (as a lease is renewed) before the candidacy lapses: operators see this replica as a standby.
+      await this.#sleep(Math.min(next, renewIntervalMs(this.#port.leaseMs)), true)
     }
     this.#resigned()
     this.#notifyIdle()

@@ -58,14 +58,16 @@ export function loadScript(name: string): LuaScript {
 }
 
 /**
- * CHAT (lua/includes/chat.lua) names the chat hash's fields, TURN and RELEASE
- * (lua/includes/status.lua) the turn scripts' status codes. Built as tables, they would be made again
- * on every call of every script that includes them, and each use would be a table lookup: the loader
- * writes each `CHAT.<name>` as its string (each `TURN.<name>` as its number) and leaves the table out
- * (measured in callgrind: about 8k of a turn script's 120k–130k instructions for CHAT). The include
- * files stay the one definition (chat-schema test).
+ * The field tables of the hashes — CHAT (lua/includes/chat.lua), LEAD (lead-fields.lua), LOCK
+ * (lock.lua), CHECKPOINT (checkpoint.lua), HANDOVER (handover.lua), REPLICA (replica.lua), SCHEMA
+ * (schema.lua) — and the turn scripts' status codes, TURN and RELEASE (lua/includes/status.lua).
+ * Built as tables, they would be made again on every call of every script that includes them, and
+ * each use would be a table lookup: the loader writes each `CHAT.<name>` as its string (each
+ * `TURN.<name>` as its number) and leaves the table out (measured in callgrind: about 8k of a turn
+ * script's 120k–130k instructions for CHAT). The include files stay the one definition
+ * (test/integration/chat-schema.test.ts, hash-schema.test.ts).
  */
-const FOLDED = ['CHAT', 'TURN', 'RELEASE'] as const
+const FOLDED = ['CHAT', 'LEAD', 'LOCK', 'CHECKPOINT', 'HANDOVER', 'REPLICA', 'SCHEMA', 'TURN', 'RELEASE'] as const
 
 function foldTables(source: string, name: string): string {
   let folded = source
@@ -73,9 +75,16 @@ function foldTables(source: string, name: string): string {
   return folded
 }
 
+/** The source without its comments (a script's --[[ ]] header, -- to the end of a line). */
+const code = (source: string): string => source.replace(/--\[\[[\s\S]*?\]\]/g, '').replace(/--.*$/gm, '')
+
 function foldTable(source: string, table: string, name: string): string {
   const found = new RegExp(`^local ${table} = \\{[^\\n]*\\n([\\s\\S]*?)^\\}\\n`, 'm').exec(source)
-  if (!found) return source
+  if (!found) {
+    // A use without the include would read a nil global at run time: refused here instead.
+    if (new RegExp(`\\b${table}\\.\\w`).test(code(source))) throw new Error(`lua/${name}.lua uses ${table} without its include`)
+    return source
+  }
   const values = new Map<string, string>()
   for (const f of found[1]!.matchAll(/^\s*(\w+) = ('[^'\\]*'|-?\d+),/gm)) values.set(f[1]!, f[2]!)
   const folded = source.replace(found[0], '').replace(new RegExp(`\\b${table}\\.(\\w+)`, 'g'), (_, field: string) => {
@@ -84,7 +93,7 @@ function foldTable(source: string, table: string, name: string): string {
     return value.startsWith("'") ? value : `(${value})`
   })
   // Any other use (CHAT[x], pairs(CHAT)) would find no table: refused here, not at the first call.
-  if (new RegExp(`\\b${table}\\s*[[(,)]`).test(folded.replace(/--.*$/gm, ''))) {
+  if (new RegExp(`\\b${table}\\s*[[(,)]`).test(code(folded))) {
     throw new Error(`lua/${name}.lua uses ${table} other than as ${table}.<name>`)
   }
   return folded

@@ -3,6 +3,7 @@
  * campaigns for, as JSON. Written here by the coordinator at every beat, read here by the CLI, the
  * dashboard and `replica evict` — one format, one strictness.
  */
+import { REPLICA_FIELDS } from './hashes.js'
 import { parseBoundedJson } from './json.js'
 import type { HeldSummary, LeaseKind } from './types.js'
 
@@ -37,7 +38,7 @@ export function decodeHeldSummary(json: string | null | undefined, corrupt: (why
   try {
     v = parseBoundedJson(json)
   } catch (err) {
-    throw corrupt(`field leases ${(err as Error).message}`)
+    throw corrupt(`field ${REPLICA_FIELDS.leases} ${(err as Error).message}`)
   }
   const l = isObject(v) ? v : {}
   return {

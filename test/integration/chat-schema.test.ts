@@ -21,6 +21,7 @@ import {
   TURN_STATUS,
 } from '../../src/scripts/registry.js'
 import { decodeHeldSummary } from '../../src/wire/heartbeat.js'
+import { REPLICA_FIELDS } from '../../src/wire/hashes.js'
 import { redisUrl, uniquePrefix } from '../helpers/redis.js'
 import { until } from '../helpers/wait.js'
 
@@ -185,7 +186,7 @@ describe("the heartbeat's lease list: what a coordinator writes, decodeHeldSumma
         campaigns: ['provider:x'],
         more: 0,
       })
-      expect(decodeHeldSummary(await client.hget(rawKey, 'leases'), (why) => new Error(why))).toEqual(record.leases)
+      expect(decodeHeldSummary(await client.hget(rawKey, REPLICA_FIELDS.leases), (why) => new Error(why))).toEqual(record.leases)
       await held.release()
       await (await waiting).release()
     } finally {
