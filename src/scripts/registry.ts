@@ -57,4 +57,5 @@ export const ALL_SCRIPTS = [
   admin.ADMIN_REPLICA_EVICT,
   read.READ_LISTING,
   read.READ_CHAT,
+  read.READ_SNAPSHOT,
 ] as const

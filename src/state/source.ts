@@ -12,7 +12,7 @@ import { CoordinationUnavailableError } from '../errors/coordination-unavailable
 import type { ChatKeys, RedisKey } from '../keys.js'
 import { slotOwners, type SlotOwner } from './coverage.js'
 import { loadScript } from '../scripts/load.js'
-import { READ_CHAT, READ_LISTING } from '../scripts/registry.js'
+import { READ_CHAT, READ_LISTING, READ_SNAPSHOT, type SnapshotRead } from '../scripts/registry.js'
 import { INSPECT_TICKETS, listPipelined, listingArgv, listingPlan, type ListedHash, type ListingPlan } from './bounded.js'
 
 export type Hash = Record<string, string>
@@ -103,6 +103,9 @@ const LISTING_KEYS_PER_CALL = 250
 /** The live source: ioredis on a standalone server or every master of a Cluster. */
 /** A hash with more fields than this is read whole by HSCAN pages of this many, not by one HGETALL. */
 export const WHOLE_READ_MAX_FIELDS = 1000
+/** Fields one read-snapshot-0 call reads at most (about a millisecond of Redis time), and the keys it is given. */
+const SNAPSHOT_FIELDS_PER_CALL = 5_000
+const SNAPSHOT_KEYS_PER_CALL = 250
 
 export class RedisSource implements StateSource {
   readonly origin = 'redis' as const
@@ -327,10 +330,11 @@ export class RedisSource implements StateSource {
   }
 
   /**
-   * A snapshot's batch: the keys' hashes, the PTTL of those flagged, and the master's TIME, in one
-   * pipeline on it. A hash of many fields is read by HSCAN pages (manyFields); of a key with `omit[i]`
-   * fields (a checkpoint's data, not kept without --include-state) only their sizes are read
-   * (HSTRLEN), in `omitted[i]`, never their values.
+   * A snapshot's batch: the keys' hashes, the PTTL of those flagged, and the master's TIME after
+   * them. Of a key with `omit[i]` fields (a checkpoint's data, not kept without --include-state) only
+   * their sizes are read (HSTRLEN), in `omitted[i]`, never their values. Read by read-snapshot-0 calls
+   * on the node (a few per batch: each reads at most SNAPSHOT_FIELDS_PER_CALL fields); a hash of many
+   * fields, a value holding a NUL, or a node that refuses the script, by pipelines (batchPipelined).
    */
   async batchRead(
     node: number,
@@ -344,6 +348,96 @@ export class RedisSource implements StateSource {
     omitted: Array<Record<string, number> | undefined>
   }> {
     const conn = await this.node(node)
+    const scripted = this.scriptRefused ? null : await this.readSnapshot(conn, keys, withTtl, omit)
+    if (!scripted) return this.batchPipelined(conn, keys, withTtl, omit)
+    const again = keys.map((_, i) => i).filter((i) => scripted[i] === null || scripted[i] === 'many')
+    const rest = again.length
+      ? await this.batchPipelined(
+          conn,
+          again.map((i) => keys[i]!),
+          again.map((i) => withTtl[i]!),
+          again.map((i) => omit[i]),
+        )
+      : null
+    const [s, us] = await conn.time()
+    const out = {
+      replies: [] as Array<Hash | Error>,
+      ttls: [] as Array<number | null>,
+      omitted: [] as Array<Record<string, number> | undefined>,
+    }
+    let j = 0
+    scripted.forEach((r, i) => {
+      if (r === null || r === 'many') {
+        out.replies.push(rest!.replies[j]!)
+        out.ttls.push(rest!.ttls[j]!)
+        out.omitted.push(rest!.omitted[j++])
+      } else if (r === 'wrongtype' || r === 'later') {
+        out.replies.push(new Error('WRONGTYPE Operation against a key holding the wrong kind of value'))
+        out.ttls.push(null)
+        out.omitted.push(undefined)
+      } else {
+        out.replies.push(r.hash)
+        out.ttls.push(withTtl[i] ? r.ttl : null)
+        out.omitted.push(omit[i]?.length && Object.keys(r.omitted).length ? r.omitted : undefined)
+      }
+    })
+    return { ...out, nowMs: Number(s) * 1000 + Math.floor(Number(us) / 1000) }
+  }
+
+  /**
+   * read-snapshot-0 on one node until every key is answered (keys past a call's budget go in the
+   * next call); null when Redis refused the script (this batch, and the rest when it is refused for good, by pipelines).
+   */
+  private async readSnapshot(
+    n: Redis,
+    keys: RedisKey[],
+    withTtl: boolean[],
+    omit: Array<readonly string[] | undefined>,
+  ): Promise<SnapshotRead[] | null> {
+    const script = loadScript(READ_SNAPSHOT.name)
+    const out: SnapshotRead[] = new Array<SnapshotRead>(keys.length).fill('later')
+    let pending = keys.map((_, i) => i)
+    while (pending.length) {
+      const argv: Array<string | Buffer> = [String(SNAPSHOT_FIELDS_PER_CALL), String(WHOLE_READ_MAX_FIELDS)]
+      for (const i of pending.slice(0, SNAPSHOT_KEYS_PER_CALL)) argv.push(keys[i]!, withTtl[i] ? '1' : '0', (omit[i] ?? []).join(','))
+      this.hashCommands++
+      let reply: unknown
+      try {
+        try {
+          reply = await n.evalsha(script.sha, 0, ...argv)
+        } catch (err) {
+          if (!(err instanceof Error && err.message.startsWith('NOSCRIPT'))) throw err
+          reply = await n.eval(script.source, 0, ...argv)
+        }
+      } catch (err) {
+        if ((err as Error)?.name !== 'ReplyError') throw err
+        this.scriptRefused = /NOPERM|unknown command|disabled/i.test((err as Error).message)
+        return null
+      }
+      const answered = READ_SNAPSHOT.decode(reply, READ_SNAPSHOT.name)
+      pending.slice(0, SNAPSHOT_KEYS_PER_CALL).forEach((i, k) => (out[i] = answered[k] ?? null))
+      // A call reads at least one hash, so each round answers some of the keys.
+      pending = pending.filter((i) => out[i] === 'later')
+    }
+    return out
+  }
+
+  /**
+   * A snapshot's batch by pipelines (a node that refuses read-snapshot-0, and the keys it cannot
+   * carry): the keys' hashes, the PTTL of those flagged, and the master's TIME, in one pipeline on
+   * it. A hash of many fields is read by HSCAN pages (manyFields).
+   */
+  private async batchPipelined(
+    conn: Redis,
+    keys: RedisKey[],
+    withTtl: boolean[],
+    omit: Array<readonly string[] | undefined> = [],
+  ): Promise<{
+    replies: Array<Hash | Error>
+    ttls: Array<number | null>
+    nowMs: number
+    omitted: Array<Record<string, number> | undefined>
+  }> {
     const big = await this.manyFields(conn, keys)
     // The field names of the keys whose values are partly left out (a handful of fields each).
     const names = new Map<number, string[]>()

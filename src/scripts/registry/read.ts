@@ -51,3 +51,45 @@ export const READ_CHAT = defineScript({
   decode: (r, key): ListedHash | 'wrongtype' | null => listedHashes(r, key)[0] ?? null,
   resent: (h) => h,
 })
+
+/** read-snapshot-0's answer per key: the hash (its private fields as sizes), or why it was not read here. */
+export type SnapshotRead =
+  { hash: Record<string, string>; omitted: Record<string, number>; ttl: number | null } | 'wrongtype' | 'many' | 'later' | null
+
+function snapshotHashes(r: Reply, key: string): SnapshotRead[] {
+  const a = row(r, key)
+  const out: SnapshotRead[] = []
+  for (let i = 0; i + 3 < a.length; i += 4) {
+    const count = Number(a[i])
+    if (count < 0) {
+      out.push(count === -1 ? 'wrongtype' : count === -2 ? 'many' : 'later')
+      continue
+    }
+    const parts = count === 0 ? [] : String(a[i + 1]).split('\0')
+    if (parts.length !== count) {
+      out.push(null) // a NUL inside a value
+      continue
+    }
+    const hash: Record<string, string> = {}
+    for (let j = 0; j + 1 < parts.length; j += 2) hash[parts[j]!] = parts[j + 1]!
+    const sized = String(a[i + 2]) === '' ? [] : String(a[i + 2]).split('\0')
+    const omitted: Record<string, number> = {}
+    for (let j = 0; j + 1 < sized.length; j += 2) omitted[sized[j]!] = Number(sized[j + 1])
+    const ttl = Number(a[i + 3])
+    out.push({ hash, omitted, ttl: ttl === -3 ? null : ttl })
+  }
+  return out
+}
+
+/**
+ * A snapshot's read of one SCAN batch: each hash whole, its private fields as sizes, its PTTL when
+ * asked; a hash of many fields, and the keys past the call's budget of fields, are left for the
+ * reader (HSCAN pages, another call). Read-only, called on the node that answered the SCAN.
+ */
+export const READ_SNAPSHOT = defineScript({
+  name: 'read-snapshot-0',
+  keys: [],
+  argv: { budget: 'int', maxFields: 'int' },
+  decode: snapshotHashes,
+  resent: (hashes) => hashes,
+})
