@@ -189,11 +189,19 @@ export async function captureTo(source: RedisSource, keys: KeyLayout, o: Capture
   const kindOf = (k: Buffer) => keys.parse(k)?.kind ?? other.parse(k)?.kind ?? null
   let seen = 0
   let partial: string | null = null
-  scan: for (let node = 0; node < nodes.length; node++) {
+  const scan = (node: number, cursor: string) => {
+    const p = source.scan(node, cursor, keys.scanPatternOf([]), count)
+    p.catch(() => {}) // awaited below; a walk that stops first leaves it
+    return p
+  }
+  walk: for (let node = 0; node < nodes.length; node++) {
     let cursor = '0'
+    let next = scan(node, cursor)
     do {
-      const step = await source.scan(node, cursor, keys.scanPatternOf([]), count)
+      const step = await next
       cursor = step.cursor
+      // The next SCAN is asked now, so Redis works on it while this batch is read.
+      if (cursor !== '0') next = scan(node, cursor)
       // Only this prefix's own key shapes: a neighbour prefix's keys (`shop:eu:…`, `shop:cx:…`) are
       // neither recorded nor counted against --max-keys.
       let batch = step.keys.filter((b) => keys.owns(b))
@@ -221,7 +229,7 @@ export async function captureTo(source: RedisSource, keys: KeyLayout, o: Capture
       o.onProgress?.(seen)
       if (cut || (o.maxKeys !== undefined && seen >= o.maxKeys && (cursor !== '0' || node < nodes.length - 1))) {
         partial = `stopped after --max-keys ${o.maxKeys} keys`
-        break scan
+        break walk
       }
     } while (cursor !== '0')
   }
