@@ -166,7 +166,13 @@ async function main() {
         `  memory: held chat ${result.memory.perHeldChatBytes} B, queued ticket ${result.memory.perQueuedTicketBytes} B, idle chat ${result.memory.perIdleChatBytes} B`,
       )
       result.scale = []
-      const scaleOpts = { chats: o.scaleChats, tickets: o.scaleTickets, smallChats: o.scaleSmall, refreshes: o.refreshes }
+      const scaleOpts = {
+        chats: o.scaleChats,
+        tickets: o.scaleTickets,
+        smallChats: o.scaleSmall,
+        refreshes: o.refreshes,
+        heldReplicas: o.heldReplicas,
+      }
       result.scale.push(await runScale({ layout: 'standalone', url: redis.url, nodeUrls: [redis.url], ...scaleOpts }, log))
       if (o.cluster) {
         const cluster = await startCluster()

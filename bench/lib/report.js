@@ -1,5 +1,6 @@
 // The report: the performance targets beside the measured figures, and the Markdown tables.
 import { ADAPTER_LABELS } from '../workers/adapters.js'
+import { round } from './stats.js'
 
 /**
  * Redis memory per held chat, queued ticket and idle fenced chat of the version the memory target was
@@ -173,6 +174,53 @@ export function evaluateTargets(r, cfg) {
           : `${ls.status}: ${ls.note ?? ''}`,
         ls.status === 'ok' ? ls.ms <= 1500 : null,
         ls.status === 'ok' && ls.ms > 1500 ? `+${ls.ms - 1500} ms` : null,
+      )
+    }
+    for (const [label, h] of Object.entries(sc.head ?? {})) {
+      add(
+        `operator (${sc.layout})`,
+        `${label} at ${sc.chats} chats: first lines within 1 s, exits within 1 s after`,
+        h.firstLinesMs === null
+          ? `no 5 lines (exit ${h.code ?? h.signal} at ${h.exitMs} ms)`
+          : `${h.firstLinesMs} ms, exited at ${h.exitMs} ms`,
+        h.firstLinesMs !== null && h.firstLinesMs <= 1000 && h.exitMs - h.firstLinesMs <= 1000,
+      )
+    }
+    const measured = [...sc.cli, ...(sc.snapshot?.status === 'ok' ? [sc.snapshot] : [])].filter((c) => c.status === 'ok' && c.slowlog)
+    if (measured.length) {
+      const slowest = Math.max(...measured.map((c) => c.slowlog.slowestUs))
+      const entries = measured.reduce((n, c) => n + c.slowlog.entriesOver10ms, 0)
+      add(
+        `operator (${sc.layout})`,
+        `no Redis command of a listing, chat inspect or snapshot takes 10 ms (SLOWLOG) at ${sc.chats} chats`,
+        entries ? `${entries} entries, slowest ${round(slowest / 1000, 1)} ms` : 'none',
+        entries === 0,
+      )
+      const p99 = Math.max(...measured.map((c) => c.otherClient.p99Ms))
+      add(
+        `operator (${sc.layout})`,
+        "another client's p99 under 5 ms during any of them",
+        `${p99} ms (worst command's p99; max ${Math.max(...measured.map((c) => c.otherClient.maxMs))} ms)`,
+        p99 < 5,
+      )
+    }
+    for (const c of sc.cli.filter((x) => x.status === 'ok' && x.items)) {
+      const perRow = (c.ms * 1000) / c.items
+      add(
+        `operator (${sc.layout})`,
+        `${c.command}: ≤ 30 µs per row and ≤ 300 MB client memory`,
+        `${round(perRow, 1)} µs per row (${c.items} rows in ${c.ms} ms), ${c.rssMb} MB`,
+        perRow <= 30 && c.rssMb <= 300,
+      )
+    }
+    if (sc.snapshot?.status === 'ok') {
+      const sn = sc.snapshot
+      const budget = (30_000 * sn.keys) / 2_020_000
+      add(
+        `operator (${sc.layout})`,
+        `snapshot at the pace of 30 s per million chats (${round(budget / 1000, 1)} s for ${sn.keys} keys), ≤ 500 MB`,
+        `${sn.ms} ms, ${sn.rssMb} MB${sn.replayMs === null ? `; --from refused: ${sn.replayNote}` : `; replay ${sn.replayMs} ms`}`,
+        sn.ms <= budget && sn.rssMb <= 500,
       )
     }
     const ws = sc.watch.small
@@ -560,8 +608,12 @@ export function markdown(r) {
               .map(([k, v]) => `${k} ${v}`)
               .join(', ')
           : ''
+        const extra =
+          c.status === 'ok' && c.rssMb
+            ? `; first byte ${c.firstByteMs ?? '-'} ms, ${c.rssMb} MB RSS, slowest command ${round((c.slowlog?.slowestUs ?? 0) / 1000, 1)} ms, other client p99 ${c.otherClient?.p99Ms} ms`
+            : ''
         L.push(
-          `| ${sc.layout} | ${state} | \`${c.command}\` | ${c.status === 'ok' ? c.ms : `${c.status}`} | ${c.status === 'ok' ? `${c.redisCommands} (${c.dataCommands})` : (c.note ?? '')} | ${top} |`,
+          `| ${sc.layout} | ${state} | \`${c.command}\` | ${c.status === 'ok' ? c.ms : `${c.status}`} | ${c.status === 'ok' ? `${c.redisCommands} (${c.dataCommands})` : (c.note ?? '')} | ${top}${extra} |`,
         )
       }
       const sn = sc.snapshot
@@ -577,6 +629,18 @@ export function markdown(r) {
       for (const w of [sc.watch.small, sc.watch.large]) {
         L.push(
           `| ${sc.layout} | ${w.chats} chats | \`watch --jsonl\` per refresh | | ${w.status === 'ok' ? w.commandsPerRefresh : `${w.status}: ${w.note ?? ''}`} | |`,
+        )
+      }
+      for (const [label, h] of Object.entries(sc.head ?? {}))
+        L.push(
+          `| ${sc.layout} | ${state} | \`${label}\` (first 5 lines; exit after the pipe closed) | ${h.firstLinesMs ?? '-'}; ${h.exitMs} | | |`,
+        )
+      for (const h of sc.held ?? []) {
+        const w = h.watch
+        const e = h.exporter
+        L.push(
+          `| ${sc.layout} | ${h.replicas} replicas × ${h.turns} held turns (heartbeats naming them) | \`watch --jsonl\` per refresh | | ${w.status === 'ok' ? w.commandsPerRefresh : w.status} | |`,
+          `| ${sc.layout} | ${h.replicas} replicas × ${h.turns} held turns | \`exporter\` per scrape | ${e.status === 'ok' ? e.medianScrapeMs : ''} | ${e.status === 'ok' ? e.commandsPerScrape : e.status} | |`,
         )
       }
       for (const e of [sc.exporter?.small, sc.exporter?.large].filter(Boolean)) {

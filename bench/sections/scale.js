@@ -9,7 +9,6 @@ import { spawn } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { gunzipSync } from 'node:zlib'
 import { fileURLToPath } from 'node:url'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { Redis } from 'ioredis'
@@ -47,7 +46,19 @@ function runCli(base, args, { timeoutMs = 120_000, onLine, nodeArgs = [], env = 
     let stdout = ''
     let stderr = ''
     let buf = ''
+    let firstByteMs = null
+    // The child's peak RSS (Linux: VmHWM), polled while it runs.
+    let rssKb = 0
+    const rssTimer = setInterval(() => {
+      try {
+        const m = /VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${p.pid}/status`, 'utf8'))
+        if (m) rssKb = Math.max(rssKb, Number(m[1]))
+      } catch {
+        /* gone */
+      }
+    }, 100)
     p.stdout.on('data', (d) => {
+      firstByteMs ??= sharedNow() - t0
       const s = d.toString()
       if (stdout.length < 1e6) stdout += s
       if (onLine) {
@@ -64,15 +75,109 @@ function runCli(base, args, { timeoutMs = 120_000, onLine, nodeArgs = [], env = 
     const timer = setTimeout(() => p.kill('SIGKILL'), timeoutMs)
     p.on('close', (code, signal) => {
       clearTimeout(timer)
-      resolve({ code, signal, ms: sharedNow() - t0, stdout, stderr: stderr.trim().split('\n')[0] ?? '' })
+      clearInterval(rssTimer)
+      resolve({
+        code,
+        signal,
+        ms: sharedNow() - t0,
+        firstByteMs,
+        rssMb: round(rssKb / 1024, 0),
+        stdout,
+        stderr: stderr.trim().split('\n')[0] ?? '',
+      })
+    })
+  })
+}
+
+/**
+ * While `during` runs: another client's PING round trips on every node, one at a time (the latency a
+ * bot's replica sees), and the SLOWLOG entries of 10 ms or more. Returns its p99 and max, and the
+ * slowest command the log holds.
+ */
+async function otherClient(nodes, during) {
+  for (const n of nodes) {
+    await n.config('SET', 'slowlog-log-slower-than', '10000')
+    await n.slowlog('RESET')
+  }
+  const probes = nodes.map((n) => {
+    const c = n.duplicate()
+    c.on('error', () => {})
+    return c
+  })
+  const lat = []
+  let running = true
+  const loops = probes.map(async (c) => {
+    while (running) {
+      const t0 = sharedNow()
+      await c.ping().catch(() => {})
+      lat.push(sharedNow() - t0)
+      await sleep(2)
+    }
+  })
+  let result
+  try {
+    result = await during()
+  } finally {
+    running = false
+    await Promise.all(loops)
+    for (const c of probes) c.disconnect()
+  }
+  let slowest = 0
+  let slowCount = 0
+  for (const n of nodes) {
+    for (const e of await n.slowlog('GET', 128)) {
+      slowCount++
+      slowest = Math.max(slowest, Number(e[2]))
+    }
+  }
+  lat.sort((a, b) => a - b)
+  return {
+    result,
+    otherClient: { p99Ms: round(lat[Math.floor(lat.length * 0.99)] ?? 0, 2), maxMs: round(lat[lat.length - 1] ?? 0, 1), pings: lat.length },
+    slowlog: { entriesOver10ms: slowCount, slowestUs: slowest },
+  }
+}
+
+/** `args` as a person pipes it into `head -5`: when the first 5 lines came, and when the CLI exited after the pipe closed. */
+function measureHead(base, args, lines = 5) {
+  return new Promise((resolve) => {
+    const t0 = sharedNow()
+    const p = spawn(process.execPath, [BIN, ...base.filter((a) => a !== '--json'), ...args], {
+      stdio: ['ignore', 'pipe', 'ignore'],
+      env: { ...process.env, NO_COLOR: '1' },
+    })
+    let seen = 0
+    let linesMs = null
+    p.stdout.on('data', (d) => {
+      seen += d.toString().split('\n').length - 1
+      if (seen >= lines && linesMs === null) {
+        linesMs = sharedNow() - t0
+        p.stdout.destroy()
+      }
+    })
+    const timer = setTimeout(() => p.kill('SIGKILL'), 120_000)
+    p.on('close', (code, signal) => {
+      clearTimeout(timer)
+      resolve({ firstLinesMs: linesMs === null ? null : round(linesMs, 0), exitMs: round(sharedNow() - t0, 0), code, signal })
     })
   })
 }
 
 async function measureCli(nodes, base, args, label) {
-  const before = await commandStats(nodes)
-  const r = await runCli(base, args)
-  const cmds = diffStats(before, await commandStats(nodes), nodes.length)
+  let before = null
+  let after = null
+  const {
+    result: r,
+    otherClient: other,
+    slowlog,
+  } = await otherClient(nodes, async () => {
+    before = await commandStats(nodes)
+    const run = await runCli(base, args)
+    after = await commandStats(nodes)
+    return run
+  })
+  // The other client's PINGs are not the CLI's.
+  const { ping: _ping, ...cmds } = diffStats(before, after, nodes.length)
   if (r.code === 2) return { command: label, status: 'n/a', note: `not available yet: ${r.stderr}` }
   if (r.code !== 0) return { command: label, status: 'error', note: `exit ${r.code}: ${r.stderr}`, ms: round(r.ms, 0) }
   let items = null
@@ -91,7 +196,20 @@ async function measureCli(nodes, base, args, label) {
     /* a table */
   }
   const dataCommands = total(Object.fromEntries(Object.entries(cmds).filter(([k]) => !HOUSEKEEPING.test(k))))
-  return { command: label, status: 'ok', ms: round(r.ms, 0), redisCommands: total(cmds), dataCommands, byCommand: cmds, items }
+  return {
+    command: label,
+    status: 'ok',
+    ms: round(r.ms, 0),
+    firstByteMs: r.firstByteMs === null ? null : round(r.firstByteMs, 0),
+    rssMb: r.rssMb,
+    otherClient: other,
+    slowlog,
+    redisCommands: total(cmds),
+    dataCommands,
+    byCommand: cmds,
+    items,
+    stdout: r.stdout.length < 1e6 ? r.stdout : null,
+  }
 }
 
 /**
@@ -427,26 +545,73 @@ async function measureSnapshot(nodes, base) {
   try {
     const r = await measureCli(nodes, base, ['snapshot', '-o', file], 'snapshot -o state.json.gz')
     if (r.status !== 'ok') return r
-    const doc = JSON.parse(gunzipSync(readFileSync(file)).toString())
+    // What the capture says of itself (the file is not parsed here: at a million chats it is 500 MB of JSON).
+    const summary = JSON.parse(r.stdout)
     // Its output is not parsed: runCli keeps only the first MB of stdout.
     const replay = await runCli(['--from', file, '--json'], ['chat', 'ls'])
+    const { stdout: _out, ...rest } = r
     return {
-      ...r,
+      ...rest,
       bytes: statSync(file).size,
-      keys: doc.capture.keys,
-      records: doc.capture.records,
-      spanMs: doc.capture.finishedAtMs - doc.capture.startedAtMs,
+      keys: summary.keys,
+      records: summary.records,
+      spanMs: summary.spanMs,
       replayMs: replay.code === 0 ? round(replay.ms, 0) : null,
+      replayNote: replay.code === 0 ? null : replay.stderr,
     }
   } finally {
     rmSync(dir, { recursive: true, force: true })
   }
 }
 
+/** What the replicas of measureHeld write while the dashboard reads (renewals, heartbeats): not the reader's. */
+const REPLICA_WRITES = new Set(['hset', 'pexpire', 'zadd', 'zremrangebyscore', 'publish', 'hdel'])
+
+/**
+ * The dashboard and the exporter on states that replicas really hold: `replicas` coordinators each
+ * take `turns` turns (so their heartbeats name those leases, up to the heartbeat's cap of 100),
+ * beside the written state; one refresh and one scrape measured per size.
+ */
+async function measureHeld(o, nodes, base, RedisCoordinator, prefix, log) {
+  const out = []
+  for (const replicas of o.heldReplicas ?? [4, 20]) {
+    const turns = 100
+    const cs = []
+    try {
+      for (let i = 0; i < replicas; i++) {
+        const c = new RedisCoordinator({ url: o.url, prefix, layout: o.layout, leaseMs: 6_000, replicaId: `held-${i}` })
+        c.on('coordination:warning', () => {})
+        await c.start()
+        cs.push(c)
+      }
+      await Promise.all(cs.map((c, i) => Promise.all(Array.from({ length: turns }, (_, t) => c.acquireTurn(`held:${i}:${t}`)))))
+      // A heartbeat (every renewal interval: 2 s here) names the leases now held.
+      await sleep(2_500)
+      // The replicas renew (writes) while the dashboard and the exporter read: their writes are left out.
+      const readOnly = (m) => {
+        if (m.status !== 'ok') return m
+        const byCommand = Object.fromEntries(Object.entries(m.byCommand).filter(([k]) => !REPLICA_WRITES.has(k)))
+        const per = m.refreshes ?? m.scrapes
+        const n = round(total(byCommand) / per, 1)
+        return { ...m, byCommand, ...(m.refreshes ? { commandsPerRefresh: n } : { commandsPerScrape: n }) }
+      }
+      const watch = readOnly(await measureWatch(nodes, base, o.refreshes))
+      const exporter = readOnly(await measureExporter(nodes, base, o.refreshes))
+      out.push({ replicas, turns, watch, exporter })
+      log(
+        `  ${o.layout}: ${replicas} replicas × ${turns} held turns: dashboard ${watch.status === 'ok' ? `${watch.commandsPerRefresh} commands/refresh` : watch.status}, exporter ${exporterLine(exporter)}`,
+      )
+    } finally {
+      for (const c of cs) await c.stop().catch(() => {})
+    }
+  }
+  return out
+}
+
 const exporterLine = (e) =>
   e.status === 'ok' ? `${e.commandsPerScrape} commands/scrape, ${e.medianScrapeMs} ms` : `${e.status} (${e.note})`
 
-/** o: { layout, url, nodeUrls, chats, tickets, checkpoints, smallChats, refreshes } */
+/** o: { layout, url, nodeUrls, chats, tickets, checkpoints, smallChats, refreshes, heldReplicas } */
 export async function runScale(o, log) {
   const { RedisCoordinator, KeyLayout } = await import('../../dist/src/index.js')
   const prefix = 'bs'
@@ -506,7 +671,7 @@ export async function runScale(o, log) {
       ['chat ls --json', ['chat', 'ls']],
       ['chat inspect chat:7 --json', ['chat', 'inspect', 'chat:7']],
     ]) {
-      const r = await measureCli(nodes, base, args, label)
+      const { stdout: _stdout, ...r } = await measureCli(nodes, base, args, label)
       if (args[1] === 'inspect' && r.status === 'ok') {
         const rt = await countRoundTrips(base, args)
         r.roundTrips = rt?.sequential ?? null
@@ -516,6 +681,15 @@ export async function runScale(o, log) {
       log(
         `  ${o.layout}: ${label}: ${r.status === 'ok' ? `${r.ms} ms, ${r.redisCommands} Redis commands${r.items !== null ? `, ${r.items} items` : ''}` : `${r.status} (${r.note})`}`,
       )
+    }
+    // A listing piped into head: the first lines, and the exit once the pipe closed.
+    out.head = {}
+    for (const [label, args] of [
+      ['chat ls | head -5', ['chat', 'ls']],
+      ['leases ls --kind chat | head -5', ['leases', 'ls', '--kind', 'chat']],
+    ]) {
+      out.head[label] = await measureHead(base, args)
+      log(`  ${o.layout}: ${label}: first 5 lines at ${out.head[label].firstLinesMs} ms, exited at ${out.head[label].exitMs} ms`)
     }
     out.snapshot = await measureSnapshot(nodes, base)
     log(
@@ -527,6 +701,7 @@ export async function runScale(o, log) {
     )
     out.exporter.large = { chats: o.chats, ...(await measureExporter(nodes, base, o.refreshes)) }
     log(`  ${o.layout}: exporter at ${o.chats} chats: ${exporterLine(out.exporter.large)}`)
+    out.held = await measureHeld(o, nodes, base, RedisCoordinator, prefix, log)
   } finally {
     for (const c of replicas) await c.stop().catch(() => {})
     writer.disconnect()

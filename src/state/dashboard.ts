@@ -12,6 +12,10 @@ import type { KeyLayout, RedisKey } from '../keys.js'
 import { keyText } from '../bytes.js'
 import { chatHealth, leaseHealth, liveness, stuckReasons, type ChatHealth, type LeaseState } from './health.js'
 import type { StateReader } from './reader.js'
+import { CHECKPOINT_FIELDS as CP } from '../wire/hashes.js'
+
+/** Keys per read-listing-0 call of a refresh on one server (as a listing's batches). */
+const DASHBOARD_KEYS_PER_CALL = 250
 
 export interface DashboardChat {
   chat: ChatSnapshot
@@ -111,26 +115,38 @@ export async function readDashboard(reader: StateReader, options: DashboardOptio
     for (const c of rep.leases.campaigns ?? []) leadNames.add(c)
   }
 
-  // What a listing reads of each (./bounded.ts), one key at a time through the client (one slot each).
-  const listed = (rawKey: RedisKey, plan: ListingPlan, queue?: RedisKey) =>
-    call('HMGET', () => source.listing(null, [{ key: rawKey, queue }], plan), rawKey).then(
-      ([r]) => r ?? { fields: {}, size: 0, extra: 0 },
-      (e: unknown) => e as Error,
-    )
+  // What a listing reads of each (./bounded.ts). On one server, a few hundred keys per read-listing-0
+  // call (the listings' own batches); on a Cluster, one key at a time through the client (one slot each).
+  const oneNode = !source.slotOwners && (await source.nodeCount()) === 1
+  const miss = { fields: {}, size: 0, extra: 0 }
+  const listed = async (items: Array<{ key: RedisKey; queue?: RedisKey }>, plan: ListingPlan) => {
+    const read = (batch: typeof items) =>
+      call('HMGET', () => source.listing(oneNode ? 0 : null, batch, plan), batch[0]!.key).then(
+        (rs) => batch.map((_, i) => rs[i] ?? miss),
+        (e: unknown) => batch.map(() => e as Error),
+      )
+    const batches: Array<typeof items> = []
+    for (let i = 0; i < items.length; i += oneNode ? DASHBOARD_KEYS_PER_CALL : 1)
+      batches.push(items.slice(i, i + (oneNode ? DASHBOARD_KEYS_PER_CALL : 1)))
+    return (await Promise.all(batches.map(read))).flat()
+  }
   const chatPlan = listingPlan('chat')!
   const leadPlan = listingPlan('lead')!
+  const cpPlan: ListingPlan = { mode: 'hash', fields: [CP.flow, CP.step, CP.ephemeral], limit: 0, measure: null }
   const chatList = [...chatKeys].slice(0, topChats * 4)
-  const [chatHashes, cpFields, leadHashes, events] = await Promise.all([
-    Promise.all(chatList.map((k) => listed(keys.chat(k).state, chatPlan, keys.chat(k).queue))),
-    Promise.all(
-      chatList.map((k) =>
-        call('HMGET', () => source.hashes(null, [keys.chat(k).checkpoint], [['flow', 'step', 'eph']]), keys.chat(k).checkpoint).then(
-          ([h]) => (h instanceof Error ? {} : (h ?? {})),
-          () => ({}) as Hash,
-        ),
-      ),
+  const [chatHashes, cpHashes, leadHashes, events] = await Promise.all([
+    listed(
+      chatList.map((k) => ({ key: keys.chat(k).state, queue: keys.chat(k).queue })),
+      chatPlan,
     ),
-    Promise.all([...leadNames].map((n) => listed(keys.lead(n), leadPlan))),
+    listed(
+      chatList.map((k) => ({ key: keys.chat(k).checkpoint })),
+      cpPlan,
+    ),
+    listed(
+      [...leadNames].map((n) => ({ key: keys.lead(n) })),
+      leadPlan,
+    ),
     reader.events({ count: options.events ?? DEFAULTS.dashboardEvents }).then((e) => {
       commands++
       return e
@@ -150,11 +166,12 @@ export async function readDashboard(reader: StateReader, options: DashboardOptio
     } catch (e) {
       return corrupt.push({ rawKey: keyText(rawKey), error: (e as Error).message })
     }
-    const cp = cpFields[i] ?? {}
+    const listedCp = cpHashes[i]
+    const cp: Hash = listedCp && !(listedCp instanceof Error) ? listedCp.fields : {}
     const health = chatHealth(chat, live, nowMs, { turnWaitMs: options.turnWaitMs })
     chats.push({
       chat,
-      checkpoint: cp.flow ? { flow: cp.flow, step: cp.step ?? '', ephemeral: cp.eph === '1' } : null,
+      checkpoint: cp[CP.flow] ? { flow: cp[CP.flow]!, step: cp[CP.step] ?? '', ephemeral: cp[CP.ephemeral] === '1' } : null,
       health,
       stuck: stuckReasons(health),
       queueLength: health.queueLength,
