@@ -1,10 +1,12 @@
 /**
  * The diagnosis of one chat (`chat inspect --explain`): why it is (or is not) stuck, and what to do.
  * It does not judge the turn and the queue again: it takes the health model's findings (chatView
- * carries them), and adds what only a whole chat shows — its checkpoint and its handover marker.
+ * carries them), adds what only a whole chat shows — its checkpoint and its handover marker — and
+ * reaches its verdict by the health model's one rule (chatVerdict), so the diagnosis and `chat ls`
+ * cannot disagree about a chat.
  */
 import { removeCommand, type DeployedFingerprints } from '../checkpoint-incidents.js'
-import type { Severity } from '../health/chat.js'
+import { chatVerdict, type Severity } from '../health/chat.js'
 import { DOCTOR_COMMAND } from '../suggested-commands.js'
 import type { ChatView } from './chat.js'
 
@@ -38,27 +40,14 @@ export function explainChat(v: ChatView, opts: { fingerprint?: string; fingerpri
     return { verdict: 'unknown', summary: `no state for chat ${JSON.stringify(v.key)} under this prefix`, findings: [] }
   }
   const findings: Finding[] = [...v.findings, ...checkpointFindings(v, opts), ...handoverFindings(v)]
-  const problems = findings.filter((f) => f.severity === 'problem')
-  const warnings = findings.filter((f) => f.severity === 'warning')
-  const verdict: Explanation['verdict'] = problems.length
-    ? 'stuck'
-    : v.state === 'late'
-      ? 'late'
-      : v.state === 'expired'
-        ? 'expired'
-        : warnings.length
-          ? 'attention'
-          : v.state === 'idle'
-            ? 'idle'
-            : 'ok'
+  const { state: verdict, finding } = chatVerdict(findings, { holder: v.holderState, queueLength: v.queueLength })
+  // The finding that decided a stuck or attention verdict says why; otherwise the health model's reason does.
   const summary =
     verdict === 'stuck'
-      ? `stuck: ${problems[0]!.message}`
-      : verdict === 'late' || verdict === 'expired'
-        ? `${verdict}: ${v.reason}`
-        : verdict === 'attention'
-          ? `moving, but: ${warnings[0]!.message}`
-          : `${verdict}: ${v.reason}`
+      ? `stuck: ${finding!.message}`
+      : verdict === 'attention'
+        ? `moving, but: ${finding!.message}`
+        : `${verdict}: ${v.reason}`
   return { verdict, summary, findings }
 }
 
