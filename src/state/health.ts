@@ -13,10 +13,11 @@
  *
  * One module per job under ./health/: liveness (who beats, how time reads), replica, lease (turns,
  * leads, locks), tickets (and the grant rule), chat (findings and the verdict), lead. This index
- * keeps the names every importer used.
+ * keeps the names every importer used; what a module shares only with the views (the chat verdict,
+ * the reasons of an idle chat and of a replica without a record) stays out of the public API.
  */
 export * from './health/liveness.js'
-export * from './health/replica.js'
+export { GONE_KEEP_MS, absentReplicaState, replicaHealth, type ReplicaHealth, type ReplicaState } from './health/replica.js'
 export * from './health/lease.js'
 export * from './health/tickets.js'
 export * from './health/lead.js'

@@ -3,6 +3,7 @@
  * verdict rule (chatVerdict) that turns findings into a state — the chat health here and the
  * diagnosis of `chat inspect --explain` (../views/explain.ts) both apply it.
  */
+import type { Holder } from '../../wire/types.js'
 import type { ChatSnapshot, TicketSnapshot } from '../decode.js'
 import { DEFAULTS } from '../../defaults.js'
 import { REPLICAS_ALL_COMMAND, chatSkipCommand, pinnedRevoke } from '../suggested-commands.js'
@@ -95,6 +96,11 @@ export function chatVerdict<F extends { severity: Severity }>(
   return { state, finding }
 }
 
+/** Why an idle chat is idle: `chat ls --all`, and `chat inspect` of a chat with no turn state at all (no last holder). */
+export function idleChatReason(lastHolder: Holder | null): string {
+  return `nobody holds the turn and nothing waits${lastHolder ? ` (last holder ${lastHolder.replicaId})` : ''}`
+}
+
 /** What the findings about a chat are judged on, measured once. */
 interface ChatFacts {
   c: ChatSnapshot
@@ -118,7 +124,7 @@ export function chatHealth(c: ChatSnapshot, live: Liveness, nowMs: number, opts:
   const reason =
     verdict.finding?.message ??
     (verdict.state === 'idle'
-      ? `nobody holds the turn and nothing waits${c.lastHolder ? ` (last holder ${c.lastHolder.replicaId})` : ''}`
+      ? idleChatReason(c.lastHolder)
       : h
         ? `${h.replicaId} holds the turn${waiting ? `, ${waiting} waiting` : ''}`
         : `${waiting} waiting, granted at the next poll`)

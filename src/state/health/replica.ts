@@ -37,7 +37,7 @@ export function replicaHealth(r: ReplicaSnapshot, nowMs: number): ReplicaHealth 
   const renewMs = renewIntervalOf(r)
   const base = { heartbeatAgeMs: age, renewMs, renewalOverdueMs: renewalOverdue(age, renewMs), expiresInMs: r.expiresAtMs - nowMs }
   if (r.evictedIncarnation && r.evictedIncarnation === r.incarnation) {
-    return { ...base, state: 'evicted', reason: `${r.replicaId} was evicted by an operator: its beats are refused` }
+    return { ...base, state: 'evicted', reason: absentReplicaReason(r.replicaId, 'evicted') }
   }
   if (r.expiresAtMs <= nowMs) {
     return {
@@ -59,4 +59,15 @@ export function replicaHealth(r: ReplicaSnapshot, nowMs: number): ReplicaHealth 
 /** The state of what names a replica incarnation that has no heartbeat record of its own. */
 export function absentReplicaState(h: Holder, live: Liveness): 'gone' | 'stale' {
   return live.status(h) === 'stale' ? 'stale' : 'gone'
+}
+
+/**
+ * Why a replica incarnation reads as it does when there is no live heartbeat record to judge it by:
+ * `evicted` (an operator's tombstone), `stale` (an earlier process of a restarted replica), `gone`
+ * (no record at all). Said here, so `replicas ls --all` and a replica's own evicted record agree.
+ */
+export function absentReplicaReason(replicaId: string, state: 'evicted' | 'gone' | 'stale'): string {
+  if (state === 'evicted') return `${replicaId} was evicted by an operator: its beats are refused`
+  if (state === 'stale') return `an earlier incarnation of ${replicaId}, which restarted: what it holds is not renewed`
+  return `no heartbeat record of ${replicaId} (its last beat is older than the record is kept, or it never beat under this prefix): what it holds is not renewed`
 }

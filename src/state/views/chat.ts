@@ -5,7 +5,7 @@
 import type { Holder } from '../../wire/types.js'
 import type { ChatDetail, ChatSnapshot, ReplicaSnapshot } from '../decode.js'
 import { staleCheckpointWrite, type DeployedFingerprints, type StaleCheckpointWrite } from '../checkpoint-incidents.js'
-import { chatHealth, type ChatFinding, type ChatHealth, type ChatState } from '../health/chat.js'
+import { chatHealth, idleChatReason, type ChatFinding, type ChatHealth, type ChatState } from '../health/chat.js'
 import type { LeaseState } from '../health/lease.js'
 import { ageMs, liveness, type Liveness } from '../health/liveness.js'
 import type { TicketState } from '../health/tickets.js'
@@ -141,7 +141,7 @@ function idleChatRow(key: string): ChatRow {
     kind: 'chat',
     key,
     state: 'idle',
-    reason: 'nobody holds the turn and nothing waits',
+    reason: idleChatReason(null),
     replicaId: null,
     incarnation: null,
     fence: null,

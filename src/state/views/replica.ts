@@ -2,7 +2,7 @@
 import type { Holder } from '../../wire/types.js'
 import type { ChatSnapshot, LeadSnapshot, ReplicaSnapshot } from '../decode.js'
 import { liveness } from '../health/liveness.js'
-import { absentReplicaState, replicaHealth, type ReplicaState } from '../health/replica.js'
+import { absentReplicaReason, absentReplicaState, replicaHealth, type ReplicaState } from '../health/replica.js'
 import { byText } from './shared.js'
 
 export interface ReplicaRow {
@@ -85,18 +85,13 @@ export function replicaReferences(chats: ChatSnapshot[], leads: LeadSnapshot[]):
 }
 
 /** The row of a replica incarnation that has no heartbeat record: evicted (a tombstone), or gone or stale (named by what it holds). */
-function absentReplicaRow(replicaId: string, incarnation: string, state: ReplicaState): ReplicaRow {
+function absentReplicaRow(replicaId: string, incarnation: string, state: 'evicted' | 'gone' | 'stale'): ReplicaRow {
   return {
     kind: 'replica',
     replicaId,
     incarnation,
     state,
-    reason:
-      state === 'evicted'
-        ? `${replicaId} was evicted by an operator: its beats are refused`
-        : state === 'stale'
-          ? `an earlier incarnation of ${replicaId}, which restarted: what it holds is not renewed`
-          : `no heartbeat record of ${replicaId} (its last beat is older than the record is kept, or it never beat under this prefix): what it holds is not renewed`,
+    reason: absentReplicaReason(replicaId, state),
     heartbeatAgeMs: null,
     renewMs: null,
     renewalOverdueMs: null,
