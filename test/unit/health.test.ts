@@ -14,6 +14,7 @@ import {
   stuckReasons,
   ticketState,
 } from '../../src/state/health.js'
+import { chatVerdict } from '../../src/state/health/chat.js'
 import { formatDuration } from '../../src/duration.js'
 import { NOW, chatState, holder, incarnationOf, lead, replica, ticket } from '../helpers/snapshots.js'
 
@@ -224,5 +225,24 @@ describe('leads', () => {
     // 5000 / 3 = 1666ms: once read 1.7s in the reason and 1.6s in the RENEWED column
     expect(fmtMs(1666)).toBe(formatDuration(1666))
     expect(fmtMs(-1666)).toBe('1.6s')
+  })
+})
+
+describe('the chat verdict (chat ls and chat inspect --explain both apply it)', () => {
+  const problem = { severity: 'problem' as const, message: 'p' }
+  const warning = { severity: 'warning' as const, message: 'w' }
+  const info = { severity: 'info' as const, message: 'i' }
+
+  it('a problem makes it stuck and is the finding that decided; a late or expired holder outranks a warning', () => {
+    expect(chatVerdict([warning, problem], { holder: 'late', queueLength: 1 })).toEqual({ state: 'stuck', finding: problem })
+    expect(chatVerdict([warning], { holder: 'late', queueLength: 0 })).toEqual({ state: 'late', finding: warning })
+    expect(chatVerdict([warning], { holder: 'expired', queueLength: 0 }).state).toBe('expired')
+    expect(chatVerdict([info, warning], { holder: 'ok', queueLength: 0 })).toEqual({ state: 'attention', finding: warning })
+  })
+
+  it('idle only when nobody holds the turn and nothing waits; info alone decides nothing', () => {
+    expect(chatVerdict([info], { holder: null, queueLength: 0 })).toEqual({ state: 'idle', finding: null })
+    expect(chatVerdict([info], { holder: null, queueLength: 2 }).state).toBe('ok')
+    expect(chatVerdict([], { holder: 'ok', queueLength: 0 }).state).toBe('ok')
   })
 })

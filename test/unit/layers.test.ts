@@ -76,6 +76,7 @@ function cycles(graph: Map<string, { local: string[] }>): string[][] {
 const LAYERS: Array<[RegExp, number]> = [
   [/^(defaults|duration|clock|version|url|bytes)$|^errors\//, 0],
   [/^keys$|^wire\//, 1],
+  [/^state\/(views|health)\/|^state\/suggested-commands$/, 2], // the parts views.ts and health.ts re-export
   [/^connection$|^state\/(decode|health|views|coverage|checkpoint-incidents|snapshot-diff|bounded)$/, 2],
   [/^connection\//, 2], // the parts connection.ts re-exports
   [/^scripts\//, 3],
@@ -85,7 +86,7 @@ const LAYERS: Array<[RegExp, number]> = [
   [/^index$|^testing\/index$/, 7],
 ]
 /** Decoders and views of snapshots: no I/O, no client, nothing above the wire types. */
-const PURE = /^state\/(decode|health|views|checkpoint-incidents|snapshot-diff)$/
+const PURE = /^state\/(decode|health|views|checkpoint-incidents|snapshot-diff|suggested-commands)$|^state\/(views|health)\//
 
 function layerOf(module: string): number {
   const hit = LAYERS.find(([re]) => re.test(module))

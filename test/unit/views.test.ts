@@ -266,6 +266,26 @@ describe('chat inspect --explain', () => {
     expect(mism.findings[0]).toMatchObject({ code: 'fingerprint-mismatch', severity: 'problem' })
   })
 
+  it('with nothing added by a checkpoint or a handover marker, says what chat ls says: the same state, for the same reason', () => {
+    const chats = [
+      chatState('chat:ok', { holder: holder('pod-a', { incarnation: 'inc-a' }) }),
+      chatState('chat:dead', { holder: holder('pod-gone', { incarnation: 'x' }), tickets: [ticket(2, 'pod-b', { incarnation: 'inc-b' })] }),
+      chatState('chat:late', { holder: holder('pod-a', { incarnation: 'inc-a', lastRenewalMs: NOW - 9000, expiresInMs: 6000 }) }),
+      chatState('chat:expired', { holder: holder('pod-a', { incarnation: 'inc-a', expiresInMs: -500 }) }),
+      chatState('chat:head', { tickets: [ticket(4, 'pod-x', { incarnation: 'gone', deadlineInMs: -100 })] }),
+      chatState('chat:queue', { tickets: [ticket(4, 'pod-b', { incarnation: 'inc-b', deadlineInMs: 9000, waitedMs: 30_000 })] }),
+      chatState('chat:idle'),
+    ]
+    const states = chats.map((c) => {
+      const view = chatView(chatDetail(c), [A, B], c.key)
+      const e = explainChat(view)
+      expect(e.verdict).toBe(view.state)
+      expect(e.summary.endsWith(view.reason)).toBe(true)
+      return e.verdict
+    })
+    expect(states).toEqual(['ok', 'stuck', 'late', 'expired', 'attention', 'stuck', 'idle'])
+  })
+
   it('idle and unknown chats', () => {
     expect(explain(chatState('chat:1', { lastHolder: { replicaId: 'pod-a', incarnation: 'i' } }), [A]).verdict).toBe('idle')
     expect(explain(null, [A]).verdict).toBe('unknown')
