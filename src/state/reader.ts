@@ -25,7 +25,7 @@ import {
   type ReplicaSnapshot,
   type ChatDetail,
 } from './decode.js'
-import { RedisSource, type ChatReadOptions, type StateSource } from './source.js'
+import { RedisSource, isStateSource, type ChatReadOptions, type StateSource } from './source.js'
 import { INSPECT_CANDIDATES, listingPlan } from './bounded.js'
 import {
   LISTING_DECODERS,
@@ -60,11 +60,6 @@ export {
   type SchemaInfo,
 } from './listing.js'
 
-/** A source given as a Redis client is the live one. */
-function isSource(x: RedisClient | StateSource): x is StateSource {
-  return typeof (x as StateSource).origin === 'string' && typeof (x as StateSource).probe === 'function'
-}
-
 export class StateReader {
   /** Where the answers come from: a live Redis, or recorded answers (a snapshot, a recording). */
   readonly source: StateSource
@@ -79,7 +74,7 @@ export class StateReader {
   private gate: Promise<unknown> | null = null
 
   constructor(from: RedisClient | StateSource, keys: KeyLayout, options: { timeoutMs?: number } = {}) {
-    this.source = isSource(from) ? from : new RedisSource(from)
+    this.source = isStateSource(from) ? from : new RedisSource(from)
     this.keys = keys
     this.timeoutMs = options.timeoutMs ?? DEFAULTS.readTimeoutMs
     const host: WalkerHost = {

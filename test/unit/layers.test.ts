@@ -79,7 +79,7 @@ const LAYERS: Array<[RegExp, number]> = [
   [/^connection$|^state\/(decode|health|views|coverage|checkpoint-incidents|snapshot-diff|bounded)$/, 2],
   [/^scripts\//, 3],
   [/^coordinator\/|^state\/(reader|dashboard|source|records|snapshot)$/, 4],
-  [/^state\/(walker|reach|listing)$/, 4], // the parts of the reader
+  [/^state\/(walker|reach|listing|source-api|source-batch)$/, 4], // the parts of the reader and of its source
   [/^(store|admin)\/|^testing\/(memory-hub|memory-coordinator)$|^metrics$/, 5],
   [/^testing\/memory-store$/, 6],
   [/^index$|^testing\/index$/, 7],
