@@ -46,7 +46,7 @@ import {
   type ScanOptions,
   type SchemaInfo,
 } from './listing.js'
-import { KeyspaceWalker, type WalkerHost } from './walker.js'
+import { KeyspaceWalker, type ScanAt, type ScanStepResult, type StepOptions, type WalkerHost } from './walker.js'
 import { MasterReach, unreachableError } from './reach.js'
 
 export {
@@ -225,15 +225,7 @@ export class StateReader {
    * read per scrape): one SCAN batch on one master, from where `at` stands, with the hashes of the
    * keys of `kinds` in it (`keysOnly`: their names alone, no read per key). `next` is where the next step starts; `wrapped` once every master was walked.
    */
-  scanStep(
-    at: { node: number; cursor: string },
-    kinds: KeyKind[],
-    options: Pick<ScanOptions, 'count' | 'fields'> & { keysOnly?: boolean } = {},
-  ): Promise<{
-    items: Array<ReadItem>
-    next: { node: number; cursor: string }
-    wrapped: boolean
-  }> {
+  scanStep(at: ScanAt, kinds: KeyKind[], options: StepOptions = {}): Promise<ScanStepResult> {
     return this.walker.scanStep(at, kinds, options)
   }
 

@@ -19,6 +19,17 @@ type ReadOptions = Pick<ScanOptions, 'fields' | 'whole'> & { keysOnly?: boolean 
 /** The keys of one kind in a batch, and how a listing reads them (null: whole, or only `fields`). */
 type ReadGroup = { kind: KeyKind; ks: ScannedKey[]; plan: ListingPlan | null }
 
+/** Where a walk that goes on across calls stands: a master, and its SCAN cursor. */
+export type ScanAt = { node: number; cursor: string }
+/** How one step of such a walk reads: `keysOnly`, the names of the keys alone. */
+export type StepOptions = Pick<ScanOptions, 'count' | 'fields'> & { keysOnly?: boolean }
+/** One step's keys, where the next starts, and whether every master was walked. */
+export interface ScanStepResult {
+  items: Array<ReadItem>
+  next: ScanAt
+  wrapped: boolean
+}
+
 /** Batches of one master asked for ahead of the one being decoded (a walk without a limit). */
 const SCAN_AHEAD = 3
 
@@ -181,15 +192,7 @@ export class KeyspaceWalker {
   }
 
   /** StateReader.scanStep: one SCAN batch on one master, from where `at` stands, and the next place to start. */
-  async scanStep(
-    at: { node: number; cursor: string },
-    kinds: KeyKind[],
-    options: Pick<ScanOptions, 'count' | 'fields'> & { keysOnly?: boolean } = {},
-  ): Promise<{
-    items: Array<ReadItem>
-    next: { node: number; cursor: string }
-    wrapped: boolean
-  }> {
+  async scanStep(at: ScanAt, kinds: KeyKind[], options: StepOptions = {}): Promise<ScanStepResult> {
     const nodes = await this.masterCount()
     const index = at.node < nodes ? at.node : 0
     const step = await this.scanBatch(index, index === at.node ? at.cursor : '0', kinds, options)
@@ -203,7 +206,7 @@ export class KeyspaceWalker {
     node: number,
     cursor: string,
     kinds: KeyKind[],
-    options: Pick<ScanOptions, 'count' | 'fields'> & { keysOnly?: boolean },
+    options: StepOptions,
   ): Promise<{ cursor: string; scanned: number; items: Array<ReadItem> }> {
     const { cursor: next, scanned, ours } = await this.scanKeys(node, cursor, kinds, options)
     return { cursor: next, scanned, items: await this.readKeys(node, ours, options) }
