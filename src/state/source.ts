@@ -12,101 +12,31 @@ import { CoordinationUnavailableError } from '../errors/coordination-unavailable
 import type { ChatKeys, RedisKey } from '../keys.js'
 import { slotOwners, type SlotOwner } from './coverage.js'
 import { loadScript } from '../scripts/load.js'
-import { READ_CHAT, READ_LISTING, READ_SNAPSHOT, type SnapshotRead } from '../scripts/registry.js'
+import { READ_CHAT, READ_LISTING } from '../scripts/registry.js'
 import { INSPECT_TICKETS, listPipelined, listingArgv, listingPlan, type ListedHash, type ListingPlan } from './bounded.js'
 
-export type Hash = Record<string, string>
-export type StreamEntry = [id: string, fields: string[]]
+import type { ChatRaw, ChatReadOptions, Hash, ProbeName, StateSource, StreamEntry } from './source-api.js'
+import { batchRead, scriptedBatchRead, type BatchRead } from './source-batch.js'
 
-/** What `doctor` asks each master about its configuration. */
-export const PROBES = ['info', 'maxmemory-policy', 'save', 'cluster-info'] as const
-export type ProbeName = (typeof PROBES)[number]
-
-/** What `chat()` reads of a chat's queue and checkpoint: never all of a long queue, nor a checkpoint's data unless asked. */
-export interface ChatReadOptions {
-  /** Tickets read from the head of the queue. Default INSPECT_TICKETS (./bounded.ts). */
-  tickets?: number
-  /** A ticket read too, wherever it stands in the queue (the one an operator names). */
-  ticket?: number
-  /** Read the checkpoint's data `d` (its state and saved answer); otherwise only its length. */
-  checkpointData?: boolean
-}
-
-/** One chat's keys read together (one slot): the raw replies, each an error or its value. */
-export interface ChatRaw {
-  /** The chat hash's named fields and the fields of the tickets read (./bounded.ts). */
-  state: Hash | Error
-  /** Tickets queued (ZCARD of the queue; -1 a queue of another type). */
-  queued: number
-  checkpoint: Hash | Error
-  /** The length of the checkpoint's data when it was not read (null: read, or no checkpoint). */
-  checkpointDataBytes: number | null
-  /** PTTL of the checkpoint (-1 none, -2 no key). */
-  checkpointTtl: number | Error
-  handover: Hash | Error
-  handoverTtl: number | Error
-  /** Redis's clock when read (ms). */
-  nowMs: number
-}
-
-export interface StateSource {
-  /** 'redis' for a live server; 'recorded' for a snapshot or a recording. */
-  readonly origin: 'redis' | 'recorded'
-  /** Redis commands sent so far by hashes(), where it knows (one per batch when read by a script). */
-  readonly hashCommands?: number
-  /** The masters to walk (one for a standalone server). */
-  nodeCount(): Promise<number>
-  /** `host:port` of a master, for reports. */
-  nodeName(node: number): string
-  /** Redis's clock (ms), from the first master. */
-  time(): Promise<number>
-  /** One SCAN batch on one master: the keys as bytes, and the next cursor ('0' once done). */
-  scan(node: number, cursor: string, pattern: string, count: number): Promise<{ cursor: string; keys: Buffer[] }>
-  /**
-   * Hashes of keys that one pipeline reads: on `node` (a SCAN batch), or, with `node` null, through the
-   * client (keys of one slot). `fields[i]` reads only those fields of key i. A key's failure is its Error.
-   */
-  hashes(node: number | null, keys: RedisKey[], fields?: Array<string[] | undefined>): Promise<Array<Hash | Error>>
-  /**
-   * What a listing shows of keys of one kind (./bounded.ts): named fields, sizes, a chat's queue head, a
-   * lead's candidates — bounded whatever the hashes hold. On `node` (a SCAN batch), or, with `node`
-   * null, through the client (keys of one slot). A key's failure is its Error.
-   */
-  listing(node: number | null, items: Array<{ key: RedisKey; queue?: RedisKey }>, plan: ListingPlan): Promise<Array<ListedHash | Error>>
-  hgetall(key: RedisKey): Promise<Hash>
-  /** Members of a sorted set, lowest score first. */
-  zrange(key: RedisKey): Promise<string[]>
-  /** One chat — its turn and the head of its queue, checkpoint, handover marker — in one round trip (two or three for a queue). */
-  chat(keys: ChatKeys, options?: ChatReadOptions): Promise<ChatRaw>
-  /** XRANGE key start end COUNT count. */
-  xrange(key: string, start: string, end: string, count: number): Promise<StreamEntry[]>
-  /** XREVRANGE key end start COUNT count. */
-  xrevrange(key: string, end: string, start: string, count: number): Promise<StreamEntry[]>
-  /** A master's answer to a configuration probe (INFO, CONFIG GET …, CLUSTER INFO); rejects as Redis refused it. */
-  probe(node: number, what: ProbeName): Promise<string>
-  /**
-   * A Redis Cluster only (absent elsewhere): the slot owners as the cluster sees them now (CLUSTER
-   * SLOTS from any node that answers; null when none does), and a key's slot — what a read compares
-   * the masters it reached with (./coverage.ts).
-   */
-  slotOwners?(): Promise<SlotOwner[] | null>
-  keySlot?(key: string): Promise<number | null>
-  /** How many keys a master holds, every prefix's (DBSIZE): what a full walk reads at most. A live Redis only. */
-  keyCount?(node: number): Promise<number>
-}
+export {
+  PROBES,
+  isStateSource,
+  type ChatRaw,
+  type ChatReadOptions,
+  type Hash,
+  type ProbeName,
+  type StateSource,
+  type StreamEntry,
+} from './source-api.js'
 
 const keyName = (k: RedisKey): string => (typeof k === 'string' ? k : k.toString('latin1'))
 
 /** Keys per read-listing-0 call (a chat of a SCAN batch costs about 15 µs of Redis time in it). */
 const LISTING_KEYS_PER_CALL = 250
 
-/** The live source: ioredis on a standalone server or every master of a Cluster. */
-/** A hash with more fields than this is read whole by HSCAN pages of this many, not by one HGETALL. */
-export const WHOLE_READ_MAX_FIELDS = 1000
-/** Fields one read-snapshot-0 call reads at most (about a millisecond of Redis time), and the keys it is given. */
-const SNAPSHOT_FIELDS_PER_CALL = 5_000
-const SNAPSHOT_KEYS_PER_CALL = 250
+export { WHOLE_READ_MAX_FIELDS } from './source-batch.js'
 
+/** The live source: ioredis on a standalone server or every master of a Cluster. */
 export class RedisSource implements StateSource {
   readonly origin = 'redis' as const
   readonly redis: RedisClient
@@ -330,205 +260,21 @@ export class RedisSource implements StateSource {
   }
 
   /**
-   * A snapshot's batch: the keys' hashes, the PTTL of those flagged, and the master's TIME after
-   * them. Of a key with `omit[i]` fields (a checkpoint's data, not kept without --include-state) only
-   * their sizes are read (HSTRLEN), in `omitted[i]`, never their values. Read by read-snapshot-0 calls
-   * on the node (a few per batch: each reads at most SNAPSHOT_FIELDS_PER_CALL fields); a hash of many
-   * fields, a value holding a NUL, or a node that refuses the script, by pipelines (batchPipelined).
+   * A snapshot's batch on one master (./source-batch.ts): the keys' hashes, the PTTL of those
+   * flagged, and its TIME — by read-snapshot-0 calls, or by pipelines where Redis refuses the script.
    */
-  async batchRead(
-    node: number,
-    keys: RedisKey[],
-    withTtl: boolean[],
-    omit: Array<readonly string[] | undefined> = [],
-  ): Promise<{
-    replies: Array<Hash | Error>
-    ttls: Array<number | null>
-    nowMs: number
-    omitted: Array<Record<string, number> | undefined>
-  }> {
+  async batchRead(node: number, keys: RedisKey[], withTtl: boolean[], omit: Array<readonly string[] | undefined> = []): Promise<BatchRead> {
     const conn = await this.node(node)
-    const scripted = this.scriptRefused ? null : await this.readSnapshot(conn, keys, withTtl, omit)
-    if (!scripted) return this.batchPipelined(conn, keys, withTtl, omit)
-    const again = keys.map((_, i) => i).filter((i) => scripted[i] === null || scripted[i] === 'many')
-    const rest = again.length
-      ? await this.batchPipelined(
-          conn,
-          again.map((i) => keys[i]!),
-          again.map((i) => withTtl[i]!),
-          again.map((i) => omit[i]),
-        )
-      : null
-    const [s, us] = await conn.time()
-    const out = {
-      replies: [] as Array<Hash | Error>,
-      ttls: [] as Array<number | null>,
-      omitted: [] as Array<Record<string, number> | undefined>,
+    const sent = (n: number) => {
+      this.hashCommands += n
     }
-    let j = 0
-    scripted.forEach((r, i) => {
-      if (r === null || r === 'many') {
-        out.replies.push(rest!.replies[j]!)
-        out.ttls.push(rest!.ttls[j]!)
-        out.omitted.push(rest!.omitted[j++])
-      } else if (r === 'wrongtype' || r === 'later') {
-        out.replies.push(new Error('WRONGTYPE Operation against a key holding the wrong kind of value'))
-        out.ttls.push(null)
-        out.omitted.push(undefined)
-      } else {
-        out.replies.push(r.hash)
-        out.ttls.push(withTtl[i] ? r.ttl : null)
-        out.omitted.push(omit[i]?.length && Object.keys(r.omitted).length ? r.omitted : undefined)
-      }
-    })
-    return { ...out, nowMs: Number(s) * 1000 + Math.floor(Number(us) / 1000) }
-  }
-
-  /**
-   * read-snapshot-0 on one node until every key is answered (keys past a call's budget go in the
-   * next call); null when Redis refused the script (this batch, and the rest when it is refused for good, by pipelines).
-   */
-  private async readSnapshot(
-    n: Redis,
-    keys: RedisKey[],
-    withTtl: boolean[],
-    omit: Array<readonly string[] | undefined>,
-  ): Promise<SnapshotRead[] | null> {
-    const script = loadScript(READ_SNAPSHOT.name)
-    const out: SnapshotRead[] = new Array<SnapshotRead>(keys.length).fill('later')
-    let pending = keys.map((_, i) => i)
-    while (pending.length) {
-      const argv: Array<string | Buffer> = [String(SNAPSHOT_FIELDS_PER_CALL), String(WHOLE_READ_MAX_FIELDS)]
-      for (const i of pending.slice(0, SNAPSHOT_KEYS_PER_CALL)) argv.push(keys[i]!, withTtl[i] ? '1' : '0', (omit[i] ?? []).join(','))
-      this.hashCommands++
-      let reply: unknown
-      try {
-        try {
-          reply = await n.evalsha(script.sha, 0, ...argv)
-        } catch (err) {
-          if (!(err instanceof Error && err.message.startsWith('NOSCRIPT'))) throw err
-          reply = await n.eval(script.source, 0, ...argv)
-        }
-      } catch (err) {
-        if ((err as Error)?.name !== 'ReplyError') throw err
-        this.scriptRefused = /NOPERM|unknown command|disabled/i.test((err as Error).message)
-        return null
-      }
-      const answered = READ_SNAPSHOT.decode(reply, READ_SNAPSHOT.name)
-      pending.slice(0, SNAPSHOT_KEYS_PER_CALL).forEach((i, k) => (out[i] = answered[k] ?? null))
-      // A call reads at least one hash, so each round answers some of the keys.
-      pending = pending.filter((i) => out[i] === 'later')
-    }
-    return out
-  }
-
-  /**
-   * A snapshot's batch by pipelines (a node that refuses read-snapshot-0, and the keys it cannot
-   * carry): the keys' hashes, the PTTL of those flagged, and the master's TIME, in one pipeline on
-   * it. A hash of many fields is read by HSCAN pages (manyFields).
-   */
-  private async batchPipelined(
-    conn: Redis,
-    keys: RedisKey[],
-    withTtl: boolean[],
-    omit: Array<readonly string[] | undefined> = [],
-  ): Promise<{
-    replies: Array<Hash | Error>
-    ttls: Array<number | null>
-    nowMs: number
-    omitted: Array<Record<string, number> | undefined>
-  }> {
-    const big = await this.manyFields(conn, keys)
-    // The field names of the keys whose values are partly left out (a handful of fields each).
-    const names = new Map<number, string[]>()
-    const withOmit = keys.map((k, i) => (omit[i]?.length && !big.has(k) ? i : -1)).filter((i) => i >= 0)
-    if (withOmit.length) {
-      const pipe = conn.pipeline()
-      for (const i of withOmit) pipe.hkeys(keys[i]!)
-      const r = (await pipe.exec()) ?? []
-      withOmit.forEach((i, n) => {
-        const [err, fields] = r[n] ?? [null, null]
-        if (!err) names.set(i, fields as string[])
+    if (!this.scriptRefused) {
+      const read = await scriptedBatchRead(conn, keys, withTtl, omit, sent, (message) => {
+        this.scriptRefused = /NOPERM|unknown command|disabled/i.test(message)
       })
+      if (read) return read
     }
-    const pipe = conn.pipeline()
-    const plan = keys.map((k, i) => {
-      const fields = names.get(i)
-      const left = fields ? fields.filter((f) => omit[i]!.includes(f)) : []
-      const kept = fields ? fields.filter((f) => !omit[i]!.includes(f)) : []
-      if (big.has(k))
-        pipe.exists(k) // read by HSCAN pages below
-      else if (fields && kept.length) pipe.hmget(k, ...kept)
-      else if (fields) pipe.exists(k)
-      else pipe.hgetall(k)
-      for (const f of left) pipe.hstrlen(k, f)
-      if (withTtl[i]) pipe.pttl(k)
-      return { kept: fields ? kept : null, left }
-    })
-    pipe.time()
-    const r = (await pipe.exec()) ?? []
-    const paged = await this.pagedHashes(conn, big)
-    const replies: Array<Hash | Error> = []
-    const ttls: Array<number | null> = []
-    const omitted: Array<Record<string, number> | undefined> = []
-    let j = 0
-    keys.forEach((k, i) => {
-      const [err, h] = r[j++] ?? [null, {}]
-      const { kept, left } = plan[i]!
-      if (err) replies.push(asError(err))
-      else if (paged.has(k)) replies.push(paged.get(k)!)
-      else if (kept) {
-        const hash: Hash = {}
-        if (kept.length) (h as Array<string | null>).forEach((v, n) => v !== null && (hash[kept[n]!] = v))
-        replies.push(hash)
-      } else replies.push((h ?? {}) as Hash)
-      const sizes: Record<string, number> = {}
-      for (const f of left) sizes[f] = Number((r[j++] ?? [null, 0])[1])
-      omitted.push(left.length ? sizes : undefined)
-      if (withTtl[i]) {
-        const [terr, t] = r[j++] ?? [null, null]
-        ttls.push(terr ? null : (t as number))
-      } else ttls.push(null)
-    })
-    const [terr, time] = r[j] ?? [null, null]
-    if (terr || !time) throw errorFromRedis(terr ?? new Error('no TIME reply'), undefined)
-    const [s, us] = time as [string, string]
-    return { replies, ttls, nowMs: Number(s) * 1000 + Math.floor(Number(us) / 1000), omitted }
-  }
-
-  /**
-   * Of `keys`, the hashes with more than WHOLE_READ_MAX_FIELDS fields (one pipeline of HLEN): read whole
-   * with one HGETALL, a chat with a million tickets would hold Redis for a second. Another type's key
-   * (HLEN refused) is left to the HGETALL, which reports it.
-   */
-  private async manyFields(conn: RedisClient, keys: RedisKey[]): Promise<Set<RedisKey>> {
-    const big = new Set<RedisKey>()
-    if (keys.length === 0) return big
-    const pipe = conn.pipeline()
-    for (const k of keys) pipe.hlen(k)
-    const lens = (await pipe.exec()) ?? []
-    keys.forEach((k, i) => {
-      const [err, n] = lens[i] ?? [null, 0]
-      if (!err && Number(n) > WHOLE_READ_MAX_FIELDS) big.add(k)
-    })
-    return big
-  }
-
-  /** Each of these hashes whole, by HSCAN pages of WHOLE_READ_MAX_FIELDS: no one command holds Redis long. */
-  private async pagedHashes(conn: RedisClient, keys: Set<RedisKey>): Promise<Map<RedisKey, Hash>> {
-    const out = new Map<RedisKey, Hash>()
-    for (const k of keys) {
-      const h: Hash = {}
-      let cursor = '0'
-      do {
-        const [next, flat] = await conn.hscan(k, cursor, 'COUNT', WHOLE_READ_MAX_FIELDS)
-        for (let i = 0; i + 1 < flat.length; i += 2) h[flat[i]!] = flat[i + 1]!
-        cursor = next
-        this.hashCommands++
-      } while (cursor !== '0')
-      out.set(k, h)
-    }
-    return out
+    return batchRead(conn, keys, withTtl, omit, sent)
   }
 
   hgetall(key: RedisKey): Promise<Hash> {
