@@ -76,7 +76,7 @@ function cycles(graph: Map<string, { local: string[] }>): string[][] {
 const LAYERS: Array<[RegExp, number]> = [
   [/^(defaults|duration|clock|version|url|bytes)$|^errors\//, 0],
   [/^keys$|^wire\//, 1],
-  [/^connection$|^state\/(decode|health|views|coverage|checkpoint-incidents|snapshot-diff|bounded)$/, 2],
+  [/^connection$|^state\/(decode|health|views|coverage|checkpoint-incidents|snapshot-diff|bounded)$|^state\/doctor\//, 2],
   [/^scripts\//, 3],
   [/^coordinator\/|^state\/(reader|dashboard|source|records|snapshot)$/, 4],
   [/^(store|admin)\/|^testing\/(memory-hub|memory-coordinator)$|^metrics$/, 5],
@@ -84,7 +84,7 @@ const LAYERS: Array<[RegExp, number]> = [
   [/^index$|^testing\/index$/, 7],
 ]
 /** Decoders and views of snapshots: no I/O, no client, nothing above the wire types. */
-const PURE = /^state\/(decode|health|views|checkpoint-incidents|snapshot-diff)$/
+const PURE = /^state\/(decode|health|views|checkpoint-incidents|snapshot-diff)$|^state\/doctor\//
 
 function layerOf(module: string): number {
   const hit = LAYERS.find(([re]) => re.test(module))
