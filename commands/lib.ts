@@ -40,7 +40,7 @@ export { INSPECT_CANDIDATES, INSPECT_TICKETS, LISTING_TICKETS, MAX_INSPECT_TICKE
 export type { Change, DecodedState, DiffKind } from '../src/state/snapshot-diff.js'
 export type { Listing, Corrupt, SchemaInfo, StateReader } from '../src/state/reader.js'
 export type { UnreachableMaster } from '../src/state/coverage.js'
-export { decodeReplica, leadKind } from '../src/state/decode.js'
+export { decodeReplica, decodeCheckpoint, decodeHandover, leadKind } from '../src/state/decode.js'
 export type {
   ChatSnapshot,
   LeadSnapshot,

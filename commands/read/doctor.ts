@@ -12,7 +12,11 @@ import {
   CheckpointFold,
   CorruptFold,
   LeaseFold,
+  LISTED_KINDS,
   clusterOn,
+  decodeCheckpoint,
+  decodeHandover,
+  folding,
   runDoctorChecks,
   volatileMasters,
   type CheckStatus,
@@ -80,52 +84,62 @@ async function readSchema(ctx: Context, clusterChecked: boolean): Promise<Schema
   return out
 }
 
-/** Every listing the checks look at, in one go (as they were read before the checks were split out). */
-async function readListings(ctx: Context, nowMs: number, deployed: DeployedFingerprints | null) {
+/** Chat, lead and replica keys of the other layout (a bounded look: 10,000 of each at most). */
+async function readStrays(ctx: Context): Promise<DoctorState['strays']> {
   const other: Layout = ctx.keys.layout === 'cluster' ? 'standalone' : 'cluster'
   const otherReader = new ctx.io.StateReader(ctx.reader.source, new KeyLayout(ctx.keys.prefix, other))
-  const [replicas, chats, leads, locks, cps, hos, otherChats, otherLeads, otherReplicas] = await Promise.all([
-    ctx.reader.replicas({ onProgress: progress(ctx, 'replicas') }),
-    ctx.reader.chats({ onProgress: progress(ctx, 'chats') }),
-    ctx.reader.leads(),
-    ctx.reader.locks(),
-    ctx.reader.checkpoints({ onProgress: progress(ctx, 'checkpoints') }),
-    ctx.reader.handovers(),
+  const [chats, leads, replicas] = await Promise.all([
     otherReader.chats({ limit: 10_000 }),
     otherReader.leads({ limit: 10_000 }),
     otherReader.replicas({ limit: 10_000 }),
   ])
-  const corrupt = new CorruptFold()
-  for (const [kind, l] of [
-    ['replica', replicas],
-    ['chat', chats],
-    ['lead', leads],
-    ['lock', locks],
-    ['checkpoint', cps],
-    ['handover', hos],
-  ] as const)
-    corrupt.add(kind, l.corrupt, l.scanned)
-  const chatFold = new ChatFold(replicas.items, nowMs)
-  chatFold.add(chats.items)
+  const names = [...chats.items.map((c) => c.key), ...leads.items.map((l) => l.key), ...replicas.items.map((r) => r.replicaId)]
+  return { other, count: chats.items.length + leads.items.length + replicas.items.length, names: names.slice(0, 3) }
+}
+
+/**
+ * The listings the checks look at, folded as they are read (counts and the first examples, never
+ * every row: ../../src/state/doctor/folds.ts). The replicas first (the folds judge holders by them),
+ * the checkpoints last (they are judged against their chat's turn).
+ */
+async function readListings(ctx: Context, nowMs: number, deployed: DeployedFingerprints | null) {
+  const d = ctx.io.LISTING_DECODERS
+  const replicas = await ctx.reader.replicas({ onProgress: progress(ctx, 'replicas') })
+  const chats = new ChatFold(replicas.items, nowMs)
   const leases = new LeaseFold(replicas.items, nowMs)
-  leases.add({ chats: chats.items, leads: leads.items, locks: locks.items })
   const checkpoints = new CheckpointFold(deployed)
-  checkpoints.add(cps.items, (key) => chatFold.chat(key))
-  const strayNames = [
-    ...otherChats.items.map((c) => c.key),
-    ...otherLeads.items.map((l) => l.key),
-    ...otherReplicas.items.map((r) => r.replicaId),
-  ]
-  const strayCount = otherChats.items.length + otherLeads.items.length + otherReplicas.items.length
-  return {
-    replicas: replicas.items,
-    leads: leads.items,
-    corrupt,
-    chats: chatFold,
-    leases,
-    checkpoints,
-    strays: { other, count: strayCount, names: strayNames.slice(0, 3) },
+  const chatFold = folding(d.chat, (batch) => {
+    chats.add(batch)
+    leases.add({ chats: batch })
+  })
+  const lockFold = folding(d.lock, (batch) => leases.add({ locks: batch }))
+  const [chatList, leads, lockList, hoList, strays] = await Promise.all([
+    ctx.reader.listMany({ chat: chatFold.decode }, { onProgress: progress(ctx, 'chats') }),
+    ctx.reader.leads(),
+    ctx.reader.listMany({ lock: lockFold.decode }),
+    ctx.reader.listMany({ handover: (id, raw, h, m) => (decodeHandover(id, raw, h, m?.extra), null) }),
+    readStrays(ctx),
+  ])
+  chatFold.flush()
+  lockFold.flush()
+  leases.add({ leads: leads.items })
+  const cpFold = folding(
+    (id, raw, h, m) => decodeCheckpoint(id, raw, h, m?.extra),
+    (batch) => checkpoints.add(batch, (key) => chats.chat(key)),
+  )
+  const cpList = await ctx.reader.listMany({ checkpoint: cpFold.decode }, { onProgress: progress(ctx, 'checkpoints') })
+  cpFold.flush()
+  const corrupt = new CorruptFold()
+  const listed = {
+    replica: replicas,
+    chat: chatList.chat,
+    lead: leads,
+    lock: lockList.lock,
+    checkpoint: cpList.checkpoint,
+    handover: hoList.handover,
   }
+  for (const kind of LISTED_KINDS) corrupt.add(kind, listed[kind].corrupt, listed[kind].scanned)
+  return { replicas: replicas.items, leads: leads.items, corrupt, chats, leases, checkpoints, strays }
 }
 
 /** The schema records of prefixes nested on a kind of key (`shop:c` beside `shop`), read by name. */

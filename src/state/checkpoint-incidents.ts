@@ -36,8 +36,11 @@ export function removeCommand(key: string, revision: number): string {
   return `botmesh-coord checkpoint rm ${shellWord(key)} --if-revision ${revision}`
 }
 
+/** What staleCheckpointWrite reads of a chat: its fence, its holder and when it was granted, its last holders (a ChatSnapshot is one). */
+export type ChatTurn = Pick<ChatSnapshot, 'fence' | 'previousHolder' | 'lastHolder'> & { holder: (Holder & { grantedAtMs: number }) | null }
+
 /** A checkpoint written from outside the turn that was current when it was written, or null. */
-export function staleCheckpointWrite(chat: ChatSnapshot | null, cp: FlowCheckpoint): StaleCheckpointWrite | null {
+export function staleCheckpointWrite(chat: ChatTurn | null, cp: FlowCheckpoint): StaleCheckpointWrite | null {
   const owner = cp.owner
   if (!owner || !chat) return null
   const h = chat.holder

@@ -3,12 +3,15 @@
  * folded batch by batch, never every row — a million chats cost their count, not their snapshots.
  * Fed the whole listing at once or one batch after another, in the same order, a fold ends the same.
  */
+import type { RedisKey } from '../../keys.js'
+import type { Holder } from '../../wire/types.js'
 import type { ChatSnapshot, FlowCheckpoint, LeadSnapshot, LockSnapshot, ReplicaSnapshot } from '../decode.js'
-import { LEASE_ORDER, lateLeases, leaseRows, staleTickets, zombieLeases, type LeaseRow, type StaleTicketRow } from '../views.js'
+import { LEASE_ORDER, lateLeases, leaseRowMaker, staleTickets, zombieLeases, type LeaseRow, type StaleTicketRow } from '../views.js'
 import {
   fingerprintMismatch,
   fingerprintsByFlow,
   staleCheckpointWrite,
+  type ChatTurn,
   type DeployedFingerprints,
   type StaleCheckpointWrite,
 } from '../checkpoint-incidents.js'
@@ -73,9 +76,101 @@ export class CorruptFold {
   }
 }
 
-/** A chat as the checkpoint checks need it: its turn's holders and fence, without its tickets. */
-function slim(c: ChatSnapshot): ChatSnapshot {
-  return { ...c, tickets: [], queued: 0 }
+/** Decoded items are handed to a fold in batches of this many. */
+export const FOLD_BATCH = 1000
+
+/** A listing's decoder: its item, or null to skip the key (./reader.ts LISTING_DECODERS). */
+export type ListingDecoder<T> = (
+  id: string,
+  rawKey: RedisKey,
+  h: Record<string, string>,
+  meta?: { size: number; extra: number },
+) => T | null
+
+/**
+ * A decoder that hands what it decodes to `fold`, FOLD_BATCH items at a time, and keeps nothing: the
+ * listing it reads stays empty but for its corrupt keys (a decoder that throws still marks one).
+ * `flush` hands over the last items once the listing is read.
+ */
+export function folding<T>(decode: ListingDecoder<T>, fold: (items: T[]) => void): { decode: ListingDecoder<null>; flush(): void } {
+  let batch: T[] = []
+  const flush = () => {
+    if (batch.length) fold(batch)
+    batch = []
+  }
+  return {
+    decode(id, rawKey, h, meta) {
+      const v = decode(id, rawKey, h, meta)
+      if (v !== null) batch.push(v)
+      if (batch.length >= FOLD_BATCH) flush()
+      return null
+    },
+    flush,
+  }
+}
+
+/**
+ * Each chat's turn as the checkpoint checks read it (ChatTurn), in columns: a row number by key, the
+ * holders named once. Some 100 bytes a chat, where its snapshot costs several hundred.
+ */
+export class ChatTurns {
+  private readonly rows = new Map<string, number>()
+  private readonly holders: Holder[] = []
+  private readonly holderRow = new Map<string, number>()
+  private fence = new Float64Array(1024)
+  private granted = new Float64Array(1024)
+  /** Holder, previous holder and last holder of each row: an index into `holders`, -1 for none. */
+  private who = new Int32Array(3 * 1024)
+
+  private holderIndex(h: Holder | null): number {
+    if (!h) return -1
+    const id = `${h.replicaId.length}:${h.replicaId}${h.incarnation}`
+    let i = this.holderRow.get(id)
+    if (i === undefined) {
+      i = this.holders.push({ replicaId: h.replicaId, incarnation: h.incarnation }) - 1
+      this.holderRow.set(id, i)
+    }
+    return i
+  }
+
+  private grow(): void {
+    const grown = <A extends Float64Array | Int32Array>(a: A, make: (n: number) => A): A => {
+      const b = make(a.length * 2)
+      b.set(a)
+      return b
+    }
+    this.fence = grown(this.fence, (n) => new Float64Array(n))
+    this.granted = grown(this.granted, (n) => new Float64Array(n))
+    this.who = grown(this.who, (n) => new Int32Array(n))
+  }
+
+  add(c: ChatSnapshot): void {
+    let row = this.rows.get(c.key)
+    if (row === undefined) {
+      row = this.rows.size
+      if (row >= this.fence.length) this.grow()
+      this.rows.set(c.key, row)
+    }
+    this.fence[row] = c.fence ?? NaN
+    this.granted[row] = c.holder?.grantedAtMs ?? 0
+    this.who[3 * row] = this.holderIndex(c.holder)
+    this.who[3 * row + 1] = this.holderIndex(c.previousHolder)
+    this.who[3 * row + 2] = this.holderIndex(c.lastHolder)
+  }
+
+  get(key: string): ChatTurn | null {
+    const row = this.rows.get(key)
+    if (row === undefined) return null
+    const at = (i: number) => (i < 0 ? null : this.holders[i]!)
+    const holder = at(this.who[3 * row]!)
+    const fence = this.fence[row]!
+    return {
+      fence: Number.isNaN(fence) ? null : fence,
+      holder: holder && { ...holder, grantedAtMs: this.granted[row]! },
+      previousHolder: at(this.who[3 * row + 1]!),
+      lastHolder: at(this.who[3 * row + 2]!),
+    }
+  }
 }
 
 /** Stale tickets and unread queue tails of the chats; the chats' turns, by key, for the checkpoint checks. */
@@ -85,7 +180,7 @@ export class ChatFold {
   longQueues = 0
   headRead = 0
   notRead = 0
-  private readonly byKey = new Map<string, ChatSnapshot>()
+  readonly turns = new ChatTurns()
 
   constructor(
     private readonly replicas: ReplicaSnapshot[],
@@ -100,31 +195,41 @@ export class ChatFold {
         this.headRead = Math.max(this.headRead, c.tickets.length)
         this.notRead += c.queued - c.tickets.length
       }
-      this.byKey.set(c.key, slim(c))
+      this.turns.add(c)
     }
   }
 
-  chat(key: string): ChatSnapshot | null {
-    return this.byKey.get(key) ?? null
+  chat(key: string): ChatTurn | null {
+    return this.turns.get(key)
   }
 }
 
-/** Leases of every kind past their expiry, held by a replica without heartbeat, or renewed late: counts and the first by kind and key. */
+/**
+ * Leases of every kind past their expiry, held by a replica without heartbeat, or renewed late: counts
+ * and the first in `leases ls` order (kind, key), found as the rows come, without sorting them all.
+ */
 export class LeaseFold {
   readonly expired = new Worst<LeaseRow>(EXAMPLES, LEASE_ORDER.kind)
   readonly zombies = new Worst<LeaseRow>(EXAMPLES, LEASE_ORDER.kind)
   readonly late = new Worst<LeaseRow>(EXAMPLES, LEASE_ORDER.kind)
+  private readonly make: ReturnType<typeof leaseRowMaker>
 
-  constructor(
-    private readonly replicas: ReplicaSnapshot[],
-    private readonly nowMs: number,
-  ) {}
+  constructor(replicas: ReplicaSnapshot[], nowMs: number) {
+    this.make = leaseRowMaker(replicas, nowMs)
+  }
+
+  private row(r: LeaseRow | null): void {
+    if (!r) return
+    if (r.state === 'expired') this.expired.add(r)
+    // As zombieLeases() and lateLeases() of ../views.ts pick them.
+    if (zombieLeases([r]).length) this.zombies.add(r)
+    if (lateLeases([r]).length) this.late.add(r)
+  }
 
   add(src: { chats?: ChatSnapshot[]; leads?: LeadSnapshot[]; locks?: LockSnapshot[] }): void {
-    const rows = leaseRows({ chats: src.chats ?? [], leads: src.leads ?? [], locks: src.locks ?? [], replicas: this.replicas }, this.nowMs)
-    for (const r of rows) if (r.state === 'expired') this.expired.add(r)
-    for (const r of zombieLeases(rows)) this.zombies.add(r)
-    for (const r of lateLeases(rows)) this.late.add(r)
+    for (const c of src.chats ?? []) this.row(this.make.chat(c))
+    for (const l of src.leads ?? []) this.row(this.make.lead(l))
+    for (const k of src.locks ?? []) this.row(this.make.lock(k))
   }
 }
 
@@ -140,7 +245,7 @@ export class CheckpointFold {
 
   constructor(private readonly deployed: DeployedFingerprints | null) {}
 
-  add(cps: FlowCheckpoint[], chatOf: (key: string) => ChatSnapshot | null): void {
+  add(cps: FlowCheckpoint[], chatOf: (key: string) => ChatTurn | null): void {
     this.checked += cps.length
     for (const cp of cps) {
       const w = staleCheckpointWrite(chatOf(cp.key), cp)

@@ -22,13 +22,17 @@ export function runDoctorChecks(state: DoctorState, checks: readonly DoctorCheck
 export { clusterOn, infoField, volatileMasters } from './redis-checks.js'
 export {
   ChatFold,
+  ChatTurns,
   CheckpointFold,
   CorruptFold,
   LeaseFold,
   Worst,
+  folding,
   EXAMPLES,
+  FOLD_BATCH,
   LISTED_KINDS,
   type ListedKind,
   type CorruptKey,
+  type ListingDecoder,
 } from './folds.js'
 export type { CheckStatus, DoctorCheck, DoctorNode, DoctorState, DoctorFinding, Probed, SchemaState, Unanswered } from './types.js'
