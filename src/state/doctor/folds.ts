@@ -116,7 +116,8 @@ export function folding<T>(decode: ListingDecoder<T>, fold: (items: T[]) => void
 export class ChatTurns {
   private readonly rows = new Map<string, number>()
   private readonly holders: Holder[] = []
-  private readonly holderRow = new Map<string, number>()
+  /** Holder index by replica id, then incarnation. */
+  private readonly holderRow = new Map<string, Map<string, number>>()
   private fence = new Float64Array(1024)
   private granted = new Float64Array(1024)
   /** Holder, previous holder and last holder of each row: an index into `holders`, -1 for none. */
@@ -124,11 +125,12 @@ export class ChatTurns {
 
   private holderIndex(h: Holder | null): number {
     if (!h) return -1
-    const id = `${h.replicaId.length}:${h.replicaId}${h.incarnation}`
-    let i = this.holderRow.get(id)
+    let byIncarnation = this.holderRow.get(h.replicaId)
+    if (!byIncarnation) this.holderRow.set(h.replicaId, (byIncarnation = new Map()))
+    let i = byIncarnation.get(h.incarnation)
     if (i === undefined) {
       i = this.holders.push({ replicaId: h.replicaId, incarnation: h.incarnation }) - 1
-      this.holderRow.set(id, i)
+      byIncarnation.set(h.incarnation, i)
     }
     return i
   }
@@ -161,14 +163,16 @@ export class ChatTurns {
   get(key: string): ChatTurn | null {
     const row = this.rows.get(key)
     if (row === undefined) return null
-    const at = (i: number) => (i < 0 ? null : this.holders[i]!)
-    const holder = at(this.who[3 * row]!)
+    const { holders, who } = this
+    const h = who[3 * row]!
+    const p = who[3 * row + 1]!
+    const l = who[3 * row + 2]!
     const fence = this.fence[row]!
     return {
       fence: Number.isNaN(fence) ? null : fence,
-      holder: holder && { ...holder, grantedAtMs: this.granted[row]! },
-      previousHolder: at(this.who[3 * row + 1]!),
-      lastHolder: at(this.who[3 * row + 2]!),
+      holder: h < 0 ? null : { replicaId: holders[h]!.replicaId, incarnation: holders[h]!.incarnation, grantedAtMs: this.granted[row]! },
+      previousHolder: p < 0 ? null : holders[p]!,
+      lastHolder: l < 0 ? null : holders[l]!,
     }
   }
 }
