@@ -35,11 +35,12 @@ export { DEFAULT_URL, maskUrl, parseRedisUrl, sentinelUrl, urlSecrets, withCrede
 export * from '../src/state/health.js'
 export * from '../src/state/views.js'
 export * from '../src/state/checkpoint-incidents.js'
+export * from '../src/state/doctor/index.js'
 export { INSPECT_CANDIDATES, INSPECT_TICKETS, LISTING_TICKETS, MAX_INSPECT_TICKETS } from '../src/state/bounded.js'
 export type { Change, DecodedState, DiffKind } from '../src/state/snapshot-diff.js'
 export type { Listing, Corrupt, SchemaInfo, StateReader } from '../src/state/reader.js'
 export type { UnreachableMaster } from '../src/state/coverage.js'
-export { decodeReplica, leadKind } from '../src/state/decode.js'
+export { decodeReplica, decodeCheckpoint, decodeHandover, leadKind } from '../src/state/decode.js'
 export type {
   ChatSnapshot,
   LeadSnapshot,

@@ -36,37 +36,43 @@ export function removeCommand(key: string, revision: number): string {
   return `botmesh-coord checkpoint rm ${shellWord(key)} --if-revision ${revision}`
 }
 
+/** What staleCheckpointWrite reads of a chat: its fence, its holder and when it was granted, its last holders (a ChatSnapshot is one). */
+export type ChatTurn = Pick<ChatSnapshot, 'fence' | 'previousHolder' | 'lastHolder'> & { holder: (Holder & { grantedAtMs: number }) | null }
+
 /** A checkpoint written from outside the turn that was current when it was written, or null. */
-export function staleCheckpointWrite(chat: ChatSnapshot | null, cp: FlowCheckpoint): StaleCheckpointWrite | null {
+export function staleCheckpointWrite(chat: ChatTurn | null, cp: FlowCheckpoint): StaleCheckpointWrite | null {
   const owner = cp.owner
   if (!owner || !chat) return null
   const h = chat.holder
-  const writer = `${owner.replicaId} (${owner.incarnation.slice(0, 8)}) ${owner.fence === null ? 'without a fence' : `under fence ${owner.fence}`}`
-  const base = { key: cp.key, revision: cp.revision, ...owner, chatFence: chat.fence, fix: removeCommand(cp.key, cp.revision) }
+  // Built only for a stale write (doctor judges every checkpoint: most are not).
+  const writer = () =>
+    `${owner.replicaId} (${owner.incarnation.slice(0, 8)}) ${owner.fence === null ? 'without a fence' : `under fence ${owner.fence}`}`
+  const base = () => ({ key: cp.key, revision: cp.revision, ...owner, chatFence: chat.fence, fix: removeCommand(cp.key, cp.revision) })
   const tail = 'the next turn resumes from a state its holder did not write'
   // Written after the current grant: only the holder, under the current fence, may have written it.
   if (h && h.grantedAtMs > 0 && cp.updatedAt > h.grantedAtMs) {
     if (!same(owner, h))
       return {
-        ...base,
+        ...base(),
         reason: 'another-holder',
-        message: `the checkpoint (revision ${cp.revision}) was written by ${writer} while ${h.replicaId} held the turn (fence ${chat.fence}, granted before the write): a write from a stale owner; ${tail}`,
+        message: `the checkpoint (revision ${cp.revision}) was written by ${writer()} while ${h.replicaId} held the turn (fence ${chat.fence}, granted before the write): a write from a stale owner; ${tail}`,
       }
     if (owner.fence !== null && chat.fence !== null && owner.fence < chat.fence)
       return {
-        ...base,
+        ...base(),
         reason: 'older-fence',
-        message: `the checkpoint (revision ${cp.revision}) was written by ${writer}, a fence older than the turn's ${chat.fence} granted before the write: a write from a stale turn; ${tail}`,
+        message: `the checkpoint (revision ${cp.revision}) was written by ${writer()}, a fence older than the turn's ${chat.fence} granted before the write: a write from a stale turn; ${tail}`,
       }
     return null
   }
   // Unfenced, and by nobody who held one of the turns the chat remembers.
+  if (owner.fence !== null) return null
   const remembered = [h, chat.previousHolder, chat.lastHolder].filter((x): x is Holder => Boolean(x))
-  if (owner.fence === null && remembered.length && !remembered.some((x) => same(x, owner)))
+  if (remembered.length && !remembered.some((x) => same(x, owner)))
     return {
-      ...base,
+      ...base(),
       reason: 'not-a-holder',
-      message: `the checkpoint (revision ${cp.revision}) was written by ${writer}, which is neither the chat's holder nor its last holders (${[...new Set(remembered.map((x) => x.replicaId))].join(', ')}): a write from a stale owner; ${tail}`,
+      message: `the checkpoint (revision ${cp.revision}) was written by ${writer()}, which is neither the chat's holder nor its last holders (${[...new Set(remembered.map((x) => x.replicaId))].join(', ')}): a write from a stale owner; ${tail}`,
     }
   return null
 }

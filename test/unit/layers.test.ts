@@ -77,7 +77,7 @@ const LAYERS: Array<[RegExp, number]> = [
   [/^(defaults|duration|clock|version|url|bytes)$|^errors\//, 0],
   [/^keys$|^wire\//, 1],
   [/^state\/(views|health)\/|^state\/suggested-commands$/, 2], // the parts views.ts and health.ts re-export
-  [/^connection$|^state\/(decode|health|views|coverage|checkpoint-incidents|snapshot-diff|bounded)$/, 2],
+  [/^connection$|^state\/(decode|health|views|coverage|checkpoint-incidents|snapshot-diff|bounded)$|^state\/doctor\//, 2],
   [/^connection\//, 2], // the parts connection.ts re-exports
   [/^scripts\//, 3],
   [/^coordinator\/|^state\/(reader|dashboard|source|records|snapshot)$/, 4],
@@ -87,7 +87,7 @@ const LAYERS: Array<[RegExp, number]> = [
   [/^index$|^testing\/index$/, 7],
 ]
 /** Decoders and views of snapshots: no I/O, no client, nothing above the wire types. */
-const PURE = /^state\/(decode|health|views|checkpoint-incidents|snapshot-diff|suggested-commands)$|^state\/(views|health)\//
+const PURE = /^state\/(decode|health|views|checkpoint-incidents|snapshot-diff|suggested-commands)$|^state\/(views|health|doctor)\//
 
 function layerOf(module: string): number {
   const hit = LAYERS.find(([re]) => re.test(module))
