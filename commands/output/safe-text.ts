@@ -133,7 +133,11 @@ export function safeCopy<T>(v: T, max?: number): T {
 }
 
 function copy(v: unknown, max: number | undefined): unknown {
-  if (typeof v === 'string') return max === undefined ? visible(v) : clip(visible(v), max)
+  if (typeof v === 'string') {
+    // Most strings are short printable ASCII: shown as they are, one test.
+    if (v.length <= (max ?? Infinity) && PLAIN.test(v)) return v
+    return max === undefined ? visible(v) : clip(visible(v), max)
+  }
   if (v === null || typeof v !== 'object') return v
   if (Array.isArray(v)) return v.map((x) => copy(x, max))
   if (v instanceof Map) return new Map([...v].map(([k, x]) => [copy(k, max), copy(x, max)]))

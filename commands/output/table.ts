@@ -6,6 +6,10 @@ import { createRequire } from 'node:module'
  */
 const { strlen } = createRequire(import.meta.url)('cli-table3/src/utils.js') as { strlen: (s: string) => number }
 
+/** Printable ASCII only: its width is its length (most cells; strlen's ANSI and wide-character work is for the rest). */
+const PLAIN = /^[\x20-\x7e]*$/
+const width = (l: string): number => (PLAIN.test(l) ? l.length : strlen(l))
+
 /** A row's cells, each split into its lines with their display widths. */
 type Measured = Array<Array<{ l: string; w: number }>>
 
@@ -14,7 +18,7 @@ function measure(rows: Array<Array<string | number>>, widths: number[]): Measure
     r.map((c, i) => {
       const lines = String(c)
         .split('\n')
-        .map((l) => ({ l, w: strlen(l) }))
+        .map((l) => ({ l, w: width(l) }))
       for (const { w } of lines) if (w > (widths[i] ?? 0)) widths[i] = w
       return lines
     }),
