@@ -31,6 +31,7 @@ export {
   notMaster,
   isConnectionError,
 } from '../src/errors/index.js'
+export { isAclRefusal } from '../src/errors/from-redis.js'
 export { DEFAULT_URL, maskUrl, parseRedisUrl, sentinelUrl, urlSecrets, withCredentials, type RedisUrl } from '../src/url.js'
 export * from '../src/state/health.js'
 export * from '../src/state/views.js'

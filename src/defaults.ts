@@ -100,9 +100,9 @@ export const STORE_DEFAULTS = {
 /** A campaign's entries of DEFAULTS. */
 export const CAMPAIGN_DEFAULTS = { providerDownMs: DEFAULTS.providerDownMs, sitOutMs: DEFAULTS.sitOutMs } as const
 
-/** A coordinator's commandTimeoutMs: the default, but never above a third of its lease. */
+/** A coordinator's commandTimeoutMs: the default, but never above its renewal interval (a third of its lease). */
 export function coordinatorCommandTimeoutMs(leaseMs: number): number {
-  return Math.min(DEFAULTS.commandTimeoutMs, Math.floor(leaseMs / 3))
+  return Math.min(DEFAULTS.commandTimeoutMs, renewIntervalMs(leaseMs))
 }
 
 /** How often a coordinator renews its heartbeat and every lease it holds: a third of its lease. */

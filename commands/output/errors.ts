@@ -15,6 +15,7 @@ import {
   CoordinationUnavailableError,
   CorruptStateError,
   InvalidIdError,
+  isAclRefusal,
   maskUrl,
   notMaster,
   OutcomeUnknownError,
@@ -256,14 +257,16 @@ function reply(e: Coded, where: string): Described {
  * script differently (no NOPERM prefix, no command name): those name the script instead.
  */
 export function aclDenial(msg: string): string | null {
+  if (!isAclRefusal(msg)) return null
   // An operator script's own check, before any write (lua/includes/acl.lua): the command, or the key.
   let m = /NOPERM botmesh: the ACL user may not run (\w+) on /.exec(msg)
   if (m)
     return `the ACL user may not run ${m[1]} on the keys of the prefix (grant +${m[1]!.toLowerCase()} on ~<prefix>:*); nothing was written`
-  m = /NOPERM[^']*'([\w|]+)' command/i.exec(msg)
+  m = /(?:NOPERM|No permissions)[^']*'([\w|]+)' command/i.exec(msg)
   if (m) return `the ACL user may not run ${m[1]!.toUpperCase()} (grant +${m[1]!.toLowerCase()})`
-  if (/NOPERM.*access one of the keys/i.test(msg)) return 'the ACL user may not access these keys (grant ~<prefix>:*)'
-  if (/NOPERM.*channel/i.test(msg)) return 'the ACL user may not use this pub/sub channel (grant &<prefix>:wake:*)'
+  if (/(NOPERM.*access one of the keys|No permissions to access a key)/i.test(msg))
+    return 'the ACL user may not access these keys (grant ~<prefix>:*)'
+  if (/(NOPERM|No permissions).*channel/i.test(msg)) return 'the ACL user may not use this pub/sub channel (grant &<prefix>:wake:*)'
   if (/^NOPERM/.test(msg)) return `${msg.replace(/^NOPERM\s*/, '')} (the ACL user lacks it)`
   m = /user executing the script can't (run this command|publish to the channel|access at least one of the keys)/i.exec(msg)
   if (m) {
@@ -274,5 +277,5 @@ export function aclDenial(msg: string): string | null {
         : 'may not run a command the script uses (grant +@read +@write +time +publish +pexpire, or +@all -@dangerous)'
     return `inside a Lua script the ACL user ${what}`
   }
-  return null
+  return `${msg} (the ACL user lacks it)`
 }

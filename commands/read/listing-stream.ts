@@ -66,7 +66,7 @@ export async function drain<R>(stream: RowStream<R>): Promise<{ nowMs: number; r
 }
 
 /** A listing of more rows than this streams. */
-export const SORTED_ROWS_MAX = 5_000
+export const SORTED_ROWS_MAX = 2_000
 /** A scan that has seen this many keys and runs this long streams the rows it has (first row within a second). */
 const SLOW_SCAN_KEYS = 20_000
 const FIRST_ROWS_MS = 500

@@ -7,6 +7,7 @@
  */
 import { withTimeout, type RedisClient } from '../connection.js'
 import { PermissionDeniedError } from '../errors/permission-denied-error.js'
+import { isAclRefusal } from '../errors/from-redis.js'
 import type { KeyLayout } from '../keys.js'
 import type { Warning } from './backend.js'
 
@@ -24,18 +25,13 @@ const WHY: Record<string, string> = {
 
 const GRANT: Record<string, string> = { evalsha: '+evalsha +eval' }
 
-// Redis 7.0 words them `NOPERM this user has no permissions to run the 'x' command`, or inside a script
-// `The user executing the script can't run this command`; 7.2 `No permissions to access a key` and
-// `ACL failure in script: No permissions to run the 'x' command`.
-const isRefusal = (msg: string) => /NOPERM|user executing the script can't|No permissions|ACL failure/i.test(msg)
-
 /**
  * The refusal behind an error of start(), named with its grant; the error itself when it is no ACL
  * refusal. A refusal inside a script does not name the command: TIME is asked directly to tell.
  */
 export async function explainRefusal(err: unknown, redis: RedisClient, keys: KeyLayout, timeoutMs: number): Promise<unknown> {
   const msg = err instanceof Error ? err.message : ''
-  if (!isRefusal(msg)) return err
+  if (!isAclRefusal(msg)) return err
   const cause = { cause: err }
   const command = /'([\w|]+)' command/i.exec(msg)?.[1]?.toLowerCase()
   if (command)

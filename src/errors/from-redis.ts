@@ -83,3 +83,13 @@ export function errorFromRedis(err: unknown, redisKey: string | Buffer | undefin
   if (isConnectionError(e)) return new CoordinationUnavailableError('unreachable', `Redis unreachable: ${e.message}`, { cause: e })
   return e
 }
+
+/**
+ * Is this Redis error message an ACL refusal? Redis 7.0 words them `NOPERM this user has no
+ * permissions to run the 'x' command`, or inside a script `The user executing the script can't run
+ * this command`; 7.2 `No permissions to access a key` and `ACL failure in script: No permissions to
+ * run the 'x' command`. The library (a replica's start) and the CLI (which grant to name) both ask here.
+ */
+export function isAclRefusal(msg: string): boolean {
+  return /NOPERM|user executing the script can't|No permissions|ACL failure/i.test(msg)
+}

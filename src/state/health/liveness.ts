@@ -6,6 +6,7 @@
 import type { Holder } from '../../wire/types.js'
 import type { ReplicaSnapshot } from '../decode.js'
 import { formatDuration } from '../../duration.js'
+import { renewIntervalMs } from '../../defaults.js'
 
 /**
  * The age of `atMs` at `nowMs` (both Redis ms), as a number (commands/output/time.ts spells ages as
@@ -30,7 +31,7 @@ export function fmtMs(ms: number): string {
 /** The renewal interval a heartbeat record says its replica uses (older records: a third of its lease). */
 export function renewIntervalOf(r: ReplicaSnapshot): number {
   const leaseMs = r.info.leaseMs || r.expiresAtMs - r.beatAtMs
-  return r.info.renewMs && r.info.renewMs > 0 ? r.info.renewMs : Math.max(1, Math.floor(leaseMs / 3))
+  return r.info.renewMs && r.info.renewMs > 0 ? r.info.renewMs : renewIntervalMs(leaseMs)
 }
 
 /** How overdue a renewal is: 0 while within its interval, then the time past it. */
