@@ -2,6 +2,7 @@
  * `replica evict`: a replica treated as dead now. Its heartbeat goes and a tombstone refuses its later
  * beats (one script); then each chat and lead it held or waited for is cleaned, one script each.
  */
+import { LEAD_FIELDS } from '../wire/hashes.js'
 import { validateId } from '../keys.js'
 import { DEFAULTS } from '../defaults.js'
 import { ADMIN_REPLICA_EVICT } from '../scripts/registry.js'
@@ -147,11 +148,11 @@ function cleanedRecord(result: Evicted): AuditFields {
 /** One bounded SCAN pass over every chat and lead for an incarnation's turns, tickets and candidacies. */
 async function findIncarnation(ctx: AdminContext, inc: string, chats: Set<string>, leads: Set<string>): Promise<void> {
   // Every ticket of the chat, not a listing's head of its queue; of a lead, its holder and that candidacy.
-  const options = { whole: ['chat' as const], fields: { lead: ['hi', `c:${inc}`] } }
+  const options = { whole: ['chat' as const], fields: { lead: [LEAD_FIELDS.holderIncarnation, `${LEAD_FIELDS.candidatePrefix}${inc}`] } }
   for await (const batch of ctx.reader.scanKinds(['chat', 'lead'], options)) {
     for (const { id, kind, hash } of batch) {
       if (kind === 'lead') {
-        if (hash.hi === inc || hash[`c:${inc}`] !== undefined) leads.add(id)
+        if (hash[LEAD_FIELDS.holderIncarnation] === inc || hash[`${LEAD_FIELDS.candidatePrefix}${inc}`] !== undefined) leads.add(id)
       } else if (chatInvolves(hash, inc)) {
         chats.add(id)
       }

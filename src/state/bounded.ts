@@ -11,6 +11,7 @@ import type { ChainableCommander } from 'ioredis'
 import type { KeyKind, RedisKey } from '../keys.js'
 import { asError } from '../errors/from-redis.js'
 import { CHAT_FIELDS as C } from '../wire/chat.js'
+import { CHECKPOINT_FIELDS, HANDOVER_FIELDS, LEAD_FIELDS, LOCK_FIELDS, REPLICA_FIELDS } from '../wire/hashes.js'
 type Hash = Record<string, string>
 
 /** What a listing read of one key: the fields it read, the hash's field count, and its mode's number. */
@@ -65,36 +66,13 @@ export const CHAT_NAMED: readonly string[] = [
   C.offered,
 ]
 /** A lead's fields other than its candidates (`c:<incarnation>`). */
-export const LEAD_NAMED: readonly string[] = [
-  'f',
-  'h',
-  'hi',
-  'exp',
-  'g',
-  'lr',
-  'td',
-  'tdy',
-  'ph',
-  'phi',
-  'lh',
-  'lhi',
-  'rel',
-  'rw',
-  'rb',
-  'hg',
-  'hw',
-  'hb',
-  'yr',
-  'yt',
-  'yexp',
-  'yat',
-]
-export const LOCK_FIELDS: readonly string[] = ['tk', 'f', 'exp', 'g', 'o', 'rel']
+export const LEAD_NAMED: readonly string[] = Object.values(LEAD_FIELDS).filter((f) => f !== LEAD_FIELDS.candidatePrefix)
+const LOCK_NAMED: readonly string[] = Object.values(LOCK_FIELDS)
 /** A checkpoint's fields but its data `d` (measured instead). */
-export const CHECKPOINT_NAMED: readonly string[] = ['rev', 'flow', 'step', 'oi', 'oinc', 'of', 'at', 'eph', 'ttl', 'fp', 'ab', 'wid']
+export const CHECKPOINT_NAMED: readonly string[] = Object.values(CHECKPOINT_FIELDS).filter((f) => f !== CHECKPOINT_FIELDS.data)
 /** A handover marker's fields but its data `d` (measured instead). */
-export const HANDOVER_NAMED: readonly string[] = ['name', 'rid', 'inc', 'since', 'at', 'of']
-export const REPLICA_FIELDS: readonly string[] = ['id', 'inc', 'info', 'stats', 'leases', 'beat', 'exp', 'cw', 'ev', 'evat']
+export const HANDOVER_NAMED: readonly string[] = Object.values(HANDOVER_FIELDS).filter((f) => f !== HANDOVER_FIELDS.data)
+const REPLICA_NAMED: readonly string[] = Object.values(REPLICA_FIELDS)
 
 /** The plan of a listing of `kind` (null: a kind no listing reads as a hash). */
 export function listingPlan(kind: KeyKind, o: { tickets?: number; candidates?: number } = {}): ListingPlan | null {
@@ -104,13 +82,13 @@ export function listingPlan(kind: KeyKind, o: { tickets?: number; candidates?: n
     case 'lead':
       return { mode: 'lead', fields: LEAD_NAMED, limit: o.candidates ?? LISTING_CANDIDATES, measure: null }
     case 'lock':
-      return { mode: 'hash', fields: LOCK_FIELDS, limit: 0, measure: null }
+      return { mode: 'hash', fields: LOCK_NAMED, limit: 0, measure: null }
     case 'checkpoint':
-      return { mode: 'hash', fields: CHECKPOINT_NAMED, limit: 0, measure: 'd' }
+      return { mode: 'hash', fields: CHECKPOINT_NAMED, limit: 0, measure: CHECKPOINT_FIELDS.data }
     case 'handover':
-      return { mode: 'hash', fields: HANDOVER_NAMED, limit: 0, measure: 'd' }
+      return { mode: 'hash', fields: HANDOVER_NAMED, limit: 0, measure: HANDOVER_FIELDS.data }
     case 'replica':
-      return { mode: 'hash', fields: REPLICA_FIELDS, limit: 0, measure: null }
+      return { mode: 'hash', fields: REPLICA_NAMED, limit: 0, measure: null }
     default:
       return null
   }
@@ -160,7 +138,7 @@ export function listFromHash(h: Hash, plan: ListingPlan, queue: string[] | null 
     }
   } else if (plan.mode === 'lead') {
     let n = 0
-    for (const f in h) if (f.startsWith('c:') && n++ < plan.limit) fields[f] = h[f]!
+    for (const f in h) if (f.startsWith(LEAD_FIELDS.candidatePrefix) && n++ < plan.limit) fields[f] = h[f]!
   }
   return { fields, size, extra }
 }
@@ -189,7 +167,7 @@ export async function listPipelined(
     if (plan.mode === 'chat') {
       first.zcard(it.queue ?? '')
       first.zrange(it.queue ?? '', 0, String(Math.max(0, plan.limit - 1)))
-    } else if (plan.mode === 'lead') first.hscan(it.key, '0', 'MATCH', 'c:*', 'COUNT', String(plan.limit))
+    } else if (plan.mode === 'lead') first.hscan(it.key, '0', 'MATCH', `${LEAD_FIELDS.candidatePrefix}*`, 'COUNT', String(plan.limit))
     if (plan.measure !== null) first.hstrlen(it.key, plan.measure)
   }
   const r = (await first.exec()) ?? []
@@ -232,7 +210,8 @@ export async function listPipelined(
     const more = [...cursors].filter(([i, c]) => c.cursor !== '0' && c.found < plan.limit && !(out[i] instanceof Error))
     if (more.length === 0) break
     const p = conn.pipeline()
-    for (const [i] of more) p.hscan(items[i]!.key, cursors.get(i)!.cursor, 'MATCH', 'c:*', 'COUNT', String(plan.limit))
+    for (const [i] of more)
+      p.hscan(items[i]!.key, cursors.get(i)!.cursor, 'MATCH', `${LEAD_FIELDS.candidatePrefix}*`, 'COUNT', String(plan.limit))
     const rr = (await p.exec()) ?? []
     more.forEach(([i, c], n) => {
       const [err, scan] = rr[n] ?? [new Error('no reply'), null]

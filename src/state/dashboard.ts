@@ -12,7 +12,7 @@ import type { KeyLayout, RedisKey } from '../keys.js'
 import { keyText } from '../bytes.js'
 import { chatHealth, leaseHealth, liveness, stuckReasons, type ChatHealth, type LeaseState } from './health.js'
 import type { StateReader } from './reader.js'
-import { CHECKPOINT_FIELDS as CP } from '../wire/hashes.js'
+import { CHECKPOINT_FIELDS as CP, REPLICA_FIELDS } from '../wire/hashes.js'
 
 /** Keys per read-listing-0 call of a refresh on one server (as a listing's batches). */
 const DASHBOARD_KEYS_PER_CALL = 250
@@ -95,7 +95,7 @@ export async function readDashboard(reader: StateReader, options: DashboardOptio
       const h = res[i] ?? {}
       const rawKey = keys.replica(id)
       if (h instanceof Error) return corrupt.push({ rawKey: keyText(rawKey), error: h.message })
-      if (h.beat === undefined) return
+      if (h[REPLICA_FIELDS.beat] === undefined) return
       try {
         const rec = decodeReplica(id, rawKey, h)
         if (rec.expiresAtMs > nowMs) replicas.push(rec)

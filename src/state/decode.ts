@@ -3,6 +3,7 @@
  * dashboard all decode through these, so they agree on what a field means. No I/O here.
  * Every time is Redis's clock in ms (absolute); callers turn it into "12s ago" with Redis's now.
  */
+import { CHECKPOINT_FIELDS as CP, HANDOVER_FIELDS as HO, LEAD_FIELDS as L, LOCK_FIELDS as K, REPLICA_FIELDS as R } from '../wire/hashes.js'
 import { CorruptStateError } from '../errors/corrupt-state-error.js'
 import type { RedisKey } from '../keys.js'
 import type { Holder, HeldSummary, ReplicaInfo, ReplicaStats } from '../wire/types.js'
@@ -178,44 +179,46 @@ export interface LeadSnapshot {
 export function decodeLead(key: string, rawKey: RedisKey, h: Hash, size?: number): LeadSnapshot {
   const candidates: LeadSnapshot['candidates'] = []
   for (const [field, value] of Object.entries(h)) {
-    if (!field.startsWith('c:')) continue
+    if (!field.startsWith(L.candidatePrefix)) continue
     const m = /^(\d+)\|([\s\S]*)$/.exec(value)
     if (!m) throw new CorruptStateError(rawKey, `candidate field ${field} is malformed`)
     const deadlineMs = Number(m[1])
     if (!Number.isSafeInteger(deadlineMs)) throw new CorruptStateError(rawKey, `candidate field ${field} is malformed`)
-    candidates.push({ incarnation: field.slice(2), replicaId: m[2]!, deadlineMs })
+    candidates.push({ incarnation: field.slice(L.candidatePrefix.length), replicaId: m[2]!, deadlineMs })
   }
   candidates.sort((a, b) => a.replicaId.localeCompare(b.replicaId))
   let named = 0
-  for (const f in h) if (!f.startsWith('c:')) named++
+  for (const f in h) if (!f.startsWith(L.candidatePrefix)) named++
   const candidateCount = size === undefined ? candidates.length : Math.max(candidates.length, size - named)
-  const yexp = int(rawKey, h, 'yexp')
+  const yexp = int(rawKey, h, L.yieldExpiresAt)
   return {
     key,
-    fence: int(rawKey, h, 'f'),
+    fence: int(rawKey, h, L.fence),
     holder:
-      h.h !== undefined
+      h[L.holder] !== undefined
         ? {
-            replicaId: h.h!,
-            incarnation: h.hi ?? '',
-            expiresAtMs: reqInt(rawKey, h, 'exp'),
-            sinceMs: int(rawKey, h, 'g') ?? 0,
-            lastRenewalMs: int(rawKey, h, 'lr') ?? 0,
+            replicaId: h[L.holder]!,
+            incarnation: h[L.holderIncarnation] ?? '',
+            expiresAtMs: reqInt(rawKey, h, L.expiresAt),
+            sinceMs: int(rawKey, h, L.grantedAt) ?? 0,
+            lastRenewalMs: int(rawKey, h, L.lastRenewal) ?? 0,
           }
         : null,
     transportDown:
-      h.h !== undefined && h.td !== undefined ? { sinceMs: reqInt(rawKey, h, 'td'), yieldsAtMs: int(rawKey, h, 'tdy') ?? 0 } : null,
-    previousHolder: holder(h, 'ph', 'phi'),
-    lastHolder: holder(h, 'lh', 'lhi'),
-    releasedAtMs: int(rawKey, h, 'rel'),
-    lastHandoverMs: int(rawKey, h, 'hg'),
-    lastHandoverHow: letGo(h.hw),
-    lastHandoverBy: h.hb ?? null,
-    letGoHow: letGo(h.rw),
-    letGoBy: h.rb ?? null,
+      h[L.holder] !== undefined && h[L.transportDownSince] !== undefined
+        ? { sinceMs: reqInt(rawKey, h, L.transportDownSince), yieldsAtMs: int(rawKey, h, L.transportYieldsAt) ?? 0 }
+        : null,
+    previousHolder: holder(h, L.previousHolder, L.previousHolderIncarnation),
+    lastHolder: holder(h, L.lastHolder, L.lastHolderIncarnation),
+    releasedAtMs: int(rawKey, h, L.releasedAt),
+    lastHandoverMs: int(rawKey, h, L.handoverMs),
+    lastHandoverHow: letGo(h[L.handoverHow]),
+    lastHandoverBy: h[L.handoverBy] ?? null,
+    letGoHow: letGo(h[L.releasedHow]),
+    letGoBy: h[L.releasedBy] ?? null,
     yieldRequest:
-      h.yr !== undefined && yexp !== null
-        ? { by: h.yr!, target: h.yt || null, expiresAtMs: yexp, requestedAtMs: int(rawKey, h, 'yat') ?? 0 }
+      h[L.yieldBy] !== undefined && yexp !== null
+        ? { by: h[L.yieldBy]!, target: h[L.yieldTarget] || null, expiresAtMs: yexp, requestedAtMs: int(rawKey, h, L.yieldAt) ?? 0 }
         : null,
     candidates,
     candidateCount,
@@ -234,9 +237,12 @@ export interface LockSnapshot {
 export function decodeLock(key: string, rawKey: RedisKey, h: Hash): LockSnapshot {
   return {
     key,
-    fence: int(rawKey, h, 'f'),
-    holder: h.tk !== undefined ? { owner: h.o ?? '', expiresAtMs: reqInt(rawKey, h, 'exp'), acquiredAtMs: int(rawKey, h, 'g') ?? 0 } : null,
-    releasedAtMs: int(rawKey, h, 'rel'),
+    fence: int(rawKey, h, K.fence),
+    holder:
+      h[K.token] !== undefined
+        ? { owner: h[K.owner] ?? '', expiresAtMs: reqInt(rawKey, h, K.expiresAt), acquiredAtMs: int(rawKey, h, K.acquiredAt) ?? 0 }
+        : null,
+    releasedAtMs: int(rawKey, h, K.releasedAt),
   }
 }
 
@@ -268,21 +274,23 @@ export interface FlowCheckpoint {
 
 /** `dataBytes`: the data's length when the hash was read without it (a listing, ./bounded.ts). */
 export function decodeCheckpoint(key: string, rawKey: RedisKey, h: Hash, dataBytes?: number): FlowCheckpoint {
-  if (h.rev === undefined) throw new CorruptStateError(rawKey, 'checkpoint has no revision')
-  const data = json<{ state?: Json; answer?: Json }>(rawKey, h, 'd') ?? {}
+  if (h[CP.revision] === undefined) throw new CorruptStateError(rawKey, 'checkpoint has no revision')
+  const data = json<{ state?: Json; answer?: Json }>(rawKey, h, CP.data) ?? {}
   if (typeof data !== 'object' || Array.isArray(data)) throw new CorruptStateError(rawKey, 'checkpoint data is not an object')
   return {
     key,
-    flow: h.flow ?? '',
-    step: h.step ?? '',
+    flow: h[CP.flow] ?? '',
+    step: h[CP.step] ?? '',
     state: data.state ?? null,
-    revision: reqInt(rawKey, h, 'rev'),
-    owner: h.oi ? { replicaId: h.oi, incarnation: h.oinc ?? '', fence: int(rawKey, h, 'of') } : null,
-    updatedAt: int(rawKey, h, 'at') ?? 0,
-    ephemeral: h.eph === '1' ? { ttlMs: int(rawKey, h, 'ttl') ?? 0, fingerprint: h.fp ?? '' } : null,
+    revision: reqInt(rawKey, h, CP.revision),
+    owner: h[CP.ownerReplica]
+      ? { replicaId: h[CP.ownerReplica]!, incarnation: h[CP.ownerIncarnation] ?? '', fence: int(rawKey, h, CP.ownerFence) }
+      : null,
+    updatedAt: int(rawKey, h, CP.updatedAt) ?? 0,
+    ephemeral: h[CP.ephemeral] === '1' ? { ttlMs: int(rawKey, h, CP.ttl) ?? 0, fingerprint: h[CP.fingerprint] ?? '' } : null,
     answer: data.answer ?? null,
-    answerBytes: int(rawKey, h, 'ab') ?? 0,
-    ...(dataBytes !== undefined && h.d === undefined ? { dataBytes } : {}),
+    answerBytes: int(rawKey, h, CP.answerBytes) ?? 0,
+    ...(dataBytes !== undefined && h[CP.data] === undefined ? { dataBytes } : {}),
   }
 }
 
@@ -306,17 +314,17 @@ export interface HandoverMarker {
 
 /** `dataBytes`: the data's length when the hash was read without it (a listing, ./bounded.ts). */
 export function decodeHandover(key: string, rawKey: RedisKey, h: Hash, dataBytes?: number): HandoverMarker {
-  if (h.name === undefined) throw new CorruptStateError(rawKey, 'handover marker has no name')
+  if (h[HO.name] === undefined) throw new CorruptStateError(rawKey, 'handover marker has no name')
   return {
     key,
-    name: h.name,
-    replicaId: h.rid ?? '',
-    incarnation: h.inc ?? '',
-    since: int(rawKey, h, 'since') ?? 0,
-    updatedAt: int(rawKey, h, 'at') ?? 0,
-    data: json(rawKey, h, 'd'),
-    fence: int(rawKey, h, 'of'),
-    ...(dataBytes !== undefined && h.d === undefined ? { dataBytes } : {}),
+    name: h[HO.name]!,
+    replicaId: h[HO.replicaId] ?? '',
+    incarnation: h[HO.incarnation] ?? '',
+    since: int(rawKey, h, HO.since) ?? 0,
+    updatedAt: int(rawKey, h, HO.updatedAt) ?? 0,
+    data: json(rawKey, h, HO.data),
+    fence: int(rawKey, h, HO.fence),
+    ...(dataBytes !== undefined && h[HO.data] === undefined ? { dataBytes } : {}),
   }
 }
 
@@ -352,12 +360,12 @@ export interface ReplicaSnapshot {
 }
 
 export function decodeReplica(replicaId: string, rawKey: RedisKey, h: Hash): ReplicaSnapshot {
-  const beat = reqInt(rawKey, h, 'beat')
-  const cw = int(rawKey, h, 'cw')
+  const beat = reqInt(rawKey, h, R.beat)
+  const cw = int(rawKey, h, R.wallClock)
   return {
-    replicaId: h.id ?? replicaId,
-    incarnation: h.inc ?? '',
-    info: numbers(rawKey, 'info', json<ReplicaInfo>(rawKey, h, 'info'), ['pid', 'startedAt', 'leaseMs', 'renewMs']) ?? {
+    replicaId: h[R.id] ?? replicaId,
+    incarnation: h[R.incarnation] ?? '',
+    info: numbers(rawKey, 'info', json<ReplicaInfo>(rawKey, h, R.info), ['pid', 'startedAt', 'leaseMs', 'renewMs']) ?? {
       host: '',
       pid: 0,
       version: '',
@@ -367,7 +375,7 @@ export function decodeReplica(replicaId: string, rawKey: RedisKey, h: Hash): Rep
     stats: numbers(
       rawKey,
       'stats',
-      json<ReplicaStats>(rawKey, h, 'stats'),
+      json<ReplicaStats>(rawKey, h, R.stats),
       ['turnsGranted', 'waitingNow', 'oldestWaitMs', 'turnsShed', 'waitP99Ms', 'leasesLost', 'leadsHeld', 'turnsHeld'],
       ['oldestWaitMs', 'waitP99Ms'],
     ) ?? {
@@ -378,10 +386,10 @@ export function decodeReplica(replicaId: string, rawKey: RedisKey, h: Hash): Rep
       leadsHeld: 0,
       turnsHeld: 0,
     },
-    leases: decodeHeldSummary(h.leases, (why) => new CorruptStateError(rawKey, why)),
+    leases: decodeHeldSummary(h[R.leases], (why) => new CorruptStateError(rawKey, why)),
     beatAtMs: beat,
-    expiresAtMs: reqInt(rawKey, h, 'exp'),
+    expiresAtMs: reqInt(rawKey, h, R.expiresAt),
     clockSkewMs: cw === null ? null : beat - cw,
-    evictedIncarnation: h.ev ?? null,
+    evictedIncarnation: h[R.evicted] ?? null,
   }
 }

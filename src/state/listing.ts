@@ -4,6 +4,7 @@
  * decodes them into (a corrupt key is reported beside the items, and the listing goes on past it),
  * and the schema record, heartbeat records and event-stream entries as the reader returns them.
  */
+import { REPLICA_FIELDS, SCHEMA_FIELDS } from '../wire/hashes.js'
 import type { KeyKind, Layout, RedisKey } from '../keys.js'
 import { keyText } from '../bytes.js'
 import { CorruptStateError } from '../errors/corrupt-state-error.js'
@@ -146,7 +147,7 @@ export function addReplica(out: Listing<ReplicaSnapshot>, id: string, rawKey: Re
     })
     return
   }
-  if (h.beat === undefined) return
+  if (h[REPLICA_FIELDS.beat] === undefined) return
   try {
     out.items.push(decodeReplica(id, rawKey, h))
   } catch (e) {
@@ -179,13 +180,15 @@ export interface SchemaInfo {
 /** The schema record (`<prefix>:schema`) read: null when there is none; a corrupt one throws. */
 export function schemaOf(rawKey: RedisKey, h: Hash): SchemaInfo | null {
   if (!h || Object.keys(h).length === 0) return null
-  if (!/^\d+$/.test(h.version ?? '')) {
-    throw new CorruptStateError(rawKey, `field version is not a whole number: ${JSON.stringify(String(h.version ?? '').slice(0, 40))}`)
+  const version = h[SCHEMA_FIELDS.version] ?? ''
+  if (!/^\d+$/.test(version)) {
+    throw new CorruptStateError(rawKey, `field ${SCHEMA_FIELDS.version} is not a whole number: ${JSON.stringify(version.slice(0, 40))}`)
   }
-  const layout = h.layout ?? 'standalone'
+  const layout = h[SCHEMA_FIELDS.layout] ?? 'standalone'
   if (layout !== 'standalone' && layout !== 'cluster')
-    throw new CorruptStateError(rawKey, `field layout is ${JSON.stringify(layout.slice(0, 40))}`)
-  return { version: Number(h.version), layout, createdAt: h.createdAt && /^\d+$/.test(h.createdAt) ? Number(h.createdAt) : null }
+    throw new CorruptStateError(rawKey, `field ${SCHEMA_FIELDS.layout} is ${JSON.stringify(layout.slice(0, 40))}`)
+  const createdAt = h[SCHEMA_FIELDS.createdAt]
+  return { version: Number(version), layout, createdAt: createdAt && /^\d+$/.test(createdAt) ? Number(createdAt) : null }
 }
 
 /** The reason a key is corrupt, without the key (the listing names it). */

@@ -3,6 +3,7 @@
  * pipelined HGETALLs, and the pure decoders of ./decode.ts. Times are Redis's clock. It asks its
  * questions of a StateSource (./source.ts): a live Redis, or the records of a snapshot (./records.ts).
  */
+import { REPLICA_FIELDS } from '../wire/hashes.js'
 import { SCHEMA_VERSION, type KeyKind, type KeyLayout, type RedisKey } from '../keys.js'
 import { idFromBytes, redisKey } from '../bytes.js'
 import { batchWrites, withTimeout, type RedisClient } from '../connection.js'
@@ -292,7 +293,7 @@ export class StateReader {
 
   replicas(options?: ScanOptions): Promise<Listing<ReplicaSnapshot>> {
     // A record with only an eviction tombstone is not a live replica.
-    return this.list('replica', (id, raw, h) => (h.beat === undefined ? null : decodeReplica(id, raw, h)), options)
+    return this.list('replica', (id, raw, h) => (h[REPLICA_FIELDS.beat] === undefined ? null : decodeReplica(id, raw, h)), options)
   }
 
   chats(options?: ScanOptions): Promise<Listing<ChatSnapshot>> {
@@ -357,7 +358,7 @@ export class StateReader {
     const rawKey = this.keys.replica(replicaId)
     this.commands++
     const h = await this.call('HGETALL', () => this.source.hgetall(rawKey), rawKey)
-    return h.beat !== undefined ? decodeReplica(replicaId, rawKey, h) : null
+    return h[REPLICA_FIELDS.beat] !== undefined ? decodeReplica(replicaId, rawKey, h) : null
   }
 
   async lock(key: string): Promise<LockSnapshot | null> {

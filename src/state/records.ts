@@ -5,6 +5,7 @@
  * (./source.ts) from them, so every read command and the dashboard replay through the code that
  * reads a live server. Times stay Redis's: a TTL is replayed relative to the record's read time.
  */
+import { CHECKPOINT_FIELDS, HANDOVER_FIELDS } from '../wire/hashes.js'
 import { idFromBytes, idToBytes, keyText } from '../bytes.js'
 import type { ChatKeys, KeyKind, KeyLayout, RedisKey } from '../keys.js'
 import type { ChatRaw, ChatReadOptions, Hash, ProbeName, StateSource, StreamEntry } from './source.js'
@@ -53,7 +54,7 @@ export function emptyRecords(nowMs: number, nodes: NodeRecord[] = []): StateReco
 }
 
 /** Fields that hold what users said or what a flow stored, by kind: left out of a record unless asked. */
-export const PRIVATE_FIELDS: Partial<Record<KeyKind, string[]>> = { checkpoint: ['d'], handover: ['d'] }
+export const PRIVATE_FIELDS: Partial<Record<KeyKind, string[]>> = { checkpoint: [CHECKPOINT_FIELDS.data], handover: [HANDOVER_FIELDS.data] }
 
 /** A hash as recorded: the private fields of its kind left out (their sizes kept) unless `includeState`. */
 export function recordHash(

@@ -5,6 +5,7 @@
  * `RecordedSource` (./records.ts) answers the same questions from a snapshot or a recording. The
  * reader, the dashboard read and the decoders above them are one code path for both.
  */
+import { CHECKPOINT_FIELDS } from '../wire/hashes.js'
 import type { Redis } from 'ioredis'
 import { isCluster, masters, type RedisClient } from '../connection.js'
 import { asError, errorFromRedis, isConnectionError } from '../errors/from-redis.js'
@@ -296,7 +297,7 @@ export class RedisSource implements StateSource {
     pipe.hgetall(k.handover)
     pipe.time()
     pipe.pttl(k.handover)
-    pipe.hstrlen(k.checkpoint, 'd')
+    pipe.hstrlen(k.checkpoint, CHECKPOINT_FIELDS.data)
     const [state, r] = await Promise.all([this.chatState({ key: k.state, queue: k.queue }, plan), pipe.exec()])
     const val = <T>(i: number): T | Error => {
       const [err, v] = r?.[i] ?? [null, null]
