@@ -6,7 +6,7 @@
  * past SLOW_SCAN_KEYS keys scanned, within FIRST_ROWS_MS), it is printed as it always was: sorted, in
  * one piece. Otherwise:
  * - by default, the rows are printed in the order the scan reads them, from now on, with one line
- *   on stderr that says so: the first row comes within a second at any size, `| head` stops the scan,
+ *   on stderr that says so: the first rows come in about a second at any size, `| head` stops the scan,
  *   and memory holds one batch;
  * - with `--sort` given, every row is read first and sorted in runs on disk (../output/external-sort.ts),
  *   with one line up front that says how many keys that reads and about how long it takes.
