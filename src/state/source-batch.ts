@@ -8,7 +8,7 @@ import type { RedisClient } from '../connection.js'
 import { asError, errorFromRedis } from '../errors/from-redis.js'
 import type { RedisKey } from '../keys.js'
 import type { Hash } from './source-api.js'
-import { loadScript } from '../scripts/load.js'
+import { runReadScript } from './read-script.js'
 import { READ_SNAPSHOT, type SnapshotRead } from '../scripts/registry.js'
 
 /** A hash with more fields than this is read whole by HSCAN pages of this many, not by one HGETALL. */
@@ -205,7 +205,6 @@ async function readSnapshot(
   sent: (n: number) => void,
   refused: (message: string) => void,
 ): Promise<SnapshotRead[] | null> {
-  const script = loadScript(READ_SNAPSHOT.name)
   const out: SnapshotRead[] = new Array<SnapshotRead>(keys.length).fill('later')
   let pending = keys.map((_, i) => i)
   while (pending.length) {
@@ -213,21 +212,13 @@ async function readSnapshot(
     const argv: Array<string | Buffer> = [String(SNAPSHOT_FIELDS_PER_CALL), String(WHOLE_READ_MAX_FIELDS)]
     for (const i of call) argv.push(keys[i]!, withTtl[i] ? '1' : '0', (omit[i] ?? []).join(','))
     sent(1)
-    let reply: unknown
-    try {
-      try {
-        reply = await n.evalsha(script.sha, 0, ...argv)
-      } catch (err) {
-        if (!(err instanceof Error && err.message.startsWith('NOSCRIPT'))) throw err
-        reply = await n.eval(script.source, 0, ...argv)
-      }
-    } catch (err) {
-      // Redis said no (an ACL user without EVALSHA, scripting off): this batch by pipelines.
-      if ((err as Error)?.name !== 'ReplyError') throw err
-      refused((err as Error).message)
+    // Redis said no (an ACL user without EVALSHA, scripting off): this batch by pipelines.
+    const answer = await runReadScript(n, READ_SNAPSHOT.name, [], argv)
+    if ('refused' in answer) {
+      refused(answer.refused)
       return null
     }
-    const answered = READ_SNAPSHOT.decode(reply, READ_SNAPSHOT.name)
+    const answered = READ_SNAPSHOT.decode(answer.reply, READ_SNAPSHOT.name)
     call.forEach((i, k) => (out[i] = answered[k] ?? null))
     // A call reads at least its first hash, so each round answers some of the keys.
     pending = pending.filter((i) => out[i] === 'later')

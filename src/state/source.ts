@@ -12,7 +12,7 @@ import { asError, errorFromRedis, isConnectionError } from '../errors/from-redis
 import { CoordinationUnavailableError } from '../errors/coordination-unavailable-error.js'
 import type { ChatKeys, RedisKey } from '../keys.js'
 import { slotOwners, type SlotOwner } from './coverage.js'
-import { loadScript } from '../scripts/load.js'
+import { refusedForGood, runReadScript } from './read-script.js'
 import { READ_CHAT, READ_LISTING } from '../scripts/registry.js'
 import { INSPECT_TICKETS, listPipelined, listingArgv, listingPlan, type ListedHash, type ListingPlan } from './bounded.js'
 
@@ -188,22 +188,14 @@ export class RedisSource implements StateSource {
       return (await listPipelined(this.client, [item], plan))[0]!
     }
     if (this.scriptRefused || !item.queue) return pipelined()
-    const script = loadScript(READ_CHAT.name)
     const args = [String(plan.limit), plan.also?.[0] ?? '', String(plan.fields.length), ...plan.fields]
     this.hashCommands++
-    let reply: unknown
-    try {
-      try {
-        reply = await this.client.evalsha(script.sha, 2, item.key, item.queue, ...args)
-      } catch (err) {
-        if (!(err instanceof Error && err.message.startsWith('NOSCRIPT'))) throw err
-        reply = await this.client.eval(script.source, 2, item.key, item.queue, ...args)
-      }
-    } catch (err) {
-      if ((err as Error)?.name !== 'ReplyError') throw err
-      this.scriptRefused = /NOPERM|unknown command|disabled/i.test((err as Error).message)
+    const answer = await runReadScript(this.client, READ_CHAT.name, [item.key, item.queue], args)
+    if ('refused' in answer) {
+      this.scriptRefused = refusedForGood(answer.refused)
       return pipelined()
     }
+    const reply = answer.reply
     const h = READ_CHAT.decode(reply as never, keyName(item.key))
     if (h === 'wrongtype') return new Error('WRONGTYPE Operation against a key holding the wrong kind of value')
     return h ?? pipelined()
@@ -215,24 +207,16 @@ export class RedisSource implements StateSource {
     items: Array<{ key: RedisKey; queue?: RedisKey }>,
     plan: ListingPlan,
   ): Promise<Array<ListedHash | Error | null> | null> {
-    const script = loadScript(READ_LISTING.name)
     const argv = listingArgv(plan, items)
     this.hashCommands++
-    let reply: unknown
-    try {
-      try {
-        reply = await n.evalsha(script.sha, 0, ...argv)
-      } catch (err) {
-        if (!(err instanceof Error && err.message.startsWith('NOSCRIPT'))) throw err
-        reply = await n.eval(script.source, 0, ...argv)
-      }
-    } catch (err) {
-      // Redis said no (an ACL user without EVALSHA, scripting off, a slot moving or failing over): this
-      // batch with pipelined commands, which answer key by key; the rest too when the script itself is refused.
-      if ((err as Error)?.name !== 'ReplyError') throw err
-      this.scriptRefused = /NOPERM|unknown command|disabled/i.test((err as Error).message)
+    // Redis said no (an ACL user without EVALSHA, scripting off, a slot moving or failing over): this
+    // batch with pipelined commands, which answer key by key; the rest too when the script itself is refused.
+    const answer = await runReadScript(n, READ_LISTING.name, [], argv)
+    if ('refused' in answer) {
+      this.scriptRefused = refusedForGood(answer.refused)
       return null
     }
+    const reply = answer.reply
     return READ_LISTING.decode(reply, READ_LISTING.name).map((h) =>
       h === 'wrongtype' ? new Error('WRONGTYPE Operation against a key holding the wrong kind of value') : h,
     )
@@ -271,7 +255,7 @@ export class RedisSource implements StateSource {
     }
     if (!this.scriptRefused) {
       const read = await scriptedBatchRead(conn, keys, withTtl, omit, sent, (message) => {
-        this.scriptRefused = /NOPERM|unknown command|disabled/i.test(message)
+        this.scriptRefused = refusedForGood(message)
       })
       if (read) return read
     }

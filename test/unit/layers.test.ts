@@ -81,7 +81,7 @@ const LAYERS: Array<[RegExp, number]> = [
   [/^connection\//, 2], // the parts connection.ts re-exports
   [/^scripts\//, 3],
   [/^coordinator\/|^state\/(reader|dashboard|source|records|snapshot)$/, 4],
-  [/^state\/(walker|reach|listing|source-api|source-batch)$/, 4], // the parts of the reader and of its source
+  [/^state\/(walker|reach|listing|source-api|source-batch|read-script)$/, 4], // the parts of the reader and of its source
   [/^(store|admin)\/|^testing\/(memory-core|memory-turns|memory-leads|memory-hub|memory-coordinator)$|^metrics$/, 5],
   [/^testing\/memory-store$/, 6],
   [/^index$|^testing\/index$/, 7],
