@@ -8,9 +8,7 @@ export { readDashboard } from '../src/state/dashboard.js'
 export { RedisSource } from '../src/state/source.js'
 export { RecordedSource, RecordingSource } from '../src/state/records.js'
 export {
-  captureSnapshot,
   captureTo,
-  encodeSnapshot,
   decodeSnapshot,
   SNAPSHOT_MAX_BYTES,
   SNAPSHOT_TOO_LARGE,

@@ -4,8 +4,8 @@
  * renamed over it once whole — a capture that fails leaves nothing. Memory holds one batch of
  * records and the key names (as JSON text), not the snapshot: a million chats are not one string.
  *
- * The document is the one encodeSnapshot writes, its fields in another order: the head, the
- * records' hashes as they come, the masters with their keys, and the capture last.
+ * The document is the snapshot format decodeSnapshot reads (src/state/snapshot.ts), in this order:
+ * the head, the records' hashes as they come, the masters with their keys, and the capture last.
  */
 import { createWriteStream, renameSync, unlinkSync, type WriteStream } from 'node:fs'
 import { once } from 'node:events'

@@ -5,7 +5,7 @@
  * the Redis time it was read, and the capture its time span. Conversation state, saved answers and
  * handover marker data are left out unless asked; the password is never in it.
  */
-import { gunzipSync, gzipSync } from 'node:zlib'
+import { gunzipSync } from 'node:zlib'
 import { idFromBytes, keyText } from '../bytes.js'
 import { KeyLayout, SCHEMA_VERSION, type KeyKind, type Layout, type RedisKey } from '../keys.js'
 import { PACKAGE_VERSION } from '../version.js'
@@ -78,8 +78,8 @@ function infoField(info: string, field: string): string | null {
 export type SnapshotHead = Omit<Snapshot, 'capture' | 'records'> & { records: Omit<StateRecords, 'hashes' | 'nodes'> }
 
 /**
- * Where a capture goes, piece by piece as it is read: an object in memory (captureSnapshot), or a
- * file written as the walk goes (the CLI's snapshot -o: a million chats never held in memory at once).
+ * Where a capture goes, piece by piece as it is read: the CLI's snapshot -o writes it to its file as
+ * the walk goes (commands/snapshot/writer.ts), so a million chats are never held in memory at once.
  */
 export interface SnapshotSink {
   start(head: SnapshotHead): void | Promise<void>
@@ -89,35 +89,6 @@ export interface SnapshotSink {
   nodeKeys(node: number, names: string[]): void
   /** The masters (their probes; their keys were given to nodeKeys) and how the capture went. */
   finish(nodes: NodeRecord[], capture: Snapshot['capture']): void | Promise<void>
-}
-
-/** A sink that keeps the snapshot in memory. */
-class MemorySink implements SnapshotSink {
-  snapshot: Snapshot | null = null
-  private head: SnapshotHead | null = null
-  private readonly hashed: Record<string, HashRecord> = {}
-  private readonly keys: string[][] = []
-  start(head: SnapshotHead): void {
-    this.head = head
-  }
-  hashes(records: Array<[string, HashRecord]>): void {
-    for (const [k, r] of records) this.hashed[k] = r
-  }
-  nodeKeys(node: number, names: string[]): void {
-    for (const n of names) (this.keys[node] ??= []).push(n)
-  }
-  finish(nodes: NodeRecord[], capture: Snapshot['capture']): void {
-    const head = this.head!
-    const withKeys = nodes.map((n, i) => ({ ...n, keys: this.keys[i] ?? [] }))
-    this.snapshot = { ...head, capture, records: { ...head.records, nodes: withKeys, hashes: this.hashed } } as Snapshot
-  }
-}
-
-/** Capture the state under `keys.prefix` from a live source into memory (see captureTo). */
-export async function captureSnapshot(source: RedisSource, keys: KeyLayout, o: CaptureOptions): Promise<Snapshot> {
-  const sink = new MemorySink()
-  await captureTo(source, keys, o, sink)
-  return sink.snapshot!
 }
 
 /** The masters' names and probes (INFO and the rest of doctor's), and what INFO says of each server. */
@@ -244,12 +215,6 @@ export async function captureTo(source: RedisSource, keys: KeyLayout, o: Capture
   }
   await sink.finish(nodes, capture)
   return capture
-}
-
-/** The file's bytes: JSON, gzipped when the name ends in .gz. */
-export function encodeSnapshot(s: Snapshot, gzip: boolean): Buffer {
-  const json = Buffer.from(JSON.stringify(s))
-  return gzip ? gzipSync(json) : json
 }
 
 /** Largest snapshot this release reads, decompressed (bytes): a larger file, or a gzip that inflates past it, is refused. */
