@@ -112,10 +112,14 @@ export async function* sortedBatches<R>(batches: AsyncIterable<R[]>, cmp: (a: R,
 
 async function* merge<R>(runs: string[], cmp: (a: R, b: R) => number): AsyncGenerator<R[]> {
   const heap = new Heap<R>(cmp)
-  const readers = runs.map((path) => createInterface({ input: createReadStream(path), crlfDelay: Infinity }))
+  // Each run's line iterator is made as its reader is, before any await: readline emits lines as
+  // soon as its stream reads, and lines emitted before an iterator exists are lost.
+  const readers = runs.map((path) => {
+    const rl = createInterface({ input: createReadStream(path), crlfDelay: Infinity })
+    return { rl, lines: rl[Symbol.asyncIterator]() }
+  })
   try {
-    for (const [run, rl] of readers.entries()) {
-      const lines = rl[Symbol.asyncIterator]()
+    for (const [run, { lines }] of readers.entries()) {
       const first = await lines.next()
       if (!first.done) heap.push({ row: JSON.parse(first.value) as R, lines, run })
     }
@@ -132,6 +136,6 @@ async function* merge<R>(runs: string[], cmp: (a: R, b: R) => number): AsyncGene
     }
     if (out.length) yield out
   } finally {
-    for (const rl of readers) rl.close()
+    for (const { rl } of readers) rl.close()
   }
 }
