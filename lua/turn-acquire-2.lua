@@ -105,11 +105,15 @@ if not fresh then
   if h[POLL_HOLDER_INC] == inc and h[POLL_HOLDER_TICKET] == ticket and owns(h[POLL_HOLDER_REQUEST], reqId) then
     if (tonumber(h[EXPIRES]) or 0) > NOW then
       if h[POLL_OFFERED] == '1' then
-        take_up(state, h[HOLDER], inc, leaseMs) -- the poll that takes up a grant pushed to us
+        -- The poll that takes up a grant pushed to us. Only the state key's expiry follows (the grant
+        -- set it for the granting replica's leaseMs, which may be shorter than ours): the queue lives
+        -- on with its waiters' takes and polls.
+        take_up(state, h[HOLDER], inc, leaseMs)
+        redis.call('PEXPIRE', state, lease_key_ttl(leaseMs, idleTtl))
       else
         redis.call('HSET', state, CHAT.expiresAt, fmt(NOW + leaseMs), CHAT.lastRenewal, fmt(NOW), waiter_field(inc), alive)
+        touch(state, queue, leaseMs, idleTtl)
       end
-      touch(state, queue, leaseMs, idleTtl)
       return { TURN.granted, ticket, h[FENCE], h[POLL_PREV] or false, h[POLL_PREV_INC] or false }
     end
     grant_next({ state = state, queue = queue, leaseMs = leaseMs, wake = wake, callerTicket = ticket, releasing = true,

@@ -77,7 +77,12 @@ function busyLoops(n) {
 }
 
 async function runOne(url, admin, cfg, sched) {
-  const workers = Array.from({ length: cfg.replicas }, () => fork(WORKER, [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }))
+  const workers = Array.from({ length: cfg.replicas }, () =>
+    fork(WORKER, [], {
+      execArgv: process.env.BENCH_WORKER_PROF ? ['--cpu-prof', '--cpu-prof-dir=' + process.env.BENCH_WORKER_PROF] : [],
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    }),
+  )
   let busy = []
   try {
     await Promise.all(

@@ -1,7 +1,7 @@
 /**
  * One call on a client: bounding it in time (withTimeout), knowing whether it may have run twice
- * (connectionCloses), and sending the calls of one turn of the event loop in one write
- * (batchWrites). Split from connection.ts: what the layers above do around each command.
+ * (connectionCloses), and sending calls made together in few writes: those of one turn of the
+ * event loop in one (batchWrites), those of one task a few to a write (batchTaskWrites). Split from connection.ts: what the layers above do around each command.
  */
 import type { Redis } from 'ioredis'
 import { CoordinationUnavailableError } from '../errors/coordination-unavailable-error.js'
@@ -82,4 +82,46 @@ export function batchWrites(client: RedisClient): void {
     corked.delete(client)
     for (const s of sockets) s.uncork()
   })
+}
+
+/** Commands of one task that leave in one write at most (a larger batch goes in several). */
+export const TASK_BATCH = 8
+interface TaskBatch {
+  sockets: Corkable[]
+  sent: number
+}
+const taskBatches = new WeakMap<RedisClient, TaskBatch>()
+
+/**
+ * Commands sent in the same task (one read's replies and the promise continuations they run, a
+ * timer's callback and what it awaits at once) leave together, TASK_BATCH to a write: the sockets
+ * are corked until the task's microtasks have run (process.nextTick runs after them), so nothing
+ * waits for a later turn of the loop, and a long batch leaves in parts as it is made, so Redis
+ * starts on the first part while the rest is made.
+ */
+export function batchTaskWrites(client: RedisClient): void {
+  const open = taskBatches.get(client)
+  if (open) {
+    if (++open.sent % TASK_BATCH === 0) {
+      for (const s of open.sockets) {
+        s.uncork()
+        s.cork()
+      }
+    }
+    return
+  }
+  const sockets: Corkable[] = []
+  for (const node of masters(client)) {
+    const stream = (node as unknown as { stream?: Corkable }).stream
+    if (stream?.writable && typeof stream.cork === 'function') sockets.push(stream)
+  }
+  if (!sockets.length) return
+  for (const s of sockets) s.cork()
+  taskBatches.set(client, { sockets, sent: 1 })
+  queueMicrotask(() =>
+    process.nextTick(() => {
+      taskBatches.delete(client)
+      for (const s of sockets) s.uncork()
+    }),
+  )
 }

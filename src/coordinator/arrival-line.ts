@@ -32,16 +32,15 @@ export interface Place {
   reschedule(): void
 }
 
-/** An acquisition waiting in wait(): its place, and the server generation it waits at. */
-interface Waiting {
-  place: Place
-  generation: () => number
-}
-
 interface Line {
   places: Place[]
-  /** Acquisitions waiting for an earlier place to get (again) a ticket, by wake-up (made when one first waits). */
-  listeners: Map<() => void, Waiting> | null
+  /** Places waiting in wait(), by place: the wake-up that ends their current sleep. */
+  sleepers: Map<Place, () => void>
+  /** The server generation as the waiters see it (set by the first one that waits). */
+  generation: (() => number) | null
+  /** The generation at the last scan of the line, and whether a ticket from an older one blocked a waiter then. */
+  scannedAt: number
+  stale: boolean
   /** When the last take or poll that kept our queued tickets here alive was sent (monotonic ms). */
   refreshedAt: number
   /** When the chat's holder's lease (or offer) ends unless renewed, as the last reply said (monotonic ms). */
@@ -62,10 +61,25 @@ interface Line {
  */
 export class ArrivalLines {
   private readonly lines = new Map<string, Line>()
+  /** Lines with waiters in wait(), and the one timer that rescans them after a server change. */
+  private readonly waitingLines = new Set<string>()
+  private recheck: NodeJS.Timeout | null = null
 
   join(key: string, nudge: () => void, reschedule: () => void): Place {
     let line = this.lines.get(key)
-    if (!line) this.lines.set(key, (line = { places: [], listeners: null, refreshedAt: -Infinity, holderDueAt: Infinity }))
+    if (!line)
+      this.lines.set(
+        key,
+        (line = {
+          places: [],
+          sleepers: new Map(),
+          generation: null,
+          scannedAt: -1,
+          stale: false,
+          refreshedAt: -Infinity,
+          holderDueAt: Infinity,
+        }),
+      )
     const place: Place = { seenAt: null, nudge, reschedule }
     line.places.push(place)
     return place
@@ -84,7 +98,7 @@ export class ArrivalLines {
     if (!line) return
     const i = line.places.indexOf(place)
     if (i >= 0) line.places.splice(i, 1)
-    if (line.places.length === 0 && !line.listeners?.size) this.lines.delete(key)
+    if (line.places.length === 0 && !line.sleepers.size) this.lines.delete(key)
     else this.changed(key)
     if (i === 0) line.places[0]?.reschedule()
   }
@@ -150,6 +164,12 @@ export class ArrivalLines {
    * Wait until no earlier place blocks this one at the current generation. Blockers whose ticket
    * is from an older generation are nudged to poll now (and again every `recheckMs`). Rejects as the
    * wait does: 'timeout' at `giveUpAt`, 'aborted' with the signal.
+   *
+   * A waiter sleeps until its line changes in a way that lets it go on or gives it a blocker to
+   * nudge (changed()), with one timer for its whole wait: waiting costs nothing per second, whatever
+   * the backlog. A server change is found by one timer for all lines (every `recheckMs` while any
+   * waits), which rescans only the lines whose scan is older than the generation, or that had a stale
+   * blocker.
    */
   async wait(
     key: string,
@@ -159,50 +179,78 @@ export class ArrivalLines {
     recheckMs: number,
     signal?: AbortSignal,
   ): Promise<void> {
-    const waiting: Waiting = { place, generation }
-    for (;;) {
-      const blocking = this.blockers(key, place, generation())
-      if (blocking.length === 0) return
-      if (signal?.aborted) throw new CoordinationUnavailableError('aborted', `wait for ${JSON.stringify(key)} aborted`, { key })
-      const left = giveUpAt - monotonicNow()
-      if (left <= 0) throw new CoordinationUnavailableError('timeout', `no turn for ${JSON.stringify(key)} in time`, { key })
-      for (const p of blocking) if (p.seenAt !== null) p.nudge()
-      const line = this.lines.get(key)!
-      const listeners = (line.listeners ??= new Map())
-      await new Promise<void>((resolve) => {
-        const done = () => {
-          clearTimeout(timer)
-          listeners.delete(done)
-          signal?.removeEventListener('abort', done)
-          resolve()
-        }
-        const timer = setTimeout(done, Math.min(left, recheckMs))
-        listeners.set(done, waiting)
-        signal?.addEventListener('abort', done, { once: true })
-      })
+    const line = this.lines.get(key)
+    if (!line) return
+    line.generation ??= generation
+    let timer: NodeJS.Timeout | null = null
+    try {
+      for (;;) {
+        const blocking = this.blockers(key, place, generation())
+        if (blocking.length === 0) return
+        if (signal?.aborted) throw new CoordinationUnavailableError('aborted', `wait for ${JSON.stringify(key)} aborted`, { key })
+        const left = giveUpAt - monotonicNow()
+        if (left <= 0) throw new CoordinationUnavailableError('timeout', `no turn for ${JSON.stringify(key)} in time`, { key })
+        for (const p of blocking) if (p.seenAt !== null) p.nudge()
+        await new Promise<void>((resolve) => {
+          const done = () => {
+            line.sleepers.delete(place)
+            signal?.removeEventListener('abort', done)
+            resolve()
+          }
+          line.sleepers.set(place, done)
+          timer ??= setTimeout(() => {
+            timer = null
+            line.sleepers.get(place)?.()
+          }, left)
+          signal?.addEventListener('abort', done, { once: true })
+          this.watch(key, recheckMs)
+        })
+      }
+    } finally {
+      if (timer) clearTimeout(timer)
+      line.sleepers.delete(place)
     }
+  }
+
+  /** Rescan `key`'s line every `recheckMs` while it has waiters (one timer for every line). */
+  private watch(key: string, recheckMs: number): void {
+    this.waitingLines.add(key)
+    if (this.recheck) return
+    this.recheck = setInterval(() => {
+      for (const k of this.waitingLines) {
+        const line = this.lines.get(k)
+        if (!line?.sleepers.size) {
+          this.waitingLines.delete(k)
+          continue
+        }
+        if (line.stale || line.generation?.() !== line.scannedAt) this.changed(k)
+      }
+      if (!this.waitingLines.size && this.recheck) {
+        clearInterval(this.recheck)
+        this.recheck = null
+      }
+    }, recheckMs)
+    this.recheck.unref?.()
   }
 
   /**
    * A place got or lost its ticket, or left: wake the waiters that now have something to do — go on
-   * (nothing blocks them) or nudge a blocker. The others would only go back to sleep (with a new
-   * timer each: on a busy chat that was most of a message's CPU); their recheck timer still runs.
+   * (no earlier place without a ticket) or nudge a blocker (an earlier ticket from an older
+   * generation). One pass over the line; the others sleep on.
    */
   private changed(key: string): void {
     const line = this.lines.get(key)
-    if (!line?.listeners?.size) return
-    for (const [wake, w] of [...line.listeners]) if (this.moves(line.places, w)) wake()
-  }
-
-  private moves(places: Place[], w: Waiting): boolean {
-    const generation = w.generation()
+    if (!line?.sleepers.size) return
+    const generation = line.generation!()
     let blocked = false
-    for (const p of places) {
-      if (p === w.place) return !blocked
+    let stale = false
+    for (const p of line.places) {
+      if (!blocked || stale) line.sleepers.get(p)?.()
       if (p.seenAt === generation) continue
-      if (p.seenAt !== null) return true // a ticket from an older generation: nudge it now
-      blocked = true
+      if (p.seenAt !== null) stale = true
+      else blocked = true
     }
-    return true
+    line.scannedAt = generation
+    line.stale = stale
   }
 }

@@ -1,7 +1,7 @@
 import type { RedisKey } from '../keys.js'
 import { keyText } from '../bytes.js'
 import { errorFromRedis } from '../errors/from-redis.js'
-import { connectionCloses, withTimeout, type RedisClient } from '../connection.js'
+import { batchTaskWrites, connectionCloses, withTimeout, type RedisClient } from '../connection.js'
 import { CoordinationUnavailableError } from '../errors/coordination-unavailable-error.js'
 import { encodeArgs, UNKNOWN, type ArgSchema, type ScriptArgs, type ScriptDef } from './define.js'
 import { loadScript } from './load.js'
@@ -60,9 +60,11 @@ export class ScriptRunner {
     timeoutMs: number,
   ): Promise<R> {
     const script = loadScript(def.name)
-    // Not corked here: a lone command (a turn's take or release) goes out at once. A caller that sends
-    // many together (the renewal cycle) corks the connection around them itself (batchWrites).
+    // Calls made in the same task leave together, a few to a write (batchTaskWrites): a lone command
+    // (a turn's take or release) still goes out before the loop turns. A caller that sends many
+    // together across tasks (the renewal cycle) corks the connection around them itself (batchWrites).
     const redis = this.redis
+    batchTaskWrites(redis)
     const ifNoScript = (err: unknown): Promise<unknown> => {
       if (!(err instanceof Error && err.message.startsWith('NOSCRIPT'))) throw err
       return redis.eval(script.source, keyList.length, ...keyList, ...argv)

@@ -2,7 +2,7 @@ import { afterAll, describe, expect, it } from 'vitest'
 import { Redis } from 'ioredis'
 import { KeyLayout } from '../../src/index.js'
 import { ScriptRunner } from '../../src/scripts/runner.js'
-import { batchWrites } from '../../src/connection.js'
+import { batchWrites, TASK_BATCH } from '../../src/connection.js'
 import { TURN_ACQUIRE } from '../../src/scripts/registry.js'
 import { redisUrl, uniquePrefix } from '../helpers/redis.js'
 
@@ -52,5 +52,45 @@ describe('script calls', () => {
     const later = await take('later')
     expect(later.status).toBe('granted')
     expect(counter.writes).toBe(2)
+  })
+
+  it('calls made in one task leave TASK_BATCH to a write, before the loop turns; a lone call in its own', async () => {
+    await client.ping()
+    const keys = new KeyLayout(uniquePrefix('sb'), 'standalone')
+    const scripts = new ScriptRunner(client, 5000)
+    const take = (i: number | string) => {
+      const k = keys.chat(`chat:${i}`)
+      return scripts.call(
+        TURN_ACQUIRE,
+        { state: k.state, queue: k.queue },
+        {
+          replicaId: 'r',
+          incarnation: 'i1',
+          leaseMs: 5000,
+          idleTtlMs: 60000,
+          ticket: null,
+          wakeChannelPrefix: keys.wakeChannelPrefix,
+          requestId: String(i),
+        },
+      )
+    }
+    await take(100)
+    const counter = countWrites(client)
+    const n = TASK_BATCH * 2 + 3
+    const pending = Array.from({ length: n }, (_, i) => take(i))
+    // Written by the end of this task's microtasks: nothing waits for the check phase.
+    let writtenBeforeImmediate = -1
+    setImmediate(() => (writtenBeforeImmediate = counter.writes))
+    const replies = await Promise.all(pending)
+    expect(replies.map((r) => r.status)).toEqual(Array(n).fill('granted'))
+    expect(writtenBeforeImmediate).toBe(3)
+    expect(counter.writes).toBe(3)
+    // Continuations that send again (a reply's caller releasing, say) batch among themselves.
+    const again = await Promise.all(pending.map((p, i) => p.then(() => take(`again-${i}`))))
+    expect(again.every((r) => r.status === 'granted')).toBe(true)
+    expect(counter.writes).toBe(6)
+    const lone = await take('lone')
+    expect(lone.status).toBe('granted')
+    expect(counter.writes).toBe(7)
   })
 })

@@ -1,0 +1,88 @@
+/**
+ * A replica's line for one chat: each acquisition takes its ticket once every earlier one has its
+ * own, and waiting for that costs nothing per second whatever the backlog (no timer per waiter per
+ * recheck), while a server change is still found and stale blockers nudged.
+ */
+import { afterEach, describe, expect, it, vi } from 'vitest'
+import { ArrivalLines } from '../../src/coordinator/arrival-line.js'
+import { monotonicNow } from '../../src/clock.js'
+
+const tick = (ms: number) => new Promise((r) => setTimeout(r, ms))
+
+function line(n: number) {
+  const lines = new ArrivalLines()
+  const nudged: number[] = []
+  const places = Array.from({ length: n }, (_, i) =>
+    lines.join(
+      'chat:1',
+      () => nudged.push(i),
+      () => {},
+    ),
+  )
+  return { lines, places, nudged }
+}
+
+afterEach(() => vi.restoreAllMocks())
+
+describe('ArrivalLines.wait', () => {
+  it('goes on in arrival order: each waiter once the one before it has a ticket at the current generation', async () => {
+    const { lines, places } = line(3)
+    const generation = 0
+    const order: number[] = []
+    const far = monotonicNow() + 60_000
+    const b = lines.wait('chat:1', places[1]!, () => generation, far, 1000).then(() => order.push(1))
+    const c = lines.wait('chat:1', places[2]!, () => generation, far, 1000).then(() => order.push(2))
+    await tick(20)
+    expect(order).toEqual([])
+    lines.mark('chat:1', places[0]!, 0)
+    await b
+    await tick(20)
+    expect(order).toEqual([1]) // c still waits for b's ticket
+    lines.mark('chat:1', places[1]!, 0)
+    await c
+    expect(order).toEqual([1, 2])
+  })
+
+  it('500 waiters behind a take in flight for 300 ms: one timer each for the whole wait, not one per recheck', async () => {
+    const { lines, places } = line(501)
+    const spy = vi.spyOn(globalThis, 'setTimeout')
+    const far = monotonicNow() + 60_000
+    const waits = places.slice(1).map((p) => lines.wait('chat:1', p, () => 0, far, 10))
+    await tick(300)
+    const timers = spy.mock.calls.length
+    // Before: every waiter re-armed a recheck timer every 10 ms (about 15,000 here).
+    expect(timers).toBeLessThan(500 + 50)
+    // The line then moves one place at a time, each woken when the one before it has its ticket.
+    for (let i = 0; i < places.length; i++) {
+      lines.mark('chat:1', places[i]!, 0)
+      if (i < waits.length) await waits[i]
+    }
+    await Promise.all(waits)
+  })
+
+  it('a server change (a new generation) is found by the line rescan: the blocker whose ticket is from the old server is nudged', async () => {
+    const { lines, places, nudged } = line(3)
+    let generation = 0
+    lines.mark('chat:1', places[0]!, 0) // its ticket, on this server; place 1's take is in flight
+    const far = monotonicNow() + 60_000
+    const waiting = lines.wait('chat:1', places[2]!, () => generation, far, 10)
+    await tick(30)
+    expect(nudged).toEqual([]) // nothing changed: nobody asked to poll
+    generation = 1 // the server changed: place 0's ticket may be lost with it
+    await tick(60)
+    expect(nudged).toContain(0)
+    expect(nudged).not.toContain(1) // no ticket to check yet
+    lines.mark('chat:1', places[0]!, 1)
+    lines.mark('chat:1', places[1]!, 1)
+    await waiting
+  })
+
+  it('ends at giveUpAt with timeout, and with the signal with aborted', async () => {
+    const { lines, places } = line(3)
+    await expect(lines.wait('chat:1', places[1]!, () => 0, monotonicNow() + 30, 1000)).rejects.toMatchObject({ reason: 'timeout' })
+    const ac = new AbortController()
+    const w = lines.wait('chat:1', places[2]!, () => 0, monotonicNow() + 60_000, 1000, ac.signal)
+    setTimeout(() => ac.abort(), 10)
+    await expect(w).rejects.toMatchObject({ reason: 'aborted' })
+  })
+})
