@@ -102,7 +102,8 @@ const taskBatches = new WeakMap<RedisClient, TaskBatch>()
 export function batchTaskWrites(client: RedisClient): void {
   const open = taskBatches.get(client)
   if (open) {
-    if (++open.sent % TASK_BATCH === 0) {
+    // Before the 9th, 17th, ... call's command: the ones before it leave, 8 to a write.
+    if (open.sent++ % TASK_BATCH === 0) {
       for (const s of open.sockets) {
         s.uncork()
         s.cork()

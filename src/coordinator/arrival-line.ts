@@ -190,7 +190,11 @@ export class ArrivalLines {
         if (signal?.aborted) throw new CoordinationUnavailableError('aborted', `wait for ${JSON.stringify(key)} aborted`, { key })
         const left = giveUpAt - monotonicNow()
         if (left <= 0) throw new CoordinationUnavailableError('timeout', `no turn for ${JSON.stringify(key)} in time`, { key })
-        for (const p of blocking) if (p.seenAt !== null) p.nudge()
+        for (const p of blocking) {
+          if (p.seenAt === null) continue
+          p.nudge()
+          line.stale = true // nudged again at every rescan while it stays stale
+        }
         await new Promise<void>((resolve) => {
           const done = () => {
             line.sleepers.delete(place)

@@ -77,6 +77,16 @@ describe('ArrivalLines.wait', () => {
     await waiting
   })
 
+  it('a blocker whose ticket is from an older server is nudged again at every rescan while it stays so, not once', async () => {
+    const { lines, places, nudged } = line(2)
+    lines.mark('chat:1', places[0]!, 0) // seen on the server of generation 0; the server is now generation 1
+    const waiting = lines.wait('chat:1', places[1]!, () => 1, monotonicNow() + 60_000, 10)
+    await tick(200)
+    expect(nudged.filter((i) => i === 0).length).toBeGreaterThanOrEqual(5)
+    lines.mark('chat:1', places[0]!, 1)
+    await waiting
+  })
+
   it('ends at giveUpAt with timeout, and with the signal with aborted', async () => {
     const { lines, places } = line(3)
     await expect(lines.wait('chat:1', places[1]!, () => 0, monotonicNow() + 30, 1000)).rejects.toMatchObject({ reason: 'timeout' })
