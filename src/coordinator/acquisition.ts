@@ -251,11 +251,13 @@ export class Acquisition {
   }
 
   /**
-   * Sleep until a push, a hand-off, or our poll time. An offer another replica's script pushed is
-   * used if useOffer can bound when it was made, else polled for (the poll takes it up). A grant our
-   * own release handed over (made with our leaseMs after that release was sent: `sentAt`) is taken
-   * without another round trip. Either is asked of Redis when an operator revoked a turn of ours here
-   * since, or when it names another acquisition of ours (Redis lost our ticket and gave its number again).
+   * Sleep until a push, a hand-off, or our poll time. A grant pushed to us is polled for (the poll
+   * takes it up) when it is an offer from another replica's script (Redis runs the lease from there,
+   * and an offer to a waiter that died lapses and passes on); when an operator revoked a turn of ours
+   * on this chat since; or when it names another acquisition of ours (Redis lost our ticket and gave
+   * its number again). A grant our own release handed over, made with our leaseMs after that release
+   * was sent (`sentAt`: a far later bound than our last poll, since only the keeper polls), is taken
+   * without another round trip; one whose release time is not known is asked of Redis.
    */
   private async waitForGrant(ticket: number): Promise<Next> {
     const { q, key } = this
@@ -283,11 +285,13 @@ export class Acquisition {
   }
 
   /**
-   * An offer another replica's script pushed (it runs `grant.leaseMs` unless taken up), used at once
-   * without a take-up poll when we know a moment it was made after: our own last 'queued' answer, or
-   * our oldest ticket's here (Redis grants our tickets in order). The lease runs from that moment; a
-   * renewal at three quarters of it takes the offer up if the turn is still held, and a release first
-   * makes us the last holder (as a take-up would). Null: ask Redis (the poll).
+   * A grant another replica's script offered us (it runs `grant.leaseMs`, a third of the granter's
+   * lease, unless taken up) is used at once, without the poll that takes it up, when we know a moment
+   * it was made after: our own last 'queued' answer, or our oldest ticket's here (the line's first
+   * place: Redis grants our tickets in order, so none of the later ones before it). The lease runs
+   * from that moment; a renewal before three quarters of it takes the offer up (a full lease) if the
+   * turn is still held then, and a release that comes first makes us the chat's last holder (as a
+   * take-up would). A turn served in less than that costs no take-up. Null: ask Redis (the poll).
    */
   private useOffer(ticket: number, grant: PushedGrant): Next | null {
     const { q, key } = this
