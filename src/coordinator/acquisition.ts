@@ -14,7 +14,7 @@
 import { monotonicNow } from '../clock.js'
 import { CoordinationUnavailableError } from '../errors/coordination-unavailable-error.js'
 import { isConnectionError } from '../errors/from-redis.js'
-import type { Holder, PushedGrant, TurnReply } from '../wire/types.js'
+import type { Holder, TurnReply } from '../wire/types.js'
 import type { ArrivalLines, Place } from './arrival-line.js'
 import { leaseDeadline, type CoordinatorContext } from './context.js'
 import type { LeaseTable } from './lease-table.js'
@@ -145,10 +145,6 @@ export class Acquisition {
     // A take or poll answered 'queued' (or a poll 'granted') kept our tickets in this chat alive.
     if (reply.status === 'queued') q.lines.refreshed(key, sentAt, reply.holderLeftMs)
     else if (reply.status === 'granted' && !taking) q.lines.refreshed(key, sentAt, null)
-    // Our oldest ticket here not yet passed when this call ran: no later one of ours was granted before.
-    if ((reply.status === 'queued' || reply.status === 'granted') && generationAtSend === q.renewer.generation) {
-      q.lines.headSeenAt(key, this.place, sentAt, generationAtSend)
-    }
     // A ticket taken is registered as waiting by poll(); forgotten when this acquisition ends.
     if (taking && reply.status === 'queued') (this.waitingIds ??= new Set()).add(waitingId(key, reply.ticket))
     if (taking && (reply.status === 'granted' || reply.status === 'queued') && (await this.tookAheadOfEarlier(generationAtSend))) {
@@ -263,10 +259,6 @@ export class Acquisition {
     const { q, key } = this
     const woke = await q.sleep(key, ticket, this.place, this.backoff, this.started, this.giveUpAt, this.signal)
     const grant = woke.grant
-    if (grant && !woke.handed) {
-      const used = this.useOffer(ticket, grant)
-      if (used) return used
-    }
     const grantedAfter = grant?.sentAt ?? this.queuedSentAt
     const askRedis =
       grant &&
@@ -284,31 +276,8 @@ export class Acquisition {
     return AGAIN
   }
 
-  /**
-   * A grant another replica's script offered us (it runs `grant.leaseMs`, a third of the granter's
-   * lease, unless taken up) is used at once, without the poll that takes it up, when we know a moment
-   * it was made after: our own last 'queued' answer, or our oldest ticket's here (the line's first
-   * place: Redis grants our tickets in order, so none of the later ones before it). The lease runs
-   * from that moment; a renewal before three quarters of it takes the offer up (a full lease) if the
-   * turn is still held then, and a release that comes first makes us the chat's last holder (as a
-   * take-up would). A turn served in less than that costs no take-up. Null: ask Redis (the poll).
-   */
-  private useOffer(ticket: number, grant: PushedGrant): Next | null {
-    const { q, key } = this
-    const generation = q.renewer.generation
-    if (!grant.requestId || grant.requestId !== this.requestId || this.place.seenAt !== generation) return null
-    const head = q.lines.notGrantedBefore(key, this.place, generation)
-    const since = Math.max(this.queuedSentAt, head ?? -Infinity)
-    if (q.wakes.revokedSince(key, since)) return null
-    const usable = grant.leaseMs - q.core.renewMarginMs
-    const takeUpAt = since + Math.floor((usable * 3) / 4)
-    const now = monotonicNow()
-    if (usable <= 0 || takeUpAt <= now) return null
-    return { turn: this.take(ticket, grant.fence, grant.previousHolder, since, since + usable, takeUpAt) }
-  }
-
   /** The turn is ours: track its lease, count the grant, hand the caller its handle. */
-  private take(t: number, fence: number, previousHolder: Holder | null, sentAt: number, deadline: number, takeUpAt?: number): TurnHandle {
+  private take(t: number, fence: number, previousHolder: Holder | null, sentAt: number, deadline: number): TurnHandle {
     const { q, key } = this
     if (monotonicNow() >= deadline) {
       // Frozen between the grant and now: the lease may already be someone else's.
@@ -316,12 +285,6 @@ export class Acquisition {
     }
     if (q.core.state !== 'running') throw new CoordinationUnavailableError('stopped', `coordinator is ${q.core.state}`, { key })
     const lease = q.leases.track('chat', key, fence, t, sentAt, deadline, this.requestId)
-    if (takeUpAt !== undefined) {
-      // An offer used without its take-up: renewed (taken up) then, if the turn is still held.
-      const timer = setTimeout(() => void q.renewer.checkLeaseNow(lease), Math.max(0, takeUpAt - monotonicNow()))
-      timer.unref?.()
-      lease.onEnd = () => clearTimeout(timer)
-    }
     this.ticket = null // ours now: release() gives it back
     const waitedMs = monotonicNow() - this.started
     q.book.granted(waitedMs)

@@ -45,12 +45,6 @@ interface Line {
   refreshedAt: number
   /** When the chat's holder's lease (or offer) ends unless renewed, as the last reply said (monotonic ms). */
   holderDueAt: number
-  /**
-   * When a take or poll of the line's first place (our oldest ticket here) was last sent that Redis
-   * answered with that ticket still queued or granted to it, and the server generation then. Every
-   * later ticket of ours here is younger, so no grant reached one of them before that call ran.
-   */
-  headSeen: { at: number; generation: number } | null
 }
 
 /**
@@ -84,7 +78,6 @@ export class ArrivalLines {
           stale: false,
           refreshedAt: -Infinity,
           holderDueAt: Infinity,
-          headSeen: null,
         }),
       )
     const place: Place = { seenAt: null, nudge, reschedule }
@@ -124,28 +117,6 @@ export class ArrivalLines {
     if (!line) return
     if (sentAt > line.refreshedAt) line.refreshedAt = sentAt
     if (holderLeftMs !== null) line.holderDueAt = monotonicNow() + holderLeftMs + 1
-  }
-
-  /**
-   * A take or poll by `place`, sent at `sentAt` at server generation `generation`, found its ticket
-   * still queued or granted to it: when it is the line's first place, no later ticket of ours here
-   * was granted before that call ran.
-   */
-  headSeenAt(key: string, place: Place, sentAt: number, generation: number): void {
-    const line = this.lines.get(key)
-    if (line?.places[0] !== place) return
-    if (!line.headSeen || line.headSeen.generation !== generation || sentAt > line.headSeen.at) line.headSeen = { at: sentAt, generation }
-  }
-
-  /**
-   * The latest moment known to come before any grant to `place`'s ticket (seen at `generation`, the
-   * current one): a call of the line's first place that found its own, older, ticket not yet passed.
-   * Null when there is none at this generation.
-   */
-  notGrantedBefore(key: string, place: Place, generation: number): number | null {
-    const line = this.lines.get(key)
-    if (!line?.headSeen || line.headSeen.generation !== generation || place.seenAt !== generation) return null
-    return line.headSeen.at
   }
 
   /**

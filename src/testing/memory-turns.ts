@@ -245,11 +245,8 @@ export class MemoryTurns {
     let outcome: TurnReleaseReply['outcome'] = 'not-ours'
     const queued = c.queue.get(ticket)
     if (c.holder && c.holder.incarnation === incarnation && c.holder.ticket === ticket && owns(c.holder.requestId, requestId)) {
-      const { offered, replicaId } = c.holder
       c.holder = null
-      if (unserved)
-        c.last = c.previous // served nothing: who served before it stays the last holder
-      else if (offered) c.last = { replicaId, incarnation } // an offer used without its take-up served: as on Redis
+      if (unserved) c.last = c.previous // served nothing: who served before it stays the last holder
       outcome = 'released'
     } else if (queued && queued.incarnation === incarnation && owns(queued.requestId, requestId)) {
       c.queue.delete(ticket)
@@ -276,11 +273,6 @@ export class MemoryTurns {
     const now = this.now()
     if (h.exp <= now) return { ok: false, reason: 'expired' }
     h.exp = now + leaseMs
-    if (h.offered) {
-      // As on Redis: the renewal of an offer used without its take-up takes it up.
-      h.offered = false
-      rec.last = { replicaId: h.replicaId, incarnation: h.incarnation }
-    }
     return { ok: true, yieldRequest: null }
   }
 }
