@@ -4,8 +4,8 @@
  *
  * This module reads those options (resolveRedis) and re-exports the rest of the layer from
  * connection/, under the same names: client.ts (the client type, Cluster or not, its masters),
- * open.ts (connect, closeClient), calls.ts (withTimeout, connectionCloses, batchWrites, batchTaskWrites) and
- * topology.ts (slots, a Cluster's identity, server changes, eviction warnings).
+ * open.ts (connect, closeClient), calls.ts (withTimeout, connectionCloses, batchWrites,
+ * batchTaskWrites) and topology.ts (slots, a Cluster's identity, server changes, eviction warnings).
  */
 import { ConfigurationError } from './errors/configuration-error.js'
 import { KeyLayout, type Layout } from './keys.js'

@@ -1,7 +1,8 @@
 /**
  * One call on a client: bounding it in time (withTimeout), knowing whether it may have run twice
  * (connectionCloses), and sending calls made together in few writes: those of one turn of the
- * event loop in one (batchWrites), those of one task a few to a write (batchTaskWrites). Split from connection.ts: what the layers above do around each command.
+ * event loop in one (batchWrites), those of one task a few to a write (batchTaskWrites). Split
+ * from connection.ts: what the layers above do around each command.
  */
 import type { Redis } from 'ioredis'
 import { CoordinationUnavailableError } from '../errors/coordination-unavailable-error.js'
