@@ -7,9 +7,11 @@
 
   KEYS[1] chat state hash P:c:<chat>
   KEYS[2] chat queue P:q:<chat>
-  ARGV[1] limit: the tickets read from the head of the queue
-  ARGV[2] a ticket read too wherever it stands in the queue, or ''
-  ARGV[3] n, the number of named fields, then ARGV[4 .. n+3] the fields
+  ARGV[1] limit: the tickets read from the head of the queue (from ARGV[2] on)
+  ARGV[2] offset: how far from the head the tickets read start (0: at the head; a longer read is
+          sent in pages of a few hundred tickets, so no one call holds Redis long)
+  ARGV[3] a ticket read too wherever it stands in the queue, or ''
+  ARGV[4] n, the number of named fields, then ARGV[5 .. n+4] the fields
 
   Returns the four entries read-listing-0 returns for one key: the number of fields and values read,
   them joined with NUL, HLEN, and the queue's length (-1 when it holds another type); -1, '', 0, 0 for
@@ -19,11 +21,11 @@
 --@include lead-fields
 --@include listing
 
-local nf = tonumber(ARGV[3])
+local nf = tonumber(ARGV[4])
 local named = {}
 for i = 1, nf do
-  named[i] = ARGV[3 + i]
+  named[i] = ARGV[4 + i]
 end
 local also = {}
-if ARGV[2] ~= '' then also[1] = ARGV[2] end
-return { listing_read('chat', KEYS[1], KEYS[2], named, tonumber(ARGV[1]), '', also) }
+if ARGV[3] ~= '' then also[1] = ARGV[3] end
+return { listing_read('chat', KEYS[1], KEYS[2], named, tonumber(ARGV[1]), '', also, tonumber(ARGV[2])) }

@@ -23,7 +23,8 @@ local function listing_hmget(key, fields, into)
   end
 end
 
-local function listing_read(mode, key, queue, named, limit, measured, also)
+-- `offset` (chat mode): the tickets read start that far from the head (0 or nil: at the head).
+local function listing_read(mode, key, queue, named, limit, measured, also, offset)
   local size = redis.pcall('HLEN', key)
   if type(size) ~= 'number' then return -1, '', 0, 0 end
   if size == 0 then return 0, '', 0, 0 end
@@ -37,7 +38,8 @@ local function listing_read(mode, key, queue, named, limit, measured, also)
     else
       extra = length
       local tickets = {}
-      if length > 0 and limit > 0 then tickets = redis.call('ZRANGE', queue, 0, limit - 1) end
+      local from = offset or 0
+      if length > from and limit > 0 then tickets = redis.call('ZRANGE', queue, from, from + limit - 1) end
       local fields = {}
       for j = 1, #tickets do
         fields[#fields + 1] = CHAT.ticketPrefix .. tickets[j]
@@ -47,10 +49,10 @@ local function listing_read(mode, key, queue, named, limit, measured, also)
         fields[#fields + 1] = CHAT.ticketPrefix .. also[j]
         fields[#fields + 1] = CHAT.ticketRequestPrefix .. also[j]
       end
-      local from = #read
+      local before = #read
       listing_hmget(key, fields, read)
       local waiters, seen = {}, {}
-      for j = from + 1, #read, 2 do
+      for j = before + 1, #read, 2 do
         local inc = string.match(read[j + 1], '^%d+|%d+|([^|]*)|')
         if string.sub(read[j], 1, #CHAT.ticketPrefix) == CHAT.ticketPrefix and inc and not seen[inc] then
           seen[inc] = true

@@ -34,6 +34,8 @@ const keyName = (k: RedisKey): string => (typeof k === 'string' ? k : k.toString
 
 /** Keys per read-listing-0 call (a chat of a SCAN batch costs about 15 µs of Redis time in it). */
 const LISTING_KEYS_PER_CALL = 250
+/** Tickets one read-chat-2 call reads: a longer read (chat inspect --tickets) goes in pages of this many. */
+const CHAT_TICKETS_PER_CALL = 500
 
 export { WHOLE_READ_MAX_FIELDS } from './source-batch.js'
 
@@ -188,17 +190,28 @@ export class RedisSource implements StateSource {
       return (await listPipelined(this.client, [item], plan))[0]!
     }
     if (this.scriptRefused || !item.queue) return pipelined()
-    const args = [String(plan.limit), plan.also?.[0] ?? '', String(plan.fields.length), ...plan.fields]
-    this.hashCommands++
-    const answer = await runReadScript(this.client, READ_CHAT.name, [item.key, item.queue], args)
-    if ('refused' in answer) {
-      this.scriptRefused = refusedForGood(answer.refused)
-      return pipelined()
+    const queue = item.queue
+    const page = async (offset: number, limit: number, named: readonly string[], also: string) => {
+      this.hashCommands++
+      const args = [String(limit), String(offset), also, String(named.length), ...named]
+      const answer = await runReadScript(this.client, READ_CHAT.name, [item.key, queue], args)
+      if ('refused' in answer) {
+        this.scriptRefused = refusedForGood(answer.refused)
+        return 'refused' as const
+      }
+      return READ_CHAT.decode(answer.reply as never, keyName(item.key))
     }
-    const reply = answer.reply
-    const h = READ_CHAT.decode(reply as never, keyName(item.key))
+    const h = await page(0, Math.min(plan.limit, CHAT_TICKETS_PER_CALL), plan.fields, plan.also?.[0] ?? '')
+    if (h === 'refused' || h === null) return pipelined()
     if (h === 'wrongtype') return new Error('WRONGTYPE Operation against a key holding the wrong kind of value')
-    return h ?? pipelined()
+    // More tickets than one call reads: the next pages, each its own call (the queue may move
+    // between them: a view of a long queue, not one atomic read of it).
+    for (let offset = CHAT_TICKETS_PER_CALL; offset < Math.min(plan.limit, h.extra); offset += CHAT_TICKETS_PER_CALL) {
+      const more = await page(offset, Math.min(CHAT_TICKETS_PER_CALL, plan.limit - offset), [], '')
+      if (more === 'refused' || more === null || more === 'wrongtype') break
+      Object.assign(h.fields, more.fields)
+    }
+    return h
   }
 
   /** read-listing-0 on one node (EVAL after NOSCRIPT); null when Redis refused the script. */

@@ -112,6 +112,10 @@ describe('a million tickets, 100,000 candidacies, a 50 MB checkpoint', () => {
     expect(j.tickets).toHaveLength(100)
     expect(j.tickets[0]).toMatchObject({ ticket: 2, replicaId: 'pod-b' })
     expect(parseJson<J>(more).chat.tickets.map((t: J) => t.ticket)).toEqual([2, 3, 4])
+    // Past one call's 500 tickets: the next pages follow on, in grant order, none missing or twice.
+    const long = await cli('--json', 'chat', 'inspect', 'chat:big', '--tickets', '1234')
+    expect(long.code, long.stderr).toBe(0)
+    expect(parseJson<J>(long).chat.tickets.map((t: J) => t.ticket)).toEqual(Array.from({ length: 1234 }, (_, i) => i + 2))
     const refused = await cli('chat', 'inspect', 'chat:big', '--tickets', '1000000')
     expect(refused.code).toBe(2)
   }, 60_000)

@@ -47,7 +47,7 @@ export const READ_LISTING = defineScript({
 export const READ_CHAT = defineScript({
   name: 'read-chat-2',
   keys: ['state', 'queue'],
-  argv: { limit: 'int', ticket: 'str?', fieldCount: 'int' },
+  argv: { limit: 'int', offset: 'int', ticket: 'str?', fieldCount: 'int' },
   decode: (r, key): ListedHash | 'wrongtype' | null => listedHashes(r, key)[0] ?? null,
   resent: (h) => h,
 })
