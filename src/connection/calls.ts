@@ -61,6 +61,17 @@ export function connectionCloses(client: RedisClient): () => number {
 type Corkable = { cork(): void; uncork(): void; writable: boolean }
 const corked = new WeakSet<RedisClient>()
 
+/** Cork the sockets of the client's masters that are open now; returns them (to uncork later). */
+function corkMasters(client: RedisClient): Corkable[] {
+  const sockets: Corkable[] = []
+  for (const node of masters(client)) {
+    const stream = (node as unknown as { stream?: Corkable }).stream
+    if (stream?.writable && typeof stream.cork === 'function') sockets.push(stream)
+  }
+  for (const s of sockets) s.cork()
+  return sockets
+}
+
 /**
  * Commands a client sends in the same turn of the event loop (replies that came in one read and the
  * calls they lead to, a renewal cycle, a command's first reads) leave in one write: its sockets are
@@ -71,13 +82,8 @@ const corked = new WeakSet<RedisClient>()
  */
 export function batchWrites(client: RedisClient): void {
   if (corked.has(client)) return
-  const sockets: Corkable[] = []
-  for (const node of masters(client)) {
-    const stream = (node as unknown as { stream?: Corkable }).stream
-    if (stream?.writable && typeof stream.cork === 'function') sockets.push(stream)
-  }
+  const sockets = corkMasters(client)
   if (!sockets.length) return
-  for (const s of sockets) s.cork()
   corked.add(client)
   setImmediate(() => {
     corked.delete(client)
@@ -112,13 +118,8 @@ export function batchTaskWrites(client: RedisClient): void {
     }
     return
   }
-  const sockets: Corkable[] = []
-  for (const node of masters(client)) {
-    const stream = (node as unknown as { stream?: Corkable }).stream
-    if (stream?.writable && typeof stream.cork === 'function') sockets.push(stream)
-  }
+  const sockets = corkMasters(client)
   if (!sockets.length) return
-  for (const s of sockets) s.cork()
   taskBatches.set(client, { sockets, sent: 1 })
   queueMicrotask(() =>
     process.nextTick(() => {

@@ -21,27 +21,32 @@ function countWrites(redis: Redis): { writes: number } {
   return counter
 }
 
+/** Takes a ticket in chat `chat:<i>` of a fresh prefix (a free chat: granted at once), one script call each. */
+function taker() {
+  const keys = new KeyLayout(uniquePrefix('sb'), 'standalone')
+  const scripts = new ScriptRunner(client, 5000)
+  return (i: number | string) => {
+    const k = keys.chat(`chat:${i}`)
+    return scripts.call(
+      TURN_ACQUIRE,
+      { state: k.state, queue: k.queue },
+      {
+        replicaId: 'r',
+        incarnation: 'i1',
+        leaseMs: 5000,
+        idleTtlMs: 60000,
+        ticket: null,
+        wakeChannelPrefix: keys.wakeChannelPrefix,
+        requestId: String(i),
+      },
+    )
+  }
+}
+
 describe('script calls', () => {
   it('calls a caller sends together (corked: the renewal cycle) leave in one write, each answered on its own; a lone call is not held back', async () => {
     await client.ping()
-    const keys = new KeyLayout(uniquePrefix('sb'), 'standalone')
-    const scripts = new ScriptRunner(client, 5000)
-    const take = (i: number | string) => {
-      const k = keys.chat(`chat:${i}`)
-      return scripts.call(
-        TURN_ACQUIRE,
-        { state: k.state, queue: k.queue },
-        {
-          replicaId: 'r',
-          incarnation: 'i1',
-          leaseMs: 5000,
-          idleTtlMs: 60000,
-          ticket: null,
-          wakeChannelPrefix: keys.wakeChannelPrefix,
-          requestId: String(i),
-        },
-      )
-    }
+    const take = taker()
     await take(100) // Redis knows the script from now on (EVALSHA, no EVAL after NOSCRIPT)
     const counter = countWrites(client)
     batchWrites(client)
@@ -56,24 +61,7 @@ describe('script calls', () => {
 
   it('calls made in one task leave TASK_BATCH to a write, before the loop turns; a lone call in its own', async () => {
     await client.ping()
-    const keys = new KeyLayout(uniquePrefix('sb'), 'standalone')
-    const scripts = new ScriptRunner(client, 5000)
-    const take = (i: number | string) => {
-      const k = keys.chat(`chat:${i}`)
-      return scripts.call(
-        TURN_ACQUIRE,
-        { state: k.state, queue: k.queue },
-        {
-          replicaId: 'r',
-          incarnation: 'i1',
-          leaseMs: 5000,
-          idleTtlMs: 60000,
-          ticket: null,
-          wakeChannelPrefix: keys.wakeChannelPrefix,
-          requestId: String(i),
-        },
-      )
-    }
+    const take = taker()
     await take(100)
     const counter = countWrites(client)
     const n = TASK_BATCH * 2 + 3
