@@ -9,12 +9,11 @@ import { describe, expect, it } from 'vitest'
 
 const PLANS = [
   'kill-holding,net-cut,op-skip',
-  'pause-0.5,clock-jump',
   'redis-restart-empty,op-release-chat,kill-leading',
   'kill-after-send,net-cut-waiting,failover-lossy',
   'eviction,script-flush,op-yield',
   'redis-restart-aof,restart-same-id,block-0.9',
-  'net-stall,op-evict,kill-queued',
+  'net-stall,op-evict,kill-queued,pause-0.5,clock-jump',
   'renew-latency,op-revoke-lead,pause-1.5,net-slow,pause-0.8',
 ].join(';')
 
@@ -32,7 +31,7 @@ function campaign(): Promise<{ summary: Summary; stderr: string }> {
   return new Promise((resolve, reject) => {
     execFile(
       process.execPath,
-      ['chaos/run.mjs', '--runs', '8', '--seed', '20260', '--plans', PLANS, '--json'],
+      ['chaos/run.mjs', '--runs', '7', '--seed', '20260', '--plans', PLANS, '--json'],
       { timeout: 170_000, maxBuffer: 64 * 1024 * 1024 },
       (err, stdout, stderr) => {
         try {
@@ -66,7 +65,7 @@ describe('fault campaign (short, seeded)', () => {
     const unexpected = Object.entries(summary.violations).filter(([k, v]) => v > 0 && !timing.includes(k))
     expect(summary.errors, stderr.slice(-3000)).toBe(0)
     expect(unexpected, stderr.slice(-4000)).toEqual([])
-    expect(summary.runs).toBe(8)
+    expect(summary.runs).toBe(7)
     expect(summary.handled).toBeGreaterThan(summary.messages * 0.8)
     // every plan ran its faults
     // (an operator's intervention acts only on what it finds held or queued at that moment; on a busy

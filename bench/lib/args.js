@@ -100,7 +100,7 @@ const PRESETS = {
     refreshes: 1,
     memoryChats: 50,
     startupRounds: 2,
-    openloopRates: [100, 300],
+    openloopRates: [300],
     openloopSeconds: 0.6,
     openloopOverloadRate: 600,
     openloopOverloadS: 0.6,
