@@ -21,10 +21,17 @@ local leaseMs, idleTtl = tonumber(ARGV[3]), tonumber(ARGV[4])
 -- A chat's state hash and a lead hash name the holder's fields alike (CHAT, LEAD: the schema test
 -- checks it); the pending yield request (LEAD.yieldBy, ...) is a lead's only.
 local h = redis.call('HMGET', key, CHAT.holderIncarnation, CHAT.fence, CHAT.expiresAt, LEAD.yieldBy, LEAD.yieldTarget,
-  LEAD.yieldExpiresAt)
+  LEAD.yieldExpiresAt, CHAT.offered, CHAT.holder)
 if h[1] ~= inc or h[2] ~= fence then return { 0, 'revoked' } end
 if (tonumber(h[3]) or 0) <= NOW then return { 0, 'expired' } end
-redis.call('HSET', key, CHAT.expiresAt, fmt(NOW + leaseMs), CHAT.lastRenewal, fmt(NOW))
+if h[7] == '1' then
+  -- A chat turn offered to its holder and used without the poll that takes it up: this renewal
+  -- takes it up (the holder is the chat's last holder from here on, as take_up makes it).
+  redis.call('HSET', key, CHAT.expiresAt, fmt(NOW + leaseMs), CHAT.lastRenewal, fmt(NOW), CHAT.lastHolder, h[8],
+    CHAT.lastHolderIncarnation, inc, CHAT.offered, '0')
+else
+  redis.call('HSET', key, CHAT.expiresAt, fmt(NOW + leaseMs), CHAT.lastRenewal, fmt(NOW))
+end
 redis.call('PEXPIRE', key, lease_key_ttl(leaseMs, idleTtl))
 if h[4] and (tonumber(h[6]) or 0) > NOW then
   return { 1, h[4], h[5] or false }

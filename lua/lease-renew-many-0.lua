@@ -22,13 +22,20 @@ local expires, renewed, ttl = fmt(NOW + leaseMs), fmt(NOW), lease_key_ttl(leaseM
 local out = {}
 for i, key in ipairs(KEYS) do
   local h = redis.call('HMGET', key, CHAT.holderIncarnation, CHAT.fence, CHAT.expiresAt, LEAD.yieldBy, LEAD.yieldTarget,
-    LEAD.yieldExpiresAt)
+    LEAD.yieldExpiresAt, CHAT.offered, CHAT.holder)
   if h[1] ~= inc or h[2] ~= ARGV[3 + i] then
     out[i] = { 0, 'revoked' }
   elseif (tonumber(h[3]) or 0) <= NOW then
     out[i] = { 0, 'expired' }
   else
-    redis.call('HSET', key, CHAT.expiresAt, expires, CHAT.lastRenewal, renewed)
+    if h[7] == '1' then
+      -- A chat turn offered to its holder and used without the poll that takes it up: this renewal
+      -- takes it up (the holder is the chat's last holder from here on, as take_up makes it).
+      redis.call('HSET', key, CHAT.expiresAt, expires, CHAT.lastRenewal, renewed, CHAT.lastHolder, h[8],
+        CHAT.lastHolderIncarnation, inc, CHAT.offered, '0')
+    else
+      redis.call('HSET', key, CHAT.expiresAt, expires, CHAT.lastRenewal, renewed)
+    end
     redis.call('PEXPIRE', key, ttl)
     if h[4] and (tonumber(h[6]) or 0) > NOW then
       out[i] = { 1, h[4], h[5] or false }

@@ -20,10 +20,15 @@
   (lua/includes/turn.lua: take_up_ms).
 
   Returns (status codes by name: lua/includes/status.lua)
-    { TURN.granted, ticket, fence, prevReplica|nil, prevIncarnation|nil }   granted (or an offer taken
-                    up): the lease runs leaseMs from now
-    { TURN.queued, ticket, holderLeftMs }   still queued; the holder's lease (or offer) runs holderLeftMs
-                    more unless renewed: a waiter polls then, to grant the next ticket if it lapsed
+    { TURN.granted, ticket, fence, prevReplica|nil, prevIncarnation|nil, alone }   granted (or an offer
+                    taken up): the lease runs leaseMs from now. alone: 1 when this call took a new ticket
+                    and found no w:<incarnation> here (no other ticket of ours queued: one our replica
+                    believes queued went with the chat's state, evicted or flushed), 0 when it found one;
+                    absent when it took none (a poll, or a take sent again finding its first run's ticket)
+    { TURN.queued, ticket, holderLeftMs, answeredAtUs, alone }   still queued; the holder's lease (or
+                    offer) runs holderLeftMs more unless renewed: a waiter polls then, to grant the next
+                    ticket if it lapsed. answeredAtUs: Redis's clock (µs) in this call (a grant pushed
+                    later carries a later one, g: it was made after this call was sent)
     { TURN.dropped }   the ticket is no longer queued (an operator skipped it, or it expired
                     unrefreshed), or it is not this acquisition's (Redis lost it and gave its number again)
     { TURN.lapsed, ticket }   the ticket was granted (offered), but the grant lapsed before this poll took it up
@@ -45,20 +50,23 @@ local ticket, wake, reqId = ARGV[5], ARGV[6], ARGV[7] or ''
 -- fields once per name asked, so each read asks only for what its path uses). Both reads start with
 -- the holder, its expiry, the fence and the last holder (what a grant needs), at these positions:
 local HOLDER, EXPIRES, FENCE, LAST, LAST_INC = 1, 2, 3, 4, 5
--- Taking a ticket then reads the last ticket issued and the request id's field (a retry after a
--- lost reply):
-local TAKE_LAST_TICKET, TAKE_REQUEST = 6, 7
+-- Taking a ticket then reads the last ticket issued, the request id's field (a retry after a lost
+-- reply) and this incarnation's w: field (is another ticket of ours queued here?):
+local TAKE_LAST_TICKET, TAKE_REQUEST, TAKE_WAITER = 6, 7, 8
 -- Polling with a ticket then reads the holder's incarnation, ticket and request (is the holder us?),
 -- the previous holder (a grant confirmed), the ticket's own fields, and whether the grant is an offer:
 local POLL_HOLDER_INC, POLL_HOLDER_TICKET, POLL_HOLDER_REQUEST, POLL_PREV, POLL_PREV_INC = 6, 7, 8, 9, 10
 local POLL_TICKET, POLL_TICKET_REQUEST, POLL_OFFERED = 11, 12, 13
 local fresh = false
+-- A new ticket taken: 1 with no w: field of ours here (no other ticket of ours is queued), else 0;
+-- nil (not in the reply) for a poll, or a take sent again that finds the ticket its first run took.
+local alone = nil
 local h
 local alive = fmt(NOW + ticket_life_ms(leaseMs)) -- w:<inc>: this incarnation's tickets here live until then
 
 if ticket == '' then
   h = redis.call('HMGET', state, CHAT.holder, CHAT.expiresAt, CHAT.fence, CHAT.lastHolder, CHAT.lastHolderIncarnation,
-    CHAT.lastTicket, request_field(inc, reqId))
+    CHAT.lastTicket, request_field(inc, reqId), waiter_field(inc))
   check_fence(h[FENCE], state) -- a corrupt fence refuses the call before any write
   -- Always looked up: the client itself may send a command again after a reconnect. A turn granted
   -- at once keeps no rq: field: its holder's fields name the request.
@@ -72,13 +80,14 @@ if ticket == '' then
   else
     local holder, held = h[HOLDER], (tonumber(h[EXPIRES]) or 0) > NOW
     ticket = fmt((tonumber(h[TAKE_LAST_TICKET]) or 0) + 1)
+    alone = h[TAKE_WAITER] and 0 or 1
     -- Fast path: a free chat is granted without touching the queue. Every script that frees a chat
     -- grants its next live ticket (or empties the queue) on the way, so with no holder at all nobody
     -- is queued; a holder whose lease ran out may still have waiters behind it.
     if not holder or (not held and redis.call('EXISTS', queue) == 0) then
       local fence = grant_turn(state, ticket, rid, inc, reqId, leaseMs, 0, { h[LAST], h[LAST_INC], h[FENCE] }, { CHAT.lastTicket, ticket })
       redis.call('PEXPIRE', state, lease_key_ttl(leaseMs, idleTtl))
-      return { TURN.granted, ticket, fence, h[LAST] or false, h[LAST_INC] or false }
+      return { TURN.granted, ticket, fence, h[LAST] or false, h[LAST_INC] or false, alone }
     end
     fresh = true
     if reqId ~= '' then
@@ -92,7 +101,7 @@ if ticket == '' then
     if held then
       -- The state key lives on with the holder's lease (its grant and renewals set its expiry).
       redis.call('PEXPIRE', queue, lease_key_ttl(leaseMs, idleTtl))
-      return { TURN.queued, ticket, tonumber(h[EXPIRES]) - NOW }
+      return { TURN.queued, ticket, tonumber(h[EXPIRES]) - NOW, fmt(NOW_US), alone }
     end
   end
 end
@@ -134,8 +143,8 @@ local g = grant_next({ state = state, queue = queue, leaseMs = leaseMs, wake = w
   holder = not fresh and { h[HOLDER], h[EXPIRES], h[POLL_HOLDER_INC] } or nil, last = { h[LAST], h[LAST_INC], h[FENCE] } })
 touch(state, queue, leaseMs, idleTtl)
 if g and g.ticket == ticket then
-  return { TURN.granted, ticket, g.fence, g.ph or false, g.phi or false }
+  return { TURN.granted, ticket, g.fence, g.ph or false, g.phi or false, alone }
 end
-if g then return { TURN.queued, ticket, g.left } end
+if g then return { TURN.queued, ticket, g.left, fmt(NOW_US), alone } end
 -- Still held by the holder read above (grant_next read it itself after a fresh take: nobody held it).
-return { TURN.queued, ticket, fresh and leaseMs or math.max(0, (tonumber(h[EXPIRES]) or 0) - NOW) }
+return { TURN.queued, ticket, fresh and leaseMs or math.max(0, (tonumber(h[EXPIRES]) or 0) - NOW), fmt(NOW_US), alone }

@@ -53,7 +53,7 @@ end
 
 -- The holder, and the last holder and fence (what a grant to the next ticket needs).
 local h = redis.call('HMGET', state, CHAT.holderIncarnation, CHAT.holderTicket, CHAT.holderRequest, CHAT.lastHolder,
-  CHAT.lastHolderIncarnation, CHAT.fence)
+  CHAT.lastHolderIncarnation, CHAT.fence, CHAT.holder, CHAT.offered)
 check_fence(h[6], state) -- a corrupt fence refuses the call before any write (a grant would need it)
 if h[1] == inc and h[2] == ticket and owns(h[3], reqId) then
   local last = { h[4], h[5], h[6] }
@@ -65,6 +65,11 @@ if h[1] == inc and h[2] == ticket and owns(h[3], reqId) then
       redis.call('HDEL', state, CHAT.lastHolder, CHAT.lastHolderIncarnation)
     end
     last = { p[1], p[2] or '', h[6] }
+  elseif h[8] == '1' then
+    -- An offer its waiter used without the poll that takes it up, released before a renewal took it
+    -- up: it served, so its holder is the chat's last holder, as a take-up would have made it.
+    redis.call('HSET', state, CHAT.lastHolder, h[7], CHAT.lastHolderIncarnation, inc)
+    last = { h[7], inc, h[6] }
   end
   local g = grant_next({ state = state, queue = queue, leaseMs = leaseMs, wake = wake, callerTicket = ticket, releasing = true,
     last = last, localInc = inc, drop = drop })

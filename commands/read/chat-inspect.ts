@@ -78,7 +78,11 @@ export function printChat(ctx: Context, data: { chat: ChatView; explain?: Explan
       'holder',
       `${h.replicaId} ${c.dim(h.incarnation)} ${h.alive ? c.green('alive') : c.red(h.status === 'stale' ? 'restarted (stale incarnation)' : 'no heartbeat')}`,
     )
-    kv('ticket', h.ticket + (h.offered ? c.yellow(' offered, not taken up yet (lapses with the lease)') : ''))
+    kv(
+      'ticket',
+      h.ticket +
+        (h.offered ? c.yellow(' offered, not taken up yet (its replica may be using it; lapses with the lease unless renewed)') : ''),
+    )
     kv('fence', v.fence ?? '-')
     kv(
       'lease left',

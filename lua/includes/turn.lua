@@ -1,9 +1,12 @@
 -- Chat turn helpers (need the time, wake and chat includes before them). The fields are named in CHAT
 -- (lua/includes/chat.lua); this file and the scripts that include it are the only writers.
 
--- A grant pushed to another replica is an offer until that replica takes it up with its next poll
--- (it polls the moment the push arrives): the offer runs take_up_ms, and one its waiter does not take
--- up (the replica died, froze or lost Redis since its last poll) lapses and passes on. A queued
+-- A grant pushed to another replica is an offer until that replica takes it up: the offer runs
+-- take_up_ms, and one its waiter does not take up (the replica died, froze or lost Redis since its
+-- last poll) lapses and passes on. The waiter takes it up with a poll (take_up), or — when the push
+-- is of the ticket its take queued (e) and came after a call of its was answered (g) — uses it at once
+-- and takes it up with a renewal if it still holds the turn halfway through the offer; a
+-- release before that (served) makes it the last holder, as a take-up would. A queued
 -- ticket lives ticket_life_ms after its replica's last take or poll in this chat (w:<incarnation>: one
 -- field per replica and chat, so only a replica's oldest waiting message of a chat has to poll, for
 -- all of them), so the worst case — a poll just before the replica died, an offer just before its
@@ -149,9 +152,9 @@ end
 --   drop           more fields to delete (the releasing acquisition's request id field), with the
 --                  popped tickets' fields in one HDEL
 -- Any other grantee is woken on its incarnation's channel with the grant as JSON: { t = ticket, q = its
--- request id, f = fence, l = leaseMs, k = raw state key, p/pi = previous holder }. Returns { ticket,
--- fence, ph/phi = previous holder, q = its request id, mine = a ticket of localInc, offered, left = its
--- lease (ms) }, or nil: still held, or nobody queued.
+-- request id, f = fence, l = the offer's length (ms), k = raw state key, p/pi = previous holder, g =
+-- Redis's clock (µs) at the grant, e = when the ticket was queued (Redis ms, as its take saw it) }. Returns { ticket, fence, ph/phi = previous holder, q = its request
+-- id, mine = a ticket of localInc, offered, left = its lease (ms) }, or nil: still held, or nobody queued.
 local function grant_next(o)
   local state, queue, leaseMs, wake, callerTicket, last, localInc = o.state, o.queue, o.leaseMs, o.wake, o.callerTicket,
     o.last, o.localInc
@@ -204,7 +207,7 @@ local function grant_next(o)
         -- The grant travels in the wake-up with the offer's length (a client that takes a pushed
         -- grant without polling holds it no longer than Redis keeps it).
         publish_wake(wake .. t.inc, cjson.encode({ t = head, q = q or '', f = fence, l = take_up_ms(leaseMs), k = state,
-          p = last[1] or '', pi = last[2] or '' }))
+          p = last[1] or '', pi = last[2] or '', g = fmt(NOW_US), e = fmt(t.enq) }))
       end
       return { ticket = head, fence = fence, ph = last[1], phi = last[2], q = q, mine = mine, offered = offered,
         left = offered and take_up_ms(leaseMs) or leaseMs }

@@ -18,6 +18,7 @@ import type { Holder, TurnReply } from '../wire/types.js'
 import type { ArrivalLines, Place } from './arrival-line.js'
 import { leaseDeadline, type CoordinatorContext } from './context.js'
 import type { LeaseTable } from './lease-table.js'
+import { offerContext, offerUse, takeUpLater } from './pushed-offer.js'
 import type { Renewer } from './renewer.js'
 import { TurnHandle } from './turn-handle.js'
 import { answeredBy, waitingId, type TurnWakes } from './turn-wakes.js'
@@ -64,6 +65,8 @@ export class Acquisition {
   private lastError: unknown = null
   /** When the last 'queued' answer was asked for: a safe start for a lease pushed to us after it. */
   private queuedSentAt: number
+  /** Redis's clock (ms) when our take queued our ticket (a pushed grant names it: pushed-offer.ts). */
+  private takenAt: number | null = null
   /** A take-ticket was sent and not answered: Redis may hold a ticket of ours we do not know (yet). */
   private takeInDoubt = false
   /** The wait ended with Redis not answering (a poll unanswered, or failing, at waitMs). */
@@ -133,6 +136,7 @@ export class Acquisition {
     }
     const sentAt = monotonicNow()
     const generationAtSend = q.renewer.generation
+    if (taking) this.takenAt = null // a new ticket: not queued yet
     let reply: TurnReply
     try {
       if (taking) this.takeInDoubt = true
@@ -147,9 +151,13 @@ export class Acquisition {
     else if (reply.status === 'granted' && !taking) q.lines.refreshed(key, sentAt, null)
     // A ticket taken is registered as waiting by poll(); forgotten when this acquisition ends.
     if (taking && reply.status === 'queued') (this.waitingIds ??= new Set()).add(waitingId(key, reply.ticket))
-    if (taking && (reply.status === 'granted' || reply.status === 'queued') && (await this.tookAheadOfEarlier(generationAtSend))) {
-      // The take reached a server that lost earlier messages' tickets, before they queued again:
-      // give this ticket (or turn) back and queue behind them.
+    if (
+      taking &&
+      (reply.status === 'granted' || reply.status === 'queued') &&
+      (await this.tookAheadOfEarlier(reply, sentAt, generationAtSend))
+    ) {
+      // The take reached a server, or a chat's state, that lost earlier messages' tickets, before
+      // they queued again: give this ticket (or turn) back and queue behind them.
       q.book.forget(waitingId(key, reply.ticket))
       await q.leases.withdrawTicket(key, reply.ticket, this.requestId)
       this.ticket = null
@@ -171,7 +179,7 @@ export class Acquisition {
           },
         )
       default:
-        return this.onQueued(reply.ticket, sentAt, generationAtSend)
+        return this.onQueued(reply, sentAt, generationAtSend)
     }
   }
 
@@ -205,12 +213,16 @@ export class Acquisition {
   }
 
   /**
-   * After a take: did it land on a server that changed since it was sent (a failover, found by the
-   * identity check a reconnect starts) while an earlier acquisition of ours has no ticket there yet?
-   * Then it may stand ahead of that one's ticket, which the failover lost.
+   * After a take: did it stand ahead of an earlier acquisition of ours whose ticket is lost? Either
+   * the take found no other ticket of ours in the chat (`alone`) while others of ours believe theirs
+   * queued there — they went with the chat's state (evicted, flushed): all re-take, earlier ones
+   * first — or it landed on a server that changed since it was sent (a failover, found by the
+   * identity check a reconnect starts) while an earlier acquisition of ours has no ticket there yet.
    */
-  private async tookAheadOfEarlier(generationAtSend: number): Promise<boolean> {
+  private async tookAheadOfEarlier(reply: { alone?: boolean }, sentAt: number, generationAtSend: number): Promise<boolean> {
     const { renewer, lines } = this.q
+    // (A take sent again may have found its first run's ticket: `alone` unknown, the others re-check.)
+    if (reply.alone !== false && lines.lostWith(this.key, this.place, sentAt)) return true
     if (renewer.generation === generationAtSend && !renewer.checkUnderWay) return false
     await renewer.checked()
     if (renewer.generation === generationAtSend) return false
@@ -233,13 +245,19 @@ export class Acquisition {
   }
 
   /** Still queued with `ticket`: wait for the grant (see waitForGrant), or for the time to poll again. */
-  private async onQueued(ticket: number, sentAt: number, generationAtSend: number): Promise<Next> {
+  private async onQueued(reply: Extract<TurnReply, { status: 'queued' }>, sentAt: number, generationAtSend: number): Promise<Next> {
     const { q, key } = this
+    const { ticket, answeredAt } = reply
     // Seen in the queue on the server of that generation (survived any failover before it).
     this.ticket = ticket
-    q.lines.mark(key, this.place, generationAtSend)
+    q.lines.mark(key, this.place, generationAtSend, sentAt)
     // This poll was sent before any grant that comes after it: a safe start for a pushed lease.
     this.queuedSentAt = sentAt
+    if (answeredAt !== undefined && q.renewer.generation === generationAtSend && !q.renewer.checkUnderWay) {
+      q.lines.answered(key, sentAt, answeredAt, generationAtSend)
+      // The take that queued our ticket (not one sent again, which found it: `alone` absent).
+      if (reply.alone !== undefined) this.takenAt = Math.floor(answeredAt / 1000)
+    }
     if (monotonicNow() >= this.giveUpAt) {
       throw new CoordinationUnavailableError('timeout', `no turn for ${JSON.stringify(key)} within ${this.waitMs}ms`, { key })
     }
@@ -247,10 +265,11 @@ export class Acquisition {
   }
 
   /**
-   * Sleep until a push, a hand-off, or our poll time. A grant pushed to us is polled for (the poll
-   * takes it up) when it is an offer from another replica's script (Redis runs the lease from there,
-   * and an offer to a waiter that died lapses and passes on); when an operator revoked a turn of ours
-   * on this chat since; or when it names another acquisition of ours (Redis lost our ticket and gave
+   * Sleep until a push, a hand-off, or our poll time. An offer pushed by another replica's script is
+   * used at once when it surely came after our last 'queued' answer (offerUse). Otherwise a grant
+   * pushed to us is polled for (the poll takes it up) when it is such an offer (Redis runs the lease
+   * from there, and an offer to a waiter that died lapses and passes on); when an operator revoked a
+   * turn of ours on this chat since; or when it names another acquisition of ours (Redis lost our ticket and gave
    * its number again). A grant our own release handed over, made with our leaseMs after that release
    * was sent (`sentAt`: a far later bound than our last poll, since only the keeper polls), is taken
    * without another round trip; one whose release time is not known is asked of Redis.
@@ -259,6 +278,9 @@ export class Acquisition {
     const { q, key } = this
     const woke = await q.sleep(key, ticket, this.place, this.backoff, this.started, this.giveUpAt, this.signal)
     const grant = woke.grant
+    const offer = () => offerContext(q, key, this.requestId, this.takenAt, this.place.seenAt)
+    const use = grant && !woke.handed && offerUse(grant, woke.receivedAt ?? -Infinity, offer())
+    if (use) return { turn: this.take(ticket, grant.fence, grant.previousHolder, use.since, use.deadline, use.takeUpAt) }
     const grantedAfter = grant?.sentAt ?? this.queuedSentAt
     const askRedis =
       grant &&
@@ -277,7 +299,7 @@ export class Acquisition {
   }
 
   /** The turn is ours: track its lease, count the grant, hand the caller its handle. */
-  private take(t: number, fence: number, previousHolder: Holder | null, sentAt: number, deadline: number): TurnHandle {
+  private take(t: number, fence: number, previousHolder: Holder | null, sentAt: number, deadline: number, takeUpAt?: number): TurnHandle {
     const { q, key } = this
     if (monotonicNow() >= deadline) {
       // Frozen between the grant and now: the lease may already be someone else's.
@@ -285,6 +307,7 @@ export class Acquisition {
     }
     if (q.core.state !== 'running') throw new CoordinationUnavailableError('stopped', `coordinator is ${q.core.state}`, { key })
     const lease = q.leases.track('chat', key, fence, t, sentAt, deadline, this.requestId)
+    if (takeUpAt !== undefined) takeUpLater(lease, takeUpAt, q.core.minPollMs, (l) => q.renewer.checkLeaseNow(l)) // an offer used untaken
     this.ticket = null // ours now: release() gives it back
     const waitedMs = monotonicNow() - this.started
     q.book.granted(waitedMs)

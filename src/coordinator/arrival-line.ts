@@ -1,5 +1,6 @@
 import { monotonicNow } from '../clock.js'
 import { CoordinationUnavailableError } from '../errors/coordination-unavailable-error.js'
+import { ServerClock } from './pushed-offer.js'
 
 /**
  * How often a chat's keeper polls while pushes work: a sixth of the lease. So a grant offered to it
@@ -24,13 +25,21 @@ export interface PollTiming {
 
 /** One waiting acquisition's place in its chat's line (this replica's acquisitions, in arrival order). */
 export interface Place {
-  /** The server generation at which its ticket was last seen in the queue; null while it has none. */
+  /**
+   * The server generation at which its ticket was last seen in the queue; null while it has none;
+   * LOST when another take of ours found it gone with the chat's state (lostWith).
+   */
   seenAt: number | null
+  /** When that was found (monotonic ms): an answer to a call sent before it does not mark it seen again. */
+  lostAt: number
   /** Ask it to poll now: its ticket may have been lost with a failover. */
   nudge(): void
   /** It became its chat's keeper (the first place): it works out when to poll again. */
   reschedule(): void
 }
+
+/** A place's seenAt when its ticket went with the chat's state: no server generation is equal to it. */
+export const LOST = -1
 
 interface Line {
   places: Place[]
@@ -45,6 +54,8 @@ interface Line {
   refreshedAt: number
   /** When the chat's holder's lease (or offer) ends unless renewed, as the last reply said (monotonic ms). */
   holderDueAt: number
+  /** Our recent calls in this chat that Redis answered with its clock (pushed-offer.ts). */
+  clock: ServerClock
 }
 
 /**
@@ -78,18 +89,58 @@ export class ArrivalLines {
           stale: false,
           refreshedAt: -Infinity,
           holderDueAt: Infinity,
+          clock: new ServerClock(),
         }),
       )
-    const place: Place = { seenAt: null, nudge, reschedule }
+    const place: Place = { seenAt: null, lostAt: -Infinity, nudge, reschedule }
     line.places.push(place)
     return place
   }
 
-  /** Its ticket was seen at server generation `seenAt`, or is gone (null). */
-  mark(key: string, place: Place, seenAt: number | null): void {
-    if (place.seenAt === seenAt) return
+  /** Its ticket was seen at server generation `seenAt` by a call sent at `sentAt`, or is gone (null). */
+  mark(key: string, place: Place, seenAt: number | null, sentAt = Infinity): void {
+    if (place.seenAt === seenAt || (seenAt !== null && sentAt < place.lostAt)) return
     place.seenAt = seenAt
     this.changed(key)
+  }
+
+  /**
+   * A take by `place`, sent at `sentAt`, found no other ticket of ours in the chat (or may have: a take
+   * sent again cannot tell): every other place that believes its ticket queued there lost it with the
+   * chat's state (evicted, flushed). They are marked LOST and told to poll now: each finds its ticket
+   * gone and takes one again, in line order. Returns whether any place is earlier than `place` (which
+   * must then give its own back and take it again after them).
+   */
+  lostWith(key: string, place: Place, sentAt: number): boolean {
+    const lost: Place[] = []
+    let earlier = false
+    let before = true
+    for (const p of this.lines.get(key)?.places ?? []) {
+      if (p === place) before = false
+      else {
+        // An earlier place without a ticket now (its own reply just found it gone) goes first too.
+        earlier ||= before
+        if (p.seenAt === null) continue
+        p.seenAt = LOST
+        p.lostAt = sentAt
+        lost.push(p)
+      }
+    }
+    if (lost.length) {
+      this.changed(key)
+      for (const p of lost) p.nudge()
+    }
+    return earlier
+  }
+
+  /** A call of ours in this chat, sent at `sentAt`, was answered at `answeredAt` on Redis's clock (µs). */
+  answered(key: string, sentAt: number, answeredAt: number, generation: number): void {
+    this.lines.get(key)?.clock.note(sentAt, answeredAt, generation)
+  }
+
+  /** Our recent calls in this chat that Redis answered with its clock (null: no line). */
+  clockOf(key: string): ServerClock | null {
+    return this.lines.get(key)?.clock ?? null
   }
 
   /** The acquisition ended (granted, or gave up). */

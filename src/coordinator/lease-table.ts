@@ -223,10 +223,10 @@ export class LeaseTable {
    * if it was granted meanwhile. When Redis cannot be reached, the withdrawal is kept with the failed
    * releases and retried every leaseMs / 3: a live ticket left behind would be granted to a replica
    * that no longer waits, blocking the chat for a lease and getting the replica's next ticket there
-   * dropped as a dead holder's.
+   * dropped as a dead holder's. A turn given back this way served nothing: `unserved`.
    */
   async withdrawTicket(key: string, ticket: number | null, requestId: string, lastWaiter = false): Promise<void> {
-    const target: ReleaseTarget = { kind: 'chat', key, ticket, requestId, fence: 0 }
+    const target: ReleaseTarget = { kind: 'chat', key, ticket, requestId, fence: 0, unserved: true }
     try {
       await this.releaseInBackend(target, lastWaiter)
     } catch {

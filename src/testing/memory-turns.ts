@@ -7,6 +7,8 @@ interface Ticket {
   incarnation: string
   deadline: number
   enqueuedAt: number
+  /** The stamp (see stamp()) of the take that queued it, as a push names it. */
+  takenStamp: number
   /** The acquisition that took it ('' = none given). */
   requestId: string
 }
@@ -55,6 +57,7 @@ export class MemoryTurns {
   private readonly chats = new Map<string, ChatRecord>()
   /** Idle chats (no holder, no tickets), least recently used first. */
   private readonly idle = new Set<string>()
+  private stamps = 0
 
   constructor(
     private readonly core: HubCore,
@@ -63,6 +66,14 @@ export class MemoryTurns {
 
   private now(): number {
     return this.core.now()
+  }
+
+  /**
+   * What a script reads as Redis's clock (answeredAt, grantedAt in µs; a push's enqueuedAt in ms): here
+   * a counter, strictly later at each call, read as ms (× 1000 for µs).
+   */
+  private stamp(): number {
+    return ++this.stamps
   }
 
   /** Chats with state (held, queued or idle-but-remembered). */
@@ -161,8 +172,10 @@ export class MemoryTurns {
           requestId: t.requestId,
           offered,
         }
-        if (offered) this.core.wake(t.incarnation, 'chat', key, ticket, this.grantOf(c, takeUpMs(leaseMs)))
-        else c.last = { replicaId: t.replicaId, incarnation: t.incarnation }
+        if (offered) {
+          const grant = { ...this.grantOf(c, takeUpMs(leaseMs)), grantedAt: this.stamp() * 1000, enqueuedAt: t.takenStamp }
+          this.core.wake(t.incarnation, 'chat', key, ticket, grant)
+        } else c.last = { replicaId: t.replicaId, incarnation: t.incarnation }
         return ticket
       }
       if (t.incarnation !== deadIncarnation) c.waiters.delete(t.incarnation)
@@ -184,11 +197,18 @@ export class MemoryTurns {
     let c: ChatRecord
     const request = `${incarnation}:${requestId}` // request ids are unique within an incarnation only
     const known = ticket === null && requestId !== '' ? this.chats.get(key)?.requests.get(request) : undefined
+    let alone: { alone?: boolean } = {}
+    let takenStamp: number | null = null
     if (ticket === null && known === undefined) {
       c = this.chat(key, true)!
+      alone = { alone: !c.waiters.has(incarnation) } // as on Redis: no w: field of ours here
+      // As on Redis's fast path: a holder whose lease ran out with nobody queued is not a dead holder.
+      if (c.holder && c.holder.exp <= now && c.queue.size === 0) c.holder = null
       ticket = ++c.nextTicket
-      c.queue.set(ticket, { replicaId, incarnation, deadline: now + ticketLifeMs(leaseMs), enqueuedAt: now, requestId })
-      c.waiters.set(incarnation, now + ticketLifeMs(leaseMs))
+      takenStamp = this.stamp()
+      c.queue.set(ticket, { replicaId, incarnation, deadline: now + ticketLifeMs(leaseMs), enqueuedAt: now, takenStamp, requestId })
+      // As on Redis: a free chat is granted on the fast path, which writes no w: field.
+      if (c.holder && (c.holder.exp > now || c.queue.size > 1)) c.waiters.set(incarnation, now + ticketLifeMs(leaseMs))
       if (requestId !== '') c.requests.set(request, ticket)
     } else {
       const found = this.chat(key, false)
@@ -217,8 +237,9 @@ export class MemoryTurns {
     }
     const granted = this.grantNext(key, c, leaseMs, ticket)
     this.settle(key, c)
-    if (granted === ticket) return { status: 'granted', ticket, fence: c.fence, previousHolder: c.previous }
-    return { status: 'queued', ticket, holderLeftMs: c.holder ? Math.max(0, c.holder.exp - now) : leaseMs }
+    if (granted === ticket) return { status: 'granted', ticket, fence: c.fence, previousHolder: c.previous, ...alone }
+    const holderLeftMs = c.holder ? Math.max(0, c.holder.exp - now) : leaseMs
+    return { status: 'queued', ticket, holderLeftMs, answeredAt: (takenStamp ?? this.stamp()) * 1000, ...alone }
   }
 
   /** turn-release-2 (MemoryCoordinationHub.turnRelease): give a turn back, or withdraw a queued ticket. */
@@ -241,22 +262,27 @@ export class MemoryTurns {
       ticket = known
     }
     if (requestId !== '') c.requests.delete(request)
-    if (lastWaiter) c.waiters.delete(incarnation)
     let outcome: TurnReleaseReply['outcome'] = 'not-ours'
     const queued = c.queue.get(ticket)
     if (c.holder && c.holder.incarnation === incarnation && c.holder.ticket === ticket && owns(c.holder.requestId, requestId)) {
+      const { offered, replicaId } = c.holder
       c.holder = null
-      if (unserved) c.last = c.previous // served nothing: who served before it stays the last holder
+      if (unserved)
+        c.last = c.previous // served nothing: who served before it stays the last holder
+      else if (offered) c.last = { replicaId, incarnation } // an offer used without its take-up served: as on Redis
       outcome = 'released'
     } else if (queued && queued.incarnation === incarnation && owns(queued.requestId, requestId)) {
       c.queue.delete(ticket)
       outcome = 'withdrawn'
     }
+    // As on Redis: w: goes with a withdrawal (before the grant), a release (after the grant weighed
+    // the tickets it popped), or a request id's field.
+    const dropWaiter = lastWaiter && (outcome !== 'not-ours' || requestId !== '')
+    if (dropWaiter && outcome !== 'released') c.waiters.delete(incarnation)
     let granted: number | null = null
-    if (outcome !== 'not-ours') {
-      granted = this.grantNext(key, c, leaseMs, ticket, incarnation)
-      this.settle(key, c)
-    }
+    if (outcome !== 'not-ours') granted = this.grantNext(key, c, leaseMs, ticket, incarnation)
+    if (dropWaiter) c.waiters.delete(incarnation)
+    if (outcome !== 'not-ours') this.settle(key, c)
     // The turn is a ticket of ours now: handed over in this reply (with 'not-ours': a release sent
     // again whose first run handed it over, as on Redis).
     const h = c.holder
@@ -273,6 +299,11 @@ export class MemoryTurns {
     const now = this.now()
     if (h.exp <= now) return { ok: false, reason: 'expired' }
     h.exp = now + leaseMs
+    if (h.offered) {
+      // As on Redis: the renewal of an offer used without its take-up takes it up.
+      h.offered = false
+      rec.last = { replicaId: h.replicaId, incarnation: h.incarnation }
+    }
     return { ok: true, yieldRequest: null }
   }
 }

@@ -10,10 +10,19 @@ export interface Holder {
   incarnation: string
 }
 
+/**
+ * `alone` (a take's reply only): the take found no other ticket of this incarnation queued in the chat.
+ * When an earlier acquisition of ours believes its ticket queued there, that ticket went with the
+ * chat's state (evicted, flushed).
+ */
 export type TurnReply =
-  | { status: 'granted'; ticket: number; fence: number; previousHolder: Holder | null }
-  /** `holderLeftMs`: the holder's lease (or offer) runs this much longer unless renewed (null: not said). */
-  | { status: 'queued'; ticket: number; holderLeftMs: number | null }
+  | { status: 'granted'; ticket: number; fence: number; previousHolder: Holder | null; alone?: boolean }
+  /**
+   * `holderLeftMs`: the holder's lease (or offer) runs this much longer unless renewed (null: not said).
+   * `answeredAt`: the server's clock when it answered (µs; absent from older scripts): a grant pushed
+   * with a later `grantedAt` was made after this answer.
+   */
+  | { status: 'queued'; ticket: number; holderLeftMs: number | null; answeredAt?: number; alone?: boolean }
   /** `stateLost`: the chat's whole state is gone (flushed, evicted, lost), not this ticket alone. */
   | { status: 'dropped'; stateLost?: boolean }
   | { status: 'expired'; ticket: number }
@@ -105,6 +114,10 @@ export interface PushedGrant {
   leaseMs: number
   /** The request id of the acquisition the ticket was granted to, when the backend records it. */
   requestId?: string
+  /** The server's clock when the grant was made (µs; on a push, absent from older scripts). */
+  grantedAt?: number
+  /** The server's clock (ms) when the granted ticket was queued (on a push; absent from older scripts). */
+  enqueuedAt?: number
   /**
    * A grant our own release handed over in its reply: when that release was sent (monotonic ms of
    * this process). The grant was made after it, so its lease runs at least until then + leaseMs.

@@ -3,7 +3,7 @@ import { parseBoundedJson } from './json.js'
 import type { PushedGrant } from './types.js'
 
 /**
- * A wake message: a grant as JSON (`{t, q, f, l, k, p, pi}`, grant_next), `<ticket>|<raw chat state key>` (poll now: a ticket
+ * A wake message: a grant as JSON (`{t, q, f, l, k, p, pi, g, e}`, grant_next), `<ticket>|<raw chat state key>` (poll now: a ticket
  * dropped), `-|<raw chat state key>` (a turn revoked: renew now to learn it) or `-|<raw lead key>` (a lead event).
  */
 export function decodeWake(
@@ -12,7 +12,17 @@ export function decodeWake(
 ): { kind: 'chat' | 'lead'; key: string; ticket: number | null; grant?: PushedGrant } | null {
   if (message.startsWith('{')) {
     try {
-      const m = parseBoundedJson(message) as { t?: string; q?: string; f?: string; l?: number; k?: string; p?: string; pi?: string }
+      const m = parseBoundedJson(message) as {
+        t?: string
+        q?: string
+        f?: string
+        l?: number
+        k?: string
+        p?: string
+        pi?: string
+        g?: string
+        e?: string
+      }
       const parsed = keys.parse(String(m.k))
       const ticket = Number(m.t)
       const fence = Number(m.f)
@@ -26,6 +36,8 @@ export function decodeWake(
           previousHolder: m.p ? { replicaId: m.p, incarnation: m.pi ?? '' } : null,
           leaseMs: Number(m.l) || 0,
           ...(m.q ? { requestId: String(m.q) } : {}),
+          ...(m.g && Number.isSafeInteger(Number(m.g)) ? { grantedAt: Number(m.g) } : {}),
+          ...(m.e && Number.isSafeInteger(Number(m.e)) ? { enqueuedAt: Number(m.e) } : {}),
         },
       }
     } catch {

@@ -47,4 +47,35 @@ describe('a chat whose keys vanished under a waiting message', () => {
       await raw.quit()
     }
   })
+
+  it("a later message of the same replica that finds the chat's state gone is granted after the earlier one, not before", async () => {
+    const prefix = uniquePrefix('lost-fifo')
+    // A long keeper interval: the earlier message does not poll on its own before the later one arrives.
+    const make = (replicaId: string) =>
+      startCoordinator(() => new RedisCoordinator({ url: redisUrl(), prefix, replicaId, leaseMs: 6000, turnWaitMs: 10_000 }))
+    const [a, b] = [await make('a'), await make('b')]
+    started.push(a, b)
+    const raw = new Redis(redisUrl())
+    try {
+      const keys = new KeyLayout(prefix, 'standalone')
+      const k = keys.chat('chat:1')
+      await a.acquireTurn('chat:1') // held by a, never released here: its state goes below
+      const order: string[] = []
+      const first = b.acquireTurn('chat:1').then((t) => (order.push('first'), t))
+      await untilQueued({ redis: raw, keys }, 'chat:1', ['b'])
+      // The chat's keys go whole (evicted): the first message's ticket with them, unknown to b.
+      await raw.del(k.state as string, k.queue as string)
+      // b's next message finds the chat free: it must not go before the first.
+      const second = b.acquireTurn('chat:1').then((t) => (order.push('second'), t))
+      const t1 = await first
+      expect(order).toEqual(['first'])
+      await t1.release()
+      const t2 = await second
+      expect(order).toEqual(['first', 'second'])
+      expect(t2.fence).toBeGreaterThan(t1.fence)
+      await t2.release()
+    } finally {
+      await raw.quit()
+    }
+  })
 })

@@ -105,13 +105,18 @@ describe('turn scripts', () => {
     expect(granted).toMatchObject({ status: 'granted', ticket: 1 })
     expect(await client.hkeys(k.state)).not.toContain('rq:i1:7')
     expect(await client.hmget(k.state, 'hi', 'hq', 'ht')).toEqual(['i1', '7', '1'])
+    // The first ticket of i1 in the chat: no other of its tickets was queued here.
+    const { alone, ...grant } = granted as { alone?: boolean }
+    expect(alone).toBe(true)
     // Sent again (its reply lost): the same grant, not a second ticket queued behind it.
-    expect(await acquire('r', 'i1', '7')).toEqual(granted)
+    expect(await acquire('r', 'i1', '7')).toEqual(grant)
     expect(await client.hget(k.state, 'n')).toBe('1')
     // Another acquisition of the same incarnation, and the same request id of another incarnation
     // of the same replica (a restart), are not that grant: they queue.
-    expect(await acquire('r', 'i1', '8')).toMatchObject({ status: 'queued', ticket: 2, holderLeftMs: expect.any(Number) })
-    expect(await acquire('r', 'i9', '7')).toMatchObject({ status: 'queued', ticket: 3, holderLeftMs: expect.any(Number) })
+    // (i1's retry above, a poll of the holder, wrote w:i1: i1's take is not alone; i9's is.)
+    expect(await acquire('r', 'i1', '8')).toMatchObject({ status: 'queued', ticket: 2, holderLeftMs: expect.any(Number), alone: false })
+    expect(await acquire('r', 'i9', '7')).toMatchObject({ status: 'queued', ticket: 3, holderLeftMs: expect.any(Number), alone: true })
+    expect(await acquire('r', 'i9', '9')).toMatchObject({ status: 'queued', ticket: 4, alone: false }) // behind i9's ticket 3
     // A withdrawal by request id of a take whose reply never came gives the granted turn back.
     expect(await withdraw('i9', '8')).toEqual({ outcome: 'not-ours', handed: null })
     expect(await client.hget(k.state, 'ht')).toBe('1')
@@ -243,5 +248,60 @@ describe('turn scripts', () => {
       expect(String(err)).toMatch(/CorruptStateError: .*its fence is not a decimal integer/)
     }
     expect([await client.hgetall(k.state), await client.zrange(k.queue, '0', '-1')]).toEqual(before)
+  })
+
+  it("an offer: its push is stamped after the waiter's queued answer; a renewal takes it up; a release says whether it served", async () => {
+    const { keys, k, chat, scripts, common } = turnChat('chat:offer')
+    const acquire = (replicaId: string, incarnation: string, ticket: number | null, requestId: string) =>
+      scripts.call(TURN_ACQUIRE, chat, { replicaId, incarnation, ticket, requestId, ...common })
+    const sub = new Redis(redisUrl())
+    const pushes: Array<Record<string, unknown>> = []
+    sub.on('message', (_ch: string, m: string) => pushes.push(JSON.parse(m) as Record<string, unknown>))
+    await sub.subscribe(keys.wakeChannel('ib'))
+    try {
+      const offer = async (ticket: number) => {
+        const queued = await acquire('b', 'ib', null, String(ticket))
+        expect(queued).toMatchObject({ status: 'queued', ticket, answeredAt: expect.any(Number) })
+        const answeredAt = (queued as { answeredAt: number }).answeredAt
+        expect(Math.abs(answeredAt / 1000 - Date.now())).toBeLessThan(5000) // Redis's clock, in µs
+        return answeredAt
+      }
+      // a holds; b queues and is offered the turn by a's release: the push is stamped later.
+      const held = await acquire('a', 'ia', null, '1')
+      expect(held.status).toBe('granted')
+      const answeredAt = await offer(2)
+      await scripts.call(TURN_RELEASE, chat, { incarnation: 'ia', ticket: 1, requestId: '1', ...common })
+      await until(() => expect(pushes).toHaveLength(1), 3000, 'push received')
+      expect(pushes[0]).toMatchObject({ t: '2', q: '2', p: 'a', pi: 'ia' })
+      expect(Number(pushes[0]!.g)).toBeGreaterThan(answeredAt)
+      expect(await client.hmget(k.state, 'h', 'of', 'lh')).toEqual(['b', '1', 'a'])
+      // Released without a take-up, having served: b is the last holder, as a take-up would make it.
+      await scripts.call(TURN_RELEASE, chat, { incarnation: 'ib', ticket: 2, requestId: '2', ...common })
+      expect(await client.hget(k.state, 'lh')).toBe('b')
+      // Offered again (c holds, b queues), then renewed: taken up, exp a whole lease on.
+      await acquire('c', 'ic', null, '1')
+      await offer(4)
+      await scripts.call(TURN_RELEASE, chat, { incarnation: 'ic', ticket: 3, requestId: '1', ...common })
+      const fence = Number(await client.hget(k.state, 'f'))
+      expect(await client.hmget(k.state, 'h', 'of', 'lh')).toEqual(['b', '1', 'c'])
+      expect(
+        await scripts.call(LEASE_RENEW, { lease: k.state }, { incarnation: 'ib', fence, leaseMs: 5000, idleTtlMs: 60000 }),
+      ).toMatchObject({
+        ok: true,
+      })
+      expect(await client.hmget(k.state, 'h', 'of', 'lh')).toEqual(['b', '0', 'b'])
+      expect(Number(await client.hget(k.state, 'exp'))).toBeGreaterThan(Date.now() + 4000)
+      await scripts.call(TURN_RELEASE, chat, { incarnation: 'ib', ticket: 4, requestId: '4', ...common })
+      // Offered once more and given back unused (a wait that ended as the grant came): the last
+      // holder stays who served before it.
+      await acquire('c', 'ic', null, '2')
+      await offer(6)
+      await scripts.call(TURN_RELEASE, chat, { incarnation: 'ic', ticket: 5, requestId: '2', ...common })
+      expect(await client.hmget(k.state, 'h', 'of', 'lh')).toEqual(['b', '1', 'c'])
+      await scripts.call(TURN_RELEASE, chat, { incarnation: 'ib', ticket: 6, requestId: '6', ...common, unserved: true })
+      expect(await client.hget(k.state, 'lh')).toBe('c')
+    } finally {
+      await sub.quit()
+    }
   })
 })

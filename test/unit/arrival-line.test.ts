@@ -4,7 +4,7 @@
  * recheck), while a server change is still found and stale blockers nudged.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest'
-import { ArrivalLines } from '../../src/coordinator/arrival-line.js'
+import { ArrivalLines, LOST } from '../../src/coordinator/arrival-line.js'
 import { monotonicNow } from '../../src/clock.js'
 
 const tick = (ms: number) => new Promise((r) => setTimeout(r, ms))
@@ -94,5 +94,54 @@ describe('ArrivalLines.wait', () => {
     const w = lines.wait('chat:1', places[2]!, () => 0, monotonicNow() + 60_000, 1000, ac.signal)
     setTimeout(() => ac.abort(), 10)
     await expect(w).rejects.toMatchObject({ reason: 'aborted' })
+  })
+})
+
+describe('ArrivalLines.lostWith', () => {
+  it("marks every other place's ticket lost and nudges it; says whether one was earlier; answers sent before do not undo it", () => {
+    const { lines, places, nudged } = line(4)
+    for (const p of places.slice(0, 3)) lines.mark('chat:1', p, 0, 10)
+    // Place 2 took a ticket and found none of ours: 0, 1 (earlier) and 3 (no ticket yet: untouched).
+    expect(lines.lostWith('chat:1', places[2]!, 100)).toBe(true)
+    expect(places.map((p) => p.seenAt)).toEqual([LOST, LOST, 0, null])
+    expect(nudged).toEqual([0, 1])
+    expect(lines.clear('chat:1', places[2]!, 0)).toBe(false) // 2 waits for 0 and 1 to take theirs again
+    lines.mark('chat:1', places[0]!, 0, 90) // a 'queued' answer to a poll sent before the loss was found
+    expect(places[0]!.seenAt).toBe(LOST)
+    lines.mark('chat:1', places[0]!, 0, 110)
+    lines.mark('chat:1', places[1]!, 0, 120)
+    expect(lines.clear('chat:1', places[2]!, 0)).toBe(true)
+    // The first place re-takes alone: only later places are marked, and it need not wait.
+    expect(lines.lostWith('chat:1', places[0]!, 200)).toBe(false)
+    expect(places.map((p) => p.seenAt)).toEqual([0, LOST, LOST, null])
+  })
+})
+
+describe('ArrivalLines.lostWith, an earlier place without a ticket', () => {
+  it('counts as earlier: its own reply just found its ticket gone, and it takes one again first', () => {
+    const { lines, places } = line(2)
+    lines.mark('chat:1', places[0]!, null) // between its 'dropped' reply and its new take
+    expect(lines.lostWith('chat:1', places[1]!, 100)).toBe(true)
+    expect(places[0]!.seenAt).toBe(null)
+  })
+})
+
+describe('ArrivalLines clocks', () => {
+  it('keeps the Redis clock of our calls per chat: a call in one chat is no bound for a grant in another', () => {
+    const lines = new ArrivalLines()
+    lines.join(
+      'chat:1',
+      () => {},
+      () => {},
+    )
+    lines.join(
+      'chat:2',
+      () => {},
+      () => {},
+    )
+    lines.answered('chat:1', 1000, 5_000_000, 0)
+    expect(lines.clockOf('chat:1')!.sentBefore(5_000_001, 0)).toBe(1000)
+    expect(lines.clockOf('chat:2')!.sentBefore(5_000_001, 0)).toBe(null)
+    expect(lines.clockOf('chat:3')).toBe(null)
   })
 })

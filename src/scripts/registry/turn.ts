@@ -18,6 +18,9 @@ export const RELEASE_STATUS = { released: 1, withdrawn: 2, notOurs: 0 } as const
 const releaseOutcome = (status: unknown): TurnReleaseReply['outcome'] =>
   status === RELEASE_STATUS.released ? 'released' : status === RELEASE_STATUS.withdrawn ? 'withdrawn' : 'not-ours'
 
+/** A take's `alone` flag (1: no other ticket of this incarnation was queued in the chat); absent from polls. */
+const alone = (v: unknown): { alone?: boolean } => (v === 1 ? { alone: true } : v === 0 ? { alone: false } : {})
+
 export const TURN_ACQUIRE = defineScript({
   name: 'turn-acquire-2',
   keys: ['state', 'queue'],
@@ -34,9 +37,17 @@ export const TURN_ACQUIRE = defineScript({
     const a = row(r, key)
     switch (a[0]) {
       case TURN_STATUS.granted:
-        return { status: 'granted', ticket: num(a[1]), fence: num(a[2]), previousHolder: holderOf(a[3], a[4]) }
-      case TURN_STATUS.queued:
-        return { status: 'queued', ticket: num(a[1]), holderLeftMs: numOrNull(a[2]) }
+        return { status: 'granted', ticket: num(a[1]), fence: num(a[2]), previousHolder: holderOf(a[3], a[4]), ...alone(a[5]) }
+      case TURN_STATUS.queued: {
+        const answeredAt = numOrNull(a[3])
+        return {
+          status: 'queued',
+          ticket: num(a[1]),
+          holderLeftMs: numOrNull(a[2]),
+          ...(answeredAt === null ? {} : { answeredAt }),
+          ...alone(a[4]),
+        }
+      }
       case TURN_STATUS.dropped:
         return { status: 'dropped' }
       case TURN_STATUS.lapsed:

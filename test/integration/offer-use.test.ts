@@ -1,0 +1,111 @@
+/**
+ * A turn another replica's release offers to a waiter is used at once, without the poll that takes
+ * the offer up: a short turn costs its take and its release only, read in the chat's hash (the offer
+ * mark stays '1' while it is held untaken); a turn held past the offer's length is taken up by a
+ * renewal before it would lapse (the mark goes to '0', the lease runs a full leaseMs); and either
+ * way its release makes it the chat's last holder. A push of another take of the same ticket (one kept
+ * from before a failover or a flush lost that grant) is not used: the waiter asks Redis, which says
+ * the turn is still someone else's.
+ */
+import { afterAll, afterEach, describe, expect, it } from 'vitest'
+import { Redis } from 'ioredis'
+import { KeyLayout, RedisCoordinator, type Coordinator } from '../../src/index.js'
+import { redisUrl, startCoordinator, uniquePrefix } from '../helpers/redis.js'
+import { sleep, until } from '../helpers/wait.js'
+
+const client = new Redis(redisUrl())
+afterAll(() => client.quit())
+
+describe('an offered turn, used without its take-up', () => {
+  const started: Coordinator[] = []
+  afterEach(async () => {
+    await Promise.allSettled(started.splice(0).map((c) => c.stop()))
+  })
+
+  async function setup() {
+    const prefix = uniquePrefix('offer')
+    const make = (replicaId: string) =>
+      startCoordinator(() => new RedisCoordinator({ url: redisUrl(), prefix, replicaId, leaseMs: 1500, maxPollMs: 50 })).then((c) => {
+        started.push(c)
+        return c
+      })
+    const keys = new KeyLayout(prefix, 'standalone')
+    return {
+      a: await make('a'),
+      b: await make('b'),
+      c: await make('c'),
+      keys,
+      state: (chat: string) => keys.chat(chat).state,
+      queue: (chat: string) => keys.chat(chat).queue,
+    }
+  }
+
+  it('a short turn offered to a waiter is held and released with no take-up poll; its release names it the last holder', async () => {
+    const { a, b, c, state, queue } = await setup()
+    const first = await a.acquireTurn('chat:short')
+    const waiting = b.acquireTurn('chat:short')
+    await until(async () => expect(await client.zcard(queue('chat:short'))).toBe(1), 5000, 'b queued')
+    await first.release()
+    const turn = await waiting
+    expect(turn.previousHolder?.replicaId).toBe('a')
+    // Held as Redis offered it: no poll took it up (a take-up writes '0' and makes b the last holder).
+    expect(await client.hmget(state('chat:short'), 'h', 'of', 'lh')).toEqual(['b', '1', 'a'])
+    expect(turn.held).toBe(true)
+    await turn.release()
+    expect(await client.hget(state('chat:short'), 'lh')).toBe('b')
+    const next = await c.acquireTurn('chat:short')
+    expect(next.previousHolder?.replicaId).toBe('b')
+    await next.release()
+  })
+
+  it('a turn held past the offer (a third of the lease) is taken up by a renewal in time: still held, nobody else granted', async () => {
+    const { a, b, c, state, queue } = await setup()
+    const first = await a.acquireTurn('chat:long')
+    const waiting = b.acquireTurn('chat:long')
+    await until(async () => expect(await client.zcard(queue('chat:long'))).toBe(1), 5000, 'b queued')
+    await first.release()
+    const turn = await waiting
+    await sleep(900) // the offer ran 500 ms
+    expect(turn.held).toBe(true)
+    expect(await client.hmget(state('chat:long'), 'h', 'of', 'lh')).toEqual(['b', '0', 'b'])
+    await expect(c.acquireTurn('chat:long', { waitMs: 300 })).rejects.toMatchObject({ reason: 'timeout' })
+    await turn.release()
+    const next = await c.acquireTurn('chat:long')
+    expect(next.previousHolder?.replicaId).toBe('b')
+    await next.release()
+  })
+
+  it('a push of another take of the same ticket number is not used: the waiter polls, and waits on', async () => {
+    const { a, b, keys, state, queue } = await setup()
+    const first = await a.acquireTurn('chat:stale')
+    let settled = false
+    const waiting = b.acquireTurn('chat:stale', { waitMs: 10_000 }).finally(() => (settled = true))
+    await until(async () => expect(await client.zcard(queue('chat:stale'))).toBe(1), 5000, 'b queued')
+    const [ticket] = await client.zrange(queue('chat:stale'), '0', '0')
+    const [requestId, value] = await client.hmget(state('chat:stale'), `q:${ticket}`, `t:${ticket}`)
+    expect(requestId).toBeTruthy()
+    const enqueued = Number(value!.split('|')[1])
+    // The push a grant of b's ticket number and request would send, made just now, but of a take
+    // before the one that queued it (as if the chat's state was lost since and the ticket taken again).
+    const push = {
+      t: ticket,
+      q: requestId,
+      f: '99',
+      l: 500,
+      k: state('chat:stale'),
+      p: 'a',
+      pi: a.incarnation,
+      g: String(Date.now() * 1000 + 500_000),
+      e: String(enqueued - 1),
+    }
+    expect(await client.publish(keys.wakeChannel(b.incarnation), JSON.stringify(push))).toBe(1)
+    await sleep(400)
+    expect(settled).toBe(false)
+    expect(await client.hmget(state('chat:stale'), 'h', 'of')).toEqual(['a', '0'])
+    await first.release()
+    const turn = await waiting
+    expect(turn.fence).not.toBe(99)
+    expect(await client.hget(state('chat:stale'), 'h')).toBe('b')
+    await turn.release()
+  })
+})
