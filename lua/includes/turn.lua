@@ -5,8 +5,8 @@
 -- take_up_ms, and one its waiter does not take up (the replica died, froze or lost Redis since its
 -- last poll) lapses and passes on. The waiter takes it up with a poll (take_up), or — when the push
 -- is of the ticket its take queued (e) and came after a call of its was answered (g) — uses it at once
--- and takes it up with a renewal if it still holds the turn halfway through the offer; a
--- release before that (served) makes it the last holder, as a take-up would. A queued
+-- and takes it up with a renewal if it still holds the turn halfway through the offer; a release
+-- before that (served) makes it the last holder, as a take-up would. A queued
 -- ticket lives ticket_life_ms after its replica's last take or poll in this chat (w:<incarnation>: one
 -- field per replica and chat, so only a replica's oldest waiting message of a chat has to poll, for
 -- all of them), so the worst case — a poll just before the replica died, an offer just before its
@@ -153,8 +153,9 @@ end
 --                  popped tickets' fields in one HDEL
 -- Any other grantee is woken on its incarnation's channel with the grant as JSON: { t = ticket, q = its
 -- request id, f = fence, l = the offer's length (ms), k = raw state key, p/pi = previous holder, g =
--- Redis's clock (µs) at the grant, e = when the ticket was queued (Redis ms, as its take saw it) }. Returns { ticket, fence, ph/phi = previous holder, q = its request
--- id, mine = a ticket of localInc, offered, left = its lease (ms) }, or nil: still held, or nobody queued.
+-- Redis's clock (µs) at the grant, e = when the ticket was queued (Redis ms, as its take saw it) }.
+-- Returns { ticket, fence, ph/phi = previous holder, q = its request id, mine = a ticket of localInc,
+-- offered, left = its lease (ms) }, or nil: still held, or nobody queued.
 local function grant_next(o)
   local state, queue, leaseMs, wake, callerTicket, last, localInc = o.state, o.queue, o.leaseMs, o.wake, o.callerTicket,
     o.last, o.localInc

@@ -85,18 +85,20 @@ export function offerContext(q: OfferHost, key: string, requestId: string, taken
  * Can the offer `grant`, pushed to us and received at `receivedAt`, be used now, and for how long?
  * Only when it is a grant of the ticket we hold now — it names our acquisition's request and the
  * moment our take queued it (so not a grant kept from before the chat's state was lost and the ticket
- * taken again), and that ticket was seen on the server we know now — and when a call of ours in the
- * chat was answered before it on that server's clock (ServerClock). The offer then runs at least until
- * that call was sent + its length. We hold it until then less `renewMarginMs`, no longer than a third
- * of our own lease (so the renewal that takes it up never leaves our deadline past what Redis then
- * grants), and take it up halfway through that (at once if that is past): a renewal Redis does not
- * answer at once has the rest to go through. With less than a quarter of it left, it is not used. Null: ask Redis (the take-up poll) — a push from an older script, one
- * we cannot place, after an operator's revocation on the chat, or with too little of it left.
+ * taken again), and that ticket was seen on the server we know now, which we knew when the push came
+ * too — and when a call of ours in the chat was answered before it on that server's clock
+ * (ServerClock). The offer then runs at least until that call was sent + its length. We hold it until
+ * then less `renewMarginMs`, no longer than a third of our own lease (so the renewal that takes it up
+ * never leaves our deadline past what Redis then grants), and take it up halfway through that (at
+ * once if that is past): a renewal Redis does not answer at once has the rest to go through. With
+ * less than a quarter of it left, it is not used. Null: ask Redis (the take-up poll) — a push from an
+ * older script, one we cannot place, after an operator's revocation on the chat, or with too little
+ * of it left.
  */
 export function offerUse(grant: PushedGrant, receivedAt: number, o: OfferContext): OfferUse | null {
   const { grantedAt, enqueuedAt } = grant
   if (grantedAt === undefined || grant.requestId !== o.requestId || o.takenAt === null || enqueuedAt !== o.takenAt) return null
-  if (!o.seenHere) return null
+  if (!o.seenHere || grant.receivedIn !== o.generation) return null
   const since = o.clock?.sentBefore(grantedAt, o.generation) ?? null
   if (since === null || receivedAt <= since || o.revokedSince(since)) return null
   const usable = Math.min(grant.leaseMs, Math.floor(o.leaseMs / 3)) - o.renewMarginMs

@@ -118,6 +118,8 @@ export interface PushedGrant {
   grantedAt?: number
   /** The server's clock (ms) when the granted ticket was queued (on a push; absent from older scripts). */
   enqueuedAt?: number
+  /** Set by the receiving coordinator: the server generation it knew when the push came (-1: a check was under way). */
+  receivedIn?: number
   /**
    * A grant our own release handed over in its reply: when that release was sent (monotonic ms of
    * this process). The grant was made after it, so its lease runs at least until then + leaseMs.

@@ -32,6 +32,7 @@ function setup() {
     requestId: '7',
     grantedAt: 5_000_001,
     enqueuedAt: 4_980,
+    receivedIn: 3,
     ...over,
   })
   return { sentAt, clock, ctx, grant }
@@ -59,6 +60,8 @@ describe('offerUse', () => {
       ['our take not known (sent again)', offerUse(grant(), sentAt + 5, ctx({ takenAt: null }))],
       ['another acquisition', offerUse(grant({ requestId: '8' }), sentAt + 5, ctx())],
       ['our ticket not seen on this server', offerUse(grant(), sentAt + 5, ctx({ seenHere: false }))],
+      ['received while we knew another server', offerUse(grant({ receivedIn: 2 }), sentAt + 5, ctx())],
+      ['received during an identity check', offerUse(grant({ receivedIn: -1 }), sentAt + 5, ctx())],
       ['granted before any call we know was answered', offerUse(grant({ grantedAt: 4_990_000 }), sentAt + 5, ctx())],
       ['only another generation answered before it', offerUse(grant(), sentAt + 5, ctx({ generation: 4 }))],
       ['received before the bounding call was sent', offerUse(grant(), sentAt - 1, ctx())],
@@ -73,7 +76,7 @@ describe('offerUse', () => {
     const clock = new ServerClock()
     clock.note(sentAt, 5_000_000, 3)
     const use = offerUse(
-      { fence: 1, previousHolder: null, leaseMs: 1000, requestId: '7', grantedAt: 5_000_001, enqueuedAt: 4_980 },
+      { fence: 1, previousHolder: null, leaseMs: 1000, requestId: '7', grantedAt: 5_000_001, enqueuedAt: 4_980, receivedIn: 3 },
       sentAt + 5,
       {
         requestId: '7',
@@ -90,7 +93,7 @@ describe('offerUse', () => {
     const later = new ServerClock()
     later.note(sentAt + 100, 5_000_000, 3) // 600 ms ago: past half of the 900 usable, not past three quarters
     const late = offerUse(
-      { fence: 1, previousHolder: null, leaseMs: 1000, requestId: '7', grantedAt: 5_000_001, enqueuedAt: 4_980 },
+      { fence: 1, previousHolder: null, leaseMs: 1000, requestId: '7', grantedAt: 5_000_001, enqueuedAt: 4_980, receivedIn: 3 },
       sentAt + 105,
       {
         requestId: '7',
