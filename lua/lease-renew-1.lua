@@ -13,6 +13,7 @@
 --@include time
 --@include chat
 --@include lead-fields
+--@include renewal
 
 local key = KEYS[1]
 local inc, fence = ARGV[1], ARGV[2]
@@ -24,14 +25,7 @@ local h = redis.call('HMGET', key, CHAT.holderIncarnation, CHAT.fence, CHAT.expi
   LEAD.yieldExpiresAt, CHAT.offered, CHAT.holder)
 if h[1] ~= inc or h[2] ~= fence then return { 0, 'revoked' } end
 if (tonumber(h[3]) or 0) <= NOW then return { 0, 'expired' } end
-if h[7] == '1' then
-  -- A chat turn offered to its holder and used without the poll that takes it up: this renewal
-  -- takes it up (the holder is the chat's last holder from here on, as take_up makes it).
-  redis.call('HSET', key, CHAT.expiresAt, fmt(NOW + leaseMs), CHAT.lastRenewal, fmt(NOW), CHAT.lastHolder, h[8],
-    CHAT.lastHolderIncarnation, inc, CHAT.offered, '0')
-else
-  redis.call('HSET', key, CHAT.expiresAt, fmt(NOW + leaseMs), CHAT.lastRenewal, fmt(NOW))
-end
+redis.call('HSET', key, unpack(renewal_fields(h[7], h[8], inc, fmt(NOW + leaseMs), fmt(NOW))))
 redis.call('PEXPIRE', key, lease_key_ttl(leaseMs, idleTtl))
 if h[4] and (tonumber(h[6]) or 0) > NOW then
   return { 1, h[4], h[5] or false }

@@ -15,6 +15,7 @@
 --@include time
 --@include chat
 --@include lead-fields
+--@include renewal
 
 local inc = ARGV[1]
 local leaseMs, idleTtl = tonumber(ARGV[2]), tonumber(ARGV[3])
@@ -28,14 +29,7 @@ for i, key in ipairs(KEYS) do
   elseif (tonumber(h[3]) or 0) <= NOW then
     out[i] = { 0, 'expired' }
   else
-    if h[7] == '1' then
-      -- A chat turn offered to its holder and used without the poll that takes it up: this renewal
-      -- takes it up (the holder is the chat's last holder from here on, as take_up makes it).
-      redis.call('HSET', key, CHAT.expiresAt, expires, CHAT.lastRenewal, renewed, CHAT.lastHolder, h[8],
-        CHAT.lastHolderIncarnation, inc, CHAT.offered, '0')
-    else
-      redis.call('HSET', key, CHAT.expiresAt, expires, CHAT.lastRenewal, renewed)
-    end
+    redis.call('HSET', key, unpack(renewal_fields(h[7], h[8], inc, expires, renewed)))
     redis.call('PEXPIRE', key, ttl)
     if h[4] and (tonumber(h[6]) or 0) > NOW then
       out[i] = { 1, h[4], h[5] or false }

@@ -63,8 +63,6 @@ export class Acquisition {
   private backoff: number
   /** The last call that failed, while Redis has not answered since. */
   private lastError: unknown = null
-  /** When the last 'queued' answer was asked for: a safe start for a lease pushed to us after it. */
-  private queuedSentAt: number
   /** Redis's clock (ms) when our take queued our ticket (a pushed grant names it: pushed-offer.ts). */
   private takenAt: number | null = null
   /** A take-ticket was sent and not answered: Redis may hold a ticket of ours we do not know (yet). */
@@ -86,7 +84,6 @@ export class Acquisition {
   ) {
     this.giveUpAt = started + waitMs
     this.backoff = q.core.minPollMs
-    this.queuedSentAt = started
     // Messages of this replica for one chat take their tickets in arrival order: each acquisition
     // takes one (first, or again after a failover lost it) only once every earlier one has its own
     // on the server known now, or gave up. Normally that is one round trip apart; when Redis is
@@ -251,8 +248,6 @@ export class Acquisition {
     // Seen in the queue on the server of that generation (survived any failover before it).
     this.ticket = ticket
     q.lines.mark(key, this.place, generationAtSend, sentAt)
-    // This poll was sent before any grant that comes after it: a safe start for a pushed lease.
-    this.queuedSentAt = sentAt
     if (answeredAt !== undefined && q.renewer.generation === generationAtSend && !q.renewer.checkUnderWay) {
       q.lines.answered(key, sentAt, answeredAt, generationAtSend)
       // The take that queued our ticket (not one sent again, which found it: `alone` absent).
@@ -266,34 +261,30 @@ export class Acquisition {
 
   /**
    * Sleep until a push, a hand-off, or our poll time. An offer pushed by another replica's script is
-   * used at once when it surely came after our last 'queued' answer (offerUse). Otherwise a grant
-   * pushed to us is polled for (the poll takes it up) when it is such an offer (Redis runs the lease
-   * from there, and an offer to a waiter that died lapses and passes on); when an operator revoked a
-   * turn of ours on this chat since; or when it names another acquisition of ours (Redis lost our ticket and gave
-   * its number again). A grant our own release handed over, made with our leaseMs after that release
-   * was sent (`sentAt`: a far later bound than our last poll, since only the keeper polls), is taken
-   * without another round trip; one whose release time is not known is asked of Redis.
+   * used at once when it is of the ticket our take queued and came after a call of ours in the chat
+   * (offerUse). Otherwise a grant pushed to us is polled for (the poll takes it up) when it is such an
+   * offer (Redis runs the lease from there, and an offer to a waiter that died lapses and passes on);
+   * when an operator revoked a turn of ours on this chat since; or when it names another acquisition
+   * of ours (Redis lost our ticket and gave its number again). A grant our own release handed over,
+   * made with our leaseMs after that release was sent (`sentAt`: a far later bound than our last
+   * poll, since only the keeper polls), is taken without another round trip; one whose release time
+   * is not known is asked of Redis.
    */
   private async waitForGrant(ticket: number): Promise<Next> {
     const { q, key } = this
     const woke = await q.sleep(key, ticket, this.place, this.backoff, this.started, this.giveUpAt, this.signal)
     const grant = woke.grant
-    const offer = () => offerContext(q, key, this.requestId, this.takenAt, this.place.seenAt)
-    const use = grant && !woke.handed && offerUse(grant, woke.receivedAt ?? -Infinity, offer())
-    if (use) return { turn: this.take(ticket, grant.fence, grant.previousHolder, use.since, use.deadline, use.takeUpAt) }
-    const grantedAfter = grant?.sentAt ?? this.queuedSentAt
-    const askRedis =
-      grant &&
-      (!woke.handed ||
-        grant.sentAt === undefined ||
-        q.wakes.revokedSince(key, grantedAfter) ||
-        (!!grant.requestId && grant.requestId !== this.requestId))
-    if (askRedis) {
-      this.backoff = q.core.minPollMs
-      return AGAIN
+    if (grant) {
+      const offer = woke.handed ? null : offerUse(grant, offerContext(q, key, this.requestId, this.takenAt, this.place.seenAt))
+      if (offer) return { turn: this.take(ticket, grant.fence, grant.previousHolder, offer.since, offer.deadline, offer.takeUpAt) }
+      const sentAt = woke.handed ? grant.sentAt : undefined
+      if (sentAt === undefined || q.wakes.revokedSince(key, sentAt) || (!!grant.requestId && grant.requestId !== this.requestId)) {
+        this.backoff = q.core.minPollMs
+        return AGAIN
+      }
+      // Redis expires a handed grant leaseMs after it was made, which was after its release was sent.
+      return { turn: this.take(ticket, grant.fence, grant.previousHolder, sentAt, leaseDeadline(q.core, sentAt)) }
     }
-    // Redis expires a handed grant leaseMs after it was made, which was after its release was sent.
-    if (grant) return { turn: this.take(ticket, grant.fence, grant.previousHolder, grantedAfter, leaseDeadline(q.core, grantedAfter)) }
     this.backoff = woke.woken ? q.core.minPollMs : Math.min(this.backoff * 2, q.core.maxPollMs)
     return AGAIN
   }

@@ -82,7 +82,7 @@ export function offerContext(q: OfferHost, key: string, requestId: string, taken
 }
 
 /**
- * Can the offer `grant`, pushed to us and received at `receivedAt`, be used now, and for how long?
+ * Can the offer `grant`, pushed to us (received at `grant.receivedAt`), be used now, and for how long?
  * Only when it is a grant of the ticket we hold now — it names our acquisition's request and the
  * moment our take queued it (so not a grant kept from before the chat's state was lost and the ticket
  * taken again), and that ticket was seen on the server we know now, which we knew when the push came
@@ -95,8 +95,8 @@ export function offerContext(q: OfferHost, key: string, requestId: string, taken
  * older script, one we cannot place, after an operator's revocation on the chat, or with too little
  * of it left.
  */
-export function offerUse(grant: PushedGrant, receivedAt: number, o: OfferContext): OfferUse | null {
-  const { grantedAt, enqueuedAt } = grant
+export function offerUse(grant: PushedGrant, o: OfferContext): OfferUse | null {
+  const { grantedAt, enqueuedAt, receivedAt = -Infinity } = grant
   if (grantedAt === undefined || grant.requestId !== o.requestId || o.takenAt === null || enqueuedAt !== o.takenAt) return null
   if (!o.seenHere || grant.receivedIn !== o.generation) return null
   const since = o.clock?.sentBefore(grantedAt, o.generation) ?? null

@@ -144,8 +144,12 @@ export class TurnQueue {
    */
   onWake(key: string, ticket: number | null, grant?: PushedGrant, handed = false): void {
     if (ticket !== null) {
-      // A pushed offer is used only on the server it came from (pushed-offer.ts): note which one we knew.
-      if (grant && !handed) grant.receivedIn = this.renewer.checkUnderWay ? -1 : this.renewer.generation
+      // A pushed offer is used only on the server it came from, after the call that bounds it
+      // (pushed-offer.ts): note which server we knew, and when it came.
+      if (grant && !handed) {
+        grant.receivedIn = this.renewer.checkUnderWay ? -1 : this.renewer.generation
+        grant.receivedAt = monotonicNow()
+      }
       // An acquisition of this chat between polls (its request in flight) gets it at its next pause.
       this.wakes.deliver(key, ticket, grant, handed, (id) => this.book.expects(key, id))
       return

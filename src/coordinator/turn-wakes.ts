@@ -9,11 +9,10 @@ import type { PushedGrant } from '../wire/types.js'
 
 /**
  * How a pause ended: the poll interval, or a push (with the grant itself, when it was one; `handed`:
- * our own release handed it over in its reply — a full lease, not an offer to take up; `receivedAt`:
- * when it came, monotonic ms), or
+ * our own release handed it over in its reply — a full lease, not an offer to take up), or
  * `reschedule`: nothing to poll for yet, but when to poll next has changed (it became its chat's keeper).
  */
-export type PauseResult = { woken: boolean; grant?: PushedGrant; handed?: boolean; reschedule?: boolean; receivedAt?: number }
+export type PauseResult = { woken: boolean; grant?: PushedGrant; handed?: boolean; reschedule?: boolean }
 
 interface Waiter {
   wake: (grant?: PushedGrant, handed?: boolean) => void
@@ -47,7 +46,7 @@ export class TurnWakes {
       this.early.delete(id)
       // Only a push received during this acquisition is about its ticket (ticket numbers repeat
       // after a chat's key expired; a late copy of an old grant must not be taken for a new one).
-      if (early.at >= since) return Promise.resolve({ woken: true, grant: early.grant, handed: early.handed, receivedAt: early.at })
+      if (early.at >= since) return Promise.resolve({ woken: true, grant: early.grant, handed: early.handed })
     }
     return new Promise<PauseResult>((resolve) => {
       let done = false
@@ -59,7 +58,7 @@ export class TurnWakes {
         const same = this.waiters.get(id)
         same?.delete(waiter)
         if (same?.size === 0) this.waiters.delete(id)
-        resolve(reschedule ? { woken, reschedule } : { woken, grant, handed, receivedAt: monotonicNow() })
+        resolve(reschedule ? { woken, reschedule } : { woken, grant, handed })
       }
       const onAbort = () => finish(false)
       const waiter: Waiter = {

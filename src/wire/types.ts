@@ -120,6 +120,8 @@ export interface PushedGrant {
   enqueuedAt?: number
   /** Set by the receiving coordinator: the server generation it knew when the push came (-1: a check was under way). */
   receivedIn?: number
+  /** Set by the receiving coordinator: when the push came (monotonic ms of that process). */
+  receivedAt?: number
   /**
    * A grant our own release handed over in its reply: when that release was sent (monotonic ms of
    * this process). The grant was made after it, so its lease runs at least until then + leaseMs.

@@ -9,7 +9,7 @@
  */
 import { afterAll, afterEach, describe, expect, it } from 'vitest'
 import { Redis } from 'ioredis'
-import { KeyLayout, RedisCoordinator, type Coordinator } from '../../src/index.js'
+import { KeyLayout, RedisCoordinator, type Coordinator, type RedisKey } from '../../src/index.js'
 import { redisUrl, startCoordinator, uniquePrefix } from '../helpers/redis.js'
 import { sleep, until } from '../helpers/wait.js'
 
@@ -40,11 +40,17 @@ describe('an offered turn, used without its take-up', () => {
     }
   }
 
+  /** `holder` takes `chat`'s turn, and `waiter` queues behind it (its acquisition, still waiting). */
+  async function queueBehind(holder: Coordinator, waiter: Coordinator, chat: string, queue: (chat: string) => RedisKey, waitMs?: number) {
+    const first = await holder.acquireTurn(chat)
+    const waiting = waiter.acquireTurn(chat, waitMs === undefined ? {} : { waitMs })
+    await until(async () => expect(await client.zcard(queue(chat))).toBe(1), 5000, 'the waiter queued')
+    return { first, waiting }
+  }
+
   it('a short turn offered to a waiter is held and released with no take-up poll; its release names it the last holder', async () => {
     const { a, b, c, state, queue } = await setup()
-    const first = await a.acquireTurn('chat:short')
-    const waiting = b.acquireTurn('chat:short')
-    await until(async () => expect(await client.zcard(queue('chat:short'))).toBe(1), 5000, 'b queued')
+    const { first, waiting } = await queueBehind(a, b, 'chat:short', queue)
     await first.release()
     const turn = await waiting
     expect(turn.previousHolder?.replicaId).toBe('a')
@@ -60,9 +66,7 @@ describe('an offered turn, used without its take-up', () => {
 
   it('a turn held past the offer (a third of the lease) is taken up by a renewal in time: still held, nobody else granted', async () => {
     const { a, b, c, state, queue } = await setup()
-    const first = await a.acquireTurn('chat:long')
-    const waiting = b.acquireTurn('chat:long')
-    await until(async () => expect(await client.zcard(queue('chat:long'))).toBe(1), 5000, 'b queued')
+    const { first, waiting } = await queueBehind(a, b, 'chat:long', queue)
     await first.release()
     const turn = await waiting
     await sleep(900) // the offer ran 500 ms
@@ -77,10 +81,9 @@ describe('an offered turn, used without its take-up', () => {
 
   it('a push of another take of the same ticket number is not used: the waiter polls, and waits on', async () => {
     const { a, b, keys, state, queue } = await setup()
-    const first = await a.acquireTurn('chat:stale')
+    const { first, waiting: queued } = await queueBehind(a, b, 'chat:stale', queue, 10_000)
     let settled = false
-    const waiting = b.acquireTurn('chat:stale', { waitMs: 10_000 }).finally(() => (settled = true))
-    await until(async () => expect(await client.zcard(queue('chat:stale'))).toBe(1), 5000, 'b queued')
+    const waiting = queued.finally(() => (settled = true))
     const [ticket] = await client.zrange(queue('chat:stale'), '0', '0')
     const [requestId, value] = await client.hmget(state('chat:stale'), `q:${ticket}`, `t:${ticket}`)
     expect(requestId).toBeTruthy()

@@ -14,13 +14,19 @@ afterEach(async () => {
   await Promise.allSettled(started.splice(0).map((c) => c.stop()))
 })
 
+/** Replicas `a` and `b` on `prefix`, with `leaseMs`; stopped after the test. */
+async function replicas(prefix: string, leaseMs: number): Promise<[Coordinator, Coordinator]> {
+  const make = (replicaId: string) =>
+    startCoordinator(() => new RedisCoordinator({ url: redisUrl(), prefix, replicaId, leaseMs, turnWaitMs: 10_000 }))
+  const pair: [Coordinator, Coordinator] = [await make('a'), await make('b')]
+  started.push(...pair)
+  return pair
+}
+
 describe('a chat whose keys vanished under a waiting message', () => {
   it('the message queues again and is granted; an operator-style removal of its ticket alone still fails it as dropped', async () => {
     const prefix = uniquePrefix('lost')
-    const make = (replicaId: string) =>
-      startCoordinator(() => new RedisCoordinator({ url: redisUrl(), prefix, replicaId, leaseMs: 1200, turnWaitMs: 10_000 }))
-    const [a, b] = [await make('a'), await make('b')]
-    started.push(a, b)
+    const [a, b] = await replicas(prefix, 1200)
     const raw = new Redis(redisUrl())
     try {
       const k = new KeyLayout(prefix, 'standalone').chat('chat:1')
@@ -51,10 +57,7 @@ describe('a chat whose keys vanished under a waiting message', () => {
   it("a later message of the same replica that finds the chat's state gone is granted after the earlier one, not before", async () => {
     const prefix = uniquePrefix('lost-fifo')
     // A long keeper interval: the earlier message does not poll on its own before the later one arrives.
-    const make = (replicaId: string) =>
-      startCoordinator(() => new RedisCoordinator({ url: redisUrl(), prefix, replicaId, leaseMs: 6000, turnWaitMs: 10_000 }))
-    const [a, b] = [await make('a'), await make('b')]
-    started.push(a, b)
+    const [a, b] = await replicas(prefix, 6000)
     const raw = new Redis(redisUrl())
     try {
       const keys = new KeyLayout(prefix, 'standalone')
