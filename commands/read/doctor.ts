@@ -84,17 +84,14 @@ async function readSchema(ctx: Context, clusterChecked: boolean): Promise<Schema
   return out
 }
 
-/** Chat, lead and replica keys of the other layout (a bounded look: 10,000 of each at most). */
+/** Chat, lead and replica keys of the other layout: one bounded walk (10,000 keys of them at most). */
 async function readStrays(ctx: Context): Promise<DoctorState['strays']> {
   const other: Layout = ctx.keys.layout === 'cluster' ? 'standalone' : 'cluster'
   const otherReader = new ctx.io.StateReader(ctx.reader.source, new KeyLayout(ctx.keys.prefix, other))
-  const [chats, leads, replicas] = await Promise.all([
-    otherReader.chats({ limit: 10_000 }),
-    otherReader.leads({ limit: 10_000 }),
-    otherReader.replicas({ limit: 10_000 }),
-  ])
-  const names = [...chats.items.map((c) => c.key), ...leads.items.map((l) => l.key), ...replicas.items.map((r) => r.replicaId)]
-  return { other, count: chats.items.length + leads.items.length + replicas.items.length, names: names.slice(0, 3) }
+  const d = ctx.io.LISTING_DECODERS
+  const { chat, lead, replica } = await otherReader.listMany({ chat: d.chat, lead: d.lead, replica: d.replica }, { limit: 10_000 })
+  const names = [...chat.items.map((c) => c.key), ...lead.items.map((l) => l.key), ...replica.items.map((r) => r.replicaId)]
+  return { other, count: chat.items.length + lead.items.length + replica.items.length, names: names.slice(0, 3) }
 }
 
 /**
@@ -113,15 +110,23 @@ async function readListings(ctx: Context, nowMs: number, deployed: DeployedFinge
     leases.add({ chats: batch })
   })
   const lockFold = folding(d.lock, (batch) => leases.add({ locks: batch }))
-  const [chatList, leads, lockList, hoList, strays] = await Promise.all([
-    ctx.reader.listMany({ chat: chatFold.decode }, { onProgress: progress(ctx, 'chats') }),
-    ctx.reader.leads(),
-    ctx.reader.listMany({ lock: lockFold.decode }),
-    ctx.reader.listMany({ handover: (id, raw, h, m) => (decodeHandover(id, raw, h, m?.extra), null) }),
+  // Chats, leads, locks and handover markers in one walk of the keyspace (a marker is decoded for
+  // its corrupt values only).
+  const [listed1, strays] = await Promise.all([
+    ctx.reader.listMany(
+      {
+        chat: chatFold.decode,
+        lead: d.lead,
+        lock: lockFold.decode,
+        handover: (id, raw, h, m) => (decodeHandover(id, raw, h, m?.extra), null),
+      },
+      { onProgress: progress(ctx, 'chats, leads, locks, markers') },
+    ),
     readStrays(ctx),
   ])
   chatFold.flush()
   lockFold.flush()
+  const leads = listed1.lead
   leases.add({ leads: leads.items })
   const cpFold = folding(
     (id, raw, h, m) => decodeCheckpoint(id, raw, h, m?.extra),
@@ -132,11 +137,11 @@ async function readListings(ctx: Context, nowMs: number, deployed: DeployedFinge
   const corrupt = new CorruptFold()
   const listed = {
     replica: replicas,
-    chat: chatList.chat,
+    chat: listed1.chat,
     lead: leads,
-    lock: lockList.lock,
+    lock: listed1.lock,
     checkpoint: cpList.checkpoint,
-    handover: hoList.handover,
+    handover: listed1.handover,
   }
   for (const kind of LISTED_KINDS) corrupt.add(kind, listed[kind].corrupt, listed[kind].scanned)
   return { replicas: replicas.items, leads: leads.items, corrupt, chats, leases, checkpoints, strays }

@@ -53,7 +53,25 @@ export class SnapshotFileWriter implements SnapshotSink {
   private async write(text: string): Promise<void> {
     if (this.failed) throw cannotWrite(this.path, this.failed)
     this.jsonBytes += Buffer.byteLength(text)
-    if (!this.out.write(text)) await Promise.race([once(this.out, 'drain'), once(this.file, 'error')])
+    if (!this.out.write(text)) await this.drained()
+  }
+
+  /**
+   * Until the stream takes more (drain) or the file fails. Both waits are taken off the streams
+   * once one of them ends: a capture of a million keys waits thousands of times.
+   */
+  private async drained(): Promise<void> {
+    const stop = new AbortController()
+    const waits = [once(this.out, 'drain', { signal: stop.signal }), once(this.file, 'error', { signal: stop.signal })]
+    for (const w of waits) w.catch(() => {}) // the one left waiting is aborted below
+    try {
+      await Promise.race(waits)
+    } catch {
+      // the stream failed: its 'error' listener kept the cause
+    } finally {
+      stop.abort()
+    }
+    if (this.failed) throw cannotWrite(this.path, this.failed)
   }
 
   async start(head: SnapshotHead): Promise<void> {

@@ -70,6 +70,8 @@ export const LISTING_DECODERS = {
   lock: (id: string, raw: RedisKey, h: Hash) => decodeLock(id, raw, h),
   checkpoint: (id: string, raw: RedisKey, h: Hash, m?: ListedMeta) => decodeCheckpoint(id, raw, h, m?.extra),
   handover: (id: string, raw: RedisKey, h: Hash, m?: ListedMeta) => decodeHandover(id, raw, h, m?.extra),
+  // A record with only an eviction tombstone is not a live replica.
+  replica: (id: string, raw: RedisKey, h: Hash) => (h[REPLICA_FIELDS.beat] === undefined ? null : decodeReplica(id, raw, h)),
 } as const
 
 /** A walk's batch decoded: each key's item (a null decode skips it), or why it is corrupt. */

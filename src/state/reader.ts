@@ -292,8 +292,7 @@ export class StateReader {
   }
 
   replicas(options?: ScanOptions): Promise<Listing<ReplicaSnapshot>> {
-    // A record with only an eviction tombstone is not a live replica.
-    return this.list('replica', (id, raw, h) => (h[REPLICA_FIELDS.beat] === undefined ? null : decodeReplica(id, raw, h)), options)
+    return this.list('replica', LISTING_DECODERS.replica, options)
   }
 
   chats(options?: ScanOptions): Promise<Listing<ChatSnapshot>> {

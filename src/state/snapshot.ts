@@ -165,6 +165,7 @@ export async function captureTo(source: RedisSource, keys: KeyLayout, o: Capture
     p.catch(() => {}) // awaited below; a walk that stops first leaves it
     return p
   }
+  let recording: Promise<void> = Promise.resolve()
   walk: for (let node = 0; node < nodes.length; node++) {
     let cursor = '0'
     let next = scan(node, cursor)
@@ -189,13 +190,19 @@ export async function captureTo(source: RedisSource, keys: KeyLayout, o: Capture
       })
       if (hashes.length) {
         // Without --include-state a checkpoint's or marker's data is not kept: its size is read, not its value.
-        const { replies, ttls, nowMs, omitted } = await source.batchRead(
+        const read = source.batchRead(
           node,
           hashes,
           hashes.map((b) => TTL_KINDS.has(kindOf(b)!)),
           includeState ? [] : hashes.map((b) => PRIVATE_FIELDS[kindOf(b)!]),
         )
-        await sink.hashes(kept(hashes.map((b, i) => record(b, replies[i]!, nowMs, ttls[i] ?? undefined, omitted[i]))))
+        read.catch(() => {}) // awaited below (a failed recording before it ends the walk first)
+        // This batch is read while the one before is recorded (in order: one write at a time).
+        await recording
+        recording = read.then(({ replies, ttls, nowMs, omitted }) =>
+          sink.hashes(kept(hashes.map((b, i) => record(b, replies[i]!, nowMs, ttls[i] ?? undefined, omitted[i])))),
+        )
+        recording.catch(() => {}) // awaited with the next batch, or after the walk
       }
       o.onProgress?.(seen)
       if (cut || (o.maxKeys !== undefined && seen >= o.maxKeys && (cursor !== '0' || node < nodes.length - 1))) {
@@ -204,6 +211,7 @@ export async function captureTo(source: RedisSource, keys: KeyLayout, o: Capture
       }
     } while (cursor !== '0')
   }
+  await recording
   const capture: Snapshot['capture'] = {
     startedAtMs,
     finishedAtMs: await source.time(),

@@ -214,18 +214,27 @@ async function readSnapshot(
   const out: SnapshotRead[] = new Array<SnapshotRead>(keys.length).fill('later')
   let pending = keys.map((_, i) => i)
   while (pending.length) {
-    const call = pending.slice(0, SNAPSHOT_KEYS_PER_CALL)
-    const argv: Array<string | Buffer> = [String(SNAPSHOT_FIELDS_PER_CALL), String(WHOLE_READ_MAX_FIELDS)]
-    for (const i of call) argv.push(keys[i]!, withTtl[i] ? '1' : '0', (omit[i] ?? []).join(','))
-    sent(1)
-    // Redis said no (an ACL user without EVALSHA, scripting off): this batch by pipelines.
-    const answer = await runReadScript(n, READ_SNAPSHOT.name, [], argv)
-    if ('refused' in answer) {
-      refused(answer.refused)
-      return null
+    // The calls of a round are sent together: Redis runs the next while this process decodes one
+    // (each call is short; other clients' commands run between them).
+    const calls: number[][] = []
+    for (let s = 0; s < pending.length; s += SNAPSHOT_KEYS_PER_CALL) calls.push(pending.slice(s, s + SNAPSHOT_KEYS_PER_CALL))
+    const answers = await Promise.all(
+      calls.map((call) => {
+        const argv: Array<string | Buffer> = [String(SNAPSHOT_FIELDS_PER_CALL), String(WHOLE_READ_MAX_FIELDS)]
+        for (const i of call) argv.push(keys[i]!, withTtl[i] ? '1' : '0', (omit[i] ?? []).join(','))
+        sent(1)
+        return runReadScript(n, READ_SNAPSHOT.name, [], argv)
+      }),
+    )
+    for (const [c, answer] of answers.entries()) {
+      // Redis said no (an ACL user without EVALSHA, scripting off): this batch by pipelines.
+      if ('refused' in answer) {
+        refused(answer.refused)
+        return null
+      }
+      const answered = READ_SNAPSHOT.decode(answer.reply, READ_SNAPSHOT.name)
+      calls[c]!.forEach((i, k) => (out[i] = answered[k] ?? null))
     }
-    const answered = READ_SNAPSHOT.decode(answer.reply, READ_SNAPSHOT.name)
-    call.forEach((i, k) => (out[i] = answered[k] ?? null))
     // A call reads at least its first hash, so each round answers some of the keys.
     pending = pending.filter((i) => out[i] === 'later')
   }
