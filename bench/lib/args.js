@@ -47,7 +47,7 @@ export const HELP = `botmesh-coord benchmark: node bench/run.js [flags]
   --merge                 run only --sections and merge them into the saved latest.json (the page says which
                           sections come from which run)
   --render FILE           only re-render latest.md (beside FILE) and docs/performance.md from a saved latest.json
-Environment: BENCH_WORKER_PROF=DIR writes a CPU profile (.cpuprofile) of every open-loop replica process into DIR.
+Environment: BENCH_WORKER_PROF=DIR writes a CPU profile (.cpuprofile) of every turns and open-loop replica process into DIR.
 `
 
 const PRESETS = {

@@ -113,7 +113,12 @@ export function analyse(perWorker, cfg) {
 const roundSummary = (s) => ({ n: s.n, p50: round(s.p50, 3), p99: round(s.p99, 3), max: round(s.max, 3), mean: round(s.mean, 3) })
 
 async function runScenario(url, admin, cfg, log) {
-  const workers = Array.from({ length: cfg.replicas }, () => fork(WORKER, [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }))
+  const workers = Array.from({ length: cfg.replicas }, () =>
+    fork(WORKER, [], {
+      execArgv: process.env.BENCH_WORKER_PROF ? ['--cpu-prof', '--cpu-prof-dir=' + process.env.BENCH_WORKER_PROF] : [],
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    }),
+  )
   try {
     const perWorker = Math.ceil(cfg.messages / cfg.replicas)
     const base = { ...cfg, url, messages: perWorker }
