@@ -120,7 +120,7 @@ async function readListings(ctx: Context, nowMs: number, deployed: DeployedFinge
         lock: lockFold.decode,
         handover: (id, raw, h, m) => (decodeHandover(id, raw, h, m?.extra), null),
       },
-      { onProgress: progress(ctx, 'chats, leads, locks, markers') },
+      { onProgress: progress(ctx, 'chats') },
     ),
     readStrays(ctx),
   ])
