@@ -165,12 +165,16 @@ export async function captureTo(source: RedisSource, keys: KeyLayout, o: Capture
     p.catch(() => {}) // awaited below; a walk that stops first leaves it
     return p
   }
+  // Batches are written one at a time, in the order their reads were asked for; each walk reads one
+  // batch while the one before is written.
   let recording: Promise<void> = Promise.resolve()
-  walk: for (let node = 0; node < nodes.length; node++) {
+  let stopped = false
+  const walkNode = async (node: number): Promise<void> => {
     let cursor = '0'
     let next = scan(node, cursor)
     do {
       const step = await next
+      if (stopped) return
       cursor = step.cursor
       // The next SCAN is asked now, so Redis works on it while this batch is read.
       if (cursor !== '0') next = scan(node, cursor)
@@ -196,21 +200,32 @@ export async function captureTo(source: RedisSource, keys: KeyLayout, o: Capture
           hashes.map((b) => TTL_KINDS.has(kindOf(b)!)),
           includeState ? [] : hashes.map((b) => PRIVATE_FIELDS[kindOf(b)!]),
         )
-        read.catch(() => {}) // awaited below (a failed recording before it ends the walk first)
-        // This batch is read while the one before is recorded (in order: one write at a time).
-        await recording
-        recording = read.then(({ replies, ttls, nowMs, omitted }) =>
-          sink.hashes(kept(hashes.map((b, i) => record(b, replies[i]!, nowMs, ttls[i] ?? undefined, omitted[i])))),
-        )
-        recording.catch(() => {}) // awaited with the next batch, or after the walk
+        const before = recording
+        recording = (async () => {
+          const { replies, ttls, nowMs, omitted } = await read
+          await before
+          await sink.hashes(kept(hashes.map((b, i) => record(b, replies[i]!, nowMs, ttls[i] ?? undefined, omitted[i]))))
+        })()
+        recording.catch(() => {}) // awaited by the next batch, and after the walks
+        await before
       }
       o.onProgress?.(seen)
       if (cut || (o.maxKeys !== undefined && seen >= o.maxKeys && (cursor !== '0' || node < nodes.length - 1))) {
         partial = `stopped after --max-keys ${o.maxKeys} keys`
-        break walk
+        stopped = true
+        return
       }
     } while (cursor !== '0')
   }
+  const walk = (node: number) =>
+    walkNode(node).catch((err: unknown) => {
+      stopped = true // the other masters' walks stop at their next batch
+      throw err
+    })
+  // A Cluster's masters are walked at once; with --max-keys one after the other, so that the keys
+  // kept are the first masters' (as the capture says).
+  if (o.maxKeys === undefined) await Promise.all(nodes.map((_, node) => walk(node)))
+  else for (let node = 0; node < nodes.length && !stopped; node++) await walk(node)
   await recording
   const capture: Snapshot['capture'] = {
     startedAtMs,
