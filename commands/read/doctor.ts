@@ -112,7 +112,7 @@ async function readListings(ctx: Context, nowMs: number, deployed: DeployedFinge
   const lockFold = folding(d.lock, (batch) => leases.add({ locks: batch }))
   // Chats, leads, locks and handover markers in one walk of the keyspace (a marker is decoded for
   // its corrupt values only).
-  const [listed1, strays] = await Promise.all([
+  const [walked, strays] = await Promise.all([
     ctx.reader.listMany(
       {
         chat: chatFold.decode,
@@ -126,7 +126,7 @@ async function readListings(ctx: Context, nowMs: number, deployed: DeployedFinge
   ])
   chatFold.flush()
   lockFold.flush()
-  const leads = listed1.lead
+  const leads = walked.lead
   leases.add({ leads: leads.items })
   const cpFold = folding(
     (id, raw, h, m) => decodeCheckpoint(id, raw, h, m?.extra),
@@ -137,11 +137,11 @@ async function readListings(ctx: Context, nowMs: number, deployed: DeployedFinge
   const corrupt = new CorruptFold()
   const listed = {
     replica: replicas,
-    chat: listed1.chat,
+    chat: walked.chat,
     lead: leads,
-    lock: listed1.lock,
+    lock: walked.lock,
     checkpoint: cpList.checkpoint,
-    handover: listed1.handover,
+    handover: walked.handover,
   }
   for (const kind of LISTED_KINDS) corrupt.add(kind, listed[kind].corrupt, listed[kind].scanned)
   return { replicas: replicas.items, leads: leads.items, corrupt, chats, leases, checkpoints, strays }
