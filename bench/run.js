@@ -208,7 +208,7 @@ async function main() {
       if (s === 'scale') saved.memory = result.memory
       if (s === 'renewal') saved.renewalLoaded = result.renewalLoaded
       saved.sectionSeconds = { ...(saved.sectionSeconds ?? {}), [s]: result.sectionSeconds[s] }
-      saved.merged[s] = { startedAt: result.startedAt, machine: result.machine, sections: o.sections }
+      saved.merged[s] = { startedAt: result.startedAt, machine: result.machine, sections: o.sections, args: process.argv.slice(2) }
     }
     saved.errors = { ...(saved.errors ?? {}), ...result.errors }
     saved.config = {

@@ -103,7 +103,7 @@ export function performancePage(r, md) {
   }
   const reruns = [...merges.values()].map(
     ({ run, sections }) =>
-      `the ${sections.join(' and ')} section${sections.length > 1 ? 's come' : ' comes'} from \`npm run bench -- --sections ${(run.sections ?? sections).join(',')} --merge\`, ${run.startedAt.slice(0, 10)}, load average ${run.machine.loadAvgAtStart?.[0] ?? '?'} at its start`,
+      `the ${sections.join(' and ')} section${sections.length > 1 ? 's come' : ' comes'} from \`npm run bench -- ${run.args ? run.args.join(' ') : `--sections ${(run.sections ?? sections).join(',')} --merge`}\`, ${run.startedAt.slice(0, 10)}, load average ${run.machine.loadAvgAtStart?.[0] ?? '?'} at its start`,
   )
   if (reruns.length) {
     const text = reruns.join('; ')
