@@ -26,6 +26,17 @@ const bestPeer = (turns, pattern, workMs) =>
     .filter((s) => s.pattern === pattern && s.workMs === workMs && s.adapter !== 'botmesh')
     .sort((a, b) => b.msgPerS - a.msgPerS)[0]
 
+/** Which adapters the overload rate was past the capacity of (their sweep's knee below it), said under its table. */
+function pastCapacity(ol) {
+  const rate = ol.config.overload.rate
+  const under = ol.adapters.filter((a) => ol.knees[a] !== null && ol.knees[a] >= rate)
+  if (!under.length) return ''
+  const names = under.map((a) => ADAPTER_LABELS[a]).join(', ')
+  return under.length === ol.adapters.length
+    ? ` In this run every adapter's sweep kept up at ${rate} msg/s: the overload was not past any adapter's capacity here (\`--openloop-overload R:S\` offers more).`
+    : ` In this run ${names} kept up at ${rate} msg/s in the sweep: the overload was not past ${under.length > 1 ? 'their' : 'its'} capacity.`
+}
+
 /** Each target with the measured figure: met / missed / n/a, and by how much. */
 export function evaluateTargets(r, cfg) {
   const out = []
@@ -470,7 +481,7 @@ function openLoopMarkdown(ol, L) {
     L.push(
       `#### Overload: ${c.overload.rate} msg/s for ${c.overload.seconds} s, then ${c.recover.rate} msg/s for ${c.recover.seconds} s`,
       '',
-      `Backlog: messages that arrived during the overload and had no turn yet at its end. Drain: grants per second from the overload's end until the last of them is granted (while a backlog remains). Recovery: from the overload's end to the first ${c.windowMs} ms window of arrivals whose turn-wait p99 is within 2× the steady p99 at ${c.recover.rate} msg/s (that adapter's steady run).`,
+      `Backlog: messages that arrived during the overload and had no turn yet at its end. Drain: grants per second from the overload's end until the last of them is granted (while a backlog remains). Recovery: from the overload's end to the first ${c.windowMs} ms window of arrivals whose turn-wait p99 is within 2× the steady p99 at ${c.recover.rate} msg/s (that adapter's steady run).${pastCapacity(ol)}`,
       '',
       '| adapter | achieved msg/s during overload / recovery / overall | backlog at overload end | drain msg/s (for s) | recovery s (steady p99 ms) | turn wait p50 / p99 / p99.9 / max ms | errors | harness drops | unfinished | Redis calls/msg | client cmds/msg | Redis CPU µs/msg | client CPU µs/msg | overlaps | out of order (inverted pairs) | replica timer lag p99 ms |',
       '| --- | --- | ---: | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: |',
