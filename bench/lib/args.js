@@ -21,7 +21,8 @@ export const HELP = `botmesh-coord benchmark: node bench/run.js [flags]
   --retry-ms N            the peers' retry interval while a lock is taken (default 10)
   --openloop-rates a,b    open loop: the steady sweep's offered rates, msg/s (default 1000,2000,4500,6500,9000)
   --openloop-seconds S    arrival window of each steady run (default 3)
-  --openloop-overload R:S overload rate for S seconds (default 9000:6)
+  --openloop-overload R:S overload rate for S seconds; R auto: twice the SET NX lock's knee in the
+                          sweep (its capacity as far as the sweep measured it; 9000 without it) (default auto:6)
   --openloop-recover R:S  then the recover rate for S seconds (default 4500:10)
   --openloop-contention R:S  steady rate with busy loops beside the replicas (default 2000:3)
   --openloop-busy N       busy-loop processes of the contention run (default 2)
@@ -151,7 +152,7 @@ export function parseArgs(argv) {
     startupRounds: 15,
     openloopRates: [1000, 2000, 4500, 6500, 9000],
     openloopSeconds: 3,
-    openloopOverloadRate: 9000,
+    openloopOverloadRate: 'auto',
     openloopOverloadS: 6,
     openloopRecoverRate: 4500,
     openloopRecoverS: 10,
@@ -215,7 +216,11 @@ export function parseArgs(argv) {
     '--startup-rounds': ['startupRounds', num],
     '--openloop-rates': ['openloopRates', (v) => list(v).map(Number)],
     '--openloop-seconds': ['openloopSeconds', num],
-    '--openloop-overload': ['openloopOverload', rateSeconds],
+    '--openloop-overload': [
+      'openloopOverload',
+      (v, flag) =>
+        /^auto:/.test(String(v)) ? { rate: 'auto', seconds: rateSeconds(`0:${String(v).slice(5)}`, flag).seconds } : rateSeconds(v, flag),
+    ],
     '--openloop-recover': ['openloopRecover', rateSeconds],
     '--openloop-contention': ['openloopContention', rateSeconds],
     '--openloop-busy': ['openloopBusy', num],

@@ -479,7 +479,7 @@ function openLoopMarkdown(ol, L) {
   const ov = ol.rows.filter((x) => x.scenario === 'overload')
   if (ov.length) {
     L.push(
-      `#### Overload: ${c.overload.rate} msg/s for ${c.overload.seconds} s, then ${c.recover.rate} msg/s for ${c.recover.seconds} s`,
+      `#### Overload: ${c.overload.rate} msg/s for ${c.overload.seconds} s, then ${c.recover.rate} msg/s for ${c.recover.seconds} s${c.overload.auto ? (c.overload.auto.knee === null ? ' (the SET NX lock kept up at no swept rate: the fixed rate)' : ` (twice the SET NX lock's knee in the sweep, ${c.overload.auto.knee} msg/s)`) : ''}`,
       '',
       `Backlog: messages that arrived during the overload and had no turn yet at its end. Drain: grants per second from the overload's end until the last of them is granted (while a backlog remains). Recovery: from the overload's end to the first ${c.windowMs} ms window of arrivals whose turn-wait p99 is within 2× the steady p99 at ${c.recover.rate} msg/s (that adapter's steady run).${pastCapacity(ol)}`,
       '',

@@ -265,6 +265,13 @@ export async function runOpenLoop(o, log) {
   const rows = []
   try {
     for (const [k, sc] of scenarios.entries()) {
+      if (sc.scenario === 'overload' && sc.rate === 'auto') {
+        // Twice the SET NX lock's capacity, as far as the sweep measured it (its knee).
+        const knee = sweepKnee(rows, 'naive')
+        sc.rate = knee === null ? AUTO_OVERLOAD_FALLBACK : 2 * knee
+        sc.phases[0].rate = sc.rate
+        config.overload = { ...config.overload, rate: sc.rate, auto: { of: knee === null ? null : 'naive', knee } }
+      }
       const seed = 424242 + k * 7919
       const sched = makeSchedule({
         seed,
@@ -312,12 +319,19 @@ export async function runOpenLoop(o, log) {
     r.steadyServed = Boolean(ref && !ref.unfinished && !ref.harnessDrops && ref.achievedOverall >= 0.95 * ref.offeredActual)
     r.recoveryS = r.steadyServed ? recovery(r, r.steadyP99AtRecover) : null
   }
-  const bySweep = (a) => rows.filter((r) => r.scenario === 'sweep' && r.adapter === a).sort((x, y) => x.offered - y.offered)
   const knees = {}
-  for (const a of adapters) {
-    // The highest swept rate still served: every message completed, at ≥ 95% of the rate its schedule offered.
-    const ok = bySweep(a).filter((r) => r.achievedOverall >= 0.95 * r.offeredActual && !r.harnessDrops && !r.unfinished && !r.errors)
-    knees[a] = ok.length ? ok[ok.length - 1].offered : null
-  }
+  for (const a of adapters) knees[a] = sweepKnee(rows, a)
   return { config, adapters, rows, knees }
+}
+
+/** The overload rate when the SET NX lock was not swept, or kept up at no swept rate. */
+const AUTO_OVERLOAD_FALLBACK = 9000
+
+/** The highest swept rate an adapter still served: every message completed, at ≥ 95% of the rate its schedule offered (null: none). */
+function sweepKnee(rows, adapter) {
+  const ok = rows
+    .filter((r) => r.scenario === 'sweep' && r.adapter === adapter)
+    .filter((r) => r.achievedOverall >= 0.95 * r.offeredActual && !r.harnessDrops && !r.unfinished && !r.errors)
+    .sort((x, y) => x.offered - y.offered)
+  return ok.length ? ok[ok.length - 1].offered : null
 }
