@@ -183,9 +183,12 @@ export function parseArgs(argv) {
     if (!Number.isFinite(n)) throw new Error(`${flag} needs a number`)
     return n
   }
-  const rateSeconds = (v, flag) => {
-    const [r, sec] = String(v).split(':').map(Number)
-    if (!Number.isFinite(r) || !Number.isFinite(sec)) throw new Error(`${flag} needs RATE:SECONDS`)
+  // RATE:SECONDS; `auto` as the rate where the flag takes it (the overload).
+  const rateSeconds = (v, flag, auto = false) => {
+    const [rs, ss] = String(v).split(':')
+    const r = auto && rs === 'auto' ? rs : Number(rs)
+    const sec = Number(ss)
+    if ((r !== 'auto' && !Number.isFinite(r)) || !Number.isFinite(sec)) throw new Error(`${flag} needs RATE:SECONDS`)
     return { rate: r, seconds: sec }
   }
   const map = {
@@ -216,11 +219,7 @@ export function parseArgs(argv) {
     '--startup-rounds': ['startupRounds', num],
     '--openloop-rates': ['openloopRates', (v) => list(v).map(Number)],
     '--openloop-seconds': ['openloopSeconds', num],
-    '--openloop-overload': [
-      'openloopOverload',
-      (v, flag) =>
-        /^auto:/.test(String(v)) ? { rate: 'auto', seconds: rateSeconds(`0:${String(v).slice(5)}`, flag).seconds } : rateSeconds(v, flag),
-    ],
+    '--openloop-overload': ['openloopOverload', (v, flag) => rateSeconds(v, flag, true)],
     '--openloop-recover': ['openloopRecover', rateSeconds],
     '--openloop-contention': ['openloopContention', rateSeconds],
     '--openloop-busy': ['openloopBusy', num],

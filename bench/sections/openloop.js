@@ -270,7 +270,7 @@ export async function runOpenLoop(o, log) {
         const knee = sweepKnee(rows, 'naive')
         sc.rate = knee === null ? AUTO_OVERLOAD_FALLBACK : 2 * knee
         sc.phases[0].rate = sc.rate
-        config.overload = { ...config.overload, rate: sc.rate, auto: { of: knee === null ? null : 'naive', knee } }
+        config.overload = { ...config.overload, rate: sc.rate, auto: { knee } }
       }
       const seed = 424242 + k * 7919
       const sched = makeSchedule({
@@ -316,7 +316,7 @@ export async function runOpenLoop(o, log) {
     const ref = steady(r.adapter, o.openloopRecoverRate)
     r.steadyP99AtRecover = ref?.waitMs.p99 ?? null
     // Only against a steady run that was served (everything completed at ≥ 95% of its offered rate).
-    r.steadyServed = Boolean(ref && !ref.unfinished && !ref.harnessDrops && ref.achievedOverall >= 0.95 * ref.offeredActual)
+    r.steadyServed = Boolean(ref && served(ref))
     r.recoveryS = r.steadyServed ? recovery(r, r.steadyP99AtRecover) : null
   }
   const knees = {}
@@ -327,11 +327,13 @@ export async function runOpenLoop(o, log) {
 /** The overload rate when the SET NX lock was not swept, or kept up at no swept rate. */
 const AUTO_OVERLOAD_FALLBACK = 9000
 
-/** The highest swept rate an adapter still served: every message completed, at ≥ 95% of the rate its schedule offered (null: none). */
+/** A run that was served: every message completed, at ≥ 95% of the rate its schedule offered. */
+const served = (r) => r.achievedOverall >= 0.95 * r.offeredActual && !r.harnessDrops && !r.unfinished
+
+/** The highest swept rate an adapter still served, with no turn failed (null: none). */
 function sweepKnee(rows, adapter) {
   const ok = rows
-    .filter((r) => r.scenario === 'sweep' && r.adapter === adapter)
-    .filter((r) => r.achievedOverall >= 0.95 * r.offeredActual && !r.harnessDrops && !r.unfinished && !r.errors)
+    .filter((r) => r.scenario === 'sweep' && r.adapter === adapter && served(r) && !r.errors)
     .sort((x, y) => x.offered - y.offered)
   return ok.length ? ok[ok.length - 1].offered : null
 }
