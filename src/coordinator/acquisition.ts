@@ -7,7 +7,8 @@
  *   callFailed    Redis did not answer: end the wait at waitMs, else back off and poll again
  *   onGranted     a take or poll answered 'granted': take the turn
  *   onDropped     our ticket is gone: queue again after a failover or a flush, else fail ('dropped')
- *   onQueued      still queued: sleep until a push, a hand-off or our poll time (waitForGrant)
+ *   onQueued      still queued: sleep until a push, a hand-off or our poll time
+ *   afterSleep    woken: take the turn pushed or handed to us, or poll again
  *   giveBack      the wait failed: withdraw the ticket (or pass on a turn granted meanwhile)
  *   end           leave the chat's line and forget the wait
  */
@@ -21,7 +22,7 @@ import type { LeaseTable } from './lease-table.js'
 import { offerContext, offerUse, takeUpLater } from './pushed-offer.js'
 import type { Renewer } from './renewer.js'
 import { TurnHandle } from './turn-handle.js'
-import { answeredBy, waitingId, type TurnWakes } from './turn-wakes.js'
+import { answeredBy, waitingId, type PauseResult, type TurnWakes } from './turn-wakes.js'
 import type { Turn } from './types.js'
 import type { WaitBook } from './wait-book.js'
 
@@ -35,29 +36,30 @@ export interface AcquisitionHost {
   readonly book: WaitBook
   /** Take a ticket (null) or poll with one. */
   poll(key: string, ticket: number | null, requestId: string): Promise<TurnReply>
-  /** Sleep until the poll time, a push, or the wait's end. */
-  sleep(
-    key: string,
-    ticket: number,
-    place: Place,
-    backoff: number,
-    started: number,
-    giveUpAt: number,
-    signal?: AbortSignal,
-  ): ReturnType<TurnWakes['pause']>
+  /** How long a waiter with `backoff` sleeps before it polls again, unless a push wakes it (pollDelay). */
+  pollDelay(key: string, place: Place, backoff: number): number
   /** A call failed: the other keepers poll (pushes may be lost). */
   pushMayBeLost(except: Place): void
   /** Keep a background step in flight for settled(). */
   track(p: Promise<unknown>): void
   /** A push (or our own nudge) for a ticket of ours. */
   onWake(key: string, ticket: number | null): void
+  /** The acquisition's wait ended (its last step). */
+  ended(acquisition: Acquisition): void
 }
 
-/** What a step decided: go round again (send the next take or poll), or the turn is ours. */
-type Next = 'again' | { turn: Turn }
+/** What a step decided: go round again (send the next take or poll), sleep (then afterSleep), or the turn is ours. */
+type Next = 'again' | 'sleep' | { turn: Turn }
+type AfterSleep = Exclude<Next, 'sleep'>
 const AGAIN = 'again'
+const SLEEP = 'sleep'
 
-export class Acquisition {
+/** Its own place in its chat's line (arrival-line.ts): one object per waiting message, no closures of its own (a backlog is paid in GC time). */
+export class Acquisition implements Place {
+  /** Place: the server generation at which our ticket was last seen in the queue (arrival-line.ts). */
+  seenAt: number | null = null
+  /** Place: when another take of ours found our ticket gone with the chat's state. */
+  lostAt = -Infinity
   /** The ticket Redis knows as ours (null: none yet, or handed back); a turn taken clears it. */
   private ticket: number | null = null
   private backoff: number
@@ -69,10 +71,9 @@ export class Acquisition {
   private takeInDoubt = false
   /** The wait ended with Redis not answering (a poll unanswered, or failing, at waitMs). */
   private unanswered = false
-  /** Tickets of this acquisition registered as waiting (made at its first 'queued'). */
-  private waitingIds: Set<string> | null = null
+  /** Tickets of this acquisition registered as waiting (made at its first 'queued'; more after a failover re-queued it). */
+  private waitingIds: string | string[] | null = null
   private readonly giveUpAt: number
-  private readonly place: Place
 
   constructor(
     private readonly q: AcquisitionHost,
@@ -88,15 +89,17 @@ export class Acquisition {
     // takes one (first, or again after a failover lost it) only once every earlier one has its own
     // on the server known now, or gave up. Normally that is one round trip apart; when Redis is
     // unreachable or failed over, it keeps retries and re-queues from reordering them.
-    this.place = q.lines.join(
-      key,
-      () => {
-        if (this.ticket !== null) q.onWake(key, this.ticket)
-      },
-      () => {
-        if (this.ticket !== null) q.wakes.reschedule(key, this.ticket)
-      },
-    )
+    q.lines.join(key, this)
+  }
+
+  /** Place: poll now (our ticket may have been lost with a failover). */
+  nudge(): void {
+    if (this.ticket !== null) this.q.onWake(this.key, this.ticket)
+  }
+
+  /** Place: we became the chat's keeper: our pause works out when to poll. */
+  reschedule(): void {
+    if (this.ticket !== null) this.q.wakes.reschedule(this.key, this.ticket)
   }
 
   async run(): Promise<Turn> {
@@ -107,7 +110,13 @@ export class Acquisition {
       if (q.leases.pending) await q.leases.retryReleases(key)
       for (;;) {
         this.checkLive()
-        const next = await this.send()
+        let next: Next = await this.send()
+        if (next === SLEEP) {
+          // Asleep, a waiting message is this frame and its pause: no other step of it is suspended.
+          const ticket = this.ticket!
+          const delay = () => Math.min(q.pollDelay(key, this, this.backoff), this.giveUpAt - monotonicNow())
+          next = this.afterSleep(ticket, await q.wakes.pause(key, ticket, delay, this.started, this.signal))
+        }
         if (next !== AGAIN) return next.turn
       }
     } catch (err) {
@@ -128,8 +137,8 @@ export class Acquisition {
   private async send(): Promise<Next> {
     const { q, key } = this
     const taking = this.ticket === null
-    if (taking && !q.lines.clear(key, this.place, q.renewer.generation)) {
-      await q.lines.wait(key, this.place, () => q.renewer.generation, this.giveUpAt, q.core.maxPollMs, this.signal)
+    if (taking && !q.lines.clear(key, this, q.renewer.generation)) {
+      await q.lines.wait(key, this, () => q.renewer.generation, this.giveUpAt, q.core.maxPollMs, this.signal)
     }
     const sentAt = monotonicNow()
     const generationAtSend = q.renewer.generation
@@ -147,7 +156,10 @@ export class Acquisition {
     if (reply.status === 'queued') q.lines.refreshed(key, sentAt, reply.holderLeftMs)
     else if (reply.status === 'granted' && !taking) q.lines.refreshed(key, sentAt, null)
     // A ticket taken is registered as waiting by poll(); forgotten when this acquisition ends.
-    if (taking && reply.status === 'queued') (this.waitingIds ??= new Set()).add(waitingId(key, reply.ticket))
+    if (taking && reply.status === 'queued') {
+      const id = waitingId(key, reply.ticket)
+      this.waitingIds = this.waitingIds === null ? id : ([] as string[]).concat(this.waitingIds, id)
+    }
     if (
       taking &&
       (reply.status === 'granted' || reply.status === 'queued') &&
@@ -203,8 +215,9 @@ export class Acquisition {
       })
     }
     // Pushes may be lost while Redis does not answer: every chat's keeper polls (and backs off) too.
-    q.pushMayBeLost(this.place)
-    await q.wakes.pause(key, this.ticket, Math.min(this.backoff, this.giveUpAt - monotonicNow()), this.started, this.signal)
+    q.pushMayBeLost(this)
+    const until = monotonicNow() + Math.min(this.backoff, this.giveUpAt - monotonicNow())
+    await q.wakes.pause(key, this.ticket, () => until - monotonicNow(), this.started, this.signal)
     this.backoff = Math.min(this.backoff * 2, q.core.maxPollMs)
     return AGAIN
   }
@@ -219,20 +232,20 @@ export class Acquisition {
   private async tookAheadOfEarlier(reply: { alone?: boolean }, sentAt: number, generationAtSend: number): Promise<boolean> {
     const { renewer, lines } = this.q
     // (A take sent again may have found its first run's ticket: `alone` unknown, the others re-check.)
-    if (reply.alone !== false && lines.lostWith(this.key, this.place, sentAt)) return true
+    if (reply.alone !== false && lines.lostWith(this.key, this, sentAt)) return true
     if (renewer.generation === generationAtSend && !renewer.checkUnderWay) return false
     await renewer.checked()
     if (renewer.generation === generationAtSend) return false
-    return lines.blockers(this.key, this.place, renewer.generation).length > 0
+    return lines.blockers(this.key, this, renewer.generation).length > 0
   }
 
   /** Our ticket is no longer queued: gone with a failover or a flush (queue again), or skipped by an operator. */
   private async onDropped(stateLost: boolean | undefined): Promise<Next> {
     const { q, key } = this
     // The server generation our ticket was last seen on: a change since means a failover may have lost it.
-    const seenAt = this.place.seenAt
+    const seenAt = this.seenAt
     this.ticket = null
-    q.lines.mark(key, this.place, null)
+    q.lines.mark(key, this, null)
     await q.renewer.checkServer()
     if (q.renewer.generation !== seenAt || stateLost) {
       this.backoff = q.core.minPollMs
@@ -241,13 +254,13 @@ export class Acquisition {
     throw new CoordinationUnavailableError('dropped', `ticket for ${JSON.stringify(key)} was removed from the queue`, { key })
   }
 
-  /** Still queued with `ticket`: wait for the grant (see waitForGrant), or for the time to poll again. */
-  private async onQueued(reply: Extract<TurnReply, { status: 'queued' }>, sentAt: number, generationAtSend: number): Promise<Next> {
+  /** Still queued with `ticket`: sleep until the grant or the time to poll again (then afterSleep). */
+  private onQueued(reply: Extract<TurnReply, { status: 'queued' }>, sentAt: number, generationAtSend: number): Next {
     const { q, key } = this
     const { ticket, answeredAt } = reply
     // Seen in the queue on the server of that generation (survived any failover before it).
     this.ticket = ticket
-    q.lines.mark(key, this.place, generationAtSend, sentAt)
+    q.lines.mark(key, this, generationAtSend, sentAt)
     if (answeredAt !== undefined && q.renewer.generation === generationAtSend && !q.renewer.checkUnderWay) {
       q.lines.answered(key, sentAt, answeredAt, generationAtSend)
       // The take that queued our ticket (not one sent again, which found it: `alone` absent).
@@ -256,11 +269,11 @@ export class Acquisition {
     if (monotonicNow() >= this.giveUpAt) {
       throw new CoordinationUnavailableError('timeout', `no turn for ${JSON.stringify(key)} within ${this.waitMs}ms`, { key })
     }
-    return this.waitForGrant(ticket)
+    return SLEEP
   }
 
   /**
-   * Sleep until a push, a hand-off, or our poll time. An offer pushed by another replica's script is
+   * Woken from sleep with `ticket` queued. An offer pushed by another replica's script is
    * used at once when it is of the ticket our take queued and came after a call of ours in the chat
    * (offerUse). Otherwise a grant pushed to us is polled for (the poll takes it up) when it is such an
    * offer (Redis runs the lease from there, and an offer to a waiter that died lapses and passes on);
@@ -270,12 +283,11 @@ export class Acquisition {
    * poll, since only the keeper polls), is taken without another round trip; one whose release time
    * is not known is asked of Redis.
    */
-  private async waitForGrant(ticket: number): Promise<Next> {
+  private afterSleep(ticket: number, woke: PauseResult): AfterSleep {
     const { q, key } = this
-    const woke = await q.sleep(key, ticket, this.place, this.backoff, this.started, this.giveUpAt, this.signal)
     const grant = woke.grant
     if (grant) {
-      const offer = woke.handed ? null : offerUse(grant, offerContext(q, key, this.requestId, this.takenAt, this.place.seenAt))
+      const offer = woke.handed ? null : offerUse(grant, offerContext(q, key, this.requestId, this.takenAt, this.seenAt))
       if (offer) return { turn: this.take(ticket, grant.fence, grant.previousHolder, offer.since, offer.deadline, offer.takeUpAt) }
       const sentAt = woke.handed ? grant.sentAt : undefined
       if (sentAt === undefined || q.wakes.revokedSince(key, sentAt) || (!!grant.requestId && grant.requestId !== this.requestId)) {
@@ -331,10 +343,14 @@ export class Acquisition {
   /** Leave the chat's line and forget this wait (its tickets' pushes and its place in the book). */
   private end(): void {
     const { q, key } = this
-    q.lines.leave(key, this.place)
-    for (const id of this.waitingIds ?? []) {
-      q.wakes.forget(id)
-      q.book.forget(id)
+    try {
+      q.lines.leave(key, this)
+      for (const id of typeof this.waitingIds === 'string' ? [this.waitingIds] : (this.waitingIds ?? [])) {
+        q.wakes.forget(id)
+        q.book.forget(id)
+      }
+    } finally {
+      q.ended(this)
     }
   }
 }

@@ -76,7 +76,8 @@ export class ArrivalLines {
   private readonly waitingLines = new Set<string>()
   private recheck: NodeJS.Timeout | null = null
 
-  join(key: string, nudge: () => void, reschedule: () => void): Place {
+  /** `place` (a new acquisition: seenAt null, lostAt -Infinity) joins the end of the chat's line. */
+  join(key: string, place: Place): void {
     let line = this.lines.get(key)
     if (!line)
       this.lines.set(
@@ -92,9 +93,7 @@ export class ArrivalLines {
           clock: new ServerClock(),
         }),
       )
-    const place: Place = { seenAt: null, lostAt: -Infinity, nudge, reschedule }
     line.places.push(place)
-    return place
   }
 
   /** Its ticket was seen at server generation `seenAt` by a call sent at `sentAt`, or is gone (null). */
@@ -256,7 +255,7 @@ export class ArrivalLines {
           timer ??= setTimeout(() => {
             timer = null
             line.sleepers.get(place)?.()
-          }, left)
+          }, Math.ceil(left)) // whole ms: timers of one duration share Node's list for it
           signal?.addEventListener('abort', done, { once: true })
           this.watch(key, recheckMs)
         })

@@ -8,37 +8,105 @@ import { CoordinationUnavailableError } from '../errors/coordination-unavailable
 import type { PushedGrant } from '../wire/types.js'
 
 /**
- * How a pause ended: the poll interval, or a push (with the grant itself, when it was one; `handed`:
- * our own release handed it over in its reply — a full lease, not an offer to take up), or
- * `reschedule`: nothing to poll for yet, but when to poll next has changed (it became its chat's keeper).
+ * How a pause ended: its time, or a push (with the grant itself, when it was one; `handed`: our own
+ * release handed it over in its reply — a full lease, not an offer to take up).
  */
-export type PauseResult = { woken: boolean; grant?: PushedGrant; handed?: boolean; reschedule?: boolean }
+export type PauseResult = { woken: boolean; grant?: PushedGrant; handed?: boolean }
 
-interface Waiter {
-  wake: (grant?: PushedGrant, handed?: boolean) => void
-  reschedule: () => void
-}
+/**
+ * How long a pause lasts from now (ms; 0 or less: it ends at once). Asked when it begins and again
+ * each time it is rescheduled (its acquisition became its chat's keeper: when to poll changed).
+ */
+export type PauseDelay = () => number
 
 const MAX_TIMER_MS = 2 ** 31 - 1
 
 export const waitingId = (key: string, ticket: number) => `${key}\u0000${ticket}`
 
+/**
+ * One acquisition asleep on (chat, ticket). A plain object with one timer, no closures of its own:
+ * a backlog of thousands of waiting messages per replica costs their memory, and the garbage
+ * collector's time grows with it.
+ */
+class Sleeper {
+  private timer: NodeJS.Timeout | null = null
+  private done = false
+  private onAbort: (() => void) | null = null
+
+  constructor(
+    private readonly wakes: TurnWakes,
+    readonly id: string,
+    private readonly delay: PauseDelay,
+    private readonly signal: AbortSignal | undefined,
+    private readonly resolve: (r: PauseResult) => void,
+  ) {}
+
+  /** Start (or restart) the timer for what `delay` says now; false: the pause ended at once. */
+  arm(): boolean {
+    const ms = this.delay()
+    if (!(ms > 0)) {
+      this.finish(false)
+      return false
+    }
+    // A later message of a chat sleeps until its push (ms may be a whole long wait): a timer cannot
+    // wait longer than 2^31 - 1 ms (Node fires a longer one at once). Whole milliseconds: timers of
+    // one duration share Node's list for it.
+    this.timer = setTimeout(timeUp, Math.min(Math.ceil(ms), MAX_TIMER_MS), this)
+    return true
+  }
+
+  listen(): void {
+    if (!this.signal) return
+    this.onAbort = () => this.finish(false)
+    this.signal.addEventListener('abort', this.onAbort, { once: true })
+  }
+
+  wake(grant?: PushedGrant, handed?: boolean): void {
+    this.finish(true, grant, handed)
+  }
+
+  /** When to end this pause changed: work it out again. */
+  reschedule(): void {
+    if (this.done) return
+    if (this.timer) clearTimeout(this.timer)
+    this.timer = null
+    this.arm()
+  }
+
+  finish(woken: boolean, grant?: PushedGrant, handed?: boolean): void {
+    if (this.done) return
+    this.done = true
+    if (this.timer) clearTimeout(this.timer)
+    if (this.onAbort) this.signal?.removeEventListener('abort', this.onAbort)
+    this.wakes.unregister(this)
+    this.resolve(grant ? { woken, grant, handed } : { woken })
+  }
+}
+
+function timeUp(s: Sleeper): void {
+  s.finish(false)
+}
+
 export class TurnWakes {
   /**
-   * Acquisitions sleeping between polls, by (chat, ticket). More than one can sleep on one number:
-   * a failover that lost our tickets lets the new server give a number again to another acquisition
-   * of ours while the one that had it still sleeps. A wake-up reaches them all; each asks Redis
-   * (a poll names its request) or checks the grant's request id, so only the ticket's owner takes it.
+   * Acquisitions sleeping between polls, by (chat, ticket): one, or several. More than one can sleep
+   * on one number: a failover that lost our tickets lets the new server give a number again to
+   * another acquisition of ours while the one that had it still sleeps. A wake-up reaches them all;
+   * each asks Redis (a poll names its request) or checks the grant's request id, so only the ticket's
+   * owner takes it.
    */
-  private readonly waiters = new Map<string, Set<Waiter>>()
+  private readonly waiters = new Map<string, Sleeper | Sleeper[]>()
   /** Wake-ups that came while no waiter slept for them (its poll was in flight). */
   private readonly early = new Map<string, { grant: PushedGrant | undefined; handed: boolean; at: number }>()
   /** Per chat: when an operator's revocation of one of our turns was last pushed to us. */
   private readonly revokes = new Map<string, number>()
 
-  /** Wait for a wake-up on (key, ticket), `ms`, or an abort. `since`: when the acquisition began. */
-  pause(key: string, ticket: number | null, ms: number, since: number, signal?: AbortSignal): Promise<PauseResult> {
-    if (ticket === null) return sleep(ms, signal).then(() => ({ woken: false }))
+  /**
+   * Wait for a wake-up on (key, ticket), for what `delay` says (asked again at each reschedule), or an
+   * abort. `since`: when the acquisition began.
+   */
+  pause(key: string, ticket: number | null, delay: PauseDelay, since: number, signal?: AbortSignal): Promise<PauseResult> {
+    if (ticket === null) return sleep(delay(), signal).then(() => ({ woken: false }))
     const id = waitingId(key, ticket)
     // A push that came while our last poll was in flight.
     const early = this.early.get(id)
@@ -49,30 +117,32 @@ export class TurnWakes {
       if (early.at >= since) return Promise.resolve({ woken: true, grant: early.grant, handed: early.handed })
     }
     return new Promise<PauseResult>((resolve) => {
-      let done = false
-      const finish = (woken: boolean, grant?: PushedGrant, handed?: boolean, reschedule?: boolean) => {
-        if (done) return
-        done = true
-        clearTimeout(timer)
-        signal?.removeEventListener('abort', onAbort)
-        const same = this.waiters.get(id)
-        same?.delete(waiter)
-        if (same?.size === 0) this.waiters.delete(id)
-        resolve(reschedule ? { woken, reschedule } : { woken, grant, handed })
-      }
-      const onAbort = () => finish(false)
-      const waiter: Waiter = {
-        wake: (grant, handed) => finish(true, grant, handed),
-        reschedule: () => finish(false, undefined, undefined, true),
-      }
-      // A later message of a chat sleeps until its push (ms may be a whole long wait): a timer cannot
-      // wait longer than 2^31 - 1 ms (Node fires a longer one at once).
-      const timer = setTimeout(() => finish(false), Math.min(Math.max(0, ms), MAX_TIMER_MS))
-      signal?.addEventListener('abort', onAbort, { once: true })
+      const s = new Sleeper(this, id, delay, signal, resolve)
+      if (!s.arm()) return
+      s.listen()
       const same = this.waiters.get(id)
-      if (same) same.add(waiter)
-      else this.waiters.set(id, new Set([waiter]))
+      if (!same) this.waiters.set(id, s)
+      else if (Array.isArray(same)) same.push(s)
+      else this.waiters.set(id, [same, s])
     })
+  }
+
+  /** @internal A sleeper's pause ended: it no longer waits on its id. */
+  unregister(s: Sleeper): void {
+    const same = this.waiters.get(s.id)
+    if (same === s) this.waiters.delete(s.id)
+    else if (Array.isArray(same)) {
+      const i = same.indexOf(s)
+      if (i >= 0) same.splice(i, 1)
+      if (same.length === 1) this.waiters.set(s.id, same[0]!)
+      else if (same.length === 0) this.waiters.delete(s.id)
+    }
+  }
+
+  /** The sleepers on `id`, as a list apart from the map (waking one changes the map). */
+  private sleepers(id: string): Sleeper[] {
+    const same = this.waiters.get(id)
+    return same === undefined ? [] : Array.isArray(same) ? [...same] : [same]
   }
 
   /**
@@ -81,14 +151,14 @@ export class TurnWakes {
    */
   deliver(key: string, ticket: number, grant: PushedGrant | undefined, handed: boolean, expected: (id: string) => boolean): void {
     const id = waitingId(key, ticket)
-    const sleeping = this.waiters.get(id)
-    if (sleeping) for (const w of [...sleeping]) w.wake(grant, handed)
+    const sleeping = this.sleepers(id)
+    if (sleeping.length) for (const w of sleeping) w.wake(grant, handed)
     else if (expected(id)) this.early.set(id, { grant, handed, at: monotonicNow() })
   }
 
-  /** When to poll next changed for (key, ticket) (it became its chat's keeper): end its pause, if it sleeps, to work it out. */
+  /** When to poll next changed for (key, ticket) (it became its chat's keeper): its pause, if it sleeps, works it out again. */
   reschedule(key: string, ticket: number): void {
-    for (const w of [...(this.waiters.get(waitingId(key, ticket)) ?? [])]) w.reschedule()
+    for (const w of this.sleepers(waitingId(key, ticket))) w.reschedule()
   }
 
   /** An operator revoked a turn of ours on `key` (a handed grant not taken yet is confirmed by a poll). */
@@ -114,7 +184,7 @@ export class TurnWakes {
 
   /** Wake every sleeping acquisition (stopping, evicted, crashed): each sees the state and gives up. */
   wakeAll(): void {
-    for (const same of [...this.waiters.values()]) for (const w of [...same]) w.wake()
+    for (const id of [...this.waiters.keys()]) for (const w of this.sleepers(id)) w.wake()
   }
 }
 

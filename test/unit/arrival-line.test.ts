@@ -4,7 +4,7 @@
  * recheck), while a server change is still found and stale blockers nudged.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest'
-import { ArrivalLines, LOST } from '../../src/coordinator/arrival-line.js'
+import { ArrivalLines, LOST, type Place } from '../../src/coordinator/arrival-line.js'
 import { monotonicNow } from '../../src/clock.js'
 
 const tick = (ms: number) => new Promise((r) => setTimeout(r, ms))
@@ -12,13 +12,11 @@ const tick = (ms: number) => new Promise((r) => setTimeout(r, ms))
 function line(n: number) {
   const lines = new ArrivalLines()
   const nudged: number[] = []
-  const places = Array.from({ length: n }, (_, i) =>
-    lines.join(
-      'chat:1',
-      () => nudged.push(i),
-      () => {},
-    ),
-  )
+  const places = Array.from({ length: n }, (_, i) => {
+    const place: Place = { seenAt: null, lostAt: -Infinity, nudge: () => nudged.push(i), reschedule: () => {} }
+    lines.join('chat:1', place)
+    return place
+  })
   return { lines, places, nudged }
 }
 
@@ -129,16 +127,9 @@ describe('ArrivalLines.lostWith, an earlier place without a ticket', () => {
 describe('ArrivalLines clocks', () => {
   it('keeps the Redis clock of our calls per chat: a call in one chat is no bound for a grant in another', () => {
     const lines = new ArrivalLines()
-    lines.join(
-      'chat:1',
-      () => {},
-      () => {},
-    )
-    lines.join(
-      'chat:2',
-      () => {},
-      () => {},
-    )
+    const place = (): Place => ({ seenAt: null, lostAt: -Infinity, nudge: () => {}, reschedule: () => {} })
+    lines.join('chat:1', place())
+    lines.join('chat:2', place())
     lines.answered('chat:1', 1000, 5_000_000, 0)
     expect(lines.clockOf('chat:1')!.sentBefore(5_000_001, 0)).toBe(1000)
     expect(lines.clockOf('chat:2')!.sentBefore(5_000_001, 0)).toBe(null)
