@@ -59,6 +59,10 @@ describe('npm run bench (smoke)', () => {
       )
     for (const x of ol) expect(x.completed).toBeGreaterThan(0)
     expect(readFileSync(join(out, 'openloop.svg'), 'utf8')).toContain('<svg')
+    // The replica's heap per waiting message: every message of the smoke run waited, and each holds some heap.
+    expect(json.openloop.waitingHeap).toEqual(expect.objectContaining({ messages: 500, chats: 100 }))
+    expect(json.openloop.waitingHeap.bytesPerMessage).toBeGreaterThan(100)
+    expect(readFileSync(join(out, 'latest.md'), 'utf8')).toContain('bytes of its replica')
     expect(json.failover.holderKill.length).toBe(1)
     expect(json.failover.leaderKill.length).toBe(1)
     expect(json.failover.yield.length).toBe(1)

@@ -29,6 +29,7 @@ export const HELP = `botmesh-coord benchmark: node bench/run.js [flags]
   --openloop-handler-ms M median handler time, lognormal (default 5; sigma --openloop-handler-sigma, 0.5)
   --openloop-burst N      messages per arrival, 30 ms apart (default 2)
   --openloop-cap N        outstanding messages per replica past which the harness drops (default 20000)
+  --openloop-heap N       messages waiting at once when the replica's heap per waiting message is measured (default 20000)
   --openloop-drain-s S    how long a run may drain after its last arrival (default 10)
   --renew-leases a,b      leases held at once in the renewal section (default 10,100,1000)
   --renew-cycles N        renewal cycles measured per count (default 5; also the loaded measurement's)
@@ -74,6 +75,7 @@ const PRESETS = {
     openloopContentionRate: 2000,
     openloopContentionS: 1.5,
     openloopDrainS: 5,
+    openloopHeapMessages: 5000,
     renewHeld: [1000, 10000],
     docs: false,
   },
@@ -111,6 +113,7 @@ const PRESETS = {
     openloopContentionS: 0.5,
     openloopBusy: 1,
     openloopDrainS: 3,
+    openloopHeapMessages: 500,
     limitRequests: 2000,
     limitSeconds: 0.2,
     cluster: false,
@@ -163,6 +166,7 @@ export function parseArgs(argv) {
     openloopHandlerSigma: 0.5,
     openloopBurst: 2,
     openloopCap: 20000,
+    openloopHeapMessages: 20000,
     openloopDrainS: 10,
     limitRequests: 100000,
     limitSeconds: 2,
@@ -227,6 +231,7 @@ export function parseArgs(argv) {
     '--openloop-handler-sigma': ['openloopHandlerSigma', num],
     '--openloop-burst': ['openloopBurst', num],
     '--openloop-cap': ['openloopCap', num],
+    '--openloop-heap': ['openloopHeapMessages', num],
     '--openloop-drain-s': ['openloopDrainS', num],
     '--out': ['out', String],
     '--render': ['render', String],

@@ -494,6 +494,11 @@ function openLoopMarkdown(ol, L) {
         `| ${ADAPTER_LABELS[x.adapter]} | ${f(x.achievedOverload)} / ${f(x.achievedRecover)} / ${f(x.achievedOverall)} | ${x.backlogAtOverloadEnd} | ${x.backlogAtOverloadEnd ? `${f(x.drainRate)} (${f(x.drainS)}${x.drained ? '' : ', not drained'})` : 'no backlog'} | ${recovered(x)} | ${f(x.waitMs.p50)} / ${f(x.waitMs.p99)} / ${f(x.waitMs.p999)} / ${f(x.waitMs.max)} | ${x.errors} | ${x.harnessDrops} | ${x.unfinished} | ${f(x.redisCallsPerMsg)} | ${f(x.clientCmdsPerMsg)} | ${f(x.redisCpuUsPerMsg)} | ${f(x.clientCpuUsPerMsg)} | ${x.overlaps} | ${x.outOfOrder} (${x.invertedPairs}) | ${f(x.harnessLagMs?.p99)} |`,
       )
     L.push('')
+    if (ol.waitingHeap)
+      L.push(
+        `A waiting message of botmesh-coord holds ${ol.waitingHeap.bytesPerMessage} bytes of its replica's heap (${ol.waitingHeap.messages} messages waiting on ${ol.waitingHeap.chats} held chats, after a full collection): what the garbage collector walks again and again under a backlog.`,
+        '',
+      )
   }
   const ct = ol.rows.filter((x) => x.scenario === 'contention')
   if (ct.length)

@@ -5,6 +5,7 @@
 // place per scenario). Scenarios: a steady sweep of offered rates, an overload phase and the recovery
 // after it, and a steady rate with busy-loop processes beside the replicas (CPU contention).
 import { fork, spawn } from 'node:child_process'
+import { once as onceEvent } from 'node:events'
 import { fileURLToPath } from 'node:url'
 import { Redis } from 'ioredis'
 import { ADAPTERS } from '../workers/adapters.js'
@@ -12,6 +13,7 @@ import { parseCommandStats, parseInfo, diffStats, total, round, mulberry32, shar
 import { analyse, once } from './turns.js'
 
 const WORKER = fileURLToPath(new URL('../workers/openloop-worker.js', import.meta.url))
+const HEAP_WORKER = fileURLToPath(new URL('../workers/waiting-heap.js', import.meta.url))
 const WINDOW_MS = 500
 const BURST_GAP_MS = 30
 
@@ -321,7 +323,32 @@ export async function runOpenLoop(o, log) {
   }
   const knees = {}
   for (const a of adapters) knees[a] = sweepKnee(rows, a)
-  return { config, adapters, rows, knees }
+  const waitingHeap = adapters.includes('botmesh') ? await measureWaitingHeap(o.url, o.openloopHeapMessages) : null
+  if (waitingHeap)
+    log(
+      `  a waiting message holds ${waitingHeap.bytesPerMessage} B of its replica's heap (${waitingHeap.messages} waiting on ${waitingHeap.chats} held chats)`,
+    )
+  return { config, adapters, rows, knees, waitingHeap }
+}
+
+/**
+ * The replica's heap per waiting message (workers/waiting-heap.js, in its own process with
+ * --expose-gc): `messages` waiting on 100 held chats, after a full collection.
+ */
+async function measureWaitingHeap(url, messages, chats = 100) {
+  const child = fork(HEAP_WORKER, [JSON.stringify({ url, prefix: `ol-heap-${Date.now()}`, chats, messages })], {
+    execArgv: ['--expose-gc'],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  })
+  const exited = onceEvent(child, 'exit')
+  const [reply] = await Promise.race([
+    onceEvent(child, 'message'),
+    exited.then(([code]) => {
+      throw new Error(`the waiting-heap measurement exited with ${code}`)
+    }),
+  ])
+  await exited
+  return { ...reply, chats }
 }
 
 /** The overload rate when the SET NX lock was not swept, or kept up at no swept rate. */
