@@ -44,6 +44,8 @@ export type ReleaseTarget = Pick<HeldLease, 'kind' | 'key' | 'fence' | 'requestI
   unserved?: boolean
 }
 
+type RecentRelease = ReleaseTarget & { at: number } // a release that went through `at` (monotonic ms)
+
 interface PendingRelease {
   target: ReleaseTarget
   giveUpAt: number
@@ -81,11 +83,8 @@ function unconfirmedError(lease: HeldLease, ageMs: number): LeaseLostError {
 export class LeaseTable {
   private readonly held = new Map<number, HeldLease>()
   private readonly pendingReleases = new Set<PendingRelease>()
-  /**
-   * Releases that went through in the last leaseMs, oldest first from `recentHead` (a failover may
-   * lose them: see resendRecentReleases). A copy of what each names, not the lease itself.
-   */
-  private recentReleases: Array<{ target: ReleaseTarget; at: number } | undefined> = []
+  /** Releases of the last leaseMs, oldest first from `recentHead` (resendRecentReleases): small copies, not the leases. */
+  private recentReleases: Array<RecentRelease | undefined> = []
   private recentHead = 0
   /** Recent releases dropped past RECENT_RELEASES_CAP since the last resend. */
   private recentOverCap = 0
@@ -257,7 +256,7 @@ export class LeaseTable {
     const now = monotonicNow()
     const { kind, key, ticket, fence, requestId, unserved } = target
     const list = this.recentReleases
-    list.push({ target: unserved ? { kind, key, ticket, fence, requestId, unserved } : { kind, key, ticket, fence, requestId }, at: now })
+    list.push(unserved ? { kind, key, ticket, fence, requestId, unserved, at: now } : { kind, key, ticket, fence, requestId, at: now })
     while (this.recentHead < list.length && now - list[this.recentHead]!.at > this.core.leaseMs) list[this.recentHead++] = undefined
     for (; list.length - this.recentHead > RECENT_RELEASES_CAP; this.recentOverCap++) list[this.recentHead++] = undefined
     // The slots of dropped entries leave the array in one copy once they are half of it (amortised
@@ -280,11 +279,11 @@ export class LeaseTable {
   resendRecentReleases(reached: (target: ReleaseTarget) => boolean = () => true): { count: number; overCap: number; done: Promise<void> } {
     const now = monotonicNow()
     const recent: ReleaseTarget[] = []
-    const kept: Array<{ target: ReleaseTarget; at: number }> = []
+    const kept: RecentRelease[] = []
     for (let i = this.recentHead; i < this.recentReleases.length; i++) {
       const r = this.recentReleases[i]
       if (!r || now - r.at > this.core.leaseMs) continue
-      if (reached(r.target)) recent.push(r.target)
+      if (reached(r)) recent.push(r)
       else kept.push(r)
     }
     this.recentReleases = kept

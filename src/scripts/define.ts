@@ -93,7 +93,15 @@ function encodeArg(kind: ArgKind, v: unknown, name: string): string {
   }
 }
 
+/** Each schema's [name, kind] pairs, made once (every turn encodes two scripts' arguments). */
+const schemaEntries = new WeakMap<ArgSchema, Array<[string, ArgKind]>>()
+
 /** ARGV in the script's order, each written as its kind says. */
 export function encodeArgs<S extends ArgSchema>(schema: S, args: ScriptArgs<S>): string[] {
-  return Object.entries(schema).map(([name, kind]) => encodeArg(kind, (args as Record<string, unknown>)[name], name))
+  let entries = schemaEntries.get(schema)
+  if (!entries) schemaEntries.set(schema, (entries = Object.entries(schema)))
+  const values = args as Record<string, unknown>
+  const out = new Array<string>(entries.length)
+  for (let i = 0; i < entries.length; i++) out[i] = encodeArg(entries[i]![1], values[entries[i]![0]], entries[i]![0])
+  return out
 }
