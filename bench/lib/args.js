@@ -149,7 +149,7 @@ export function parseArgs(argv) {
     scaleChats: 100000,
     scaleTickets: 10000,
     scaleSmall: 1000,
-    heldReplicas: [4, 20],
+    heldReplicas: [4, 20, 50],
     refreshes: 3,
     memoryChats: 2000,
     startupRounds: 15,

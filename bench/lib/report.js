@@ -262,6 +262,7 @@ export function evaluateTargets(r, cfg) {
         es.status === 'ok' && el.status === 'ok' ? el.commandsPerScrape <= es.commandsPerScrape * 1.2 + 2 + 64 : null,
       )
     }
+    heldTargets(sc, add)
   }
   if (r.memory) {
     // No higher than the version the target was set on, measured the same way at the same count.
@@ -364,6 +365,40 @@ export function evaluateTargets(r, cfg) {
 const round2 = (v) => Math.round(v * 100) / 100
 
 /** The open-loop targets: botmesh-coord beside the best peer of the same run. */
+/**
+ * The dashboard and the exporter on held states (replicas' heartbeats naming their leases; measured
+ * with the replicas quiet): the dashboard reads at most 4 × its top chats, so a refresh is flat from
+ * the fewest held to the most; the exporter reads at most 4 × --max-chats (1000 by default: 4,000
+ * chats) per scrape, so past that cap a scrape costs what it did at the cap — at most the smaller
+ * size's cost per chat read times the cap (10% margin), not per lease held.
+ */
+function heldTargets(sc, add) {
+  const held = (sc.held ?? []).filter((h) => h.watch.status === 'ok' && h.exporter.status === 'ok')
+  if (held.length < 2) return
+  const few = held[0]
+  const most = held.at(-1)
+  const n = (h) => h.replicas * h.turns
+  add(
+    `operator (${sc.layout})`,
+    `dashboard commands/refresh on held states flat, ${n(few)} → ${n(most)} held turns (heartbeats naming them)`,
+    `${few.watch.commandsPerRefresh} → ${most.watch.commandsPerRefresh}`,
+    most.watch.commandsPerRefresh <= few.watch.commandsPerRefresh * 1.2,
+  )
+  const cap = 4 * EXPORTER_MAX_CHATS
+  const below = held.filter((h) => n(h) <= cap).at(-1)
+  if (!below || n(most) <= cap) return
+  const bound = (below.exporter.commandsPerScrape / n(below)) * cap * 1.1
+  add(
+    `operator (${sc.layout})`,
+    `exporter commands/scrape on held states bounded by its read cap (4 × --max-chats = ${cap} chats): at ${n(most)} held ≤ ${Math.round(bound)} (${n(below)} held: ${below.exporter.commandsPerScrape})`,
+    `${most.exporter.commandsPerScrape} (${most.exporter.medianScrapeMs} ms)`,
+    most.exporter.commandsPerScrape <= bound,
+  )
+}
+
+/** The exporter's --max-chats default. */
+const EXPORTER_MAX_CHATS = 1000
+
 function openLoopTargets(ol, add) {
   const rows = ol.rows
   const of = (scenario) => rows.filter((x) => x.scenario === scenario)

@@ -210,7 +210,11 @@ export function exporterCommand(): Command {
         timer: true,
       }),
     )
-    .addOption(new Option('--max-chats <n>', 'chats read per scrape at most (the stuck and busiest first)').default('1000'))
+    .addOption(
+      new Option('--max-chats <n>', 'chats counted one by one per scrape: the stuck and busiest of at most 4 times as many read').default(
+        '1000',
+      ),
+    )
     .addOption(
       durationOption('--turn-wait <duration>', "the runtime's turnWaitMs, for the slow-holder check", {
         min: 1,
