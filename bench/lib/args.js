@@ -52,6 +52,9 @@ export const HELP = `botmesh-coord benchmark: node bench/run.js [flags]
 Environment: BENCH_WORKER_PROF=DIR writes a CPU profile (.cpuprofile) of every turns and open-loop replica process into DIR.
 `
 
+/** A replica process's Node flags: a CPU profile into BENCH_WORKER_PROF when it is set (see HELP). */
+export const workerExecArgv = () => (process.env.BENCH_WORKER_PROF ? ['--cpu-prof', '--cpu-prof-dir=' + process.env.BENCH_WORKER_PROF] : [])
+
 const PRESETS = {
   full: {},
   quick: {

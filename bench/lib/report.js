@@ -364,7 +364,6 @@ export function evaluateTargets(r, cfg) {
 
 const round2 = (v) => Math.round(v * 100) / 100
 
-/** The open-loop targets: botmesh-coord beside the best peer of the same run. */
 /**
  * The dashboard and the exporter on held states (replicas' heartbeats naming their leases; measured
  * with the replicas quiet): the dashboard reads at most 4 × its top chats, so a refresh is flat from
@@ -399,6 +398,7 @@ function heldTargets(sc, add) {
 /** The exporter's --max-chats default. */
 const EXPORTER_MAX_CHATS = 1000
 
+/** The open-loop targets: botmesh-coord beside the best peer of the same run. */
 function openLoopTargets(ol, add) {
   const rows = ol.rows
   const of = (scenario) => rows.filter((x) => x.scenario === scenario)

@@ -7,6 +7,7 @@
 import { fork, spawn } from 'node:child_process'
 import { once as onceEvent } from 'node:events'
 import { fileURLToPath } from 'node:url'
+import { workerExecArgv } from '../lib/args.js'
 import { Redis } from 'ioredis'
 import { ADAPTERS } from '../workers/adapters.js'
 import { parseCommandStats, parseInfo, diffStats, total, round, mulberry32, sharedNow, quantile } from '../lib/stats.js'
@@ -81,7 +82,7 @@ function busyLoops(n) {
 async function runOne(url, admin, cfg, sched) {
   const workers = Array.from({ length: cfg.replicas }, () =>
     fork(WORKER, [], {
-      execArgv: process.env.BENCH_WORKER_PROF ? ['--cpu-prof', '--cpu-prof-dir=' + process.env.BENCH_WORKER_PROF] : [],
+      execArgv: workerExecArgv(),
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     }),
   )

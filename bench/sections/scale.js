@@ -535,10 +535,6 @@ export async function measureMemory(url, n, repeats = 3) {
   }
 }
 
-/**
- * `snapshot -o <file>.json.gz` of the whole state: wall time, Redis commands, the file's size, and
- * `--from <file> chat ls` (the replay reads no Redis).
- */
 /** Why `--from` refused the file, without the temporary file's path (--json prints an error document). */
 function replayError(stderr) {
   let message = stderr.trim()
@@ -550,6 +546,10 @@ function replayError(stderr) {
   return message.replace(/^--from: \S+: /, '')
 }
 
+/**
+ * `snapshot -o <file>.json.gz` of the whole state: wall time, Redis commands, the file's size, and
+ * `--from <file> chat ls` (the replay reads no Redis).
+ */
 async function measureSnapshot(nodes, base) {
   const dir = mkdtempSync(join(tmpdir(), 'botmesh-bench-snap-'))
   const file = join(dir, 'state.json.gz')

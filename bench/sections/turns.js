@@ -1,6 +1,7 @@
 // Section 2: turns. P replica processes per scenario, every adapter in the same run, interleaved.
 import { fork } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
+import { workerExecArgv } from '../lib/args.js'
 import { Redis } from 'ioredis'
 import { ADAPTERS } from '../workers/adapters.js'
 import { parseCommandStats, parseInfo, diffStats, total, summarize, inversions, round, aggregateRuns } from '../lib/stats.js'
@@ -115,7 +116,7 @@ const roundSummary = (s) => ({ n: s.n, p50: round(s.p50, 3), p99: round(s.p99, 3
 async function runScenario(url, admin, cfg, log) {
   const workers = Array.from({ length: cfg.replicas }, () =>
     fork(WORKER, [], {
-      execArgv: process.env.BENCH_WORKER_PROF ? ['--cpu-prof', '--cpu-prof-dir=' + process.env.BENCH_WORKER_PROF] : [],
+      execArgv: workerExecArgv(),
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     }),
   )
