@@ -305,6 +305,7 @@ export async function runOne(seed, opts = {}) {
   const servers = []
   const proxies = []
   let stopGen = false
+  let evictionWatchDone = false
   let sent = 0
   const result = {
     seed,
@@ -374,6 +375,42 @@ export async function runOne(seed, opts = {}) {
     // them. Checked at the end unless a fault lost data.
     const neighbour = new KeyLayout(`${prefix}:eu`, layout)
     const neighbourKeys = await withDirect((c) => writeNeighbour(c, neighbour))
+
+    // ---------------------------------------------------------------- evictions outside the fault
+    // An evicting run's Redis keeps its low maxmemory for the whole run: the replicas' own keys and
+    // buffers may push it past the limit before or after the eviction fault's window. Each sample
+    // that finds evicted_keys grown records that span as a data loss of its own (late: not a fault
+    // the plan injected), so the checkers explain what it lost as they explain the fault's.
+    const evictionWatch = evicting
+      ? (async () => {
+          let last = null
+          let prev = now()
+          while (!evictionWatchDone) {
+            await sleep(50)
+            const n = await withClient(run.primary.port, async (c) => Number(/evicted_keys:(\d+)/.exec(await c.info('stats'))?.[1])).catch(
+              () => null,
+            )
+            const t = now()
+            const inFault = run.faults.some((f) => f.kind === 'eviction' && !f.late && f.start <= t && (f.end ?? Infinity) >= prev)
+            if (n !== null && last !== null && n > last && !inFault)
+              run.faults.push({
+                kind: 'eviction',
+                late: true,
+                injected: true,
+                target: 'redis',
+                scope: 'global',
+                dataLoss: true,
+                start: prev,
+                lossAt: prev,
+                restoredAt: t,
+                end: t,
+                evicted: n - last,
+              })
+            if (n !== null) last = n
+            prev = t
+          }
+        })()
+      : null
 
     // ---------------------------------------------------------------- replicas
     for (let i = 1; i <= 3; i++) {
@@ -862,6 +899,8 @@ export async function runOne(seed, opts = {}) {
     const stops = await Promise.all(run.replicas.map((x) => x.stop(4 * L)))
     if (stops.includes('timeout')) result.note = `a replica did not stop within ${4 * L}ms`
     await sleep(L + 300)
+    evictionWatchDone = true
+    await evictionWatch
     // ---------------------------------------------------------------- keys left
     const keysLeft = []
     const bound = 2 * L + run.workerCfg.idleKeyTtlMs + 1000
@@ -938,8 +977,9 @@ export async function runOne(seed, opts = {}) {
       target: f.target,
       note: f.note ?? f.error ?? f.result,
       evicted: f.evicted,
+      late: f.late,
     }))
-    for (const f of run.faults) if (f.injected) result.injected[f.kind] = (result.injected[f.kind] ?? 0) + 1
+    for (const f of run.faults) if (f.injected && !f.late) result.injected[f.kind] = (result.injected[f.kind] ?? 0) + 1
     result.warnings = countBy(
       events.filter((e) => e.type === 'warning'),
       (e) => e.code,
@@ -956,7 +996,7 @@ export async function runOne(seed, opts = {}) {
   } catch (e) {
     result.error = String(e?.stack ?? e)
   } finally {
-    stopGen = true
+    stopGen = evictionWatchDone = true
     await Promise.all(run.replicas.map((x) => x.kill().catch(() => {})))
     await Promise.all(proxies.map((p) => p.close().catch(() => {})))
     if (run.cluster) await run.cluster.stop().catch(() => {})

@@ -51,12 +51,14 @@ local ticket, wake, reqId = ARGV[5], ARGV[6], ARGV[7] or ''
 -- the holder, its expiry, the fence and the last holder (what a grant needs), at these positions:
 local HOLDER, EXPIRES, FENCE, LAST, LAST_INC = 1, 2, 3, 4, 5
 -- Taking a ticket then reads the last ticket issued, the request id's field (a retry after a lost
--- reply) and this incarnation's w: field (is another ticket of ours queued here?):
-local TAKE_LAST_TICKET, TAKE_REQUEST, TAKE_WAITER = 6, 7, 8
+-- reply), this incarnation's w: field (is another ticket of ours queued here?) and the holder's ticket
+-- (a later one issued means the queue should be there):
+local TAKE_LAST_TICKET, TAKE_REQUEST, TAKE_WAITER, TAKE_HOLDER_TICKET = 6, 7, 8, 9
 -- Polling with a ticket then reads the holder's incarnation, ticket and request (is the holder us?),
--- the previous holder (a grant confirmed), the ticket's own fields, and whether the grant is an offer:
+-- the previous holder (a grant confirmed), the ticket's own fields, whether the grant is an offer, and
+-- the last ticket issued (below ours: the chat's state was lost and rebuilt since our take):
 local POLL_HOLDER_INC, POLL_HOLDER_TICKET, POLL_HOLDER_REQUEST, POLL_PREV, POLL_PREV_INC = 6, 7, 8, 9, 10
-local POLL_TICKET, POLL_TICKET_REQUEST, POLL_OFFERED = 11, 12, 13
+local POLL_TICKET, POLL_TICKET_REQUEST, POLL_OFFERED, POLL_LAST_TICKET = 11, 12, 13, 14
 local fresh = false
 -- A new ticket taken: 1 with no w: field of ours here (no other ticket of ours is queued), else 0;
 -- nil (not in the reply) for a poll, or a take sent again that finds the ticket its first run took.
@@ -66,7 +68,7 @@ local alive = fmt(NOW + ticket_life_ms(leaseMs)) -- w:<inc>: this incarnation's 
 
 if ticket == '' then
   h = redis.call('HMGET', state, CHAT.holder, CHAT.expiresAt, CHAT.fence, CHAT.lastHolder, CHAT.lastHolderIncarnation,
-    CHAT.lastTicket, request_field(inc, reqId), waiter_field(inc))
+    CHAT.lastTicket, request_field(inc, reqId), waiter_field(inc), CHAT.holderTicket)
   check_fence(h[FENCE], state) -- a corrupt fence refuses the call before any write
   -- Always looked up: the client itself may send a command again after a reconnect. A turn granted
   -- at once keeps no rq: field: its holder's fields name the request.
@@ -81,10 +83,13 @@ if ticket == '' then
     local holder, held = h[HOLDER], (tonumber(h[EXPIRES]) or 0) > NOW
     ticket = fmt((tonumber(h[TAKE_LAST_TICKET]) or 0) + 1)
     alone = h[TAKE_WAITER] and 0 or 1
+    -- Tickets were issued after the holder's: the queue should be there, unless they were all
+    -- withdrawn, or Redis evicted it alone (then requeue_lost rebuilds it from the hash first).
+    local after = holder and (tonumber(h[TAKE_LAST_TICKET]) or 0) > (tonumber(h[TAKE_HOLDER_TICKET]) or 0)
     -- Fast path: a free chat is granted without touching the queue. Every script that frees a chat
     -- grants its next live ticket (or empties the queue) on the way, so with no holder at all nobody
     -- is queued; a holder whose lease ran out may still have waiters behind it.
-    if not holder or (not held and redis.call('EXISTS', queue) == 0) then
+    if not holder or (not held and redis.call('EXISTS', queue) == 0 and not (after and requeue_lost(state, queue) > 0)) then
       local fence = grant_turn(state, ticket, rid, inc, reqId, leaseMs, 0, { h[LAST], h[LAST_INC], h[FENCE] }, { CHAT.lastTicket, ticket })
       redis.call('PEXPIRE', state, lease_key_ttl(leaseMs, idleTtl))
       return { TURN.granted, ticket, fence, h[LAST] or false, h[LAST_INC] or false, alone }
@@ -97,19 +102,28 @@ if ticket == '' then
       redis.call('HSET', state, CHAT.lastTicket, ticket, ticket_field(ticket), ticket_value(NOW + ticket_life_ms(leaseMs), NOW, inc, rid),
         waiter_field(inc), alive)
     end
-    redis.call('ZADD', queue, ticket, ticket)
     if held then
       -- The state key lives on with the holder's lease (its grant and renewals set its expiry).
-      redis.call('PEXPIRE', queue, lease_key_ttl(leaseMs, idleTtl))
+      local ttl = lease_key_ttl(leaseMs, idleTtl)
+      if after and redis.call('PEXPIRE', queue, ttl) == 0 then
+        requeue_lost(state, queue) -- our new ticket's field is among them
+        redis.call('PEXPIRE', queue, ttl)
+      elseif after then
+        redis.call('ZADD', queue, ticket, ticket) -- the expiry just set stays
+      else
+        redis.call('ZADD', queue, ticket, ticket)
+        redis.call('PEXPIRE', queue, ttl)
+      end
       return { TURN.queued, ticket, tonumber(h[EXPIRES]) - NOW, fmt(NOW_US), alone }
     end
+    redis.call('ZADD', queue, ticket, ticket)
   end
 end
 
 if not fresh then
   h = redis.call('HMGET', state, CHAT.holder, CHAT.expiresAt, CHAT.fence, CHAT.lastHolder, CHAT.lastHolderIncarnation,
     CHAT.holderIncarnation, CHAT.holderTicket, CHAT.holderRequest, CHAT.previousHolder, CHAT.previousHolderIncarnation,
-    ticket_field(ticket), ticket_request_field(ticket), CHAT.offered)
+    ticket_field(ticket), ticket_request_field(ticket), CHAT.offered, CHAT.lastTicket)
   check_fence(h[FENCE], state)
   if h[POLL_HOLDER_INC] == inc and h[POLL_HOLDER_TICKET] == ticket and owns(h[POLL_HOLDER_REQUEST], reqId) then
     if (tonumber(h[EXPIRES]) or 0) > NOW then
@@ -126,21 +140,25 @@ if not fresh then
       return { TURN.granted, ticket, h[FENCE], h[POLL_PREV] or false, h[POLL_PREV_INC] or false }
     end
     grant_next({ state = state, queue = queue, leaseMs = leaseMs, wake = wake, callerTicket = ticket, releasing = true,
-      last = { h[LAST], h[LAST_INC], h[FENCE] } })
+      last = { h[LAST], h[LAST_INC], h[FENCE] }, queued = (tonumber(h[POLL_LAST_TICKET]) or 0) > tonumber(ticket) })
     touch(state, queue, leaseMs, idleTtl)
     return { TURN.lapsed, ticket }
   end
   local t = parse_ticket(h[POLL_TICKET])
   -- No fence at all: the chat's whole state is gone (flushed, evicted, lost), not our ticket alone.
-  if not t and not h[FENCE] then return { TURN.stateLost } end
+  -- Fewer tickets issued than ours: it was lost and rebuilt since (by another replica's take), and
+  -- ticket numbers started again.
+  if not t and (not h[FENCE] or (tonumber(h[POLL_LAST_TICKET]) or 0) < tonumber(ticket)) then return { TURN.stateLost } end
   if not t or t.inc ~= inc or not owns(h[POLL_TICKET_REQUEST], reqId) then return { TURN.dropped } end
   -- One field keeps every queued ticket of this incarnation in the chat alive (see ticket_live).
   redis.call('HSET', state, waiter_field(inc), alive)
 end
 
 -- Polling: the holder as read above. A new ticket behind a lapsed holder: grant_next reads it.
+-- Our ticket is queued (its field is there): a queue found empty lost it (requeue_lost).
 local g = grant_next({ state = state, queue = queue, leaseMs = leaseMs, wake = wake, callerTicket = ticket,
-  holder = not fresh and { h[HOLDER], h[EXPIRES], h[POLL_HOLDER_INC] } or nil, last = { h[LAST], h[LAST_INC], h[FENCE] } })
+  holder = not fresh and { h[HOLDER], h[EXPIRES], h[POLL_HOLDER_INC] } or nil, last = { h[LAST], h[LAST_INC], h[FENCE] },
+  queued = true })
 touch(state, queue, leaseMs, idleTtl)
 if g and g.ticket == ticket then
   return { TURN.granted, ticket, g.fence, g.ph or false, g.phi or false, alone }

@@ -51,9 +51,12 @@ local function handed(status, g)
   return { status, g.ticket, g.fence, g.q or false, g.ph or false, g.phi or false, leaseMs }
 end
 
--- The holder, and the last holder and fence (what a grant to the next ticket needs).
+-- The holder, and the last holder and fence (what a grant to the next ticket needs), and the last
+-- ticket issued: one after ours means the queue should be there (see requeue_lost); none, when we
+-- hold the turn, that nobody is queued (every earlier ticket was granted or left before ours).
 local h = redis.call('HMGET', state, CHAT.holderIncarnation, CHAT.holderTicket, CHAT.holderRequest, CHAT.lastHolder,
-  CHAT.lastHolderIncarnation, CHAT.fence, CHAT.holder, CHAT.offered)
+  CHAT.lastHolderIncarnation, CHAT.fence, CHAT.holder, CHAT.offered, CHAT.lastTicket)
+local queued = (tonumber(h[9]) or 0) > (tonumber(ticket) or 0)
 check_fence(h[6], state) -- a corrupt fence refuses the call before any write (a grant would need it)
 if h[1] == inc and h[2] == ticket and owns(h[3], reqId) then
   local last = { h[4], h[5], h[6] }
@@ -72,7 +75,7 @@ if h[1] == inc and h[2] == ticket and owns(h[3], reqId) then
     last = { h[7], inc, h[6] }
   end
   local g = grant_next({ state = state, queue = queue, leaseMs = leaseMs, wake = wake, callerTicket = ticket, releasing = true,
-    last = last, localInc = inc, drop = drop })
+    last = last, localInc = inc, drop = drop, queued = queued })
   -- Nobody queued: nothing else to write (the key keeps the expiry its grant or last renewal set).
   -- Granted: the state key lives on with the new lease; the queue's expiry is its takes' and polls'.
   if g then redis.call('PEXPIRE', state, lease_key_ttl(leaseMs, idleTtl)) end
@@ -86,7 +89,7 @@ if t and t.inc == inc and owns(q[2], reqId) then
   redis.call('ZREM', queue, ticket)
   redis.call('HDEL', state, ticket_field(ticket), ticket_request_field(ticket), unpack(drop))
   local g = grant_next({ state = state, queue = queue, leaseMs = leaseMs, wake = wake, callerTicket = ticket,
-    holder = { q[3], q[4], h[1] }, last = { h[4], h[5], h[6] }, localInc = inc })
+    holder = { q[3], q[4], h[1] }, last = { h[4], h[5], h[6] }, localInc = inc, queued = queued or nil })
   touch(state, queue, leaseMs, idleTtl)
   return handed(RELEASE.withdrawn, g)
 end

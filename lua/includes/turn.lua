@@ -84,6 +84,28 @@ local function remove_ticket(state, queue, ticket)
   redis.call('HDEL', state, ticket_field(ticket), ticket_request_field(ticket))
 end
 
+-- A queue that lost its tickets while the hash kept them (Redis evicted the queue key alone, under
+-- an evicting maxmemory-policy) is rebuilt from the hash's t:<ticket> fields, which are exactly the
+-- queued tickets: every grant, withdrawal and skip deletes a ticket's field with its queue entry.
+-- The oldest is then granted first again. One HGETALL, only when a queue that should be there is not.
+-- Returns how many tickets went back.
+local function requeue_lost(state, queue)
+  local all, args, n, count = redis.call('HGETALL', state), {}, 0, 0
+  local pattern = '^' .. CHAT.ticketPrefix .. '(%d+)$'
+  for i = 1, #all, 2 do
+    local ticket = string.match(all[i], pattern)
+    if ticket then
+      args[n + 1], args[n + 2], n, count = ticket, ticket, n + 2, count + 1
+      if n >= 2000 then
+        redis.call('ZADD', queue, unpack(args, 1, n))
+        n = 0
+      end
+    end
+  end
+  if n > 0 then redis.call('ZADD', queue, unpack(args, 1, n)) end
+  return count
+end
+
 -- Keep an active chat alive; an idle one expires idleTtl after its last write (fences stay
 -- monotonic without it, see next_fence). PEXPIRE of a queue that is gone does nothing.
 local function touch(state, queue, leaseMs, idleTtl)
@@ -151,6 +173,10 @@ end
 --                  (g.mine), not woken
 --   drop           more fields to delete (the releasing acquisition's request id field), with the
 --                  popped tickets' fields in one HDEL
+--   queued         true: a ticket is known to be queued (the polling caller's own, or ones issued after
+--                  the releasing holder's), so a queue found empty lost them (requeue_lost); false: no
+--                  ticket was issued after the releasing holder's, so nobody is queued and the queue is
+--                  not read; nil: not known
 -- Any other grantee is woken on its incarnation's channel with the grant as JSON: { t = ticket, q = its
 -- request id, f = fence, l = the offer's length (ms), k = raw state key, p/pi = previous holder, g =
 -- Redis's clock (µs) at the grant, e = when the ticket was queued (Redis ms, as its take saw it) }.
@@ -178,8 +204,11 @@ local function grant_next(o)
   local function settle_skipped()
     if skipped > 0 then redis.call('HINCRBY', state, CHAT.skipped, skipped) end
   end
+  local queued = o.queued
   while true do
-    local head = redis.call('ZPOPMIN', queue)[1]
+    local head = queued ~= false and redis.call('ZPOPMIN', queue)[1] or nil
+    if not head and queued and requeue_lost(state, queue) > 0 then head = redis.call('ZPOPMIN', queue)[1] end
+    queued = nil
     if not head then
       settle_skipped()
       if vacating then

@@ -1,26 +1,29 @@
 /**
  * A chat's keys gone whole while a message waits (FLUSHALL, an evicted key, a restart without data,
  * on the same server: no failover to notice): the waiting message queues again and gets its turn,
- * instead of failing as `dropped` (which means an operator skipped its ticket).
+ * instead of failing as `dropped` (which means an operator skipped its ticket). The same when
+ * another replica rebuilt the state before the waiting one polled, and when Redis evicted the queue
+ * key alone (its tickets are still in the chat's hash, which rebuilds it).
  */
 import { afterEach, describe, expect, it } from 'vitest'
 import { Redis } from 'ioredis'
 import { KeyLayout, RedisCoordinator, type Coordinator } from '../../src/index.js'
 import { redisUrl, startCoordinator, uniquePrefix } from '../helpers/redis.js'
 import { untilQueued } from '../helpers/shared-state.js'
+import { until } from '../helpers/wait.js'
 
 const started: Coordinator[] = []
 afterEach(async () => {
   await Promise.allSettled(started.splice(0).map((c) => c.stop()))
 })
 
-/** Replicas `a` and `b` on `prefix`, with `leaseMs`; stopped after the test. */
-async function replicas(prefix: string, leaseMs: number): Promise<[Coordinator, Coordinator]> {
+/** Replicas `a`, `b` and `c` on `prefix`, with `leaseMs`; stopped after the test. */
+async function replicas(prefix: string, leaseMs: number): Promise<[Coordinator, Coordinator, Coordinator]> {
   const make = (replicaId: string) =>
     startCoordinator(() => new RedisCoordinator({ url: redisUrl(), prefix, replicaId, leaseMs, turnWaitMs: 10_000 }))
-  const pair: [Coordinator, Coordinator] = [await make('a'), await make('b')]
-  started.push(...pair)
-  return pair
+  const all: [Coordinator, Coordinator, Coordinator] = [await make('a'), await make('b'), await make('c')]
+  started.push(...all)
+  return all
 }
 
 describe('a chat whose keys vanished under a waiting message', () => {
@@ -77,6 +80,69 @@ describe('a chat whose keys vanished under a waiting message', () => {
       expect(order).toEqual(['first', 'second'])
       expect(t2.fence).toBeGreaterThan(t1.fence)
       await t2.release()
+    } finally {
+      await raw.quit()
+    }
+  })
+
+  it("a waiting message whose chat's state another replica rebuilt before it polled queues again, not dropped", async () => {
+    const prefix = uniquePrefix('lost-rebuilt')
+    const [a, b, c] = await replicas(prefix, 1200)
+    const raw = new Redis(redisUrl())
+    try {
+      const keys = new KeyLayout(prefix, 'standalone')
+      const k = keys.chat('chat:1')
+      await a.acquireTurn('chat:1') // ticket 1, never released here: its state goes below
+      const waiting = b.acquireTurn('chat:1') // ticket 2
+      await untilQueued({ redis: raw, keys }, 'chat:1', ['b'])
+      await raw.del(k.state as string, k.queue as string)
+      // c's take rebuilds the chat (its ticket 1) before b's keeper polls: b's poll finds its ticket
+      // gone from a chat that has a fence, but fewer tickets issued than its own.
+      const rebuilt = await c.acquireTurn('chat:1')
+      expect(await raw.hget(k.state as string, 'n')).toBe('1')
+      await rebuilt.release()
+      const turn = await waiting
+      expect(turn.fence).toBeGreaterThan(rebuilt.fence)
+      await turn.release()
+    } finally {
+      await raw.quit()
+    }
+  })
+
+  it('a queue key evicted alone is rebuilt from the tickets in the chat hash, oldest first', async () => {
+    const prefix = uniquePrefix('lost-queue')
+    const [a, b, c] = await replicas(prefix, 6000)
+    const raw = new Redis(redisUrl())
+    try {
+      const keys = new KeyLayout(prefix, 'standalone')
+      const k = keys.chat('chat:1')
+      const order: string[] = []
+      const take = (by: Coordinator, name: string) =>
+        by.acquireTurn('chat:1').then(async (t) => {
+          order.push(name)
+          await t.release()
+        })
+      const held = await a.acquireTurn('chat:1') // ticket 1
+      const first = take(b, 'b-first') // ticket 2
+      await untilQueued({ redis: raw, keys }, 'chat:1', ['b'])
+      expect(await raw.del(k.queue as string)).toBe(1) // the hash keeps t:2
+      // Another replica's take, then a later message of b: both behind b's first, not ahead of it.
+      const other = take(c, 'c')
+      await until(async () => expect(await raw.hexists(k.state as string, 't:3')).toBe(1))
+      const second = take(b, 'b-second')
+      await until(async () => expect(await raw.zrange(k.queue as string, '0', '-1')).toEqual(['2', '3', '4']))
+      await held.release()
+      await Promise.all([first, other, second])
+      expect(order).toEqual(['b-first', 'c', 'b-second'])
+
+      // The same loss found by the holder's release: nobody takes a ticket after it.
+      const held2 = await a.acquireTurn('chat:1')
+      const waiting = take(b, 'b-third')
+      await untilQueued({ redis: raw, keys }, 'chat:1', ['b'])
+      await raw.del(k.queue as string)
+      await held2.release()
+      await waiting
+      expect(order.at(-1)).toBe('b-third')
     } finally {
       await raw.quit()
     }
