@@ -65,6 +65,10 @@ export const DEFAULTS = {
   dashboardChats: 30,
   /** Recent events the dashboard shows. */
   dashboardEvents: 12,
+  /** Of the chats a dashboard read or a scrape finds, it reads this many times the chats it shows (or counts one by one). */
+  dashboardChatsReadFactor: 4,
+  /** Chats the exporter counts one by one per scrape (`--max-chats`). */
+  exporterChats: 1000,
 
   // ---- the in-memory reference
   /** Idle chats a MemoryCoordinationHub keeps before evicting the least recently used. */

@@ -1,4 +1,5 @@
 // The report: the performance targets beside the measured figures, and the Markdown tables.
+import { DEFAULTS } from '../../dist/src/index.js'
 import { ADAPTER_LABELS } from '../workers/adapters.js'
 import { round } from './stats.js'
 
@@ -366,9 +367,9 @@ const round2 = (v) => Math.round(v * 100) / 100
 
 /**
  * The dashboard and the exporter on held states (replicas' heartbeats naming their leases; measured
- * with the replicas quiet): the dashboard reads at most 4 × its top chats, so a refresh is flat from
- * the fewest held to the most; the exporter reads at most 4 × --max-chats (1000 by default: 4,000
- * chats) per scrape, so past that cap a scrape costs what it did at the cap — at most the smaller
+ * with the replicas quiet): the dashboard reads at most DEFAULTS.dashboardChatsReadFactor × its top
+ * chats, so a refresh is flat from the fewest held to the most; the exporter as many times its
+ * --max-chats (DEFAULTS.exporterChats by default) per scrape, so past that cap a scrape costs what it did at the cap — at most the smaller
  * size's cost per chat read times the cap (10% margin), not per lease held.
  */
 function heldTargets(sc, add) {
@@ -383,20 +384,18 @@ function heldTargets(sc, add) {
     `${few.watch.commandsPerRefresh} → ${most.watch.commandsPerRefresh}`,
     most.watch.commandsPerRefresh <= few.watch.commandsPerRefresh * 1.2,
   )
-  const cap = 4 * EXPORTER_MAX_CHATS
+  // The exporter runs with its default --max-chats: it reads at most this many chats per scrape.
+  const cap = DEFAULTS.dashboardChatsReadFactor * DEFAULTS.exporterChats
   const below = held.filter((h) => n(h) <= cap).at(-1)
   if (!below || n(most) <= cap) return
   const bound = (below.exporter.commandsPerScrape / n(below)) * cap * 1.1
   add(
     `operator (${sc.layout})`,
-    `exporter commands/scrape on held states bounded by its read cap (4 × --max-chats = ${cap} chats): at ${n(most)} held ≤ ${Math.round(bound)} (${n(below)} held: ${below.exporter.commandsPerScrape})`,
+    `exporter commands/scrape on held states bounded by its read cap (${DEFAULTS.dashboardChatsReadFactor} × --max-chats = ${cap} chats): at ${n(most)} held ≤ ${Math.round(bound)} (${n(below)} held: ${below.exporter.commandsPerScrape})`,
     `${most.exporter.commandsPerScrape} (${most.exporter.medianScrapeMs} ms)`,
     most.exporter.commandsPerScrape <= bound,
   )
 }
-
-/** The exporter's --max-chats default. */
-const EXPORTER_MAX_CHATS = 1000
 
 /** The open-loop targets: botmesh-coord beside the best peer of the same run. */
 function openLoopTargets(ol, add) {

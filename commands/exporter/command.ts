@@ -211,9 +211,10 @@ export function exporterCommand(): Command {
       }),
     )
     .addOption(
-      new Option('--max-chats <n>', 'chats counted one by one per scrape: the stuck and busiest of at most 4 times as many read').default(
-        '1000',
-      ),
+      new Option(
+        '--max-chats <n>',
+        `chats counted one by one per scrape: the stuck and busiest of at most ${DEFAULTS.dashboardChatsReadFactor} times as many read`,
+      ).default(String(DEFAULTS.exporterChats)),
     )
     .addOption(
       durationOption('--turn-wait <duration>', "the runtime's turnWaitMs, for the slow-holder check", {

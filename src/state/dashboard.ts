@@ -133,7 +133,7 @@ export async function readDashboard(reader: StateReader, options: DashboardOptio
   const chatPlan = listingPlan('chat')!
   const leadPlan = listingPlan('lead')!
   const cpPlan: ListingPlan = { mode: 'hash', fields: [CP.flow, CP.step, CP.ephemeral], limit: 0, measure: null }
-  const chatList = [...chatKeys].slice(0, topChats * 4)
+  const chatList = [...chatKeys].slice(0, topChats * DEFAULTS.dashboardChatsReadFactor)
   const [chatHashes, cpHashes, leadHashes, events] = await Promise.all([
     listed(
       chatList.map((k) => ({ key: keys.chat(k).state, queue: keys.chat(k).queue })),
