@@ -373,7 +373,8 @@ const round2 = (v) => Math.round(v * 100) / 100
  * size's cost per chat read times the cap (10% margin), not per lease held.
  */
 function heldTargets(sc, add) {
-  const held = (sc.held ?? []).filter((h) => h.watch.status === 'ok' && h.exporter.status === 'ok')
+  // A size whose measurement a renewal cycle of the replicas fell inside counts their reads too: not compared.
+  const held = (sc.held ?? []).filter((h) => h.watch.status === 'ok' && h.exporter.status === 'ok' && h.replicasQuiet !== false)
   if (held.length < 2) return
   const few = held[0]
   const most = held.at(-1)
@@ -699,8 +700,10 @@ export function markdown(r) {
       for (const h of sc.held ?? []) {
         const w = h.watch
         const e = h.exporter
+        // The replicas' renewal reads counted with the readers' (an older result has no such field).
+        const busy = h.replicasQuiet === false ? ' (a renewal cycle of the replicas fell inside: their reads are counted too)' : ''
         L.push(
-          `| ${sc.layout} | ${h.replicas} replicas × ${h.turns} held turns (heartbeats naming them) | \`watch --jsonl\` per refresh | | ${w.status === 'ok' ? w.commandsPerRefresh : w.status} | |`,
+          `| ${sc.layout} | ${h.replicas} replicas × ${h.turns} held turns (heartbeats naming them)${busy} | \`watch --jsonl\` per refresh | | ${w.status === 'ok' ? w.commandsPerRefresh : w.status} | |`,
           `| ${sc.layout} | ${h.replicas} replicas × ${h.turns} held turns | \`exporter\` per scrape | ${e.status === 'ok' ? e.medianScrapeMs : ''} | ${e.status === 'ok' ? e.commandsPerScrape : e.status} | |`,
         )
       }
