@@ -18,6 +18,7 @@ import {
 } from '../connection.js'
 import type { CoordinationBackend, WakeHandler, Warning } from './backend.js'
 import { decodeWake } from '../wire/wake.js'
+import { TurnKeys } from './turn-keys.js'
 import { explainRefusal, publishCheck } from './permissions.js'
 import type {
   BeatRecord,
@@ -60,12 +61,14 @@ export class RedisBackend implements CoordinationBackend {
   private beaten = false
   /** PUBLISH refused to this user (see ./permissions.ts): no replica is woken, waiters poll as without pushes. */
   private wakesRefused = false
+  private readonly turnKeys: TurnKeys
 
   constructor(opts: RedisBackendOptions) {
     this.opts = opts
     this.redis = opts.redis
     this.keys = opts.keys
     this.scripts = new ScriptRunner(opts.redis, opts.commandTimeoutMs)
+    this.turnKeys = new TurnKeys(opts.keys)
   }
 
   async init(): Promise<Warning[]> {
@@ -110,10 +113,9 @@ export class RedisBackend implements CoordinationBackend {
     ticket: number | null,
     requestId: string,
   ): Promise<TurnReply> {
-    const { state, queue } = this.keys.chat(key)
     return this.scripts.call(
       TURN_ACQUIRE,
-      { state, queue },
+      this.turnKeys.of(key),
       {
         replicaId,
         incarnation,
@@ -136,21 +138,16 @@ export class RedisBackend implements CoordinationBackend {
     unserved = false,
     lastWaiter = false,
   ): Promise<TurnReleaseReply> {
-    const { state, queue } = this.keys.chat(key)
-    return this.scripts.call(
-      TURN_RELEASE,
-      { state, queue },
-      {
-        incarnation,
-        ticket,
-        leaseMs,
-        idleTtlMs: this.opts.idleKeyTtlMs,
-        wakeChannelPrefix: this.keys.wakeChannelPrefix,
-        requestId,
-        unserved,
-        lastWaiter,
-      },
-    )
+    return this.scripts.call(TURN_RELEASE, this.turnKeys.of(key), {
+      incarnation,
+      ticket,
+      leaseMs,
+      idleTtlMs: this.opts.idleKeyTtlMs,
+      wakeChannelPrefix: this.keys.wakeChannelPrefix,
+      requestId,
+      unserved,
+      lastWaiter,
+    })
   }
 
   async leadAcquire(name: string, replicaId: string, incarnation: string, leaseMs: number, stand: boolean): Promise<LeadReply> {
@@ -182,7 +179,7 @@ export class RedisBackend implements CoordinationBackend {
   }
 
   private leaseKey(item: { kind: 'chat' | 'lead'; key: string }): RedisKey {
-    return item.kind === 'chat' ? this.keys.chat(item.key).state : this.keys.lead(item.key)
+    return item.kind === 'chat' ? this.turnKeys.of(item.key).state : this.keys.lead(item.key)
   }
 
   async renew(items: RenewItem[], incarnation: string, leaseMs: number): Promise<Array<RenewReply | Error>> {
