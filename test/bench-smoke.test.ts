@@ -1,7 +1,7 @@
 /**
  * Smoke run of the benchmark (bench/run.js --smoke): tiny parameters, its own redis-server on a free
  * port. Checks only that it runs and that the report has its sections — never speed.
- * `npm test` builds first (pretest), and bench/ imports the built library.
+ * `npm test` builds first, and bench/ imports the built library.
  */
 import { spawn } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'

@@ -1,7 +1,7 @@
 /**
  * The real built `botmesh-coord watch` in a terminal (tmux), against live replicas made by the
  * library: what it shows, a yield pressed on screen, and Redis going away under it.
- * Needs `npx tsup` first (npm test builds in pretest).
+ * Needs `npx tsup` first (npm test builds first).
  */
 import { execFileSync, spawnSync } from 'node:child_process'
 import { afterAll, describe, expect, it } from 'vitest'

@@ -1,7 +1,7 @@
 /**
  * `watch --record` keeps each refresh's raw reads while an operator releases a chat; `watch --replay`
  * plays them in a real terminal (tmux) with the dashboard's own screen: pause, step, speed and jump
- * to a time. Needs `npx tsup` first (npm test builds in pretest).
+ * to a time. Needs `npx tsup` first (npm test builds first).
  */
 import { execFileSync, spawn, spawnSync } from 'node:child_process'
 import { mkdtempSync, readFileSync, statSync } from 'node:fs'

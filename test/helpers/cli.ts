@@ -1,6 +1,6 @@
 /**
  * Run the real botmesh-coord binary as a subprocess (the built dist/, as a user would).
- * `npm test` builds first (pretest); when running one file by hand, run `npx tsup` before.
+ * `npm test` builds first; when running one file by hand, run `npx tsup` before.
  */
 import { spawn } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
