@@ -369,8 +369,9 @@ const round2 = (v) => Math.round(v * 100) / 100
  * The dashboard and the exporter on held states (replicas' heartbeats naming their leases; measured
  * with the replicas quiet): the dashboard reads at most DEFAULTS.dashboardChatsReadFactor × its top
  * chats, so a refresh is flat from the fewest held to the most; the exporter as many times its
- * --max-chats (DEFAULTS.exporterChats by default) per scrape, so past that cap a scrape costs what it did at the cap — at most the smaller
- * size's cost per chat read times the cap (10% margin), not per lease held.
+ * --max-chats (DEFAULTS.exporterChats by default) per scrape, so past that cap a scrape costs what
+ * it did at the cap — at most the smaller size's cost per chat read times the cap (10% margin), not
+ * per lease held.
  */
 function heldTargets(sc, add) {
   // A size whose measurement a renewal cycle of the replicas fell inside counts their reads too: not compared.
