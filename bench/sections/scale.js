@@ -586,7 +586,7 @@ const HELD_LEASE_MS = 180_000
 
 async function measureHeld(o, nodes, base, RedisCoordinator, prefix, log) {
   const out = []
-  for (const replicas of o.heldReplicas ?? [4, 20, 50]) {
+  for (const replicas of o.heldReplicas) {
     const turns = 100
     const cs = []
     try {
