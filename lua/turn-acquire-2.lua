@@ -108,11 +108,9 @@ if ticket == '' then
       if after and redis.call('PEXPIRE', queue, ttl) == 0 then
         requeue_lost(state, queue) -- our new ticket's field is among them
         redis.call('PEXPIRE', queue, ttl)
-      elseif after then
-        redis.call('ZADD', queue, ticket, ticket) -- the expiry just set stays
       else
         redis.call('ZADD', queue, ticket, ticket)
-        redis.call('PEXPIRE', queue, ttl)
+        if not after then redis.call('PEXPIRE', queue, ttl) end -- else the expiry just set stays
       end
       return { TURN.queued, ticket, tonumber(h[EXPIRES]) - NOW, fmt(NOW_US), alone }
     end
