@@ -2,7 +2,7 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node'
 
 /**
  * The slowest test files (30–90 s each on a 2-core machine), slowest first. They start first, so that
- * the two workers end together: on a fresh clone vitest has no timings yet and orders files by size,
+ * the workers end together: on a fresh clone vitest has no timings yet and orders files by size,
  * which can leave a 90 s file for last with one core idle.
  */
 const SLOW = [
