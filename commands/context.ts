@@ -98,7 +98,7 @@ function printing(cmd: Command, opts: GlobalOptions) {
 async function snapshotContext(cmd: Command, path: string, o: OpenOptions): Promise<Context> {
   const opts = globalOptions(cmd)
   if (o.admin) throw fromRefusal('this command changes state: it')
-  const { io, snapshot } = await loadSnapshot(path)
+  const { io, snapshot } = await loadSnapshot(path, '--from', !['json', 'jsonl'].includes(outputFormat(cmd)))
   checkAgainst(cmd, snapshot)
   const keys = new KeyLayout(snapshot.target.prefix, snapshot.target.layout)
   const reader = new io.StateReader(new io.RecordedSource(snapshot.records), keys)

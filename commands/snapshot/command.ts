@@ -101,10 +101,11 @@ each record keeps the Redis time it was read at, and the file the time span of t
             `read over ${dur(summary.spanMs)} (Redis time) → ${path} (${size(summary.bytes)}, mode 0600${summary.includeState ? ', with conversation state' : ''})`,
         )
       if (capture.partial) ctx.err(ctx.c.yellow(`partial snapshot: ${capture.partial}; replayed commands will say so`))
-      if (file.jsonBytes > ctx.io.SNAPSHOT_MAX_BYTES)
+      const readable = ctx.io.snapshotReadLimit()
+      if (file.jsonBytes > readable)
         ctx.err(
           ctx.c.yellow(
-            `this snapshot is ${size(file.jsonBytes)} of JSON: past the ${size(ctx.io.SNAPSHOT_MAX_BYTES)} --from reads; keep it for the record, and take one with --max-keys to replay`,
+            `this snapshot is ${size(file.jsonBytes)} of JSON: past the ${size(readable)} --from reads here (${ctx.io.snapshotLimitReason(readable)}); keep it for the record, or take one with --max-keys to replay`,
           ),
         )
       return EXIT.ok

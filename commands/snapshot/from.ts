@@ -5,13 +5,16 @@
  * the snapshot's Redis time. A header line on stderr says which file and when it was taken. Commands
  * that change state refuse (exit 7).
  */
-import { readFileSync, statSync } from 'node:fs'
+import { closeSync, createReadStream, openSync, readSync, statSync } from 'node:fs'
+import { basename } from 'node:path'
+import { createGunzip } from 'node:zlib'
 import type { Command } from 'commander'
 import { formatDuration, keyText, loadIo, maskUrl, type Io, type RedisKey, type Snapshot, type StateSource } from '../lib.js'
 import type { RecordedSource } from '../lib.js'
 import { refused, usage, CliError } from '../output/errors.js'
 import { EXIT } from '../output/exit-codes.js'
 import { checkReadableFile, globalOptions } from '../target.js'
+import { rawWrite, visible } from '../output/safe-text.js'
 
 /** The one line a command that changes state prints when given --from. */
 export const fromRefusal = (what: string) =>
@@ -23,19 +26,80 @@ export function fromFile(cmd: Command): string | undefined {
   return f === undefined || f === '' ? undefined : f
 }
 
-/** Read and check a snapshot file: one line (exit 2) when it cannot be read or is not a snapshot. */
-export async function loadSnapshot(path: string, what = '--from'): Promise<{ io: Io; snapshot: Snapshot }> {
+/** The file's bytes as they are read, decompressed when it is gzip; a damaged gzip stream fails with one line. */
+async function* fileBytes(path: string): AsyncGenerator<Buffer> {
+  const head = Buffer.alloc(2)
+  const fd = openSync(path, 'r')
+  try {
+    readSync(fd, head, 0, 2, 0)
+  } finally {
+    closeSync(fd)
+  }
+  const file = createReadStream(path, { highWaterMark: 1024 * 1024 })
+  if (head[0] !== 0x1f || head[1] !== 0x8b) {
+    try {
+      yield* file as AsyncIterable<Buffer>
+    } finally {
+      file.destroy()
+    }
+    return
+  }
+  const gunzip = createGunzip({ chunkSize: 1024 * 1024 })
+  file.on('error', (err) => gunzip.destroy(err))
+  file.pipe(gunzip)
+  try {
+    for await (const piece of gunzip as AsyncIterable<Buffer>) yield piece
+  } catch (err) {
+    if ((err as { code?: string }).code?.startsWith('Z_')) throw new Error('not a snapshot: the gzip data is damaged')
+    throw err
+  } finally {
+    file.destroy()
+    gunzip.destroy()
+  }
+}
+
+/**
+ * Progress of reading a file, on stderr, only on a terminal (and not for JSON output) and only once
+ * the read has run for a second: "reading snapshot.json.gz… 120 MiB". Cleared by done().
+ */
+function readProgress(file: string, json: boolean): { update(bytes: number): void; done(): void } {
+  const started = Date.now()
+  const tty = process.stderr.isTTY && !json
+  let shown = false
+  return {
+    update(bytes) {
+      if (!tty || Date.now() - started < 1000) return
+      shown = true
+      rawWrite('stderr', `\rreading ${visible(file)}… ${Math.round(bytes / 1024 / 1024).toLocaleString('en-US')} MiB\u001b[K`)
+    },
+    done() {
+      if (shown) rawWrite('stderr', '\r\u001b[K')
+      shown = false
+    },
+  }
+}
+
+/**
+ * Read and check a snapshot file as it streams in: one line (exit 2) when it cannot be read, is
+ * larger than this process reads (snapshotReadLimit), or is not a snapshot. `progress`: show how
+ * far the read is on a terminal (not for JSON output).
+ */
+export async function loadSnapshot(path: string, what = '--from', progress = false): Promise<{ io: Io; snapshot: Snapshot }> {
   checkReadableFile(path, what)
   const io = await loadIo()
+  const shown = readProgress(basename(path), !progress)
   try {
-    // A file larger than a snapshot may be is refused before it is read.
-    if (statSync(path).size > io.SNAPSHOT_MAX_BYTES) throw new Error(io.SNAPSHOT_TOO_LARGE)
-    const snapshot = io.decodeSnapshot(readFileSync(path))
+    const limit = io.snapshotReadLimit()
+    // A file larger than that is refused before it is read (a gzip is stopped where it inflates past it).
+    if (statSync(path).size > limit) throw new Error(io.snapshotTooLarge(limit))
+    const snapshot = await io.readSnapshot(fileBytes(path), limit, shown.update)
     // Masked again: a file written by another tool (or edited) may carry a password in its URL.
     return { io, snapshot: { ...snapshot, target: { ...snapshot.target, url: maskUrl(String(snapshot.target.url)) } } }
   } catch (err) {
     if (err instanceof CliError) throw err
     throw new CliError(`${what}: ${path}: ${err instanceof Error ? err.message : String(err)}`, EXIT.usage)
+  } finally {
+    shown.done()
   }
 }
 

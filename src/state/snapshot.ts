@@ -5,13 +5,11 @@
  * the Redis time it was read, and the capture its time span. Conversation state, saved answers and
  * handover marker data are left out unless asked; the password is never in it.
  */
-import { gunzipSync } from 'node:zlib'
 import { idFromBytes, keyText } from '../bytes.js'
 import { KeyLayout, SCHEMA_VERSION, type KeyKind, type Layout, type RedisKey } from '../keys.js'
 import { PACKAGE_VERSION } from '../version.js'
 import { DEFAULTS } from '../defaults.js'
 import { PRIVATE_FIELDS, recordHash, type HashRecord, type NodeRecord, type StateRecords } from './records.js'
-import { parseBoundedJson } from '../wire/json.js'
 import { PROBES, type RedisSource, type StreamEntry } from './source.js'
 
 export const SNAPSHOT_FORMAT = 'botmesh-coord-snapshot'
@@ -238,95 +236,4 @@ export async function captureTo(source: RedisSource, keys: KeyLayout, o: Capture
   }
   await sink.finish(nodes, capture)
   return capture
-}
-
-/** Largest snapshot this release reads, decompressed (bytes): a larger file, or a gzip that inflates past it, is refused. */
-export const SNAPSHOT_MAX_BYTES = 256 * 1024 * 1024
-/** What a file past SNAPSHOT_MAX_BYTES is told. */
-export const SNAPSHOT_TOO_LARGE = `not read: larger than ${SNAPSHOT_MAX_BYTES / 1024 / 1024} MiB decompressed (the most a snapshot may hold)`
-
-const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
-const isNum = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v)
-const isStr = (v: unknown): v is string => typeof v === 'string'
-const strings = (v: unknown): boolean => Array.isArray(v) && v.every(isStr)
-
-/** Where a decoded file departs from the snapshot format (a path and what is wrong), or null. */
-function shapeProblem(s: Record<string, unknown>): string | null {
-  const t = s.target
-  if (!isObj(t) || !isStr(t.url) || !isStr(t.prefix) || (t.layout !== 'standalone' && t.layout !== 'cluster'))
-    return 'target is not {url, prefix, layout}'
-  if (!Array.isArray(s.servers) || !s.servers.every(isObj)) return 'servers is not a list'
-  const c = s.capture
-  if (!isObj(c)) return 'capture is not an object'
-  for (const f of ['startedAtMs', 'finishedAtMs', 'tookMs', 'keys', 'records'])
-    if (!isNum(c[f]) || (f.endsWith('AtMs') && Math.abs(c[f]) > 8.64e15)) return `capture.${f} is not a number of ms`
-  if (c.partial !== null && c.partial !== undefined && !isStr(c.partial)) return 'capture.partial is not text'
-  const r = s.records
-  if (!isObj(r)) return 'records is not an object'
-  if (!isNum(r.nowMs) || Math.abs(r.nowMs) > 8.64e15) return 'records.nowMs is not a number of ms'
-  if (!Array.isArray(r.nodes)) return 'records.nodes is not a list'
-  for (const n of r.nodes) {
-    if (!isObj(n) || !isStr(n.name)) return 'records.nodes has an entry without a name'
-    if (n.keys !== undefined && !strings(n.keys)) return `records.nodes ${n.name}: keys is not a list of names`
-    if (n.probes !== undefined) {
-      if (!isObj(n.probes)) return `records.nodes ${n.name}: probes is not an object`
-      for (const [k, p] of Object.entries(n.probes))
-        if (!isObj(p) || !(isStr(p.value) || isStr(p.error))) return `records.nodes ${n.name}: probe ${k} is malformed`
-    }
-  }
-  if (!isObj(r.hashes)) return 'records.hashes is not an object'
-  for (const [k, h] of Object.entries(r.hashes)) {
-    const where = `records.hashes[${JSON.stringify(k.slice(0, 80))}]`
-    if (!isObj(h) || !isNum(h.at)) return `${where} is not a record`
-    if (h.h !== undefined && (!isObj(h.h) || !Object.values(h.h).every(isStr))) return `${where}.h is not a hash of text fields`
-    if (h.e !== undefined && !isStr(h.e)) return `${where}.e is not text`
-    if (h.ttl !== undefined && !isNum(h.ttl)) return `${where}.ttl is not a number`
-    if (h.fields !== undefined && !strings(h.fields)) return `${where}.fields is not a list of names`
-    if (h.omitted !== undefined && (!isObj(h.omitted) || !Object.values(h.omitted).every(isNum)))
-      return `${where}.omitted is not sizes by field`
-  }
-  if (!isObj(r.zsets)) return 'records.zsets is not an object'
-  for (const [k, z] of Object.entries(r.zsets))
-    if (!isObj(z) || !strings(z.ids) || !isNum(z.at)) return `records.zsets[${JSON.stringify(k.slice(0, 80))}] is not {ids, at}`
-  if (!isObj(r.streams)) return 'records.streams is not an object'
-  for (const [k, st] of Object.entries(r.streams)) {
-    const ok =
-      isObj(st) &&
-      isNum(st.at) &&
-      Array.isArray(st.entries) &&
-      st.entries.every((e) => Array.isArray(e) && e.length === 2 && isStr(e[0]) && strings(e[1]))
-    if (!ok) return `records.streams[${JSON.stringify(k.slice(0, 80))}] is not {entries: [id, fields], at}`
-  }
-  return null
-}
-
-/** Why a file is not a snapshot this release reads (a thrown Error with one line), or the snapshot. */
-export function decodeSnapshot(bytes: Buffer): Snapshot {
-  const max = SNAPSHOT_MAX_BYTES
-  const tooLarge = SNAPSHOT_TOO_LARGE
-  if (bytes.length > max) throw new Error(tooLarge)
-  let text: string
-  if (bytes[0] === 0x1f && bytes[1] === 0x8b) {
-    try {
-      text = gunzipSync(bytes, { maxOutputLength: max }).toString('utf8')
-    } catch (err) {
-      if ((err as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE') throw new Error(tooLarge)
-      throw new Error('not a snapshot: the gzip data is damaged')
-    }
-  } else text = bytes.toString('utf8')
-  let s: unknown
-  try {
-    s = parseBoundedJson(text, { maxBytes: max })
-  } catch (err) {
-    throw new Error(`not a snapshot: the JSON ${(err as Error).message}`)
-  }
-  if (!isObj(s) || s.format !== SNAPSHOT_FORMAT) throw new Error('not a botmesh-coord snapshot')
-  if (typeof s.formatVersion !== 'number' || s.formatVersion > SNAPSHOT_FORMAT_VERSION)
-    throw new Error(
-      `snapshot format ${String(s.formatVersion)} is newer than this release reads (${SNAPSHOT_FORMAT_VERSION}): upgrade botmesh-coord`,
-    )
-  if (!s.records || !s.target || !s.capture) throw new Error('not a snapshot: records, target or capture missing')
-  const problem = shapeProblem(s)
-  if (problem) throw new Error(`not a snapshot: ${problem}`)
-  return s as unknown as Snapshot
 }

@@ -89,15 +89,16 @@ describe('how a takeover happened', () => {
   it('a frozen leader: --wait reports the expiry as such (exit 1), and status says expired, not let go', async () => {
     const prefix = uniquePrefix('texp')
     const base = ['--url', redisUrl(), '--prefix', prefix]
-    const a = await replica(prefix, 'pod-a', 1500)
+    // A lease long enough that the CLI, started on a busy machine, still finds pod-a leading.
+    const a = await replica(prefix, 'pod-a', 4000)
     const ea = a.campaign('provider:wa', {})
     await ea.ready
-    const b = await replica(prefix, 'pod-b', 1500)
+    const b = await replica(prefix, 'pod-b', 4000)
     b.campaign('provider:wa', {})
     await until(async () => (await status(prefix, 'wa')).standbys.length === 1, 5000, 'pod-b standing')
     a.crash() // frozen: no renewal, no release
 
-    const r = await runCli([...base, 'provider', 'yield', 'wa', '--wait', '--yes', '-o', 'json'])
+    const r = await runCli([...base, 'provider', 'yield', 'wa', '--wait', '--wait-timeout', '20s', '--yes', '-o', 'json'])
     expect(r.code, r.stderr + r.stdout).toBe(1)
     const out = parseJson<J>(r)
     expect(out.takeover).toMatchObject({ ok: false, how: 'expired', leader: { replicaId: 'pod-b' } })
