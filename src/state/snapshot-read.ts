@@ -10,6 +10,7 @@
  */
 import { getHeapStatistics } from 'node:v8'
 import { JSON_MAX_DEPTH, JSON_MAX_RECORD_BYTES, parseBoundedJson } from '../wire/json.js'
+import type { HashRecord } from './records.js'
 import { SNAPSHOT_FORMAT, SNAPSHOT_FORMAT_VERSION, type Snapshot } from './snapshot.js'
 
 const MiB = 1024 * 1024
@@ -141,6 +142,14 @@ const enum At {
 
 /** An object or array the document scan is inside: the member it is at (objects) or its index (arrays). */
 type Frame = { obj: boolean; key: string | null; expectKey: boolean; index: number }
+
+/**
+ * Field values up to this long are looked up among those read before, so that one held by many
+ * records (a replica id or an incarnation in every chat it holds) is one string in memory; at most
+ * SHARED_MAX_VALUES distinct ones are kept for it.
+ */
+const SHARED_MAX_LENGTH = 64
+const SHARED_MAX_VALUES = 100_000
 
 const invalid = () => new Error('not a snapshot: the JSON is not valid JSON')
 const tooDeep = () => new Error(`not a snapshot: the JSON is nested deeper than ${JSON_MAX_DEPTH} levels`)
@@ -405,7 +414,20 @@ export class SnapshotScanner {
     }
     const problem = hashProblem(this.member, h)
     if (problem) throw new Error(`not a snapshot: ${problem}`)
+    const fields = (h as HashRecord).h
+    if (fields) for (const f in fields) fields[f] = this.shared(fields[f]!)
     this.hashes[this.member] = h
+  }
+
+  /** Values that repeat across records (replica ids, incarnations, flows) kept once. */
+  private readonly values = new Map<string, string>()
+
+  private shared(v: string): string {
+    if (v.length > SHARED_MAX_LENGTH) return v
+    const known = this.values.get(v)
+    if (known !== undefined) return known
+    if (this.values.size < SHARED_MAX_VALUES) this.values.set(v, v)
+    return v
   }
 
   /** A master's key names (records.nodes[i].keys), each name parsed on its own. */
