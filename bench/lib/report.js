@@ -10,6 +10,9 @@ import { round } from './stats.js'
  */
 export const MEMORY_BEFORE = { heldChat: 304, queuedTicket: 256, idleChat: 241, chats: 2000 }
 
+/** A replay's peak RSS (', 1337 MB'), or nothing when the run did not measure it. */
+const replayMb = (sn) => (sn.replayRssMb == null ? '' : `, ${sn.replayRssMb} MB`)
+
 const f = (v, suffix = '') => (v === null || v === undefined ? 'n/a' : `${v}${suffix}`)
 const PATTERN = { uniform: 'uniform', hot10: '10% of chats take 90%', hot1: 'one hot chat' }
 
@@ -239,7 +242,12 @@ export function evaluateTargets(r, cfg) {
     }
     const sn = sc.snapshot
     if (sn?.status === 'ok')
-      atPace('snapshot', sn, sn.keys, sn.replayMs === null ? `; --from refused: ${sn.replayNote}` : `; replay ${sn.replayMs} ms`)
+      atPace(
+        'snapshot',
+        sn,
+        sn.keys,
+        sn.replayMs === null ? `; --from refused: ${sn.replayNote}` : `; replay ${sn.replayMs} ms${replayMb(sn)}`,
+      )
     if (sc.doctor?.status === 'ok') atPace('doctor', sc.doctor, sc.keys, '')
     const ws = sc.watch.small
     const wl = sc.watch.large
@@ -680,7 +688,7 @@ export function markdown(r) {
           ...(sn.status === 'ok'
             ? [
                 `| ${sc.layout} | ${state} | \`snapshot -o state.json.gz\` (${sn.keys} keys, ${sn.records} records; file ${sn.bytes >= 1048576 ? `${(sn.bytes / 1048576).toFixed(1)} MiB` : `${(sn.bytes / 1024).toFixed(1)} KiB`}) | ${sn.ms} | ${sn.redisCommands} (${sn.dataCommands}) | |`,
-                `| ${sc.layout} | ${state} | \`--from state.json.gz chat ls\` (every chat, no Redis) | ${sn.replayMs ?? 'refused'} | 0 | ${sn.replayMs === null ? (sn.replayNote ?? '') : ''} |`,
+                `| ${sc.layout} | ${state} | \`--from state.json.gz chat ls\` (every chat, no Redis) | ${sn.replayMs ?? 'refused'} | 0 | ${sn.replayMs === null ? (sn.replayNote ?? '') : sn.replayRssMb == null ? '' : `${sn.replayRssMb} MB RSS`} |`,
               ]
             : [`| ${sc.layout} | ${state} | \`snapshot -o\` | ${sn.status} | ${sn.note ?? ''} | |`]),
         )

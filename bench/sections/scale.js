@@ -568,6 +568,7 @@ async function measureSnapshot(nodes, base) {
       records: summary.records,
       spanMs: summary.spanMs,
       replayMs: replay.code === 0 ? round(replay.ms, 0) : null,
+      replayRssMb: replay.code === 0 ? replay.rssMb : null,
       replayNote: replay.code === 0 ? null : replayError(replay.stderr),
     }
   } finally {
@@ -700,7 +701,7 @@ export async function runScale(o, log) {
     }
     out.snapshot = await measureSnapshot(nodes, base)
     log(
-      `  ${o.layout}: snapshot of ${o.chats} chats: ${out.snapshot.status === 'ok' ? `${out.snapshot.ms} ms, ${out.snapshot.bytes} bytes gzipped, ${out.snapshot.keys} keys; replayed chat ls ${out.snapshot.replayMs} ms` : `${out.snapshot.status} (${out.snapshot.note})`}`,
+      `  ${o.layout}: snapshot of ${o.chats} chats: ${out.snapshot.status === 'ok' ? `${out.snapshot.ms} ms, ${out.snapshot.bytes} bytes gzipped, ${out.snapshot.keys} keys; replayed chat ls ${out.snapshot.replayMs} ms, ${out.snapshot.replayRssMb} MB` : `${out.snapshot.status} (${out.snapshot.note})`}`,
     )
     // doctor reads every chat, lead, lock, marker and checkpoint (exit 1: it found something unsafe).
     const { stdout: _doctorOut, ...doctor } = await measureCli(nodes, base, ['doctor'], 'doctor --json', { okCodes: [0, 1] })
