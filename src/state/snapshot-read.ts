@@ -1,45 +1,18 @@
 /**
  * Reading a snapshot file back (`--from`, `snapshot diff`) as it streams in: the document is never one
- * string. A scanner walks its bytes once; the records' hashes (`records.hashes`, one per key: a
- * million chats make two million) and the masters' key lists are parsed one record, one name at a
- * time, and the rest of the document — its head, streams, probes and capture, small whatever the
- * state's size — is parsed whole at the end. Then the document is checked as one (shapeProblem).
+ * string. The scanner (./snapshot-scanner.ts) walks its bytes once and parses the records' hashes
+ * (`records.hashes`, one per key: a million chats make two million) and the masters' key lists one
+ * record, one name at a time, each record checked here as it is parsed; the rest of the document —
+ * its head, streams, probes and capture, small whatever the state's size — is parsed whole at the
+ * end, and then checked as one (shapeProblem).
  *
- * How much is read is bounded by the process's heap: the parsed records take about twice their
- * JSON's size in it, so a file past what the heap holds is refused with one line, not a crash.
+ * How much is read is bounded by the process's heap (snapshotReadLimit): a file past what the heap
+ * holds is refused with one line, not a crash.
  */
-import { getHeapStatistics } from 'node:v8'
-import { JSON_MAX_DEPTH, JSON_MAX_RECORD_BYTES, parseBoundedJson } from '../wire/json.js'
-import type { HashRecord } from './records.js'
+import { SnapshotScanner, snapshotReadLimit } from './snapshot-scanner.js'
 import { SNAPSHOT_FORMAT, SNAPSHOT_FORMAT_VERSION, type Snapshot } from './snapshot.js'
 
-const MiB = 1024 * 1024
-/** Largest snapshot this release reads, decompressed (bytes), however large the heap. */
-export const SNAPSHOT_MAX_BYTES = 2048 * MiB
-/** Heap bytes a snapshot's decompressed JSON byte may need: its records (about 2) and the command's own work. */
-const HEAP_PER_JSON_BYTE = 2.5
-
-/**
- * Largest snapshot this process reads, decompressed (bytes): SNAPSHOT_MAX_BYTES, or less when the
- * heap is smaller (`NODE_OPTIONS=--max-old-space-size=<MB>` raises it). About 1.6 GiB with the
- * 4 GiB heap Node gives a machine of 16 GiB or more; a million chats are about 500 MiB.
- */
-export function snapshotReadLimit(): number {
-  const heap = getHeapStatistics().heap_size_limit
-  return Math.min(SNAPSHOT_MAX_BYTES, Math.floor(heap / HEAP_PER_JSON_BYTE / MiB) * MiB)
-}
-
-/** Why `limit` (snapshotReadLimit()) is what it is, said to the operator. */
-export function snapshotLimitReason(limit: number): string {
-  return limit < SNAPSHOT_MAX_BYTES
-    ? `the most this process's heap holds: NODE_OPTIONS=--max-old-space-size=<MB> raises it`
-    : 'the most a snapshot may hold'
-}
-
-/** What a file past `limit` (snapshotReadLimit()) is told. */
-export function snapshotTooLarge(limit: number): string {
-  return `not read: larger than ${Math.round(limit / MiB)} MiB decompressed (${snapshotLimitReason(limit)})`
-}
+export { SNAPSHOT_MAX_BYTES, snapshotLimitReason, snapshotReadLimit, snapshotTooLarge } from './snapshot-scanner.js'
 
 const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
 const isNum = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v)
@@ -112,397 +85,37 @@ function shapeProblem(s: Record<string, unknown>, hashesChecked: boolean): strin
   return null
 }
 
-const QUOTE = 0x22
-const BACKSLASH = 0x5c
-const COMMA = 0x2c
-const COLON = 0x3a
-const OPEN_BRACE = 0x7b
-const CLOSE_BRACE = 0x7d
-const OPEN_BRACKET = 0x5b
-const CLOSE_BRACKET = 0x5d
-const isSpace = (c: number) => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09
-
-/** What the scanner is reading: the rest of the document, records.hashes' members, or a master's key names. */
-const enum Mode {
-  Document,
-  Hashes,
-  Names,
-}
-/** Where it stands among records.hashes' members, or in a key-name list. */
-const enum At {
-  BeforeKey,
-  Key,
-  Colon,
-  BeforeValue,
-  Value,
-  BeforeName,
-  Name,
-  AfterName,
+/** A scanner for one snapshot document, each record of records.hashes checked as it is parsed. */
+export function snapshotScanner(limit = snapshotReadLimit()): SnapshotScanner {
+  return new SnapshotScanner(limit, hashProblem)
 }
 
-/** An object or array the document scan is inside: the member it is at (objects) or its index (arrays). */
-type Frame = { obj: boolean; key: string | null; expectKey: boolean; index: number }
-
-/**
- * Field values up to this long are looked up among those read before, so that one held by many
- * records (a replica id or an incarnation in every chat it holds) is one string in memory; at most
- * SHARED_MAX_VALUES distinct ones are kept for it.
- */
-const SHARED_MAX_LENGTH = 64
-const SHARED_MAX_VALUES = 100_000
-
-const invalid = () => new Error('not a snapshot: the JSON is not valid JSON')
-const tooDeep = () => new Error(`not a snapshot: the JSON is nested deeper than ${JSON_MAX_DEPTH} levels`)
-
-/**
- * One snapshot document, fed piece by piece (push) as it is read and decompressed, then checked
- * whole (end). Memory: the parsed records and key names, one record's bytes, and the rest of the
- * document's text.
- */
-export class SnapshotScanner {
-  private bytes = 0
-  private mode = Mode.Document
-  private at = At.BeforeKey
-  /** The document without records.hashes' members and the masters' key names (`{}` and `[]` stand for them). */
-  private readonly rest: Buffer[] = []
-  private readonly stack: Frame[] = []
-  private inString = false
-  private escaped = false
-  /** A string with an escape or a control byte in it: JSON.parse decodes (or refuses) it. */
-  private special = false
-  private depth = 0
-  private afterComma = false
-  /** Where the token being kept began in the current piece (-1: none), and its bytes from earlier pieces. */
-  private start = -1
-  private parts: Buffer[] = []
-  private partBytes = 0
-  private capturingKey = false
-  private member = ''
-  private names: string[] = []
-  private readonly hashes: Record<string, unknown> = Object.create(null) as Record<string, unknown>
-  private readonly nodeKeys = new Map<number, string[]>()
-  private sawHashes = false
-
-  /** `limit`: decompressed bytes past which the document is refused (snapshotReadLimit()). */
-  constructor(private readonly limit: number = snapshotReadLimit()) {}
-
-  push(piece: Buffer): void {
-    this.bytes += piece.length
-    if (this.bytes > this.limit) throw new Error(snapshotTooLarge(this.limit))
-    let i = 0
-    while (i < piece.length) {
-      if (this.mode === Mode.Document) i = this.document(piece, i)
-      else if (this.mode === Mode.Hashes) i = this.members(piece, i)
-      else i = this.keyNames(piece, i)
+/** The snapshot a scanner has read whole, or why it is not one (a thrown Error with one line). */
+export function scannedSnapshot(scanner: SnapshotScanner): Snapshot {
+  const { rest: s, hashes, nodeKeys } = scanner.end()
+  if (!isObj(s) || s.format !== SNAPSHOT_FORMAT) throw new Error('not a botmesh-coord snapshot')
+  if (typeof s.formatVersion !== 'number' || s.formatVersion > SNAPSHOT_FORMAT_VERSION)
+    throw new Error(
+      `snapshot format ${String(s.formatVersion)} is newer than this release reads (${SNAPSHOT_FORMAT_VERSION}): upgrade botmesh-coord`,
+    )
+  if (!s.records || !s.target || !s.capture) throw new Error('not a snapshot: records, target or capture missing')
+  const r = s.records
+  let hashesChecked = false
+  if (isObj(r)) {
+    // What the scan parsed (and checked) apart goes back where the document had it.
+    if (hashes && isObj(r.hashes)) {
+      r.hashes = hashes
+      hashesChecked = true
     }
-    if (this.start >= 0) {
-      // A token goes on in the next piece: keep its bytes so far.
-      const part = piece.subarray(this.start)
-      this.partBytes += part.length
-      if (this.partBytes > JSON_MAX_RECORD_BYTES) throw new Error(`not a snapshot: a record is larger than ${JSON_MAX_RECORD_BYTES} bytes`)
-      this.parts.push(part)
-      this.start = 0
-    }
-  }
-
-  /** The token kept from `start` up to `end` (exclusive) of this piece, as text. */
-  private take(b: Buffer, end: number): string {
-    let text: string
-    if (!this.parts.length) text = b.toString('utf8', this.start, end)
-    else {
-      this.parts.push(b.subarray(this.start, end))
-      text = Buffer.concat(this.parts).toString('utf8')
-      this.parts = []
-      this.partBytes = 0
-    }
-    this.start = -1
-    return text
-  }
-
-  /** A JSON string token (with its quotes) as its text. */
-  private stringOf(token: string): string {
-    if (!this.special) return token.slice(1, -1)
-    this.special = false
-    try {
-      return JSON.parse(token) as string
-    } catch {
-      throw invalid()
-    }
-  }
-
-  /** Reads a string's bytes from `i`; returns the index of its closing quote, or the piece's length. */
-  private stringEnd(b: Buffer, i: number): number {
-    let escaped = this.escaped
-    for (; i < b.length; i++) {
-      const c = b[i]!
-      if (escaped) escaped = false
-      else if (c === BACKSLASH) escaped = this.special = true
-      else if (c === QUOTE) break
-      else if (c < 0x20) this.special = true
-    }
-    this.escaped = escaped
-    return i
-  }
-
-  private keepRest(b: Buffer, from: number, to: number): void {
-    if (to > from) this.rest.push(Buffer.from(b.subarray(from, to)))
-  }
-
-  /** The document outside the records: kept as text, the path followed to find where the records are. */
-  private document(b: Buffer, i: number): number {
-    let from = i
-    const stack = this.stack
-    for (; i < b.length; i++) {
-      if (this.inString) {
-        i = this.stringEnd(b, i)
-        if (i === b.length) break
-        this.inString = false
-        if (this.capturingKey) {
-          this.capturingKey = false
-          stack[stack.length - 1]!.key = this.stringOf(this.take(b, i + 1))
-        }
-        continue
+    if (Array.isArray(r.nodes))
+      for (const [i, names] of nodeKeys) {
+        const node = r.nodes[i] as unknown
+        if (isObj(node)) node.keys = names
       }
-      const c = b[i]!
-      if (isSpace(c)) {
-        // Left out of the text kept, a run at a time.
-        this.keepRest(b, from, i)
-        while (i + 1 < b.length && isSpace(b[i + 1]!)) i++
-        from = i + 1
-        continue
-      }
-      const top = stack.length ? stack[stack.length - 1] : undefined
-      if (c === QUOTE) {
-        this.inString = true
-        this.special = false
-        if (top?.obj && top.expectKey) {
-          this.capturingKey = true
-          this.start = i
-        }
-      } else if (c === OPEN_BRACE || c === OPEN_BRACKET) {
-        const obj = c === OPEN_BRACE
-        // records.hashes: { key: record, ... } at the document's third level.
-        const hashes = obj && stack.length === 2 && stack[0]!.key === 'records' && stack[1]!.obj && stack[1]!.key === 'hashes'
-        // records.nodes[i].keys: [name, ...]
-        const names =
-          !obj &&
-          stack.length === 4 &&
-          stack[0]!.key === 'records' &&
-          stack[1]!.obj &&
-          stack[1]!.key === 'nodes' &&
-          !stack[2]!.obj &&
-          stack[3]!.obj &&
-          stack[3]!.key === 'keys'
-        stack.push({ obj, key: null, expectKey: obj, index: 0 })
-        if (stack.length > JSON_MAX_DEPTH) throw tooDeep()
-        if (hashes || names) {
-          this.keepRest(b, from, i + 1)
-          this.afterComma = false
-          if (hashes) {
-            this.sawHashes = true
-            this.mode = Mode.Hashes
-            this.at = At.BeforeKey
-          } else {
-            const node = stack[2]!.index
-            this.names = this.nodeKeys.get(node) ?? []
-            this.nodeKeys.set(node, this.names)
-            this.mode = Mode.Names
-            this.at = At.BeforeName
-          }
-          return i + 1
-        }
-      } else if (c === CLOSE_BRACE || c === CLOSE_BRACKET) stack.pop()
-      else if (top && c === COMMA) {
-        if (top.obj) top.expectKey = true
-        else top.index++
-      } else if (top && c === COLON) top.expectKey = false
-    }
-    this.keepRest(b, from, i)
-    return b.length
   }
-
-  /** The members of records.hashes, each record parsed on its own. */
-  private members(b: Buffer, i: number): number {
-    const n = b.length
-    while (i < n) {
-      switch (this.at) {
-        case At.BeforeKey: {
-          const c = b[i]!
-          if (isSpace(c)) i++
-          else if (c === QUOTE) {
-            this.at = At.Key
-            this.start = i
-            this.special = false
-            i++
-          } else if (c === CLOSE_BRACE && !this.afterComma) {
-            this.stack.pop()
-            this.rest.push(Buffer.from('}'))
-            this.mode = Mode.Document
-            return i + 1
-          } else throw invalid()
-          break
-        }
-        case At.Key:
-          i = this.stringEnd(b, i)
-          if (i === n) return n
-          this.member = this.stringOf(this.take(b, i + 1))
-          this.at = At.Colon
-          i++
-          break
-        case At.Colon: {
-          const c = b[i]!
-          if (isSpace(c)) i++
-          else if (c === COLON) {
-            this.at = At.BeforeValue
-            i++
-          } else throw invalid()
-          break
-        }
-        case At.BeforeValue:
-          if (isSpace(b[i]!)) i++
-          else {
-            this.at = At.Value
-            this.start = i
-            this.depth = 0
-            this.inString = false
-            this.escaped = false
-          }
-          break
-        case At.Value: {
-          // The hot loop: a record's bytes, to the comma or brace that ends it.
-          const base = this.stack.length
-          let depth = this.depth
-          let inString = this.inString
-          let escaped = this.escaped
-          for (; i < n; i++) {
-            const c = b[i]!
-            if (inString) {
-              if (escaped) escaped = false
-              else if (c === BACKSLASH) escaped = true
-              else if (c === QUOTE) inString = false
-            } else if (c === QUOTE) inString = true
-            else if (c === OPEN_BRACE || c === OPEN_BRACKET) {
-              if (++depth + base > JSON_MAX_DEPTH) throw tooDeep()
-            } else if (c === CLOSE_BRACE || c === CLOSE_BRACKET) {
-              if (depth === 0) break
-              depth--
-            } else if (c === COMMA && depth === 0) break
-          }
-          this.depth = depth
-          this.inString = inString
-          this.escaped = escaped
-          if (i === n) return n
-          this.record(this.take(b, i))
-          this.at = At.BeforeKey
-          this.afterComma = b[i] === COMMA
-          if (this.afterComma) i++ // a closing brace is read again: it ends records.hashes
-          break
-        }
-        default:
-          throw invalid()
-      }
-    }
-    return n
-  }
-
-  private record(text: string): void {
-    let h: unknown
-    try {
-      h = JSON.parse(text) as unknown
-    } catch {
-      throw new Error(`not a snapshot: records.hashes[${JSON.stringify(this.member.slice(0, 80))}] is not valid JSON`)
-    }
-    const problem = hashProblem(this.member, h)
-    if (problem) throw new Error(`not a snapshot: ${problem}`)
-    const fields = (h as HashRecord).h
-    if (fields) for (const f in fields) fields[f] = this.shared(fields[f]!)
-    this.hashes[this.member] = h
-  }
-
-  /** Values that repeat across records (replica ids, incarnations, flows) kept once. */
-  private readonly values = new Map<string, string>()
-
-  private shared(v: string): string {
-    if (v.length > SHARED_MAX_LENGTH) return v
-    const known = this.values.get(v)
-    if (known !== undefined) return known
-    if (this.values.size < SHARED_MAX_VALUES) this.values.set(v, v)
-    return v
-  }
-
-  /** A master's key names (records.nodes[i].keys), each name parsed on its own. */
-  private keyNames(b: Buffer, i: number): number {
-    const n = b.length
-    while (i < n) {
-      const c = b[i]!
-      switch (this.at) {
-        case At.BeforeName:
-        case At.AfterName:
-          if (isSpace(c)) i++
-          else if (c === QUOTE && this.at === At.BeforeName) {
-            this.at = At.Name
-            this.start = i
-            this.special = false
-            i++
-          } else if (c === COMMA && this.at === At.AfterName) {
-            this.at = At.BeforeName
-            this.afterComma = true
-            i++
-          } else if (c === CLOSE_BRACKET && !(this.at === At.BeforeName && this.afterComma)) {
-            this.stack.pop()
-            this.rest.push(Buffer.from(']'))
-            this.mode = Mode.Document
-            return i + 1
-          } else throw new Error('not a snapshot: records.nodes: keys is not a list of names')
-          break
-        case At.Name:
-          i = this.stringEnd(b, i)
-          if (i === n) return n
-          this.names.push(this.stringOf(this.take(b, i + 1)))
-          this.at = At.AfterName
-          this.afterComma = false
-          i++
-          break
-        default:
-          throw invalid()
-      }
-    }
-    return n
-  }
-
-  /** The whole document read: the snapshot, or why it is not one (a thrown Error with one line). */
-  end(): Snapshot {
-    if (this.mode !== Mode.Document || this.inString || this.stack.length) throw invalid()
-    let s: unknown
-    try {
-      s = parseBoundedJson(Buffer.concat(this.rest).toString('utf8'), { maxBytes: SNAPSHOT_MAX_BYTES })
-    } catch (err) {
-      throw new Error(`not a snapshot: the JSON ${(err as Error).message}`)
-    }
-    if (!isObj(s) || s.format !== SNAPSHOT_FORMAT) throw new Error('not a botmesh-coord snapshot')
-    if (typeof s.formatVersion !== 'number' || s.formatVersion > SNAPSHOT_FORMAT_VERSION)
-      throw new Error(
-        `snapshot format ${String(s.formatVersion)} is newer than this release reads (${SNAPSHOT_FORMAT_VERSION}): upgrade botmesh-coord`,
-      )
-    if (!s.records || !s.target || !s.capture) throw new Error('not a snapshot: records, target or capture missing')
-    const r = s.records
-    let hashesChecked = false
-    if (isObj(r)) {
-      // What the scan parsed (and checked) apart goes back where the document had it.
-      if (this.sawHashes && isObj(r.hashes)) {
-        r.hashes = this.hashes
-        hashesChecked = true
-      }
-      if (Array.isArray(r.nodes))
-        for (const [i, names] of this.nodeKeys) {
-          const node = r.nodes[i] as unknown
-          if (isObj(node)) node.keys = names
-        }
-    }
-    const problem = shapeProblem(s, hashesChecked)
-    if (problem) throw new Error(`not a snapshot: ${problem}`)
-    return s as unknown as Snapshot
-  }
+  const problem = shapeProblem(s, hashesChecked)
+  if (problem) throw new Error(`not a snapshot: ${problem}`)
+  return s as unknown as Snapshot
 }
 
 /**
@@ -514,11 +127,11 @@ export async function readSnapshot(
   limit = snapshotReadLimit(),
   onBytes?: (bytes: number) => void,
 ): Promise<Snapshot> {
-  const scanner = new SnapshotScanner(limit)
+  const scanner = snapshotScanner(limit)
   let bytes = 0
   for await (const piece of pieces) {
     scanner.push(piece)
     onBytes?.((bytes += piece.length))
   }
-  return scanner.end()
+  return scannedSnapshot(scanner)
 }

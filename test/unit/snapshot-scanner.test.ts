@@ -4,7 +4,7 @@
  * line, wherever the pieces are cut.
  */
 import { describe, expect, it } from 'vitest'
-import { SnapshotScanner, snapshotReadLimit, snapshotTooLarge, SNAPSHOT_MAX_BYTES } from '../../src/state/snapshot-read.js'
+import { scannedSnapshot, snapshotReadLimit, snapshotScanner, snapshotTooLarge, SNAPSHOT_MAX_BYTES } from '../../src/state/snapshot-read.js'
 
 /** A small snapshot document with what makes a scanner stumble: escapes, non-ASCII, nesting, spaces. */
 function doc(): Record<string, unknown> {
@@ -40,9 +40,9 @@ function doc(): Record<string, unknown> {
 
 function scan(text: string | Buffer, piece: number, limit?: number) {
   const bytes = Buffer.isBuffer(text) ? text : Buffer.from(text)
-  const s = new SnapshotScanner(limit)
+  const s = snapshotScanner(limit)
   for (let i = 0; i < bytes.length; i += piece) s.push(bytes.subarray(i, i + piece))
-  return s.end()
+  return scannedSnapshot(s)
 }
 
 describe('SnapshotScanner', () => {
