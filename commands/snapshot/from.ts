@@ -59,12 +59,12 @@ async function* fileBytes(path: string): AsyncGenerator<Buffer> {
 }
 
 /**
- * Progress of reading a file, on stderr, only on a terminal (and not for JSON output) and only once
- * the read has run for a second: "reading snapshot.json.gz… 120 MiB". Cleared by done().
+ * Progress of reading a file, on stderr, only on a terminal (and not when `quiet`: JSON output) and
+ * only once the read has run for a second: "reading snapshot.json.gz… 120 MiB". Cleared by done().
  */
-function readProgress(file: string, json: boolean): { update(bytes: number): void; done(): void } {
+function readProgress(file: string, quiet: boolean): { update(bytes: number): void; done(): void } {
   const started = Date.now()
-  const tty = process.stderr.isTTY && !json
+  const tty = process.stderr.isTTY && !quiet
   let shown = false
   return {
     update(bytes) {
