@@ -193,7 +193,8 @@ describe('a Redis that does not answer before the intervention (standalone)', ()
     const { turnA } = await heldWithWaiter(w, 'chat:47')
     const pauser = new Redis(w.url)
     closers.push(() => pauser.quit())
-    await pauser.call('CLIENT', 'PAUSE', '1500', 'WRITE')
+    // Paused until the check below unpauses it: a CLI slow to start on a busy machine still finds it paused.
+    await pauser.call('CLIENT', 'PAUSE', '20000', 'WRITE')
     try {
       const r = await w.cli('--timeout', '300ms', 'chat', 'release', 'chat:47', '--yes')
       expect(r.code).toBe(4)
@@ -273,7 +274,8 @@ describe.skipIf(!hasTmux)('an intervention Redis does not answer, and two operat
     await t.question()
     const admin = new Redis(w.url)
     closers.push(() => admin.quit())
-    await admin.call('CLIENT', 'PAUSE', '2000', 'WRITE')
+    // Paused until the check below unpauses it, however slowly the answer reaches the CLI.
+    await admin.call('CLIENT', 'PAUSE', '20000', 'WRITE')
     try {
       const { code, out } = await t.answer()
       expect(code).toBe(9)
