@@ -91,6 +91,7 @@ const SHARED_MAX_LENGTH = 64
 const SHARED_MAX_VALUES = 100_000
 
 const invalid = () => new Error('not a snapshot: the JSON is not valid JSON')
+const tooLarge = () => new Error(`not a snapshot: a record is larger than ${JSON_MAX_RECORD_BYTES} bytes`)
 const tooDeep = () => new Error(`not a snapshot: the JSON is nested deeper than ${JSON_MAX_DEPTH} levels`)
 
 /**
@@ -144,7 +145,7 @@ export class SnapshotScanner {
       // A token goes on in the next piece: keep its bytes so far.
       const part = piece.subarray(this.start)
       this.partBytes += part.length
-      if (this.partBytes > JSON_MAX_RECORD_BYTES) throw new Error(`not a snapshot: a record is larger than ${JSON_MAX_RECORD_BYTES} bytes`)
+      if (this.partBytes > JSON_MAX_RECORD_BYTES) throw tooLarge()
       this.parts.push(part)
       this.start = 0
     }
@@ -152,6 +153,8 @@ export class SnapshotScanner {
 
   /** The token kept from `start` up to `end` (exclusive) of this piece, as text. */
   private take(b: Buffer, end: number): string {
+    // A token may lie whole in one large piece: bounded here too, not only when it goes on.
+    if (this.partBytes + end - this.start > JSON_MAX_RECORD_BYTES) throw tooLarge()
     let text: string
     if (!this.parts.length) text = b.toString('utf8', this.start, end)
     else {

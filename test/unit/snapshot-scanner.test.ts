@@ -98,6 +98,7 @@ describe('SnapshotScanner', () => {
   it('refuses a record larger than 8 MiB, and a document past the limit it was given', () => {
     const big = JSON.stringify(doc()).replace('"ttl":-1', `"x":"${'a'.repeat(9 * 1024 * 1024)}"`)
     expect(() => scan(big, 65536)).toThrow(/a record is larger than 8388608 bytes/)
+    expect(() => scan(big, big.length)).toThrow(/a record is larger than 8388608 bytes/)
     const text = JSON.stringify(doc())
     expect(() => scan(text, 100, 1000)).toThrow(snapshotTooLarge(1000))
     expect(() => scan(' '.repeat(5000) + text, 100, 1000)).toThrow(/not read: larger than 0 MiB decompressed/)
