@@ -22,4 +22,5 @@ local CHAT = {
   holderRequest = 'hq',             -- the holder's request id: only while held
   offered = 'of',                   -- '1' while the holder's grant is offered, not yet taken up ('0' once taken)
   waiterPrefix = 'w:',              -- w:<incarnation> = Redis ms until which that incarnation's queued tickets live
+  epoch = 'ep',                     -- Redis's clock (µs) when a take first found this state: a state made again has another
 }

@@ -34,8 +34,8 @@ export interface AcquisitionHost {
   readonly wakes: TurnWakes
   readonly lines: ArrivalLines
   readonly book: WaitBook
-  /** Take a ticket (null) or poll with one. */
-  poll(key: string, ticket: number | null, requestId: string): Promise<TurnReply>
+  /** Take a ticket (null) or poll with one; `epoch`: the chat state's as our ticket's replies named it. */
+  poll(key: string, ticket: number | null, requestId: string, epoch: string): Promise<TurnReply>
   /** How long a waiter with `backoff` sleeps before it polls again, unless a push wakes it (pollDelay). */
   pollDelay(key: string, place: Place, backoff: number): number
   /** A call failed: the other keepers poll (pushes may be lost). */
@@ -67,6 +67,7 @@ export class Acquisition implements Place {
   private lastError: unknown = null
   /** Redis's clock (ms) when our take queued our ticket (a pushed grant names it: pushed-offer.ts). */
   private takenAt: number | null = null
+  private epoch = '' // the chat state's epoch as the replies that found our ticket queued named it ('': not known)
   /** A take-ticket was sent and not answered: Redis may hold a ticket of ours we do not know (yet). */
   private takeInDoubt = false
   /** The wait ended with Redis not answering (a poll unanswered, or failing, at waitMs). */
@@ -142,11 +143,12 @@ export class Acquisition implements Place {
     }
     const sentAt = monotonicNow()
     const generationAtSend = q.renewer.generation
-    if (taking) this.takenAt = null // a new ticket: not queued yet
+    if (taking) [this.takenAt, this.epoch] = [null, ''] // a new ticket: not queued yet, in no state known
     let reply: TurnReply
     try {
       if (taking) this.takeInDoubt = true
-      reply = await answeredBy(q.poll(key, this.ticket, this.requestId), this.giveUpAt, q.core.leaseMs, key, () => (this.unanswered = true))
+      const call = q.poll(key, this.ticket, this.requestId, this.epoch)
+      reply = await answeredBy(call, this.giveUpAt, q.core.leaseMs, key, () => (this.unanswered = true))
       this.takeInDoubt = false
     } catch (err) {
       return this.callFailed(err)
@@ -258,8 +260,9 @@ export class Acquisition implements Place {
   private onQueued(reply: Extract<TurnReply, { status: 'queued' }>, sentAt: number, generationAtSend: number): Next {
     const { q, key } = this
     const { ticket, answeredAt } = reply
-    // Seen in the queue on the server of that generation (survived any failover before it).
+    // Seen in the queue on the server of that generation (survived any failover before it), and in the state of that epoch.
     this.ticket = ticket
+    if (reply.epoch !== undefined) this.epoch = reply.epoch
     q.lines.mark(key, this, generationAtSend, sentAt)
     if (answeredAt !== undefined && q.renewer.generation === generationAtSend && !q.renewer.checkUnderWay) {
       q.lines.answered(key, sentAt, answeredAt, generationAtSend)

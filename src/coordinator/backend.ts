@@ -33,6 +33,8 @@ export interface CoordinationBackend {
   /**
    * Take a ticket (ticket null) or poll with one. `requestId` is unique per acquisition: a retry
    * after a lost reply finds the ticket taken the first time instead of queueing a second one.
+   * `epoch`: the chat state's, as a reply that found our ticket queued named it ('' unknown): a poll
+   * whose ticket is gone from a state with another epoch answers `stateLost`.
    */
   turnAcquire(
     key: string,
@@ -41,6 +43,7 @@ export interface CoordinationBackend {
     leaseMs: number,
     ticket: number | null,
     requestId: string,
+    epoch?: string,
   ): Promise<TurnReply>
   /**
    * Release a turn or withdraw a ticket; ticket null: the one `requestId` took (its take-ticket reply

@@ -112,6 +112,7 @@ export class RedisBackend implements CoordinationBackend {
     leaseMs: number,
     ticket: number | null,
     requestId: string,
+    epoch = '',
   ): Promise<TurnReply> {
     return this.scripts.call(
       TURN_ACQUIRE,
@@ -124,6 +125,7 @@ export class RedisBackend implements CoordinationBackend {
         ticket,
         wakeChannelPrefix: this.keys.wakeChannelPrefix,
         requestId,
+        epoch,
       },
       this.leaseCallTimeout(leaseMs),
     )

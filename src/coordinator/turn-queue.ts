@@ -112,12 +112,12 @@ export class TurnQueue {
    * a waiter.
    */
   /** @internal */
-  async poll(key: string, ticket: number | null, requestId: string): Promise<TurnReply> {
+  async poll(key: string, ticket: number | null, requestId: string, epoch = ''): Promise<TurnReply> {
     const { backend, replicaId, incarnation, leaseMs } = this.core
     const first = ticket === null
     if (first) this.book.taking(key, +1)
     try {
-      const reply = await backend.turnAcquire(key, replicaId, incarnation, leaseMs, ticket, requestId)
+      const reply = await backend.turnAcquire(key, replicaId, incarnation, leaseMs, ticket, requestId, epoch)
       if (first && reply.status === 'queued') this.book.queued(key, reply.ticket)
       return reply
     } finally {

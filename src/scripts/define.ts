@@ -25,8 +25,10 @@ interface ArgTypes {
 
 export type ArgSchema = Record<string, ArgKind>
 
-/** The arguments of a call, by name, typed from the script's ARGV schema. */
-export type ScriptArgs<S extends ArgSchema> = { [P in keyof S]: ArgTypes[S[P]] }
+/** The arguments of a call, by name, typed from the script's ARGV schema (a `?` kind may be left out). */
+export type ScriptArgs<S extends ArgSchema> = { [P in keyof S as S[P] extends `${string}?` ? never : P]: ArgTypes[S[P]] } & {
+  [P in keyof S as S[P] extends `${string}?` ? P : never]?: ArgTypes[S[P]]
+}
 
 /** What ioredis hands back for a script's reply (RESP2: Lua false and nil are null). */
 export type Reply = unknown

@@ -141,8 +141,16 @@ export class MemoryCoordinationHub {
    * ticket idempotent, as on Redis: a take sent again after its reply was lost polls with the ticket
    * the first one took instead of queueing a second one.
    */
-  turnAcquire(key: string, replicaId: string, incarnation: string, leaseMs: number, ticket: number | null, requestId = ''): TurnReply {
-    return this.turns.turnAcquire(key, replicaId, incarnation, leaseMs, ticket, requestId)
+  turnAcquire(
+    key: string,
+    replicaId: string,
+    incarnation: string,
+    leaseMs: number,
+    ticket: number | null,
+    requestId = '',
+    epoch = '',
+  ): TurnReply {
+    return this.turns.turnAcquire(key, replicaId, incarnation, leaseMs, ticket, requestId, epoch)
   }
 
   /**
@@ -252,8 +260,9 @@ export class MemoryBackend implements CoordinationBackend {
     leaseMs: number,
     ticket: number | null,
     requestId: string,
+    epoch = '',
   ): Promise<TurnReply> {
-    return this.call(() => this.hub.turnAcquire(key, replicaId, incarnation, leaseMs, ticket, requestId))
+    return this.call(() => this.hub.turnAcquire(key, replicaId, incarnation, leaseMs, ticket, requestId, epoch))
   }
   async turnRelease(
     key: string,

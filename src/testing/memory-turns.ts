@@ -29,6 +29,8 @@ interface ChatRecord extends LeaseRecord {
   requests: Map<string, number>
   /** Per incarnation: until when its queued tickets here live, set by its takes and polls (w:<inc> on Redis). */
   waiters: Map<string, number>
+  /** When this record was made (a stamp): a chat made again has another (ep on Redis). */
+  epoch: string
 }
 
 /**
@@ -108,6 +110,7 @@ export class MemoryTurns {
         skipped: 0,
         requests: new Map(),
         waiters: new Map(),
+        epoch: String(this.stamp()),
       }
       this.chats.set(key, c)
     }
@@ -192,7 +195,15 @@ export class MemoryTurns {
   }
 
   /** turn-acquire-2 (MemoryCoordinationHub.turnAcquire): take a ticket, or poll with one. */
-  turnAcquire(key: string, replicaId: string, incarnation: string, leaseMs: number, ticket: number | null, requestId = ''): TurnReply {
+  turnAcquire(
+    key: string,
+    replicaId: string,
+    incarnation: string,
+    leaseMs: number,
+    ticket: number | null,
+    requestId = '',
+    epoch = '',
+  ): TurnReply {
     const now = this.now()
     let c: ChatRecord
     const request = `${incarnation}:${requestId}` // request ids are unique within an incarnation only
@@ -232,14 +243,16 @@ export class MemoryTurns {
         return { status: 'expired', ticket }
       }
       const t = c.queue.get(ticket)
-      if (!t || t.incarnation !== incarnation || !owns(t.requestId, requestId)) return { status: 'dropped' }
+      // Gone, or another's: with the chat's state when the chat was made again since our take (as on Redis).
+      if (!t || t.incarnation !== incarnation || !owns(t.requestId, requestId))
+        return epoch !== '' && epoch !== c.epoch ? { status: 'dropped', stateLost: true } : { status: 'dropped' }
       c.waiters.set(incarnation, now + ticketLifeMs(leaseMs)) // every queued ticket of ours here lives on
     }
     const granted = this.grantNext(key, c, leaseMs, ticket)
     this.settle(key, c)
     if (granted === ticket) return { status: 'granted', ticket, fence: c.fence, previousHolder: c.previous, ...alone }
     const holderLeftMs = c.holder ? Math.max(0, c.holder.exp - now) : leaseMs
-    return { status: 'queued', ticket, holderLeftMs, answeredAt: (takenStamp ?? this.stamp()) * 1000, ...alone }
+    return { status: 'queued', ticket, holderLeftMs, answeredAt: (takenStamp ?? this.stamp()) * 1000, ...alone, epoch: c.epoch }
   }
 
   /** turn-release-2 (MemoryCoordinationHub.turnRelease): give a turn back, or withdraw a queued ticket. */

@@ -42,6 +42,12 @@ export const CHAT_FIELDS = {
    * and polls set it): a ticket is alive while its own deadline or this one is ahead.
    */
   waiterPrefix: 'w:',
+  /**
+   * Redis's clock (µs) when a take first found this state (made it, or found it without one): a
+   * waiter's poll names it, so a state made again since its take (lost and rebuilt, however many
+   * tickets it has issued) tells a ticket lost with it from one an operator skipped.
+   */
+  epoch: 'ep',
 } as const
 
 const F = CHAT_FIELDS

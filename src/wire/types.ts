@@ -20,10 +20,11 @@ export type TurnReply =
   /**
    * `holderLeftMs`: the holder's lease (or offer) runs this much longer unless renewed (null: not said).
    * `answeredAt`: the server's clock when it answered (µs; absent from older scripts): a grant pushed
-   * with a later `grantedAt` was made after this answer.
+   * with a later `grantedAt` was made after this answer. `epoch`: the chat's state's (CHAT_FIELDS.epoch;
+   * absent from older scripts): the polls name it, so a state made again since is told from a skip.
    */
-  | { status: 'queued'; ticket: number; holderLeftMs: number | null; answeredAt?: number; alone?: boolean }
-  /** `stateLost`: the chat's whole state is gone (flushed, evicted, lost), not this ticket alone. */
+  | { status: 'queued'; ticket: number; holderLeftMs: number | null; answeredAt?: number; alone?: boolean; epoch?: string }
+  /** `stateLost`: the chat's whole state is gone (flushed, evicted, lost) or made again since, not this ticket alone. */
   | { status: 'dropped'; stateLost?: boolean }
   | { status: 'expired'; ticket: number }
 

@@ -110,6 +110,37 @@ describe('a chat whose keys vanished under a waiting message', () => {
     await turn.release()
   })
 
+  it("a waiting message whose chat's state was made again and issued its ticket's number to another queues again, not dropped", async () => {
+    // A long keeper interval: the rebuilt state issues ticket 2 to c before b's keeper polls.
+    const {
+      replicas: [a, b, c],
+      raw,
+      keys,
+      k,
+    } = await scene('lost-renumbered', 6000)
+    await a.acquireTurn('chat:1') // ticket 1, never released here: its state goes below
+    const waiting = b.acquireTurn('chat:1') // ticket 2
+    await untilQueued({ redis: raw, keys }, 'chat:1', ['b'])
+    const epoch = await raw.hget(k.state as string, 'ep')
+    expect(epoch).toMatch(/^\d+$/)
+    await raw.del(k.state as string, k.queue as string)
+    // c's takes make the chat again: ticket 1 granted, ticket 2 queued behind it, as many tickets
+    // issued as b's number. b's poll finds its number held by c's ticket, in a state of another epoch.
+    const first = await c.acquireTurn('chat:1')
+    const second = c.acquireTurn('chat:1')
+    await untilQueued({ redis: raw, keys }, 'chat:1', ['c'])
+    expect(await raw.hget(k.state as string, 'n')).toBe('2')
+    expect(await raw.hget(k.state as string, 'ep')).not.toBe(epoch)
+    // b queues again behind c's second message (ticket 3), in the state made again.
+    await until(async () => expect(await raw.zrange(k.queue as string, '0', '-1')).toEqual(['2', '3']), 5000)
+    await first.release()
+    const t2 = await second
+    await t2.release()
+    const turn = await waiting
+    expect(turn.fence).toBeGreaterThan(t2.fence)
+    await turn.release()
+  })
+
   it('a queue key evicted alone is rebuilt from the tickets in the chat hash, oldest first', async () => {
     const {
       replicas: [a, b, c],

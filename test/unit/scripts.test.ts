@@ -42,7 +42,7 @@ describe('script registry', () => {
     })
   }
 
-  it('writes a call’s arguments in the script’s ARGV order, "not given" as empty strings', () => {
+  it('writes a call’s arguments in the script’s ARGV order, "not given" (null, or left out) as empty strings', () => {
     expect(
       encodeArgs(TURN_ACQUIRE.argv, {
         requestId: 'inc:1',
@@ -53,7 +53,7 @@ describe('script registry', () => {
         incarnation: 'inc',
         replicaId: 'r1',
       }),
-    ).toEqual(['r1', 'inc', '15000', '86400000', '', 'p:wake:', 'inc:1'])
+    ).toEqual(['r1', 'inc', '15000', '86400000', '', 'p:wake:', 'inc:1', ''])
   })
 
   it('refuses at compile time an argument the script does not read, a wrong type, a missing key (npm run typecheck)', () => {
@@ -70,8 +70,11 @@ describe('script registry', () => {
         requestId: 'i:1',
       }
       void runner.call(TURN_ACQUIRE, keys, args)
-      // @ts-expect-error an 8th argument: turn-acquire-2 reads seven
+      // @ts-expect-error a 9th argument: turn-acquire-2 reads eight (the last, epoch, may be left out)
       void runner.call(TURN_ACQUIRE, keys, { ...args, retry: '1' })
+      const { requestId: _left, ...withoutRequest } = args
+      // @ts-expect-error requestId is required: only a `?` kind may be left out
+      void runner.call(TURN_ACQUIRE, keys, withoutRequest)
       // @ts-expect-error leaseMs is a number
       void runner.call(TURN_ACQUIRE, keys, { ...args, leaseMs: '1500' })
       // @ts-expect-error KEYS[2] (queue) is missing

@@ -32,6 +32,7 @@ export const TURN_ACQUIRE = defineScript({
     ticket: 'num?',
     wakeChannelPrefix: 'str',
     requestId: 'str',
+    epoch: 'str?',
   },
   decode: (r, key): TurnReply => {
     const a = row(r, key)
@@ -46,6 +47,7 @@ export const TURN_ACQUIRE = defineScript({
           holderLeftMs: numOrNull(a[2]),
           ...(answeredAt === null ? {} : { answeredAt }),
           ...alone(a[4]),
+          ...(typeof a[5] === 'string' && a[5] !== '' ? { epoch: a[5] } : {}),
         }
       }
       case TURN_STATUS.dropped:
