@@ -59,7 +59,7 @@ local h = redis.call('HMGET', state, CHAT.holderIncarnation, CHAT.holderTicket, 
 local queued = (tonumber(h[9]) or 0) > (tonumber(ticket) or 0)
 check_fence(h[6], state) -- a corrupt fence refuses the call before any write (a grant would need it)
 if h[1] == inc and h[2] == ticket and owns(h[3], reqId) then
-  local last = { h[4], h[5], h[6] }
+  local last, lastHolder = { h[4], h[5], h[6] }, nil
   if not served then
     local p = redis.call('HMGET', state, CHAT.previousHolder, CHAT.previousHolderIncarnation)
     if p[1] then
@@ -70,12 +70,13 @@ if h[1] == inc and h[2] == ticket and owns(h[3], reqId) then
     last = { p[1], p[2] or '', h[6] }
   elseif h[8] == '1' then
     -- An offer its waiter used without the poll that takes it up, released before a renewal took it
-    -- up: it served, so its holder is the chat's last holder, as a take-up would have made it.
-    redis.call('HSET', state, CHAT.lastHolder, h[7], CHAT.lastHolderIncarnation, inc)
+    -- up: it served, so its holder is the chat's last holder, as a take-up would have made it
+    -- (written by grant_next, with its grant when there is one).
+    lastHolder = { CHAT.lastHolder, h[7], CHAT.lastHolderIncarnation, inc }
     last = { h[7], inc, h[6] }
   end
   local g = grant_next({ state = state, queue = queue, leaseMs = leaseMs, wake = wake, callerTicket = ticket, releasing = true,
-    last = last, localInc = inc, drop = drop, queued = queued })
+    last = last, localInc = inc, drop = drop, queued = queued, lastHolder = lastHolder })
   -- Nobody queued: nothing else to write (the key keeps the expiry its grant or last renewal set).
   -- Granted: the state key lives on with the new lease; the queue's expiry is its takes' and polls'.
   if g then redis.call('PEXPIRE', state, lease_key_ttl(leaseMs, idleTtl)) end

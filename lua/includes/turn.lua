@@ -173,6 +173,10 @@ end
 --                  (g.mine), not woken
 --   drop           more fields to delete (the releasing acquisition's request id field), with the
 --                  popped tickets' fields in one HDEL
+--   lastHolder     nil, or { CHAT.lastHolder, rid, CHAT.lastHolderIncarnation, inc }: the releasing holder
+--                  becomes the chat's last holder (it served an offer it never took up), written with
+--                  an offered grant (which leaves the last holder as it is), else on its own; a grant
+--                  that is not offered makes its grantee the last holder anyway
 --   queued         true: a ticket is known to be queued (the polling caller's own, or ones issued after
 --                  the releasing holder's), so a queue found empty lost them (requeue_lost); false: no
 --                  ticket was issued after the releasing holder's, so nobody is queued and the queue is
@@ -211,6 +215,7 @@ local function grant_next(o)
     queued = nil
     if not head then
       settle_skipped()
+      if o.lastHolder then redis.call('HSET', state, unpack(o.lastHolder)) end
       if vacating then
         clear_holder(state, unpack(drop))
       elseif #drop > 0 then
@@ -232,7 +237,7 @@ local function grant_next(o)
       -- The caller's own ticket, or one its release hands over in its reply: its replica is alive and
       -- takes the turn now. Any other is offered (see take_up_ms) and its replica woken.
       local offered = head ~= callerTicket and not mine
-      local fence = grant_turn(state, head, t.rid, t.inc, q, leaseMs, NOW - t.enq, last, nil, offered)
+      local fence = grant_turn(state, head, t.rid, t.inc, q, leaseMs, NOW - t.enq, last, offered and o.lastHolder or nil, offered)
       if offered then
         -- The grant travels in the wake-up with the offer's length (a client that takes a pushed
         -- grant without polling holds it no longer than Redis keeps it).

@@ -250,6 +250,21 @@ describe('turn scripts', () => {
     expect([await client.hgetall(k.state), await client.zrange(k.queue, '0', '-1')]).toEqual(before)
   })
 
+  it('an offer released untaken while another replica waits: its holder is the last holder, in the same write as the next offer', async () => {
+    const { k, chat, scripts, common } = turnChat('chat:offer-next')
+    const acquire = (replicaId: string, incarnation: string, requestId: string) =>
+      scripts.call(TURN_ACQUIRE, chat, { replicaId, incarnation, ticket: null, requestId, ...common })
+    expect(await acquire('a', 'ia', '1')).toMatchObject({ status: 'granted', ticket: 1 })
+    expect(await acquire('b', 'ib', '2')).toMatchObject({ status: 'queued', ticket: 2 })
+    expect(await acquire('c', 'ic', '3')).toMatchObject({ status: 'queued', ticket: 3 })
+    await scripts.call(TURN_RELEASE, chat, { incarnation: 'ia', ticket: 1, requestId: '1', ...common })
+    expect(await client.hmget(k.state, 'h', 'of', 'lh')).toEqual(['b', '1', 'a'])
+    // b used its offer and gives it back, having served: c is offered the turn, and b is the last
+    // holder (who served before c), not a.
+    await scripts.call(TURN_RELEASE, chat, { incarnation: 'ib', ticket: 2, requestId: '2', ...common })
+    expect(await client.hmget(k.state, 'h', 'of', 'lh', 'lhi', 'ph', 'phi')).toEqual(['c', '1', 'b', 'ib', 'b', 'ib'])
+  })
+
   it("an offer: its push is stamped after the waiter's queued answer; a renewal takes it up; a release says whether it served", async () => {
     const { keys, k, chat, scripts, common } = turnChat('chat:offer')
     const acquire = (replicaId: string, incarnation: string, ticket: number | null, requestId: string) =>
