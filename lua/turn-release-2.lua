@@ -13,16 +13,13 @@
   ARGV[7] '1' = the turn served nothing (it found its work done or stale): the chat's last holder goes
           back to the one before this turn, so the next holder's previousHolder is who last served
   ARGV[8] '1' = no other message of this incarnation waits in this chat: its w:<incarnation> field
-          (what keeps its queued tickets alive) goes too; else a release sets it, as a poll of its
-          keeper would (the client counts a 'released' reply as such a poll)
+          (what keeps its queued tickets alive) goes too
 
-  Returns { RELEASE.released (1), nowUs }: the turn was released, { RELEASE.withdrawn (2), nowUs }:
-  the queued ticket was withdrawn, RELEASE.notOurs (0): neither was ours any more
-  (lua/includes/status.lua); nowUs is Redis's clock (µs) in this call, as a "queued" answer carries
-  it (a grant pushed later in this chat carries a later one). When the turn went on to a ticket of
-  this same incarnation (its next message of the chat), the grant comes in the reply instead of a
-  wake-up (a local hand-off):
-    { 1 | 2, ticket, fence, its request id|false, prevReplica|false, prevIncarnation|false, leaseMs, nowUs }
+  Returns RELEASE.released (1) the turn was released, RELEASE.withdrawn (2) the queued ticket was
+  withdrawn, RELEASE.notOurs (0) neither was ours any more (lua/includes/status.lua);
+  when the turn went on to a ticket of this same incarnation (its next message of the chat), the
+  grant comes in the reply instead of a wake-up (a local hand-off):
+    { 1 | 2, ticket, fence, its request id|false, prevReplica|false, prevIncarnation|false, leaseMs }
   and with 0, a turn this incarnation holds on the chat now is reported the same way (a release sent
   again after its reply was lost finds its first run's hand-off done: the grant is reported again).
 ]]
@@ -50,8 +47,8 @@ end
 
 -- The status, with the grant when the turn went to a ticket of ours (see Returns).
 local function handed(status, g)
-  if not (g and g.mine) then return { status, fmt(NOW_US) } end
-  return { status, g.ticket, g.fence, g.q or false, g.ph or false, g.phi or false, leaseMs, fmt(NOW_US) }
+  if not (g and g.mine) then return status end
+  return { status, g.ticket, g.fence, g.q or false, g.ph or false, g.phi or false, leaseMs }
 end
 
 -- The holder, and the last holder and fence (what a grant to the next ticket needs), and the last
@@ -79,7 +76,7 @@ if h[1] == inc and h[2] == ticket and owns(h[3], reqId) then
     last = { h[7], inc, h[6] }
   end
   local g = grant_next({ state = state, queue = queue, leaseMs = leaseMs, wake = wake, callerTicket = ticket, releasing = true,
-    last = last, localInc = inc, drop = drop, queued = queued, lastHolder = lastHolder, refresh = ARGV[8] ~= '1' })
+    last = last, localInc = inc, drop = drop, queued = queued, lastHolder = lastHolder })
   -- Nobody queued: nothing else to write (the key keeps the expiry its grant or last renewal set).
   -- Granted: the state key lives on with the new lease; the queue's expiry is its takes' and polls'.
   if g then redis.call('PEXPIRE', state, lease_key_ttl(leaseMs, idleTtl)) end

@@ -177,9 +177,6 @@ end
 --                  becomes the chat's last holder (it served an offer it never took up), written with
 --                  an offered grant (which leaves the last holder as it is), else on its own; a grant
 --                  that is not offered makes its grantee the last holder anyway
---   refresh        true: the releasing holder's incarnation (localInc) still has messages waiting in the
---                  chat, and it is alive: its w: field is set as a poll of its keeper would set it,
---                  written with the grant (or on its own with none), and its tickets popped here are live
 --   queued         true: a ticket is known to be queued (the polling caller's own, or ones issued after
 --                  the releasing holder's), so a queue found empty lost them (requeue_lost); false: no
 --                  ticket was issued after the releasing holder's, so nobody is queued and the queue is
@@ -206,19 +203,6 @@ local function grant_next(o)
     end
   end
   local seen, skipped = {}, 0
-  -- Written with the grant, or on their own with none (see lastHolder and refresh).
-  local function also(withLast)
-    local w = {}
-    if withLast and o.lastHolder then
-      for i = 1, 4 do w[i] = o.lastHolder[i] end
-    end
-    if o.refresh then
-      w[#w + 1], w[#w + 2] = waiter_field(localInc), fmt(NOW + ticket_life_ms(leaseMs))
-      seen[localInc] = NOW + ticket_life_ms(leaseMs)
-    end
-    return w
-  end
-  local alsoAlone = also(true)
   -- Dead tickets skipped on the way are counted once, and their fields deleted a batch at a time (a
   -- run of thousands would pass Lua's unpack limit in one HDEL and fail the script half-written).
   local function settle_skipped()
@@ -231,7 +215,7 @@ local function grant_next(o)
     queued = nil
     if not head then
       settle_skipped()
-      if #alsoAlone > 0 then redis.call('HSET', state, unpack(alsoAlone)) end
+      if o.lastHolder then redis.call('HSET', state, unpack(o.lastHolder)) end
       if vacating then
         clear_holder(state, unpack(drop))
       elseif #drop > 0 then
@@ -253,7 +237,7 @@ local function grant_next(o)
       -- The caller's own ticket, or one its release hands over in its reply: its replica is alive and
       -- takes the turn now. Any other is offered (see take_up_ms) and its replica woken.
       local offered = head ~= callerTicket and not mine
-      local fence = grant_turn(state, head, t.rid, t.inc, q, leaseMs, NOW - t.enq, last, offered and alsoAlone or also(false), offered)
+      local fence = grant_turn(state, head, t.rid, t.inc, q, leaseMs, NOW - t.enq, last, offered and o.lastHolder or nil, offered)
       if offered then
         -- The grant travels in the wake-up with the offer's length (a client that takes a pushed
         -- grant without polling holds it no longer than Redis keeps it).

@@ -165,12 +165,8 @@ export class ArrivalLines {
   refreshed(key: string, sentAt: number, holderLeftMs: number | null): void {
     const line = this.lines.get(key)
     if (!line) return
-    const later = sentAt > line.refreshedAt
-    if (later) line.refreshedAt = sentAt
+    if (sentAt > line.refreshedAt) line.refreshedAt = sentAt
     if (holderLeftMs !== null) line.holderDueAt = monotonicNow() + holderLeftMs + 1
-    // The keeper's poll is due later now (another call of ours kept our tickets alive): its timer
-    // is set again, so that the call counts instead of a poll on top of it.
-    if (later || holderLeftMs !== null) line.places[0]?.reschedule()
   }
 
   /**

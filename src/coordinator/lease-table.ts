@@ -7,7 +7,7 @@ import { monotonicNow } from '../clock.js'
 import { renewIntervalMs } from '../defaults.js'
 import { LeaseLostError, type LeaseLostReason } from '../errors/lease-lost-error.js'
 import { isLate } from '../state/health.js'
-import type { HandedGrant, LeaseKind, TurnReleaseReply, YieldRequest } from '../wire/types.js'
+import type { HandedGrant, LeaseKind, YieldRequest } from '../wire/types.js'
 import type { CoordinatorContext } from './context.js'
 import { FenceMemory } from './fence-memory.js'
 import type { LeaseLostEvent } from './types.js'
@@ -34,7 +34,10 @@ export interface HeldLease {
   onEnd?: (lost: LeaseLostError | null) => void
 }
 
-/** A held lease, or a ticket whose acquisition gave up (chat; ticket null: the one its request id took, its reply lost). */
+/**
+ * What a release names: a held lease, or a ticket whose acquisition gave up (kind 'chat'; ticket null:
+ * the one its request id took, when the take-ticket's reply never came).
+ */
 export type ReleaseTarget = Pick<HeldLease, 'kind' | 'key' | 'fence' | 'requestId'> & {
   ticket: number | null
   /** A chat turn that served nothing (Turn.release({ served: false })). */
@@ -94,10 +97,6 @@ export class LeaseTable {
   onHanded: (key: string, grant: HandedGrant) => void = () => {}
   /** Does any acquisition of ours wait in this chat? (None: a release deletes our w: field there too.) */
   othersWaiting: (key: string) => boolean = () => true
-  /** A chat's release, sent at `sent.at` and server generation `sent.generation` (`kept`: others of ours wait there), was answered. */
-  onReleased: (key: string, sent: { at: number; generation: number }, reply: TurnReleaseReply, kept: boolean) => void = () => {}
-  /** The server generation as the renewer knows it (the turn queue sets it). */
-  serverGeneration: () => number = () => 0
 
   constructor(private readonly core: CoordinatorContext) {}
 
@@ -197,7 +196,10 @@ export class LeaseTable {
     onEnd?.(lost)
   }
 
-  /** Give a lease back (`unserved`: a chat turn that served nothing); network failures are retried every leaseMs / 3. */
+  /**
+   * Give a lease back (`unserved`: a chat turn that served nothing). Network failures are retried by
+   * the renewer every leaseMs / 3.
+   */
   async releaseLease(lease: HeldLease, unserved = false): Promise<void> {
     if (lease.released) return
     const wasLost = lease.lost
@@ -239,11 +241,9 @@ export class LeaseTable {
     const { backend, incarnation, leaseMs } = this.core
     if (lease.kind === 'chat') {
       const sentAt = monotonicNow()
-      const generation = this.serverGeneration()
       const reply = await backend.turnRelease(lease.key, incarnation, lease.ticket, leaseMs, lease.requestId, lease.unserved, lastWaiter)
       // Made after sentAt — unless a first run whose reply was lost made it ('not-ours': the waiter asks Redis).
       if (reply.handed) this.onHanded(lease.key, reply.outcome === 'not-ours' ? reply.handed : { ...reply.handed, sentAt })
-      this.onReleased(lease.key, { at: sentAt, generation }, reply, !lastWaiter)
     } else if (lease.kind === 'lead') {
       await backend.leadRelease(lease.key, incarnation, lease.fence, leaseMs)
       this.core.logEvent({ type: 'lead-released', name: lease.key, fence: lease.fence })

@@ -10,7 +10,7 @@
 import { monotonicNow } from '../clock.js'
 import { timerDuration } from '../duration.js'
 import { CoordinationUnavailableError } from '../errors/coordination-unavailable-error.js'
-import type { PushedGrant, TurnReleaseReply, TurnReply } from '../wire/types.js'
+import type { PushedGrant, TurnReply } from '../wire/types.js'
 import { ArrivalLines, keeperPollMs, type PollTiming, type Place } from './arrival-line.js'
 import type { CoordinatorContext } from './context.js'
 import type { LeaseTable } from './lease-table.js'
@@ -49,8 +49,6 @@ export class TurnQueue {
     leases.onHanded = (key, grant) => this.onWake(key, grant.ticket, grant, true)
     // A release when no acquisition of ours waits in the chat deletes our w: field there.
     leases.othersWaiting = (key) => this.lines.size(key) > 0
-    leases.onReleased = (key, sent, reply, kept) => this.released(key, sent, reply, kept)
-    leases.serverGeneration = () => renewer.generation
   }
 
   /**
@@ -100,18 +98,6 @@ export class TurnQueue {
     if (now - this.lastGapNudge < keeperPollMs(this.core.leaseMs)) return
     this.lastGapNudge = now
     this.lines.nudgeKeepers(except)
-  }
-
-  /**
-   * A release of ours in a chat was answered. With others of ours waiting there, it set our w: field
-   * as our keeper's poll would: the keeper's timer starts again (the turn went on as an offer of at
-   * most a third of our lease if not to us: the keeper polls when it would lapse). Its answer carries
-   * Redis's clock, as a poll's does: a grant pushed to us later can be used without a take-up poll.
-   */
-  private released(key: string, sent: { at: number; generation: number }, reply: TurnReleaseReply, kept: boolean): void {
-    if (reply.outcome === 'released' && kept) this.lines.refreshed(key, sent.at, Math.floor(this.core.leaseMs / 3))
-    if (reply.answeredAt !== undefined && sent.generation === this.renewer.generation && !this.renewer.checkUnderWay)
-      this.lines.answered(key, sent.at, reply.answeredAt, sent.generation)
   }
 
   /** The push channel may have lost pushes (it dropped, or came back): every chat's keeper polls now. */

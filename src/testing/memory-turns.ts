@@ -283,8 +283,6 @@ export class MemoryTurns {
       if (unserved)
         c.last = c.previous // served nothing: who served before it stays the last holder
       else if (offered) c.last = { replicaId, incarnation } // an offer used without its take-up served: as on Redis
-      // As on Redis: a release with other messages of ours waiting here keeps their tickets alive, as a poll would.
-      if (!lastWaiter) c.waiters.set(incarnation, this.now() + ticketLifeMs(leaseMs))
       outcome = 'released'
     } else if (queued && queued.incarnation === incarnation && owns(queued.requestId, requestId)) {
       c.queue.delete(ticket)
@@ -301,12 +299,10 @@ export class MemoryTurns {
     // The turn is a ticket of ours now: handed over in this reply (with 'not-ours': a release sent
     // again whose first run handed it over, as on Redis).
     const h = c.holder
-    // As on Redis: a release or withdrawal answers with the clock (a push made later carries a later stamp).
-    const clock = outcome === 'not-ours' ? {} : { answeredAt: this.stamp() * 1000 }
     if (h && h.incarnation === incarnation && h.exp > this.now() && (outcome === 'not-ours' || granted === h.ticket)) {
-      return { outcome, handed: { ticket: h.ticket, ...this.grantOf(c, leaseMs) }, ...clock }
+      return { outcome, handed: { ticket: h.ticket, ...this.grantOf(c, leaseMs) } }
     }
-    return { outcome, handed: null, ...clock }
+    return { outcome, handed: null }
   }
 
   renew(item: RenewItem, incarnation: string, leaseMs: number): RenewReply {

@@ -38,8 +38,6 @@ export type TurnReply =
 export interface TurnReleaseReply {
   outcome: 'released' | 'withdrawn' | 'not-ours'
   handed: HandedGrant | null
-  /** Redis's clock when it ran the release or withdrawal (µs; absent from 'not-ours'), as a "queued" answer's. */
-  answeredAt?: number
 }
 
 /** A grant of one of our tickets made by our own release (see TurnReleaseReply). */

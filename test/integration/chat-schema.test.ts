@@ -102,7 +102,7 @@ describe('the chat hash: Lua writers and the TypeScript decoder agree', () => {
         unserved: false,
         lastWaiter: false,
       }),
-    ).toMatchObject({ outcome: 'released', handed: null })
+    ).toEqual({ outcome: 'released', handed: null })
     c = await read()
     // Offered to rb (pushed): it runs a third of the lease, and ra stays the last holder until rb takes it up.
     expect(c.holder).toMatchObject({ replicaId: 'rb', incarnation: 'ib', ticket: 2, offered: true })

@@ -39,7 +39,7 @@ describe('turn scripts', () => {
     expect((polled as { holderLeftMs: number }).holderLeftMs).toBeLessThanOrEqual(5000)
     expect(await client.hexists(k.state, 'rq:i2:1')).toBe(1)
     const released = await scripts.call(TURN_RELEASE, chat, { incarnation: 'i1', ticket: 1, requestId: '1', ...common })
-    expect(released).toMatchObject({ outcome: 'released', handed: null }) // granted to i2: woken, not handed over
+    expect(released).toEqual({ outcome: 'released', handed: null }) // granted to i2: woken, not handed over
     expect(await client.hexists(k.state, 'rq:i1:1')).toBe(0)
     expect(await client.hget(k.state, 'ht')).toBe('2') // the retried ticket was granted first
     expect(await client.hget(k.state, 'of')).toBe('1') // an offer to i2
@@ -147,7 +147,7 @@ describe('turn scripts', () => {
       expect(await release('i2', 2, '1')).toEqual({ outcome: 'not-ours', handed: null }) // …and withdrawing it leaves the other's alone
       expect(await client.zrange(k.queue, '0', '-1')).toEqual(['2'])
 
-      expect(await release('i1', 1, '1')).toMatchObject({ outcome: 'released', handed: null }) // ticket 2 is granted, woken with its request id
+      expect(await release('i1', 1, '1')).toEqual({ outcome: 'released', handed: null }) // ticket 2 is granted, woken with its request id
       await until(() => wakes.length > 0, 5000, 'the wake-up of the grant')
       expect(JSON.parse(wakes[0]!)).toMatchObject({ t: '2', q: '2' })
       expect(await acquire('i2', 2, '1')).toEqual({ status: 'dropped' }) // the grant is not the lost one's…
@@ -188,19 +188,17 @@ describe('turn scripts', () => {
           previousHolder: { replicaId: 'r1', incarnation: 'i1' },
           leaseMs: 5000,
         },
-        answeredAt: expect.any(Number), // Redis's clock (µs), as a queued answer carries it
       })
-      expect(Math.abs(handed.answeredAt! / 1000 - Date.now())).toBeLessThan(5000)
       expect(handed.handed!.fence).toBeGreaterThan(fence1)
       expect(await client.hmget(k.state, 'hi', 'ht', 'hq', 'f')).toEqual(['i1', '2', '2', String(handed.handed!.fence)])
       expect(await client.zrange(k.queue, '0', '-1')).toEqual(['3', '4'])
       // Sent again (its reply lost): nothing of ticket 1 is left, and the turn it handed over is reported again.
       expect(await release('i1', 1, '1')).toEqual({ outcome: 'not-ours', handed: handed.handed })
       // The grant to i2's ticket 3 is pushed to i2, not handed to i1.
-      expect(await release('i1', 2, '2')).toMatchObject({ outcome: 'released', handed: null })
+      expect(await release('i1', 2, '2')).toEqual({ outcome: 'released', handed: null })
       await until(() => wakes.length > 0, 5000, 'the wake-up of i2')
       // i2 releases ticket 3: i1's ticket 4 is next, and pushed to i1 (it is not i2's own).
-      expect(await release('i2', 3, '1')).toMatchObject({ outcome: 'released', handed: null })
+      expect(await release('i2', 3, '1')).toEqual({ outcome: 'released', handed: null })
       await until(() => wakes.length > 1, 5000, 'the wake-up of i1 for ticket 4')
       // Only pushes across incarnations: none on i1's channel before ticket 4 (a PING on the subscriber
       // is answered after every message published before it).
@@ -226,7 +224,7 @@ describe('turn scripts', () => {
     pipe.hset(k.state, 'n', '5001')
     await pipe.exec()
     const released = await scripts.call(TURN_RELEASE, chat, { incarnation: 'i1', ticket: 1, requestId: '1', ...common })
-    expect(released).toMatchObject({ outcome: 'released', handed: null })
+    expect(released).toEqual({ outcome: 'released', handed: null })
     expect(await client.zcard(k.queue)).toBe(0)
     expect(await client.hget(k.state, 'sk')).toBe('5000')
     const fields = await client.hkeys(k.state)
@@ -265,32 +263,6 @@ describe('turn scripts', () => {
     // holder (who served before c), not a.
     await scripts.call(TURN_RELEASE, chat, { incarnation: 'ib', ticket: 2, requestId: '2', ...common })
     expect(await client.hmget(k.state, 'h', 'of', 'lh', 'lhi', 'ph', 'phi')).toEqual(['c', '1', 'b', 'ib', 'b', 'ib'])
-  })
-
-  it("a release with other messages of its replica waiting in the chat keeps their tickets alive, as its keeper's poll would", async () => {
-    const { keys, k, chat, scripts } = turnChat('chat:release-refresh')
-    const lease = 3000
-    const common = { leaseMs: lease, idleTtlMs: 60000, wakeChannelPrefix: keys.wakeChannelPrefix, unserved: false, lastWaiter: false }
-    const acquire = (replicaId: string, incarnation: string, requestId: string) =>
-      scripts.call(TURN_ACQUIRE, chat, { replicaId, incarnation, ticket: null, requestId, ...common })
-    expect(await acquire('b', 'ib', '1')).toMatchObject({ status: 'granted', ticket: 1 })
-    expect(await acquire('a', 'ia', '2')).toMatchObject({ status: 'queued', ticket: 2 })
-    expect(await acquire('b', 'ib', '3')).toMatchObject({ status: 'queued', ticket: 3 })
-    const before = Number(await client.hget(k.state, 'w:ib'))
-    await new Promise((r) => setTimeout(r, 50))
-    // b gives its turn back with its message 3 still waiting: a is offered the turn, and b's w: field
-    // moves on (two thirds of the lease from now) in the same script.
-    await scripts.call(TURN_RELEASE, chat, { incarnation: 'ib', ticket: 1, requestId: '1', ...common })
-    expect(await client.hmget(k.state, 'h', 'of')).toEqual(['a', '1'])
-    const after = Number(await client.hget(k.state, 'w:ib'))
-    expect(after).toBeGreaterThanOrEqual(before + 50)
-    const [sec, micro] = await client.time()
-    const now = Number(sec) * 1000 + Math.floor(Number(micro) / 1000)
-    expect(after).toBeGreaterThan(now + lease * (2 / 3) - 1000)
-    // The last waiter's release deletes it instead.
-    await scripts.call(TURN_RELEASE, chat, { incarnation: 'ia', ticket: 2, requestId: '2', ...common })
-    await scripts.call(TURN_RELEASE, chat, { incarnation: 'ib', ticket: 3, requestId: '3', ...common, lastWaiter: true })
-    expect(await client.hexists(k.state, 'w:ib')).toBe(0)
   })
 
   it("an offer: its push is stamped after the waiter's queued answer; a renewal takes it up; a release says whether it served", async () => {

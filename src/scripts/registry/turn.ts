@@ -80,16 +80,12 @@ export const TURN_RELEASE = defineScript({
   decode: (r, key): TurnReleaseReply => {
     if (!Array.isArray(r)) return { outcome: releaseOutcome(r), handed: null }
     const a = r as Row
-    // Redis's clock (µs) last, after the status alone or the grant handed to us (absent from 'not-ours').
-    const clock = numOrNull(a.length === 2 ? a[1] : a[7])
-    const answeredAt = clock === null ? {} : { answeredAt: clock }
-    if (a.length === 2) return { outcome: releaseOutcome(a[0]), handed: null, ...answeredAt }
     const ticket = num(a[1])
     const fence = num(a[2])
     if (!Number.isInteger(ticket) || !Number.isFinite(fence)) throw unexpected(key, r)
     const handed: HandedGrant = { ticket, fence, previousHolder: holderOf(a[4], a[5]), leaseMs: num(a[6]) }
     if (a[3]) handed.requestId = String(a[3])
-    return { outcome: releaseOutcome(a[0]), handed, ...answeredAt }
+    return { outcome: releaseOutcome(a[0]), handed }
   },
   // 'not-ours' from a second run: the first one released or withdrew — nothing of ours is left either
   // way, which is all the coordinator asks of it (it retries a release that failed, not one refused);
