@@ -32,8 +32,10 @@
                     ticket if it lapsed. answeredAtUs: Redis's clock (µs) in this call (a grant pushed
                     later carries a later one, g: it was made after this call was sent). epoch: the
                     state's (CHAT.epoch), for the polls to name
-    { TURN.dropped }   the ticket is no longer queued (an operator skipped it, or it expired
-                    unrefreshed), or it is not this acquisition's (Redis lost it and gave its number again)
+    { TURN.dropped }   the ticket is no longer queued (an operator skipped it), or it is not this
+                    acquisition's (Redis lost it and gave its number again)
+    { TURN.presumedDead }   the ticket was skipped as a dead replica's (it expired unrefreshed: this
+                    replica froze, was cut off or too slow): take a ticket again
     { TURN.lapsed, ticket }   the ticket was granted (offered), but the grant lapsed before this poll took it up
     { TURN.stateLost }   the chat's whole state is gone (its keys were flushed, evicted or lost), or
                     was made again since our take (another epoch): take a ticket again
@@ -63,7 +65,7 @@ local TAKE_LAST_TICKET, TAKE_REQUEST, TAKE_WAITER, TAKE_HOLDER_TICKET, TAKE_EPOC
 -- the last ticket issued and the epoch (below ours, or another one: the chat's state was lost and
 -- made again since our take):
 local POLL_HOLDER_INC, POLL_HOLDER_TICKET, POLL_HOLDER_REQUEST, POLL_PREV, POLL_PREV_INC = 6, 7, 8, 9, 10
-local POLL_TICKET, POLL_TICKET_REQUEST, POLL_OFFERED, POLL_LAST_TICKET, POLL_EPOCH = 11, 12, 13, 14, 15
+local POLL_TICKET, POLL_TICKET_REQUEST, POLL_OFFERED, POLL_LAST_TICKET, POLL_EPOCH, POLL_PRESUMED = 11, 12, 13, 14, 15, 16
 local fresh = false
 -- A new ticket taken: 1 with no w: field of ours here (no other ticket of ours is queued), else 0;
 -- nil (not in the reply) for a poll, or a take sent again that finds the ticket its first run took.
@@ -143,7 +145,8 @@ end
 if not fresh then
   h = redis.call('HMGET', state, CHAT.holder, CHAT.expiresAt, CHAT.fence, CHAT.lastHolder, CHAT.lastHolderIncarnation,
     CHAT.holderIncarnation, CHAT.holderTicket, CHAT.holderRequest, CHAT.previousHolder, CHAT.previousHolderIncarnation,
-    ticket_field(ticket), ticket_request_field(ticket), CHAT.offered, CHAT.lastTicket, CHAT.epoch)
+    ticket_field(ticket), ticket_request_field(ticket), CHAT.offered, CHAT.lastTicket, CHAT.epoch,
+    CHAT.presumedDeadPrefix .. ticket)
   check_fence(h[FENCE], state)
   epoch = h[POLL_EPOCH]
   if h[POLL_HOLDER_INC] == inc and h[POLL_HOLDER_TICKET] == ticket and owns(h[POLL_HOLDER_REQUEST], reqId) then
@@ -175,6 +178,17 @@ if not fresh then
       or (not t and (tonumber(h[POLL_LAST_TICKET]) or 0) < tonumber(ticket)) then
       return { TURN.stateLost }
     end
+    -- Skipped as a dead replica's (we did not poll in time: frozen, cut off, too slow), not by an
+    -- operator: take a ticket again. The mark has served.
+    if h[POLL_PRESUMED] == inc then
+      redis.call('HDEL', state, CHAT.presumedDeadPrefix .. ticket)
+      return { TURN.presumedDead }
+    end
+    -- Granted to us (offered), and it lapsed before this poll: the chat moved on since.
+    if h[POLL_PRESUMED] == LAPSED_MARK .. inc then
+      redis.call('HDEL', state, CHAT.presumedDeadPrefix .. ticket)
+      return { TURN.lapsed, ticket }
+    end
     return { TURN.dropped }
   end
   -- One field keeps every queued ticket of this incarnation in the chat alive (see ticket_live).
@@ -184,7 +198,7 @@ end
 -- Polling: the holder as read above. A new ticket behind a lapsed holder: grant_next reads it.
 -- Our ticket is queued (its field is there): a queue found empty lost it (requeue_lost).
 local g = grant_next({ state = state, queue = queue, leaseMs = leaseMs, wake = wake, callerTicket = ticket,
-  holder = not fresh and { h[HOLDER], h[EXPIRES], h[POLL_HOLDER_INC] } or nil, last = { h[LAST], h[LAST_INC], h[FENCE] },
+  holder = not fresh and { h[HOLDER], h[EXPIRES], h[POLL_HOLDER_INC], h[POLL_HOLDER_TICKET] } or nil, last = { h[LAST], h[LAST_INC], h[FENCE] },
   queued = true })
 touch(state, queue, leaseMs, idleTtl)
 if g and g.ticket == ticket then

@@ -90,7 +90,7 @@ if t and t.inc == inc and owns(q[2], reqId) then
   redis.call('ZREM', queue, ticket)
   redis.call('HDEL', state, ticket_field(ticket), ticket_request_field(ticket), unpack(drop))
   local g = grant_next({ state = state, queue = queue, leaseMs = leaseMs, wake = wake, callerTicket = ticket,
-    holder = { q[3], q[4], h[1] }, last = { h[4], h[5], h[6] }, localInc = inc, queued = queued or nil })
+    holder = { q[3], q[4], h[1], h[2] }, last = { h[4], h[5], h[6] }, localInc = inc, queued = queued or nil })
   touch(state, queue, leaseMs, idleTtl)
   return handed(RELEASE.withdrawn, g)
 end

@@ -71,6 +71,9 @@ local function owns(recorded, reqId)
   return not recorded or reqId == '' or recorded == reqId
 end
 
+-- x:<ticket> of a dead holder's ticket (an offer that lapsed untaken): this, then its incarnation.
+local LAPSED_MARK = 'l:'
+
 -- The turn is nobody's now (the fence and the last holder stay); `...` are more fields to delete with it.
 -- (An offer mark, 'of', is deleted with it: a grant writes its own.)
 local function clear_holder(state, ...)
@@ -166,8 +169,10 @@ end
 --   releasing      true: the caller gives its turn back in this call and left the holder's fields (a
 --                  grant overwrites them where they are, first in the hash, where every read finds
 --                  them soonest; with no grant they are deleted here)
---   holder         otherwise { holder, expiresAt, holderIncarnation } as the caller read them (nil:
---                  read here): a live lease means nothing is granted
+--   holder         otherwise { holder, expiresAt, holderIncarnation, holderTicket } as the caller read
+--                  them (nil: read here): a live lease means nothing is granted; one that ran out is
+--                  a dead holder's, and its ticket is marked x:<ticket> = 'l:' .. incarnation (a poll
+--                  of it, should it come — an offer its waiter never took up — learns it lapsed)
 --   last           { lastHolder, lastHolderIncarnation, fence } as the caller read them (nil: read here)
 --   localInc       the caller's incarnation: a ticket of it is handed over in the caller's reply
 --                  (g.mine), not woken
@@ -191,10 +196,14 @@ local function grant_next(o)
     o.last, o.localInc
   local drop = o.drop or {}
   local deadInc, vacating = nil, o.releasing == true
+  -- Each one skipped as presumed dead leaves x:<ticket> = its incarnation: its poll, if it comes after
+  -- all (a replica too slow, not dead), queues again instead of failing as an operator's skip would.
+  local tombs = {}
   if not vacating then
-    local cur = o.holder or redis.call('HMGET', state, CHAT.holder, CHAT.expiresAt, CHAT.holderIncarnation)
+    local cur = o.holder or redis.call('HMGET', state, CHAT.holder, CHAT.expiresAt, CHAT.holderIncarnation, CHAT.holderTicket)
     if cur[1] then
       if (tonumber(cur[2]) or 0) > NOW then return nil end
+      if cur[3] and cur[4] then tombs = { CHAT.presumedDeadPrefix .. cur[4], LAPSED_MARK .. cur[3] } end
       -- A holder whose lease ran out did not renew for a whole lease: its process is dead, frozen or
       -- cut off, so its own tickets queued behind it (refreshed until it stopped) are dead too. Only
       -- its tickets popped here go: its w: field stays, so a replica that is alive after all (slow to
@@ -207,6 +216,10 @@ local function grant_next(o)
   -- run of thousands would pass Lua's unpack limit in one HDEL and fail the script half-written).
   local function settle_skipped()
     if skipped > 0 then redis.call('HINCRBY', state, CHAT.skipped, skipped) end
+    if #tombs > 0 then
+      redis.call('HSET', state, unpack(tombs))
+      tombs = {}
+    end
   end
   local queued = o.queued
   while true do
@@ -248,10 +261,18 @@ local function grant_next(o)
         left = offered and take_up_ms(leaseMs) or leaseMs }
     end
     if t and t.inc ~= deadInc then drop[#drop + 1] = waiter_field(t.inc) end
+    if t then
+      local n = #tombs
+      tombs[n + 1], tombs[n + 2] = CHAT.presumedDeadPrefix .. head, t.inc
+    end
     skipped = skipped + 1
     if #drop >= 3000 then
       redis.call('HDEL', state, unpack(drop))
       drop = {}
+    end
+    if #tombs >= 3000 then
+      redis.call('HSET', state, unpack(tombs))
+      tombs = {}
     end
   end
 end

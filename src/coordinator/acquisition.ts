@@ -6,7 +6,7 @@
  *   send          take a ticket (once every earlier acquisition of ours in the chat has its own) or poll
  *   callFailed    Redis did not answer: end the wait at waitMs, else back off and poll again
  *   onGranted     a take or poll answered 'granted': take the turn
- *   onDropped     our ticket is gone: queue again after a failover or a flush, else fail ('dropped')
+ *   onDropped     our ticket is gone: queue again after a failover or a flush, else fail ('dropped'; 'stale-grant': too late)
  *   onQueued      still queued: sleep until a push, a hand-off or our poll time
  *   afterSleep    woken: take the turn pushed or handed to us, or poll again
  *   giveBack      the wait failed: withdraw the ticket (or pass on a turn granted meanwhile)
@@ -179,7 +179,7 @@ export class Acquisition implements Place {
         this.ticket = reply.ticket
         return { turn: this.take(reply.ticket, reply.fence, reply.previousHolder, sentAt, leaseDeadline(q.core, sentAt)) }
       case 'dropped':
-        return this.onDropped(reply.stateLost)
+        return this.onDropped(reply)
       case 'expired':
         this.ticket = null
         throw new CoordinationUnavailableError(
@@ -225,11 +225,9 @@ export class Acquisition implements Place {
   }
 
   /**
-   * After a take: did it stand ahead of an earlier acquisition of ours whose ticket is lost? Either
-   * the take found no other ticket of ours in the chat (`alone`) while others of ours believe theirs
-   * queued there — they went with the chat's state (evicted, flushed): all re-take, earlier ones
-   * first — or it landed on a server that changed since it was sent (a failover, found by the
-   * identity check a reconnect starts) while an earlier acquisition of ours has no ticket there yet.
+   * After a take: did it stand ahead of an earlier acquisition of ours whose ticket is lost? Either it found no other
+   * ticket of ours (`alone`) while others believe theirs queued (gone with the chat's state: all re-take, earlier ones
+   * first), or it landed on a server that changed since it was sent while an earlier one of ours has no ticket there yet.
    */
   private async tookAheadOfEarlier(reply: { alone?: boolean }, sentAt: number, generationAtSend: number): Promise<boolean> {
     const { renewer, lines } = this.q
@@ -241,13 +239,17 @@ export class Acquisition implements Place {
     return lines.blockers(this.key, this, renewer.generation).length > 0
   }
 
-  /** Our ticket is no longer queued: gone with a failover or a flush (queue again), or skipped by an operator. */
-  private async onDropped(stateLost: boolean | undefined): Promise<Next> {
-    const { q, key } = this
-    // The server generation our ticket was last seen on: a change since means a failover may have lost it.
-    const seenAt = this.seenAt
+  /**
+   * Our ticket is no longer queued: gone with a failover or a flush (queue again; `seenAt`, the server
+   * generation it was last seen on, changed since), skipped by an operator ('dropped'), or skipped as
+   * a dead replica's: we polled it too late (froze, cut off, too slow), as with a grant that lapsed.
+   */
+  private async onDropped({ stateLost, presumedDead }: { stateLost?: boolean; presumedDead?: boolean }): Promise<Next> {
+    const { q, key, seenAt } = this
     this.ticket = null
     q.lines.mark(key, this, null)
+    const late = presumedDead && `ticket for ${JSON.stringify(key)} was skipped: this replica did not poll it in time`
+    if (late) throw new CoordinationUnavailableError('stale-grant', late, { key })
     await q.renewer.checkServer()
     if (q.renewer.generation !== seenAt || stateLost) {
       this.backoff = q.core.minPollMs
@@ -276,15 +278,13 @@ export class Acquisition implements Place {
   }
 
   /**
-   * Woken from sleep with `ticket` queued. An offer pushed by another replica's script is
-   * used at once when it is of the ticket our take queued and came after a call of ours in the chat
-   * (offerUse). Otherwise a grant pushed to us is polled for (the poll takes it up) when it is such an
+   * Woken from sleep with `ticket` queued. An offer pushed by another replica's script is used at once when it is
+   * of the ticket our take queued and came after a call of ours in the chat (offerUse). Otherwise a grant pushed to us is polled for (the poll takes it up) when it is such an
    * offer (Redis runs the lease from there, and an offer to a waiter that died lapses and passes on);
    * when an operator revoked a turn of ours on this chat since; or when it names another acquisition
-   * of ours (Redis lost our ticket and gave its number again). A grant our own release handed over,
-   * made with our leaseMs after that release was sent (`sentAt`: a far later bound than our last
-   * poll, since only the keeper polls), is taken without another round trip; one whose release time
-   * is not known is asked of Redis.
+   * of ours (Redis lost our ticket and gave its number again). A grant our own release handed over, made with our
+   * leaseMs after that release was sent (`sentAt`), is taken without another round trip; one whose release time is
+   * not known is asked of Redis.
    */
   private afterSleep(ticket: number, woke: PauseResult): AfterSleep {
     const { q, key } = this

@@ -31,6 +31,8 @@ interface ChatRecord extends LeaseRecord {
   waiters: Map<string, number>
   /** When this record was made (a stamp): a chat made again has another (ep on Redis). */
   epoch: string
+  /** Tickets skipped as presumed dead, by number: their incarnation (x:<ticket> on Redis). */
+  presumedDead: Map<number, string>
 }
 
 /**
@@ -111,6 +113,7 @@ export class MemoryTurns {
         requests: new Map(),
         waiters: new Map(),
         epoch: String(this.stamp()),
+        presumedDead: new Map(),
       }
       this.chats.set(key, c)
     }
@@ -154,6 +157,7 @@ export class MemoryTurns {
     if (c.holder) {
       if (c.holder.exp > now) return null
       deadIncarnation = c.holder.incarnation
+      c.presumedDead.set(c.holder.ticket, `l:${deadIncarnation}`) // as on Redis: an offer that lapsed untaken
       c.holder = null
     }
     for (const [ticket, t] of c.queue) {
@@ -182,6 +186,7 @@ export class MemoryTurns {
         return ticket
       }
       if (t.incarnation !== deadIncarnation) c.waiters.delete(t.incarnation)
+      c.presumedDead.set(ticket, t.incarnation)
       c.skipped++
     }
     return null
@@ -244,8 +249,15 @@ export class MemoryTurns {
       }
       const t = c.queue.get(ticket)
       // Gone, or another's: with the chat's state when the chat was made again since our take (as on Redis).
-      if (!t || t.incarnation !== incarnation || !owns(t.requestId, requestId))
-        return epoch !== '' && epoch !== c.epoch ? { status: 'dropped', stateLost: true } : { status: 'dropped' }
+      if (!t || t.incarnation !== incarnation || !owns(t.requestId, requestId)) {
+        if (epoch !== '' && epoch !== c.epoch) return { status: 'dropped', stateLost: true }
+        // As on Redis: skipped as presumed dead (not by an operator): the poll queues again.
+        const mark = c.presumedDead.get(ticket)
+        if (mark !== undefined) c.presumedDead.delete(ticket)
+        if (mark === incarnation) return { status: 'dropped', presumedDead: true }
+        if (mark === `l:${incarnation}`) return { status: 'expired', ticket }
+        return { status: 'dropped' }
+      }
       c.waiters.set(incarnation, now + ticketLifeMs(leaseMs)) // every queued ticket of ours here lives on
     }
     const granted = this.grantNext(key, c, leaseMs, ticket)

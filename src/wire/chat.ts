@@ -43,6 +43,11 @@ export const CHAT_FIELDS = {
    */
   waiterPrefix: 'w:',
   /**
+   * `x:<ticket>` = the incarnation of a ticket skipped as presumed dead (its replica did not poll in
+   * time): the poll of that ticket, if it comes, learns it was not an operator's skip and queues again.
+   */
+  presumedDeadPrefix: 'x:',
+  /**
    * Redis's clock (µs) when a take first found this state (made it, or found it without one): a
    * waiter's poll names it, so a state made again since its take (lost and rebuilt, however many
    * tickets it has issued) tells a ticket lost with it from one an operator skipped.

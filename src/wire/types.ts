@@ -25,7 +25,8 @@ export type TurnReply =
    */
   | { status: 'queued'; ticket: number; holderLeftMs: number | null; answeredAt?: number; alone?: boolean; epoch?: string }
   /** `stateLost`: the chat's whole state is gone (flushed, evicted, lost) or made again since, not this ticket alone. */
-  | { status: 'dropped'; stateLost?: boolean }
+  /** `presumedDead`: skipped as a dead replica's (it polled too late), not removed by an operator. */
+  | { status: 'dropped'; stateLost?: boolean; presumedDead?: boolean }
   | { status: 'expired'; ticket: number }
 
 /**

@@ -145,6 +145,10 @@ describe('the chat hash: Lua writers and the TypeScript decoder agree', () => {
     expect(c.skippedTickets).toBe(1)
     expect(c.tickets).toEqual([])
 
+    // A ticket whose replica stopped polling (its deadline and its w: field past): the next grant skips
+    // it as presumed dead and leaves x:<ticket> for its poll, should it come after all.
+    expect(await acquire('rd', 'id', null, '1')).toMatchObject({ status: 'queued', ticket: 4 })
+    await client.hset(k.state, `${CHAT_FIELDS.ticketPrefix}4`, '1|1|id|rd', `${CHAT_FIELDS.waiterPrefix}id`, '1')
     // An operator revokes the holder: the holder's fields go, the fence is bumped, the last holder stays.
     const revoke = await scripts.call(ADMIN_CHAT_RELEASE, chat, {
       ifFence: fenceB,
@@ -158,6 +162,8 @@ describe('the chat hash: Lua writers and the TypeScript decoder agree', () => {
     expect(c.holder).toBeNull()
     expect(c.fence).toBe(revoke.status === 'released' ? revoke.fenceAfter : -1)
     expect(c.lastHolder).toEqual({ replicaId: 'rb', incarnation: 'ib' })
+    expect(await client.hget(k.state, `${CHAT_FIELDS.presumedDeadPrefix}4`)).toBe('id')
+    expect(c.skippedTickets).toBe(2)
 
     // Every field the TypeScript side names was written by some script on the way.
     expect([...seen].sort()).toEqual(Object.values(CHAT_FIELDS).sort())

@@ -265,6 +265,36 @@ describe('turn scripts', () => {
     expect(await client.hmget(k.state, 'h', 'of', 'lh', 'lhi', 'ph', 'phi')).toEqual(['c', '1', 'b', 'ib', 'b', 'ib'])
   })
 
+  it('a ticket skipped as presumed dead answers its late poll with presumedDead, once; a lapsed offer with lapsed; an operator skip stays dropped', async () => {
+    const { k, chat, scripts, common } = turnChat('chat:presumed-dead')
+    const acquire = (replicaId: string, incarnation: string, ticket: number | null, requestId: string) =>
+      scripts.call(TURN_ACQUIRE, chat, { replicaId, incarnation, ticket, requestId, ...common })
+    expect(await acquire('a', 'ia', null, '1')).toMatchObject({ status: 'granted', ticket: 1 })
+    expect(await acquire('b', 'ib', null, '2')).toMatchObject({ status: 'queued', ticket: 2 })
+    expect(await acquire('c', 'ic', null, '3')).toMatchObject({ status: 'queued', ticket: 3 })
+    // b stops polling (frozen, cut off, too slow): its ticket's deadline and its w: field pass.
+    await client.hset(k.state, 't:2', '1|1|ib|b', 'w:ib', '1')
+    await scripts.call(TURN_RELEASE, chat, { incarnation: 'ia', ticket: 1, requestId: '1', ...common })
+    expect(await client.hget(k.state, 'h')).toBe('c') // ticket 2 skipped
+    expect(await client.hget(k.state, 'x:2')).toBe('ib')
+    // b's poll comes after all: not an operator's skip (its waiter fails 'stale-grant', not 'dropped'); the mark has served.
+    expect(await acquire('b', 'ib', 2, '2')).toEqual({ status: 'dropped', presumedDead: true })
+    expect(await client.hexists(k.state, 'x:2')).toBe(0)
+    expect(await acquire('b', 'ib', 2, '2')).toEqual({ status: 'dropped' })
+
+    // An offer its waiter never took up lapses, and the chat moves on (d's take finds a dead holder):
+    // the waiter's late poll learns it lapsed, as when the offer is still the chat's last grant.
+    expect(await acquire('d', 'id', null, '4')).toMatchObject({ status: 'queued', ticket: 4 })
+    await scripts.call(TURN_RELEASE, chat, { incarnation: 'ic', ticket: 3, requestId: '3', ...common })
+    expect(await client.hmget(k.state, 'h', 'of')).toEqual(['d', '1'])
+    expect(await acquire('e', 'ie', null, '5')).toMatchObject({ status: 'queued', ticket: 5 })
+    await client.hset(k.state, 'exp', '1') // d never takes its offer up
+    expect(await acquire('e', 'ie', 5, '5')).toMatchObject({ status: 'granted', ticket: 5 })
+    expect(await client.hget(k.state, 'x:4')).toBe('l:id')
+    expect(await acquire('d', 'id', 4, '4')).toEqual({ status: 'expired', ticket: 4 })
+    expect(await client.hexists(k.state, 'x:4')).toBe(0)
+  })
+
   it("an offer: its push is stamped after the waiter's queued answer; a renewal takes it up; a release says whether it served", async () => {
     const { keys, k, chat, scripts, common } = turnChat('chat:offer')
     const acquire = (replicaId: string, incarnation: string, ticket: number | null, requestId: string) =>

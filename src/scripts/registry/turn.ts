@@ -12,7 +12,7 @@ import { holderOf, num, numOrNull, row, unexpected, type Row } from './replies.j
  * The turn scripts' status codes by name: the same tables as TURN and RELEASE in
  * lua/includes/status.lua (test/integration/chat-schema.test.ts runs that file and compares).
  */
-export const TURN_STATUS = { granted: 1, queued: 0, dropped: -1, lapsed: -2, stateLost: -3 } as const
+export const TURN_STATUS = { granted: 1, queued: 0, dropped: -1, lapsed: -2, stateLost: -3, presumedDead: -4 } as const
 export const RELEASE_STATUS = { released: 1, withdrawn: 2, notOurs: 0 } as const
 
 const releaseOutcome = (status: unknown): TurnReleaseReply['outcome'] =>
@@ -56,6 +56,8 @@ export const TURN_ACQUIRE = defineScript({
         return { status: 'expired', ticket: num(a[1]) }
       case TURN_STATUS.stateLost:
         return { status: 'dropped', stateLost: true }
+      case TURN_STATUS.presumedDead:
+        return { status: 'dropped', presumedDead: true }
       default:
         throw new CorruptStateError(key, `unexpected script status ${String(a[0])}`)
     }
