@@ -35,7 +35,7 @@
     { TURN.dropped }   the ticket is no longer queued (an operator skipped it), or it is not this
                     acquisition's (Redis lost it and gave its number again)
     { TURN.presumedDead }   the ticket was skipped as a dead replica's (it expired unrefreshed: this
-                    replica froze, was cut off or too slow): take a ticket again
+                    replica froze, was cut off or too slow): too late, not an operator's skip
     { TURN.lapsed, ticket }   the ticket was granted (offered), but the grant lapsed before this poll took it up
     { TURN.stateLost }   the chat's whole state is gone (its keys were flushed, evicted or lost), or
                     was made again since our take (another epoch): take a ticket again
@@ -179,7 +179,7 @@ if not fresh then
       return { TURN.stateLost }
     end
     -- Skipped as a dead replica's (we did not poll in time: frozen, cut off, too slow), not by an
-    -- operator: take a ticket again. The mark has served.
+    -- operator: we were too late. The mark has served.
     if h[POLL_PRESUMED] == inc then
       redis.call('HDEL', state, CHAT.presumedDeadPrefix .. ticket)
       return { TURN.presumedDead }

@@ -22,6 +22,6 @@ local CHAT = {
   holderRequest = 'hq',             -- the holder's request id: only while held
   offered = 'of',                   -- '1' while the holder's grant is offered, not yet taken up ('0' once taken)
   waiterPrefix = 'w:',              -- w:<incarnation> = Redis ms until which that incarnation's queued tickets live
-  presumedDeadPrefix = 'x:',        -- x:<ticket> = the incarnation of a ticket skipped as presumed dead (its poll, if it comes, queues again)
+  presumedDeadPrefix = 'x:',        -- x:<ticket> = the incarnation of a ticket skipped as presumed dead (its poll, if it comes, learns it was too late)
   epoch = 'ep',                     -- Redis's clock (µs) when a take first found this state: a state made again has another
 }

@@ -7,7 +7,7 @@ local TURN = {                  -- turn-acquire-2
   dropped = -1,                 -- the ticket is no longer queued, or not this acquisition's
   lapsed = -2,                  -- the ticket was granted, but the grant lapsed before this poll took it up
   stateLost = -3,               -- the chat's whole state is gone (flushed, evicted, lost): take a ticket again
-  presumedDead = -4,            -- the ticket was skipped, its replica presumed dead (it was too late): take a ticket again
+  presumedDead = -4,            -- the ticket was skipped, its replica presumed dead (it was too late, not an operator's skip)
 }
 local RELEASE = {               -- turn-release-2
   released = 1,                 -- the turn was given back

@@ -197,7 +197,7 @@ local function grant_next(o)
   local drop = o.drop or {}
   local deadInc, vacating = nil, o.releasing == true
   -- Each one skipped as presumed dead leaves x:<ticket> = its incarnation: its poll, if it comes after
-  -- all (a replica too slow, not dead), queues again instead of failing as an operator's skip would.
+  -- all (a replica too slow, not dead), learns it was too late, not skipped by an operator.
   local tombs = {}
   if not vacating then
     local cur = o.holder or redis.call('HMGET', state, CHAT.holder, CHAT.expiresAt, CHAT.holderIncarnation, CHAT.holderTicket)

@@ -44,7 +44,7 @@ export const CHAT_FIELDS = {
   waiterPrefix: 'w:',
   /**
    * `x:<ticket>` = the incarnation of a ticket skipped as presumed dead (its replica did not poll in
-   * time): the poll of that ticket, if it comes, learns it was not an operator's skip and queues again.
+   * time): the poll of that ticket, if it comes, learns it was too late (not an operator's skip).
    */
   presumedDeadPrefix: 'x:',
   /**
