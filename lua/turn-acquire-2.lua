@@ -178,15 +178,12 @@ if not fresh then
       or (not t and (tonumber(h[POLL_LAST_TICKET]) or 0) < tonumber(ticket)) then
       return { TURN.stateLost }
     end
-    -- Skipped as a dead replica's (we did not poll in time: frozen, cut off, too slow), not by an
-    -- operator: we were too late. The mark has served.
-    if h[POLL_PRESUMED] == inc then
+    -- Not by an operator: skipped as a dead replica's (we did not poll in time: frozen, cut off, too
+    -- slow), or granted to us (offered) and lapsed before this poll. We were too late; the mark has served.
+    local mark = h[POLL_PRESUMED]
+    if mark == inc or mark == LAPSED_MARK .. inc then
       redis.call('HDEL', state, CHAT.presumedDeadPrefix .. ticket)
-      return { TURN.presumedDead }
-    end
-    -- Granted to us (offered), and it lapsed before this poll: the chat moved on since.
-    if h[POLL_PRESUMED] == LAPSED_MARK .. inc then
-      redis.call('HDEL', state, CHAT.presumedDeadPrefix .. ticket)
+      if mark == inc then return { TURN.presumedDead } end
       return { TURN.lapsed, ticket }
     end
     return { TURN.dropped }

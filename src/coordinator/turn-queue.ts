@@ -112,7 +112,7 @@ export class TurnQueue {
    * a waiter.
    */
   /** @internal */
-  async poll(key: string, ticket: number | null, requestId: string, epoch = ''): Promise<TurnReply> {
+  async poll(key: string, ticket: number | null, requestId: string, epoch: string): Promise<TurnReply> {
     const { backend, replicaId, incarnation, leaseMs } = this.core
     const first = ticket === null
     if (first) this.book.taking(key, +1)

@@ -251,7 +251,7 @@ export class MemoryTurns {
       // Gone, or another's: with the chat's state when the chat was made again since our take (as on Redis).
       if (!t || t.incarnation !== incarnation || !owns(t.requestId, requestId)) {
         if (epoch !== '' && epoch !== c.epoch) return { status: 'dropped', stateLost: true }
-        // As on Redis: skipped as presumed dead (not by an operator): the poll queues again.
+        // As on Redis: skipped as presumed dead, or an offer that lapsed untaken (not an operator's skip).
         const mark = c.presumedDead.get(ticket)
         if (mark !== undefined) c.presumedDead.delete(ticket)
         if (mark === incarnation) return { status: 'dropped', presumedDead: true }

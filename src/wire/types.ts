@@ -24,8 +24,10 @@ export type TurnReply =
    * absent from older scripts): the polls name it, so a state made again since is told from a skip.
    */
   | { status: 'queued'; ticket: number; holderLeftMs: number | null; answeredAt?: number; alone?: boolean; epoch?: string }
-  /** `stateLost`: the chat's whole state is gone (flushed, evicted, lost) or made again since, not this ticket alone. */
-  /** `presumedDead`: skipped as a dead replica's (it polled too late), not removed by an operator. */
+  /**
+   * `stateLost`: the chat's whole state is gone (flushed, evicted, lost) or made again since, not this ticket alone.
+   * `presumedDead`: skipped as a dead replica's (it polled too late), not removed by an operator.
+   */
   | { status: 'dropped'; stateLost?: boolean; presumedDead?: boolean }
   | { status: 'expired'; ticket: number }
 
