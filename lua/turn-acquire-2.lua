@@ -19,7 +19,7 @@
 
   A queued ticket lives ticket_life_ms (two thirds of leaseMs) after its incarnation's last take or
   poll in this chat (w:<incarnation>); a grant pushed to a waiter is an offer its next poll takes up
-  (lua/includes/turn.lua: take_up_ms).
+  (lua/includes/turn.lua: offer_ms).
 
   Returns (status codes by name: lua/includes/status.lua)
     { TURN.granted, ticket, fence, prevReplica|nil, prevIncarnation|nil, alone }   granted (or an offer
@@ -188,7 +188,7 @@ if not fresh then
     end
     return { TURN.dropped }
   end
-  -- One field keeps every queued ticket of this incarnation in the chat alive (see ticket_live).
+  -- One field keeps every queued ticket of this incarnation in the chat alive (see ticket_life).
   redis.call('HSET', state, waiter_field(inc), alive)
 end
 

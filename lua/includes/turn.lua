@@ -1,16 +1,17 @@
 -- Chat turn helpers (need the time, wake and chat includes before them). The fields are named in CHAT
 -- (lua/includes/chat.lua); this file and the scripts that include it are the only writers.
 
--- A grant pushed to another replica is an offer until that replica takes it up: the offer runs
--- take_up_ms, and one its waiter does not take up (the replica died, froze or lost Redis since its
--- last poll) lapses and passes on. The waiter takes it up with a poll (take_up), or — when the push
--- is of the ticket its take queued (e) and came after a call of its was answered (g) — uses it at once
--- and takes it up with a renewal if it still holds the turn halfway through the offer; a release
--- before that (served) makes it the last holder, as a take-up would. A queued
--- ticket lives ticket_life_ms after its replica's last take or poll in this chat (w:<incarnation>: one
--- field per replica and chat, so only a replica's oldest waiting message of a chat has to poll, for
--- all of them), so the worst case — a poll just before the replica died, an offer just before its
--- tickets would have lapsed — frees the chat leaseMs after the death.
+-- A grant pushed to another replica is an offer until that replica takes it up. A queued ticket
+-- lives ticket_life_ms after its replica's last take or poll in this chat (w:<incarnation>: one field
+-- per replica and chat, so only a replica's oldest waiting message of a chat has to poll, for all of
+-- them), and an offer runs until then plus take_up_ms (offer_ms): a lease after that replica's last
+-- sign of life here, as a holder's lease runs a lease after its last renewal, and at least take_up_ms.
+-- One its waiter does not take up (the replica died, froze or lost Redis) lapses and passes on: the
+-- chat is free at most leaseMs after the waiter's death. The waiter takes it up with a poll (take_up),
+-- or — when the push is of the ticket its take queued (e) and came after a call of its was answered
+-- (g) — uses it at once, as a lease granted when that call was sent, and takes it up with a renewal
+-- if it still holds the turn when a renewal would be due; a release before that (served) makes it
+-- the last holder, as a take-up would.
 local function take_up_ms(leaseMs)
   return math.floor(leaseMs / 3)
 end
@@ -39,16 +40,23 @@ local function waiter_field(inc)
   return CHAT.waiterPrefix .. inc
 end
 
--- Is queued ticket t live: its own deadline (set when taken) or its incarnation's in this chat not
--- passed? `seen` caches the incarnations' deadlines read in this script.
-local function ticket_live(state, t, seen)
-  if t.deadline > NOW then return true end
+-- Until when (Redis ms) queued ticket t lives: its own deadline (set when taken) while that is ahead,
+-- else its incarnation's in this chat (w:); nil: dead. `seen` caches the incarnations' deadlines read
+-- in this script.
+local function ticket_life(state, t, seen)
+  if t.deadline > NOW then return t.deadline end
   local d = seen[t.inc]
   if d == nil then
     d = tonumber(redis.call('HGET', state, waiter_field(t.inc))) or 0
     seen[t.inc] = d
   end
-  return d > NOW
+  if d > NOW then return d end
+  return nil
+end
+
+-- How long (ms from now) an offer to a ticket that lives until `life` runs (see the top of this file).
+local function offer_ms(life, leaseMs)
+  return life - NOW + take_up_ms(leaseMs)
 end
 
 -- The field naming the ticket that acquisition `requestId` of incarnation `inc` took (request ids
@@ -120,17 +128,16 @@ end
 -- Make `ticket` of (rid, inc) and of the acquisition `reqId` ('' or false: unknown) the holder for
 -- leaseMs from now, with the next fence; the last holder becomes the previous one. `last` is
 -- { lastHolder, lastHolderIncarnation, fence } as read from the hash; `extra` are more field/value
--- pairs to write with the grant. `offered`: a grant pushed to another replica, which runs take_up_ms
--- and becomes the last holder only when taken up (take_up) — one that lapses served nothing.
--- Returns the fence.
-local function grant_turn(state, ticket, rid, inc, reqId, leaseMs, waited, last, extra, offered)
+-- pairs to write with the grant. `offerMs`: the length of a grant pushed to another replica (offer_ms),
+-- which becomes the last holder only when taken up (take_up) — one that lapses served nothing; nil:
+-- not offered, the lease runs leaseMs. Returns the fence.
+local function grant_turn(state, ticket, rid, inc, reqId, leaseMs, waited, last, extra, offerMs)
   local fence = fmt(next_fence(last[3]))
   local now, hasReq = fmt(NOW), reqId and reqId ~= ''
   local fields = { CHAT.holder, rid, CHAT.holderIncarnation, inc, CHAT.holderTicket, ticket, CHAT.fence, fence,
-    CHAT.expiresAt, fmt(NOW + (offered and take_up_ms(leaseMs) or leaseMs)), CHAT.grantedAt, now, CHAT.lastRenewal, now,
-    CHAT.waited, fmt(waited) }
+    CHAT.expiresAt, fmt(NOW + (offerMs or leaseMs)), CHAT.grantedAt, now, CHAT.lastRenewal, now, CHAT.waited, fmt(waited) }
   local n = #fields
-  if offered then
+  if offerMs then
     fields[n + 1], fields[n + 2] = CHAT.offered, '1'
   else
     fields[n + 1], fields[n + 2], fields[n + 3], fields[n + 4], fields[n + 5], fields[n + 6] = CHAT.lastHolder, rid,
@@ -162,7 +169,7 @@ local function take_up(state, rid, inc, leaseMs)
 end
 
 -- Grant the turn to the oldest live ticket when nobody holds a valid lease. Dead tickets (see
--- ticket_live: their replica died, froze or lost Redis) are dropped on the way, with their
+-- ticket_life: their replica died, froze or lost Redis) are dropped on the way, with their
 -- incarnation's lapsed w: field. Called with one options table:
 --   state, queue, leaseMs, wake   the chat's keys, the lease to grant, the wake channel prefix
 --   callerTicket   the caller's own ticket: granted to it, it is not woken ('' for an operator)
@@ -240,7 +247,8 @@ local function grant_next(o)
     local t, q = parse_ticket(tq[1]), tq[2]
     drop[#drop + 1] = ticket_field(head)
     drop[#drop + 1] = ticket_request_field(head)
-    if t and t.inc ~= deadInc and ticket_live(state, t, seen) then
+    local life = t and t.inc ~= deadInc and ticket_life(state, t, seen)
+    if life then
       -- A vacated holder's offer mark goes with the popped tickets' fields (an offer writes its own).
       if vacating then drop[#drop + 1] = CHAT.offered end
       settle_skipped()
@@ -248,17 +256,18 @@ local function grant_next(o)
       last = last or redis.call('HMGET', state, CHAT.lastHolder, CHAT.lastHolderIncarnation, CHAT.fence)
       local mine = t.inc == localInc
       -- The caller's own ticket, or one its release hands over in its reply: its replica is alive and
-      -- takes the turn now. Any other is offered (see take_up_ms) and its replica woken.
+      -- takes the turn now. Any other is offered (see the top of this file) and its replica woken.
       local offered = head ~= callerTicket and not mine
-      local fence = grant_turn(state, head, t.rid, t.inc, q, leaseMs, NOW - t.enq, last, offered and o.lastHolder or nil, offered)
+      local offerMs = offered and offer_ms(life, leaseMs) or nil
+      local fence = grant_turn(state, head, t.rid, t.inc, q, leaseMs, NOW - t.enq, last, offered and o.lastHolder or nil, offerMs)
       if offered then
         -- The grant travels in the wake-up with the offer's length (a client that takes a pushed
         -- grant without polling holds it no longer than Redis keeps it).
-        publish_wake(wake .. t.inc, cjson.encode({ t = head, q = q or '', f = fence, l = take_up_ms(leaseMs), k = state,
+        publish_wake(wake .. t.inc, cjson.encode({ t = head, q = q or '', f = fence, l = offerMs, k = state,
           p = last[1] or '', pi = last[2] or '', g = fmt(NOW_US), e = fmt(t.enq) }))
       end
       return { ticket = head, fence = fence, ph = last[1], phi = last[2], q = q, mine = mine, offered = offered,
-        left = offered and take_up_ms(leaseMs) or leaseMs }
+        left = offerMs or leaseMs }
     end
     if t and t.inc ~= deadInc then drop[#drop + 1] = waiter_field(t.inc) end
     if t then

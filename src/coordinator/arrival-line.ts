@@ -5,7 +5,7 @@ import { ServerClock } from './pushed-offer.js'
 /**
  * How often a chat's keeper polls while pushes work: a sixth of the lease. So a grant offered to it
  * whose push was lost (a subscriber moving to another node, a cluster bus that dropped it) is still
- * taken up — an offer runs a third of the lease (lua/includes/turn.lua take_up_ms) — and our queued
+ * taken up — an offer runs at least a third of the lease (lua/includes/turn.lua offer_ms) — and our queued
  * tickets there never reach the end of their life (two thirds: ticket_life_ms).
  */
 export function keeperPollMs(leaseMs: number): number {

@@ -1,8 +1,9 @@
 /**
  * Chat turns, an offer pushed to us by another replica's release, used at once without the poll that
- * takes it up (docs/turns.md, step 4a). Redis runs an offer `grant.leaseMs` (a third of the granter's
- * lease) from the moment it made it; we can use it without asking only when we know a moment of our
- * own clock that came before that grant, and that the grant is of the ticket we hold now.
+ * takes it up (docs/turns.md, step 4a). Redis runs an offer `grant.leaseMs` from the moment it made it
+ * (until our ticket would have lapsed, plus a third of the granter's lease: a lease after our last take
+ * or poll in the chat); we can use it without asking only when we know a moment of our own clock that
+ * came before that grant, and that the grant is of the ticket we hold now.
  */
 import { monotonicNow } from '../clock.js'
 import type { PushedGrant } from '../wire/types.js'
@@ -26,11 +27,11 @@ export class ServerClock {
     this.pairs.push({ sentAt, answeredAt, generation })
   }
 
-  /** The latest send time of a call answered before `redisTimeUs` at `generation` (null: none known). */
-  sentBefore(redisTimeUs: number, generation: number): number | null {
-    let best: number | null = null
+  /** The latest sent call answered before `redisTimeUs` at `generation`: when it was sent, and Redis's clock (µs) when it ran (null: none known). */
+  callBefore(redisTimeUs: number, generation: number): { sentAt: number; answeredAt: number } | null {
+    let best: { sentAt: number; answeredAt: number } | null = null
     for (const p of this.pairs)
-      if (p.generation === generation && p.answeredAt < redisTimeUs && (best === null || p.sentAt > best)) best = p.sentAt
+      if (p.generation === generation && p.answeredAt < redisTimeUs && (best === null || p.sentAt > best.sentAt)) best = p
     return best
   }
 }
@@ -87,24 +88,28 @@ export function offerContext(q: OfferHost, key: string, requestId: string, taken
  * moment our take queued it (so not a grant kept from before the chat's state was lost and the ticket
  * taken again), and that ticket was seen on the server we know now, which we knew when the push came
  * too — and when a call of ours in the chat was answered before it on that server's clock
- * (ServerClock). The offer then runs at least until that call was sent + its length. We hold it until
- * then less `renewMarginMs`, no longer than a third of our own lease (so the renewal that takes it up
- * never leaves our deadline past what Redis then grants), and take it up halfway through that (at
- * once if that is past): a renewal Redis does not answer at once has the rest to go through. With
- * less than a quarter of it left, it is not used. Null: ask Redis (the take-up poll) — a push from an
- * older script, one we cannot place, after an operator's revocation on the chat, or with too little
- * of it left.
+ * (ServerClock). Redis ran that call after we sent it, and runs the offer until its grant time plus
+ * its length: we hold it from when that call was sent for as long as Redis then had left of it, no
+ * longer than our own lease, less `renewMarginMs` (a lease granted when that call was sent), and take
+ * it up with a renewal when two thirds of our lease are left (at once if less is), as a lease the
+ * renewer renews: a pause of half a lease after it is used loses it no more than it loses any lease.
+ * With less than a quarter of it left, it is not used. Null: ask Redis (the take-up poll) — a push
+ * from an older script, one we cannot place, after an operator's revocation on the chat, or with too
+ * little of it left.
  */
 export function offerUse(grant: PushedGrant, o: OfferContext): OfferUse | null {
   const { grantedAt, enqueuedAt, receivedAt = -Infinity } = grant
   if (grantedAt === undefined || grant.requestId !== o.requestId || o.takenAt === null || enqueuedAt !== o.takenAt) return null
   if (!o.seenHere || grant.receivedIn !== o.generation) return null
-  const since = o.clock?.sentBefore(grantedAt, o.generation) ?? null
-  if (since === null || receivedAt <= since || o.revokedSince(since)) return null
-  const usable = Math.min(grant.leaseMs, Math.floor(o.leaseMs / 3)) - o.renewMarginMs
+  const call = o.clock?.callBefore(grantedAt, o.generation) ?? null
+  if (call === null || receivedAt <= call.sentAt || o.revokedSince(call.sentAt)) return null
+  const since = call.sentAt
+  const left = Math.floor((grantedAt - call.answeredAt) / 1000) + grant.leaseMs // Redis's ms from that call to the lapse
+  const usable = Math.min(left, o.leaseMs) - o.renewMarginMs
   const now = monotonicNow()
   if (usable <= 0 || since + (usable * 3) / 4 <= now) return null
-  return { since, deadline: since + usable, takeUpAt: Math.max(since + Math.floor(usable / 2), now) }
+  const deadline = since + usable
+  return { since, deadline, takeUpAt: Math.max(deadline - Math.floor((2 * o.leaseMs) / 3), now) }
 }
 
 /**

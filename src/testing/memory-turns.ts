@@ -36,7 +36,7 @@ interface ChatRecord extends LeaseRecord {
 }
 
 /**
- * How long a grant pushed to a waiter stays offered before it lapses (lua/includes/turn.lua: take_up_ms).
+ * How long a grant pushed to a waiter stays offered after its ticket would have lapsed (lua/includes/turn.lua: take_up_ms).
  * A third of the lease as the renewal interval is (renewIntervalMs), but not that function on purpose:
  * it is what the Lua scripts compute (no 10 ms floor), and a change to how often replicas renew must
  * not move the offer window the hub shares with Redis.
@@ -162,25 +162,27 @@ export class MemoryTurns {
     }
     for (const [ticket, t] of c.queue) {
       c.queue.delete(ticket)
-      // As on Redis (ticket_live): its own deadline, or its incarnation's in this chat (grantable).
-      const deadlineMs = Math.max(t.deadline, c.waiters.get(t.incarnation) ?? 0)
+      // As on Redis (ticket_life): its own deadline while that is ahead, else its incarnation's in this chat.
+      const deadlineMs = t.deadline > now ? t.deadline : (c.waiters.get(t.incarnation) ?? 0)
       if (grantable({ incarnation: t.incarnation, deadlineMs }, now, deadIncarnation)) {
-        // As on Redis: a grant to another replica's waiter is an offer its next poll takes up; one
-        // that lapses served nothing (the last holder stays who it was).
+        // As on Redis: a grant to another replica's waiter is an offer its next poll takes up, running
+        // until the ticket would have lapsed plus takeUpMs (offer_ms); one that lapses served nothing
+        // (the last holder stays who it was).
         const offered = ticket !== callerTicket && t.incarnation !== localIncarnation
+        const offerMs = deadlineMs - now + takeUpMs(leaseMs)
         c.previous = c.last
         c.fence = this.core.nextFence()
         c.holder = {
           replicaId: t.replicaId,
           incarnation: t.incarnation,
           ticket,
-          exp: now + (offered ? takeUpMs(leaseMs) : leaseMs),
+          exp: now + (offered ? offerMs : leaseMs),
           grantedAt: now,
           requestId: t.requestId,
           offered,
         }
         if (offered) {
-          const grant = { ...this.grantOf(c, takeUpMs(leaseMs)), grantedAt: this.stamp() * 1000, enqueuedAt: t.takenStamp }
+          const grant = { ...this.grantOf(c, offerMs), grantedAt: this.stamp() * 1000, enqueuedAt: t.takenStamp }
           this.core.wake(t.incarnation, 'chat', key, ticket, grant)
         } else c.last = { replicaId: t.replicaId, incarnation: t.incarnation }
         return ticket

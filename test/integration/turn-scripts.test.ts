@@ -43,10 +43,12 @@ describe('turn scripts', () => {
     expect(await client.hexists(k.state, 'rq:i1:1')).toBe(0)
     expect(await client.hget(k.state, 'ht')).toBe('2') // the retried ticket was granted first
     expect(await client.hget(k.state, 'of')).toBe('1') // an offer to i2
-    // The queued reply behind an offer says the offer's length (a third of the lease).
+    // The queued reply behind an offer says how long the offer runs: a lease after i2's last poll here
+    // (its tickets' life, two thirds of the lease, plus a third), more than the third it runs at least.
     const behind = await acquire('i3', null, '1')
     expect(behind).toMatchObject({ status: 'queued', ticket: 4 })
-    expect((behind as { holderLeftMs: number }).holderLeftMs).toBeLessThanOrEqual(Math.floor(5000 / 3))
+    expect((behind as { holderLeftMs: number }).holderLeftMs).toBeLessThanOrEqual(5000)
+    expect((behind as { holderLeftMs: number }).holderLeftMs).toBeGreaterThan(Math.floor(5000 / 3))
     // i2's take-up poll: taken ('of' 0), and its other ticket (3) lives on through w:i2.
     expect(await acquire('i2', 2, '1')).toMatchObject({ status: 'granted', ticket: 2 })
     expect(await client.hget(k.state, 'of')).toBe('0')
@@ -92,6 +94,32 @@ describe('turn scripts', () => {
     expect(Number(await client.hget(k.state, 'sk'))).toBe(skippedBefore + 1)
     expect(await client.hexists(k.state, 'w:ic')).toBe(0)
     expect(await client.hexists(k.state, 'h')).toBe(0)
+  })
+
+  it("an offer runs until its ticket would have lapsed (its own deadline, else its replica's w: field) plus a third of the lease", async () => {
+    const { k, chat, scripts, common } = turnChat('chat:offer-length')
+    const third = Math.floor(common.leaseMs / 3)
+    const acquire = (replicaId: string, incarnation: string, ticket: number | null, requestId: string) =>
+      scripts.call(TURN_ACQUIRE, chat, { replicaId, incarnation, ticket, requestId, ...common })
+    const release = (incarnation: string, ticket: number, requestId: string) =>
+      scripts.call(TURN_RELEASE, chat, { incarnation, ticket, requestId, ...common })
+    const field = async (f: string) => Number(await client.hget(k.state, f))
+    expect(await acquire('a', 'ia', null, '1')).toMatchObject({ status: 'granted', ticket: 1 })
+    expect(await acquire('b', 'ib', null, '1')).toMatchObject({ status: 'queued', ticket: 2 })
+    expect(await acquire('c', 'ic', null, '1')).toMatchObject({ status: 'queued', ticket: 3 })
+    // Ticket 2's own deadline is ahead: the offer runs until then plus a third (a lease after b's take).
+    const own = Number((await client.hget(k.state, 't:2'))!.split('|')[0])
+    await release('ia', 1, '1')
+    expect(await client.hmget(k.state, 'h', 'of')).toEqual(['b', '1'])
+    expect(await field('exp')).toBe(own + third)
+    expect(await field('exp')).toBeLessThanOrEqual((await field('g')) + common.leaseMs)
+    // b's offer lapses untaken; ticket 3's own deadline has passed but c polled since (w:ic): that decides.
+    const [sec] = await client.time()
+    const w = Number(sec) * 1000 + 2500
+    await client.hset(k.state, 'exp', '1', 't:3', `1|${own}|ic|c`, 'w:ic', String(w))
+    expect(await acquire('d', 'id', null, '1')).toMatchObject({ status: 'queued', ticket: 4 }) // finds b's offer lapsed
+    expect(await client.hmget(k.state, 'h', 'of')).toEqual(['c', '1'])
+    expect(await field('exp')).toBe(w + third)
   })
 
   it('a turn granted at once keeps no request-id field: a take or a withdrawal sent again finds it by the holder', async () => {

@@ -1,7 +1,7 @@
 /**
  * When a pushed offer is used without the poll that takes it up (docs/turns.md, step 4a): only when it
  * is a grant of the ticket our take queued, seen on the server we know, and made after a call of ours
- * was answered on that server's clock; and for no longer than Redis runs it or a third of our own lease.
+ * was answered on that server's clock; and for no longer than Redis runs it from that call or our own lease.
  */
 import { describe, expect, it } from 'vitest'
 import { monotonicNow } from '../../src/clock.js'
@@ -41,16 +41,28 @@ function setup(ago = 0) {
 }
 
 describe('offerUse', () => {
-  it('uses an offer of our ticket from the latest call answered before it: its length less the margin, taken up halfway', () => {
+  it('uses an offer of our ticket from the latest call answered before it, for what Redis had left of it then, less the margin', () => {
     const { sentAt, ctx, grant } = setup()
-    expect(offerUse(grant(), ctx())).toEqual({ since: sentAt, deadline: sentAt + 900, takeUpAt: sentAt + 450 })
+    // Granted 10 ms after that call ran, for 2,990 ms: 3,000 ms from the call; taken up when two thirds of our lease are left.
+    const use = offerUse(grant({ grantedAt: 5_010_000, leaseMs: 2990 }), ctx())
+    expect(use).toMatchObject({ since: sentAt, deadline: sentAt + 2900 })
+    expect(use!.takeUpAt - sentAt).toBeCloseTo(900, 6)
     // Granted between the two calls of this server: bounded by the older one.
-    expect(offerUse(grant({ grantedAt: 4_995_000 }), ctx())).toMatchObject({ since: sentAt - 50 })
+    expect(offerUse(grant({ grantedAt: 4_995_000 }), ctx())).toMatchObject({ since: sentAt - 50, deadline: sentAt - 50 + 900 + 5 })
   })
 
-  it('holds an offer longer than a third of its own lease (an operator granted it) for a third of its own lease only', () => {
+  it('takes a short offer up at once: less than two thirds of our lease left', () => {
     const { sentAt, ctx, grant } = setup()
-    expect(offerUse(grant({ leaseMs: 5000 }), ctx())).toMatchObject({ deadline: sentAt + 900 })
+    const use = offerUse(grant(), ctx()) // a third of a lease (an older script's offer)
+    expect(use).toMatchObject({ since: sentAt, deadline: sentAt + 900 })
+    expect(use!.takeUpAt).toBeLessThanOrEqual(monotonicNow())
+  })
+
+  it('holds an offer longer than its own lease (an operator granted it) for its own lease only', () => {
+    const { sentAt, ctx, grant } = setup()
+    const use = offerUse(grant({ leaseMs: 5000 }), ctx())
+    expect(use).toMatchObject({ deadline: sentAt + 2900 })
+    expect(use!.takeUpAt - sentAt).toBeCloseTo(900, 6)
   })
 
   it('asks Redis instead for a push of another take, one it cannot place after a call of its, from another server, or too late', () => {
@@ -73,7 +85,7 @@ describe('offerUse', () => {
     expect(refused.filter(([, use]) => use !== null).map(([why]) => why)).toEqual([])
   })
 
-  it('is too late to use once three quarters of it have passed since the bounding call; past half, it is taken up at once', () => {
+  it('is too late to use once three quarters of it have passed since the bounding call; before that, a short one is taken up at once', () => {
     const old = setup(700)
     expect(offerUse(old.grant(), old.ctx())).toBeNull()
     const late = setup(600) // past half of the 900 usable, not past three quarters
