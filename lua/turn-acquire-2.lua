@@ -188,7 +188,7 @@ if not fresh then
     end
     return { TURN.dropped }
   end
-  -- One field keeps every queued ticket of this incarnation in the chat alive (see ticket_life).
+  -- One field keeps every queued ticket of this incarnation in the chat alive (see ticket_live).
   redis.call('HSET', state, waiter_field(inc), alive)
 end
 

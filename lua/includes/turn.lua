@@ -40,23 +40,27 @@ local function waiter_field(inc)
   return CHAT.waiterPrefix .. inc
 end
 
--- Until when (Redis ms) queued ticket t lives: its own deadline (set when taken) while that is ahead,
--- else its incarnation's in this chat (w:); nil: dead. `seen` caches the incarnations' deadlines read
--- in this script.
-local function ticket_life(state, t, seen)
-  if t.deadline > NOW then return t.deadline end
-  local d = seen[t.inc]
+-- The deadline of incarnation `inc`'s queued tickets in this chat (w:, 0: none), cached in `seen`.
+local function waiter_deadline(state, inc, seen)
+  local d = seen[inc]
   if d == nil then
-    d = tonumber(redis.call('HGET', state, waiter_field(t.inc))) or 0
-    seen[t.inc] = d
+    d = tonumber(redis.call('HGET', state, waiter_field(inc))) or 0
+    seen[inc] = d
   end
-  if d > NOW then return d end
-  return nil
+  return d
 end
 
--- How long (ms from now) an offer to a ticket that lives until `life` runs (see the top of this file).
-local function offer_ms(life, leaseMs)
-  return life - NOW + take_up_ms(leaseMs)
+-- Is queued ticket t live: its own deadline (set when taken) or its incarnation's in this chat not
+-- passed? `seen` caches the incarnations' deadlines read in this script.
+local function ticket_live(state, t, seen)
+  return t.deadline > NOW or waiter_deadline(state, t.inc, seen) > NOW
+end
+
+-- How long (ms from now) an offer to live ticket t runs: until the later of its own deadline and its
+-- incarnation's (the replica's last take or poll here, plus ticket_life_ms), plus take_up_ms (see the
+-- top of this file).
+local function offer_ms(state, t, seen, leaseMs)
+  return math.max(t.deadline, waiter_deadline(state, t.inc, seen)) - NOW + take_up_ms(leaseMs)
 end
 
 -- The field naming the ticket that acquisition `requestId` of incarnation `inc` took (request ids
@@ -169,7 +173,7 @@ local function take_up(state, rid, inc, leaseMs)
 end
 
 -- Grant the turn to the oldest live ticket when nobody holds a valid lease. Dead tickets (see
--- ticket_life: their replica died, froze or lost Redis) are dropped on the way, with their
+-- ticket_live: their replica died, froze or lost Redis) are dropped on the way, with their
 -- incarnation's lapsed w: field. Called with one options table:
 --   state, queue, leaseMs, wake   the chat's keys, the lease to grant, the wake channel prefix
 --   callerTicket   the caller's own ticket: granted to it, it is not woken ('' for an operator)
@@ -247,8 +251,7 @@ local function grant_next(o)
     local t, q = parse_ticket(tq[1]), tq[2]
     drop[#drop + 1] = ticket_field(head)
     drop[#drop + 1] = ticket_request_field(head)
-    local life = t and t.inc ~= deadInc and ticket_life(state, t, seen)
-    if life then
+    if t and t.inc ~= deadInc and ticket_live(state, t, seen) then
       -- A vacated holder's offer mark goes with the popped tickets' fields (an offer writes its own).
       if vacating then drop[#drop + 1] = CHAT.offered end
       settle_skipped()
@@ -258,7 +261,7 @@ local function grant_next(o)
       -- The caller's own ticket, or one its release hands over in its reply: its replica is alive and
       -- takes the turn now. Any other is offered (see the top of this file) and its replica woken.
       local offered = head ~= callerTicket and not mine
-      local offerMs = offered and offer_ms(life, leaseMs) or nil
+      local offerMs = offered and offer_ms(state, t, seen, leaseMs) or nil
       local fence = grant_turn(state, head, t.rid, t.inc, q, leaseMs, NOW - t.enq, last, offered and o.lastHolder or nil, offerMs)
       if offered then
         -- The grant travels in the wake-up with the offer's length (a client that takes a pushed

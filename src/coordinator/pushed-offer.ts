@@ -91,8 +91,8 @@ export function offerContext(q: OfferHost, key: string, requestId: string, taken
  * (ServerClock). Redis ran that call after we sent it, and runs the offer until its grant time plus
  * its length: we hold it from when that call was sent for as long as Redis then had left of it, no
  * longer than our own lease, less `renewMarginMs` (a lease granted when that call was sent), and take
- * it up with a renewal when two thirds of our lease are left (at once if less is), as a lease the
- * renewer renews: a pause of half a lease after it is used loses it no more than it loses any lease.
+ * it up with a renewal when that lease would be renewed (two thirds of our lease less the margin left;
+ * at once if less is): a pause of half a lease after it is used loses it no more than any lease.
  * With less than a quarter of it left, it is not used. Null: ask Redis (the take-up poll) — a push
  * from an older script, one we cannot place, after an operator's revocation on the chat, or with too
  * little of it left.
@@ -109,7 +109,8 @@ export function offerUse(grant: PushedGrant, o: OfferContext): OfferUse | null {
   const now = monotonicNow()
   if (usable <= 0 || since + (usable * 3) / 4 <= now) return null
   const deadline = since + usable
-  return { since, deadline, takeUpAt: Math.max(deadline - Math.floor((2 * o.leaseMs) / 3), now) }
+  // A lease granted at `since` is renewed a third of a lease later, with two thirds less the margin left.
+  return { since, deadline, takeUpAt: Math.max(deadline - (Math.floor((2 * o.leaseMs) / 3) - o.renewMarginMs), now) }
 }
 
 /**

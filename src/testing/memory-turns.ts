@@ -162,12 +162,12 @@ export class MemoryTurns {
     }
     for (const [ticket, t] of c.queue) {
       c.queue.delete(ticket)
-      // As on Redis (ticket_life): its own deadline while that is ahead, else its incarnation's in this chat.
-      const deadlineMs = t.deadline > now ? t.deadline : (c.waiters.get(t.incarnation) ?? 0)
+      // As on Redis (ticket_live): its own deadline, or its incarnation's in this chat (grantable).
+      const deadlineMs = Math.max(t.deadline, c.waiters.get(t.incarnation) ?? 0)
       if (grantable({ incarnation: t.incarnation, deadlineMs }, now, deadIncarnation)) {
         // As on Redis: a grant to another replica's waiter is an offer its next poll takes up, running
-        // until the ticket would have lapsed plus takeUpMs (offer_ms); one that lapses served nothing
-        // (the last holder stays who it was).
+        // until the later of those two deadlines plus takeUpMs (offer_ms); one that lapses served
+        // nothing (the last holder stays who it was).
         const offered = ticket !== callerTicket && t.incarnation !== localIncarnation
         const offerMs = deadlineMs - now + takeUpMs(leaseMs)
         c.previous = c.last

@@ -96,7 +96,7 @@ describe('turn scripts', () => {
     expect(await client.hexists(k.state, 'h')).toBe(0)
   })
 
-  it("an offer runs until its ticket would have lapsed (its own deadline, else its replica's w: field) plus a third of the lease", async () => {
+  it("an offer runs until the later of its ticket's own deadline and its replica's w: field, plus a third of the lease", async () => {
     const { k, chat, scripts, common } = turnChat('chat:offer-length')
     const third = Math.floor(common.leaseMs / 3)
     const acquire = (replicaId: string, incarnation: string, ticket: number | null, requestId: string) =>
@@ -104,19 +104,20 @@ describe('turn scripts', () => {
     const release = (incarnation: string, ticket: number, requestId: string) =>
       scripts.call(TURN_RELEASE, chat, { incarnation, ticket, requestId, ...common })
     const field = async (f: string) => Number(await client.hget(k.state, f))
+    const own = async (t: number) => Number((await client.hget(k.state, `t:${t}`))!.split('|')[0])
     expect(await acquire('a', 'ia', null, '1')).toMatchObject({ status: 'granted', ticket: 1 })
     expect(await acquire('b', 'ib', null, '1')).toMatchObject({ status: 'queued', ticket: 2 })
     expect(await acquire('c', 'ic', null, '1')).toMatchObject({ status: 'queued', ticket: 3 })
-    // Ticket 2's own deadline is ahead: the offer runs until then plus a third (a lease after b's take).
-    const own = Number((await client.hget(k.state, 't:2'))!.split('|')[0])
+    // b's take set both deadlines alike: the offer runs a lease after it, at most a lease from the grant.
+    const own2 = await own(2)
+    expect(await field('w:ib')).toBe(own2)
     await release('ia', 1, '1')
     expect(await client.hmget(k.state, 'h', 'of')).toEqual(['b', '1'])
-    expect(await field('exp')).toBe(own + third)
+    expect(await field('exp')).toBe(own2 + third)
     expect(await field('exp')).toBeLessThanOrEqual((await field('g')) + common.leaseMs)
-    // b's offer lapses untaken; ticket 3's own deadline has passed but c polled since (w:ic): that decides.
-    const [sec] = await client.time()
-    const w = Number(sec) * 1000 + 2500
-    await client.hset(k.state, 'exp', '1', 't:3', `1|${own}|ic|c`, 'w:ic', String(w))
+    // b's offer lapses untaken. c polled since its take (w:ic later than ticket 3's own deadline): that decides.
+    const w = (await own(3)) + 700
+    await client.hset(k.state, 'exp', '1', 'w:ic', String(w))
     expect(await acquire('d', 'id', null, '1')).toMatchObject({ status: 'queued', ticket: 4 }) // finds b's offer lapsed
     expect(await client.hmget(k.state, 'h', 'of')).toEqual(['c', '1'])
     expect(await field('exp')).toBe(w + third)

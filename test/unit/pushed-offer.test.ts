@@ -43,15 +43,15 @@ function setup(ago = 0) {
 describe('offerUse', () => {
   it('uses an offer of our ticket from the latest call answered before it, for what Redis had left of it then, less the margin', () => {
     const { sentAt, ctx, grant } = setup()
-    // Granted 10 ms after that call ran, for 2,990 ms: 3,000 ms from the call; taken up when two thirds of our lease are left.
+    // Granted 10 ms after that call ran, for 2,990 ms: 3,000 ms from the call; taken up when a lease granted then would be renewed.
     const use = offerUse(grant({ grantedAt: 5_010_000, leaseMs: 2990 }), ctx())
     expect(use).toMatchObject({ since: sentAt, deadline: sentAt + 2900 })
-    expect(use!.takeUpAt - sentAt).toBeCloseTo(900, 6)
+    expect(use!.takeUpAt - sentAt).toBeCloseTo(1000, 6)
     // Granted between the two calls of this server: bounded by the older one.
     expect(offerUse(grant({ grantedAt: 4_995_000 }), ctx())).toMatchObject({ since: sentAt - 50, deadline: sentAt - 50 + 900 + 5 })
   })
 
-  it('takes a short offer up at once: less than two thirds of our lease left', () => {
+  it('takes a short offer up at once: less than two thirds of our lease (less the margin) left', () => {
     const { sentAt, ctx, grant } = setup()
     const use = offerUse(grant(), ctx()) // a third of a lease (an older script's offer)
     expect(use).toMatchObject({ since: sentAt, deadline: sentAt + 900 })
@@ -62,7 +62,7 @@ describe('offerUse', () => {
     const { sentAt, ctx, grant } = setup()
     const use = offerUse(grant({ leaseMs: 5000 }), ctx())
     expect(use).toMatchObject({ deadline: sentAt + 2900 })
-    expect(use!.takeUpAt - sentAt).toBeCloseTo(900, 6)
+    expect(use!.takeUpAt - sentAt).toBeCloseTo(1000, 6)
   })
 
   it('asks Redis instead for a push of another take, one it cannot place after a call of its, from another server, or too late', () => {
