@@ -6,6 +6,8 @@
  * came before that grant, and that the grant is of the ticket we hold now.
  */
 import { monotonicNow } from '../clock.js'
+import { renewIntervalMs } from '../defaults.js'
+import { isLate } from '../state/health.js'
 import type { PushedGrant } from '../wire/types.js'
 import type { HeldLease } from './lease-table.js'
 
@@ -93,9 +95,9 @@ export function offerContext(q: OfferHost, key: string, requestId: string, taken
  * longer than our own lease, less `renewMarginMs` (a lease granted when that call was sent), and take
  * it up with a renewal when that lease would be renewed (two thirds of our lease less the margin left;
  * at once if less is): a pause of half a lease after it is used loses it no more than any lease.
- * With less than a quarter of it left, it is not used. Null: ask Redis (the take-up poll) — a push
- * from an older script, one we cannot place, after an operator's revocation on the chat, or with too
- * little of it left.
+ * With less than a quarter of it left, or with that call older than a late renewal (the lease would
+ * not read held: LeaseTable.isHeld), it is not used. Null: ask Redis (the take-up poll) — a push from
+ * an older script, one we cannot place, after an operator's revocation on the chat, or too late.
  */
 export function offerUse(grant: PushedGrant, o: OfferContext): OfferUse | null {
   const { grantedAt, enqueuedAt, receivedAt = -Infinity } = grant
@@ -107,7 +109,7 @@ export function offerUse(grant: PushedGrant, o: OfferContext): OfferUse | null {
   const left = Math.floor((grantedAt - call.answeredAt) / 1000) + grant.leaseMs // Redis's ms from that call to the lapse
   const usable = Math.min(left, o.leaseMs) - o.renewMarginMs
   const now = monotonicNow()
-  if (usable <= 0 || since + (usable * 3) / 4 <= now) return null
+  if (usable <= 0 || since + (usable * 3) / 4 <= now || isLate(now - since, renewIntervalMs(o.leaseMs))) return null
   const deadline = since + usable
   // A lease granted at `since` is renewed a third of a lease later, with two thirds less the margin left.
   return { since, deadline, takeUpAt: Math.max(deadline - (Math.floor((2 * o.leaseMs) / 3) - o.renewMarginMs), now) }

@@ -93,4 +93,11 @@ describe('offerUse', () => {
     expect(use).toMatchObject({ since: late.sentAt, deadline: late.sentAt + 900 })
     expect(use!.takeUpAt).toBeGreaterThanOrEqual(late.sentAt + 600)
   })
+
+  it('is too late to use once the bounding call is older than a late renewal (the turn would not read held)', () => {
+    const { ctx, grant } = setup(1600) // a lease of 3,000: late past half a lease (1,500)
+    expect(offerUse(grant({ grantedAt: 5_010_000, leaseMs: 2990 }), ctx())).toBeNull() // 2,900 usable: not three quarters gone
+    const fresh = setup(1400)
+    expect(offerUse(fresh.grant({ grantedAt: 5_010_000, leaseMs: 2990 }), fresh.ctx())).toMatchObject({ deadline: fresh.sentAt + 2900 })
+  })
 })
