@@ -1,8 +1,9 @@
 /**
  * A turn another replica's release offers to a waiter is used at once, without the poll that takes
  * the offer up: a short turn costs its take and its release only, read in the chat's hash (the offer
- * mark stays '1' while it is held untaken); a turn held past the offer's length is taken up by a
- * renewal before it would lapse (the mark goes to '0', the lease runs a full leaseMs); and either
+ * mark stays '1' while it is held untaken); a turn held longer is taken up by a renewal when a lease
+ * granted at its bounding call would be renewed (the mark goes to '0', the lease runs a full leaseMs),
+ * and survives a freeze of half a lease as any lease does; and either
  * way its release makes it the chat's last holder. A push of another take of the same ticket (one kept
  * from before a failover or a flush lost that grant) is not used: the waiter asks Redis, which says
  * the turn is still someone else's.
@@ -64,12 +65,32 @@ describe('an offered turn, used without its take-up', () => {
     await next.release()
   })
 
-  it('a turn held past the offer (a third of the lease) is taken up by a renewal in time: still held, nobody else granted', async () => {
+  it('a turn used at once survives a freeze of half a lease right after its grant, as any lease does', async () => {
+    const { a, b, c, state, queue } = await setup()
+    const { first, waiting } = await queueBehind(a, b, 'chat:frozen', queue)
+    await first.release()
+    const turn = await waiting
+    expect(await client.hget(state('chat:frozen'), 'of')).toBe('1') // used at once, not taken up yet
+    // The whole process freezes for half the lease (750 ms of 1,500): no timer runs, no reply is read.
+    const thawAt = performance.now() + 750
+    while (performance.now() < thawAt) {
+      // frozen
+    }
+    // Its timers then run late: the watchdog finds the lease still within its deadline, and the
+    // take-up renewal goes (it was due a third of a lease after the take that bounds the offer).
+    await until(async () => expect(turn.held).toBe(true), 1000, 'the take-up renewal confirmed the turn')
+    expect(turn.signal.aborted).toBe(false)
+    expect(await client.hmget(state('chat:frozen'), 'h', 'of')).toEqual(['b', '0'])
+    await expect(c.acquireTurn('chat:frozen', { waitMs: 300 })).rejects.toMatchObject({ reason: 'timeout' })
+    await turn.release()
+  })
+
+  it('a turn held past a third of the lease is taken up by a renewal when one was due: still held, nobody else granted', async () => {
     const { a, b, c, state, queue } = await setup()
     const { first, waiting } = await queueBehind(a, b, 'chat:long', queue)
     await first.release()
     const turn = await waiting
-    await sleep(900) // the offer ran 500 ms
+    await sleep(900) // a renewal was due a third of the lease (500 ms) after the take that bounds the offer
     expect(turn.held).toBe(true)
     expect(await client.hmget(state('chat:long'), 'h', 'of', 'lh')).toEqual(['b', '0', 'b'])
     await expect(c.acquireTurn('chat:long', { waitMs: 300 })).rejects.toMatchObject({ reason: 'timeout' })
