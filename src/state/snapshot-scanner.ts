@@ -9,21 +9,29 @@
 import { getHeapStatistics } from 'node:v8'
 import { JSON_MAX_DEPTH, JSON_MAX_RECORD_BYTES, parseBoundedJson } from '../wire/json.js'
 import type { HashRecord } from './records.js'
+import { PackedHashRecords } from './packed-records.js'
 
 const MiB = 1024 * 1024
 /** Largest snapshot this release reads, decompressed (bytes), however large the heap. */
 export const SNAPSHOT_MAX_BYTES = 2048 * MiB
 /**
- * Heap bytes a snapshot's decompressed JSON byte may need: its parsed records (about 1.5) and the
- * reading command's own work. A listing of every chat of a million-chat snapshot (500 MiB) ran to
- * its end within a 1.3 GB heap.
+ * Heap bytes a snapshot's decompressed JSON byte may need: its records held packed (./packed-records.ts:
+ * about 0.3 of arena outside the heap, 0.5 of keys and index in it) and the reading command's own work.
+ * A listing of every chat of a million-chat snapshot (500 MiB) ran to its end within a 500 MB heap.
  */
-const HEAP_PER_JSON_BYTE = 2.5
+const HEAP_PER_JSON_BYTE = 1
+/**
+ * The part of a document outside its records and key names (its head, the replica index, the event
+ * stream's tail, the masters' probes) is kept as text and parsed whole, at some four heap bytes a
+ * byte: each of its bytes counts this many against the limit. A capture writes a few MiB of it.
+ */
+const REST_WEIGHT = 4
 
 /**
  * Largest snapshot this process reads, decompressed (bytes): SNAPSHOT_MAX_BYTES, or less when the
- * heap is smaller (`NODE_OPTIONS=--max-old-space-size=<MB>` raises it). About 1.6 GiB with the
- * 4 GiB heap Node gives a machine of 16 GiB or more; a million chats are about 500 MiB.
+ * heap is smaller (`NODE_OPTIONS=--max-old-space-size=<MB>` raises it). The 2 GiB with the 4 GiB
+ * heap Node gives a machine of 16 GiB or more, and about 1 GiB with a 1 GiB heap; a million chats
+ * are about 500 MiB.
  */
 export function snapshotReadLimit(): number {
   const heap = getHeapStatistics().heap_size_limit
@@ -82,24 +90,17 @@ const enum At {
 /** An object or array the document scan is inside: the member it is at (objects) or its index (arrays). */
 type Frame = { obj: boolean; key: string | null; expectKey: boolean; index: number }
 
-/**
- * Field values up to this long are looked up among those read before, so that one held by many
- * records (a replica id or an incarnation in every chat it holds) is one string in memory; at most
- * SHARED_MAX_VALUES distinct ones are kept for it.
- */
-const SHARED_MAX_LENGTH = 64
-const SHARED_MAX_VALUES = 100_000
-
 const invalid = () => new Error('not a snapshot: the JSON is not valid JSON')
 const tooLarge = () => new Error(`not a snapshot: a record is larger than ${JSON_MAX_RECORD_BYTES} bytes`)
 const tooDeep = () => new Error(`not a snapshot: the JSON is nested deeper than ${JSON_MAX_DEPTH} levels`)
 
 /**
  * One snapshot document, fed piece by piece (push) as it is read and decompressed, then checked
- * whole (end). Memory: the parsed records and key names, one record's bytes, and the rest of the
+ * whole (end). Memory: the records packed, the key names, one record's bytes, and the rest of the
  * document's text.
  */
 export class SnapshotScanner {
+  /** Bytes read, and REST_WEIGHT - 1 more for each one kept as the rest's text: what the limit bounds. */
   private bytes = 0
   private mode = Mode.Document
   private at = At.BeforeKey
@@ -119,7 +120,7 @@ export class SnapshotScanner {
   private capturingKey = false
   private member = ''
   private names: string[] = []
-  private readonly hashes: Record<string, unknown> = Object.create(null) as Record<string, unknown>
+  private readonly hashes = new PackedHashRecords()
   private readonly nodeKeys = new Map<number, string[]>()
   private sawHashes = false
 
@@ -193,7 +194,10 @@ export class SnapshotScanner {
   }
 
   private keepRest(b: Buffer, from: number, to: number): void {
-    if (to > from) this.rest.push(Buffer.from(b.subarray(from, to)))
+    if (to <= from) return
+    this.bytes += (REST_WEIGHT - 1) * (to - from)
+    if (this.bytes > this.limit) throw new Error(snapshotTooLarge(this.limit))
+    this.rest.push(Buffer.from(b.subarray(from, to)))
   }
 
   /** The document outside the records: kept as text, the path followed to find where the records are. */
@@ -362,20 +366,7 @@ export class SnapshotScanner {
     }
     const problem = this.check(this.member, h)
     if (problem) throw new Error(`not a snapshot: ${problem}`)
-    const fields = (h as HashRecord).h
-    if (fields) for (const f in fields) fields[f] = this.shared(fields[f]!)
-    this.hashes[this.member] = h
-  }
-
-  /** Values that repeat across records (replica ids, incarnations, flows) kept once. */
-  private readonly values = new Map<string, string>()
-
-  private shared(v: string): string {
-    if (v.length > SHARED_MAX_LENGTH) return v
-    const known = this.values.get(v)
-    if (known !== undefined) return known
-    if (this.values.size < SHARED_MAX_VALUES) this.values.set(v, v)
-    return v
+    this.hashes.set(this.member, h as HashRecord)
   }
 
   /** A master's key names (records.nodes[i].keys), each name parsed on its own. */
@@ -406,7 +397,8 @@ export class SnapshotScanner {
         case At.Name:
           i = this.stringEnd(b, i)
           if (i === n) return n
-          this.names.push(this.stringOf(this.take(b, i + 1)))
+          // A record's key is held once: the list names the same string.
+          this.names.push(this.hashes.keyString(this.stringOf(this.take(b, i + 1))))
           this.at = At.AfterName
           this.afterComma = false
           i++
@@ -430,6 +422,6 @@ export class SnapshotScanner {
     } catch (err) {
       throw new Error(`not a snapshot: the JSON ${(err as Error).message}`)
     }
-    return { rest, hashes: this.sawHashes ? this.hashes : null, nodeKeys: this.nodeKeys }
+    return { rest, hashes: this.sawHashes ? this.hashes.asObject() : null, nodeKeys: this.nodeKeys }
   }
 }

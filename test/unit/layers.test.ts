@@ -80,7 +80,7 @@ const LAYERS: Array<[RegExp, number]> = [
   [/^connection$|^state\/(decode|health|views|coverage|checkpoint-incidents|snapshot-diff|bounded)$|^state\/doctor\//, 2],
   [/^connection\//, 2], // the parts connection.ts re-exports
   [/^scripts\//, 3],
-  [/^coordinator\/|^state\/(reader|dashboard|source|records|snapshot|snapshot-read|snapshot-scanner)$/, 4],
+  [/^coordinator\/|^state\/(reader|dashboard|source|records|snapshot|snapshot-read|snapshot-scanner|packed-records)$/, 4],
   [/^state\/(walker|reach|listing|source-api|source-batch|read-script)$/, 4], // the parts of the reader and of its source
   [/^(store|admin)\/|^testing\/(memory-core|memory-turns|memory-leads|memory-hub|memory-coordinator)$|^metrics$/, 5],
   [/^testing\/memory-store$/, 6],
