@@ -63,6 +63,9 @@ export interface CaptureOptions {
   url: string
 }
 
+/** Batches of one master read ahead of the one being written (snapshot): Redis works while the CLI writes. */
+const READ_AHEAD = 3
+
 /** The kinds read as hashes (queues are sorted sets: their tickets are in the chat hash too). */
 const HASH_KINDS: ReadonlySet<KeyKind> = new Set(['chat', 'checkpoint', 'handover', 'lead', 'lock', 'replica'])
 const TTL_KINDS: ReadonlySet<KeyKind> = new Set(['checkpoint', 'handover'])
@@ -163,13 +166,15 @@ export async function captureTo(source: RedisSource, keys: KeyLayout, o: Capture
     p.catch(() => {}) // awaited below; a walk that stops first leaves it
     return p
   }
-  // Batches are written one at a time, in the order their reads were asked for; each walk reads one
-  // batch while the one before is written.
+  // Batches are written one at a time, in the order their reads were asked for; each walk has up to
+  // READ_AHEAD batches read while the one before them is written.
   let recording: Promise<void> = Promise.resolve()
   let stopped = false
   const walkNode = async (node: number): Promise<void> => {
     let cursor = '0'
     let next = scan(node, cursor)
+    /** This walk's batches asked for and not yet written, oldest first. */
+    const unwritten: Array<Promise<void>> = []
     do {
       const step = await next
       if (stopped) return
@@ -186,17 +191,21 @@ export async function captureTo(source: RedisSource, keys: KeyLayout, o: Capture
         node,
         batch.map((b) => idFromBytes(b)),
       )
-      const hashes = batch.filter((b) => {
+      const hashes: Buffer[] = []
+      const kinds: KeyKind[] = []
+      for (const b of batch) {
         const kind = kindOf(b)
-        return kind !== null && HASH_KINDS.has(kind)
-      })
+        if (kind === null || !HASH_KINDS.has(kind)) continue
+        hashes.push(b)
+        kinds.push(kind)
+      }
       if (hashes.length) {
         // Without --include-state a checkpoint's or marker's data is not kept: its size is read, not its value.
         const read = source.batchRead(
           node,
           hashes,
-          hashes.map((b) => TTL_KINDS.has(kindOf(b)!)),
-          includeState ? [] : hashes.map((b) => PRIVATE_FIELDS[kindOf(b)!]),
+          kinds.map((k) => TTL_KINDS.has(k)),
+          includeState ? [] : kinds.map((k) => PRIVATE_FIELDS[k]),
         )
         const before = recording
         recording = (async () => {
@@ -204,8 +213,9 @@ export async function captureTo(source: RedisSource, keys: KeyLayout, o: Capture
           await before
           await sink.hashes(kept(hashes.map((b, i) => record(b, replies[i]!, nowMs, ttls[i] ?? undefined, omitted[i]))))
         })()
-        recording.catch(() => {}) // awaited by the next batch, and after the walks
-        await before
+        recording.catch(() => {}) // awaited below, and after the walks
+        unwritten.push(recording)
+        if (unwritten.length > READ_AHEAD) await unwritten.shift()
       }
       o.onProgress?.(seen)
       if (cut || (o.maxKeys !== undefined && seen >= o.maxKeys && (cursor !== '0' || node < nodes.length - 1))) {
