@@ -129,6 +129,6 @@ export function checkAgainst(cmd: Command, s: Snapshot): void {
  */
 export function leftOut(source: StateSource, rawKey: RedisKey): string[] | null {
   if (source.origin !== 'recorded') return null
-  const rec = (source as RecordedSource).records.hashes[keyText(rawKey)]
+  const rec = (source as RecordedSource).record(keyText(rawKey))
   return rec?.omitted ? Object.keys(rec.omitted) : null
 }

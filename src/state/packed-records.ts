@@ -1,23 +1,28 @@
 /**
- * The hash records of a snapshot read back (`--from`, `snapshot diff`), held packed: each record
- * encoded in a few dozen bytes of a shared arena, decoded again when a read asks for its key. A
- * million chats are two million records: as objects they took some 400 bytes each of the heap; here
- * some 80 bytes of arena each, and their keys and index entries some 120 bytes of heap.
+ * The hash records of a snapshot read back (`--from`, `snapshot diff`), held packed: each record,
+ * its key first, encoded in a few dozen bytes of an arena outside the heap, found by an index of
+ * typed arrays and decoded again when a read asks for its key; the masters' key lists likewise
+ * (PackedNames). A million chats are two million records: as objects they took some 400 bytes of
+ * heap each, here some 110 bytes of arena and index, and almost nothing of the heap (its size is
+ * what the garbage collector lets a process's memory grow to).
  *
  * Exact: a record decodes to what JSON.parse made of it (every string, every number, -0 too).
  * `asObject()` shows the store as the plain object the records were (records.hashes), read only.
  *
- * A record: a flags byte (which of h, e, ttl, fields, omitted, listed it has), `at`, then each part
- * it has; a hash's field names are one list held once for every hash with those names. A number is
- * a non-negative or negative safe integer (varint) or a float64. A string is an integer as Redis
- * writes one (varint), an interned string (its index: every string of up to 64 characters, until
- * 65,536 are held — field names, replica ids, incarnations), UTF-8, or UTF-16 (a string with a
- * surrogate in it, which UTF-8 would not carry back exactly).
+ * A record: its key (Latin-1 or UTF-16, by its characters), a flags byte (which of h, e, ttl, fields,
+ * omitted, listed it has), `at`, then each part it has; a hash's field names are one list held once
+ * for every hash with those names. A number is a non-negative or negative safe integer (varint) or a
+ * float64. A string is an integer as Redis writes one (varint), an interned string (its index: every
+ * string of up to 64 characters, until 65,536 are held — field names, replica ids, incarnations),
+ * UTF-8, or UTF-16 (a string with a surrogate in it, which UTF-8 would not carry back exactly).
  */
 import type { HashRecord } from './records.js'
 
+/** What the view answers with the store itself (../state/records.ts PACKED_STORE, the same symbol). */
+const PACKED_STORE = Symbol.for('botmesh-coord.packed-records')
+
 const CHUNK = 8 * 1024 * 1024
-/** Thrown by the encoder when the record does not fit in the chunk's room left. */
+/** Thrown by the encoder when what it encodes does not fit in the chunk's room left. */
 const OVERFLOW = new Error('overflow')
 const TWO_32 = 4294967296
 
@@ -37,6 +42,9 @@ const STR_NEG = 1
 const STR_INTERNED = 2
 const STR_UTF8 = 3
 const STR_UTF16 = 4
+
+const KEY_LATIN1 = 0
+const KEY_UTF16 = 1
 
 /** Strings up to this long are interned (until INTERN_MAX distinct ones are). */
 const INTERN_LENGTH = 64
@@ -75,170 +83,97 @@ function put(o: Record<string, unknown>, k: string, v: unknown): void {
   else o[k] = v
 }
 
-export class PackedHashRecords {
-  private readonly index = new Map<string, number>()
-  private readonly keyList: string[] = []
-  /** Where each record starts: chunk × 2^32 + position. */
-  private offsets = new Float64Array(1024)
+/** FNV-1a over a string's UTF-16 code units. */
+function hashOf(s: string): number {
+  let h = 0x811c9dc5
+  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193)
+  return h | 0
+}
+
+/**
+ * Bytes outside the heap, in chunks: what is encoded goes whole into one chunk (a new one when the
+ * last has no room left for it), and is found again by its place (chunk × 2^32 + position).
+ */
+class Arena {
   private readonly chunks: Buffer[] = []
-  private readonly strings: string[] = []
-  private readonly interned = new Map<string, number>()
-  /** The field names of hashes, in order, each list held once (a chat's fields are the same in every chat). */
-  private readonly shapes: string[][] = []
-  /** The ids of the lists of names by their first name. */
-  private readonly shapesByFirst = new Map<string, number[]>()
-  /** The chunk records are encoded into (the last of `chunks`), and where the next one starts. */
+  /** The chunk being written (the last of `chunks`), and where the next entry starts in it. */
   private chunk: Buffer = Buffer.alloc(0)
   private at = 0
-  private view: Record<string, HashRecord> | null = null
+  /** Interned strings (see `string`). */
+  readonly strings: string[] = []
+  private readonly interned = new Map<string, number>()
 
-  get size(): number {
-    return this.keyList.length
+  /** Bytes written so far (the chunks' sizes). */
+  get bytes(): number {
+    let n = 0
+    for (const c of this.chunks) n += c.length
+    return n
   }
 
-  /** The key string held for `key` (the same instance, so a list of key names costs no second copy), or `key`. */
-  keyString(key: string): string {
-    const i = this.index.get(key)
-    return i === undefined ? key : this.keyList[i]!
-  }
-
-  has(key: string): boolean {
-    return this.index.has(key)
-  }
-
-  keys(): string[] {
-    return this.keyList.slice()
-  }
-
-  /** Adds (or replaces) the record of `key`. */
-  set(key: string, rec: HashRecord): void {
+  /** Encodes one entry with `encode` (run again in a larger chunk if it did not fit); returns its place. */
+  append(encode: () => void): number {
     const start = this.at
     try {
-      this.encode(rec)
+      encode()
+      return (this.chunks.length - 1) * TWO_32 + start
     } catch (err) {
       if (err !== OVERFLOW) throw err
-      // The record goes whole into a new chunk (twice as large again while it does not fit).
-      this.chunk = Buffer.allocUnsafe(CHUNK)
+    }
+    let size = CHUNK
+    for (;;) {
+      this.chunk = Buffer.allocUnsafe(size)
       this.at = 0
-      for (;;) {
-        try {
-          this.encode(rec)
-          break
-        } catch (again) {
-          if (again !== OVERFLOW) throw again
-          this.chunk = Buffer.allocUnsafe(this.chunk.length * 2)
-          this.at = 0
-        }
-      }
-      this.chunks.push(this.chunk)
-      this.store(key, 0)
-      return
-    }
-    this.store(key, start)
-  }
-
-  private encode(rec: HashRecord): void {
-    const flags =
-      (rec.h !== undefined ? H : 0) |
-      (rec.e !== undefined ? E : 0) |
-      (rec.ttl !== undefined ? TTL : 0) |
-      (rec.fields !== undefined ? FIELDS : 0) |
-      (rec.omitted !== undefined ? OMITTED : 0) |
-      (rec.listed !== undefined ? LISTED : 0)
-    this.byte(flags)
-    this.number(rec.at)
-    if (rec.h !== undefined) {
-      const names = Object.keys(rec.h)
-      const shape = this.shapeOf(names)
-      this.varint(shape + 1)
-      if (shape < 0) {
-        this.varint(names.length)
-        for (const n of names) this.string(n)
-      }
-      for (const n of names) this.string(rec.h[n]!)
-    }
-    if (rec.e !== undefined) this.string(rec.e)
-    if (rec.ttl !== undefined) this.number(rec.ttl)
-    if (rec.fields !== undefined) {
-      this.varint(rec.fields.length)
-      for (const f of rec.fields) this.string(f)
-    }
-    if (rec.omitted !== undefined) {
-      const names = Object.keys(rec.omitted)
-      this.varint(names.length)
-      for (const n of names) {
-        this.string(n)
-        this.number(rec.omitted[n]!)
+      try {
+        encode()
+        break
+      } catch (again) {
+        if (again !== OVERFLOW) throw again
+        size *= 2
       }
     }
-    if (rec.listed !== undefined) {
-      this.number(rec.listed.size)
-      this.number(rec.listed.extra)
+    this.chunks.push(this.chunk)
+    return (this.chunks.length - 1) * TWO_32
+  }
+
+  reader(place: number): Reader {
+    const chunk = Math.floor(place / TWO_32)
+    return new Reader(this.chunks[chunk]!, place - chunk * TWO_32, this.strings)
+  }
+
+  /** Does the key written at `place` read `key`? Compared where it lies, nothing decoded. */
+  keyIs(place: number, key: string): boolean {
+    const chunk = Math.floor(place / TWO_32)
+    const b = this.chunks[chunk]!
+    let p = place - chunk * TWO_32
+    const tag = b[p++]!
+    let len = 0
+    let scale = 1
+    for (;;) {
+      const c = b[p++]!
+      len += (c & 127) * scale
+      if (c < 128) break
+      scale *= 128
     }
-  }
-
-  get(key: string): HashRecord | undefined {
-    const i = this.index.get(key)
-    return i === undefined ? undefined : this.decode(i)
-  }
-
-  /** records.hashes as the plain object it was: every key a record, decoded when read. Read only. */
-  asObject(): Record<string, HashRecord> {
-    if (this.view) return this.view
-    const readOnly = () => {
-      throw new TypeError('a snapshot read back is read only')
+    if (len !== key.length) return false
+    if (tag === KEY_LATIN1) {
+      for (let i = 0; i < len; i++) if (b[p + i] !== key.charCodeAt(i)) return false
+    } else {
+      for (let i = 0; i < len; i++) if (b[p + 2 * i]! + 256 * b[p + 2 * i + 1]! !== key.charCodeAt(i)) return false
     }
-    this.view = new Proxy(Object.create(null) as Record<string, HashRecord>, {
-      get: (_t, p) => (typeof p === 'string' ? this.get(p) : undefined),
-      has: (_t, p) => typeof p === 'string' && this.has(p),
-      ownKeys: () => this.keys(),
-      getOwnPropertyDescriptor: (_t, p) => {
-        const v = typeof p === 'string' ? this.get(p) : undefined
-        return v === undefined ? undefined : { value: v, writable: false, enumerable: true, configurable: true }
-      },
-      set: readOnly,
-      defineProperty: readOnly,
-      deleteProperty: readOnly,
-    })
-    return this.view
+    return true
   }
 
-  // Encoding.
-
-  /**
-   * The id of a hash's field names, in order (-1: written with the record). Found among the lists
-   * with the same first name, name by name: names JSON.parse made keys are internalized strings,
-   * compared by their address.
-   */
-  private shapeOf(names: string[]): number {
-    if (!names.length) return -1
-    let ids = this.shapesByFirst.get(names[0]!)
-    if (!ids) this.shapesByFirst.set(names[0]!, (ids = []))
-    for (const id of ids) {
-      const known = this.shapes[id]!
-      if (known.length !== names.length) continue
-      let i = 1
-      while (i < names.length && known[i] === names[i]) i++
-      if (i === names.length) return id
-    }
-    if (ids.length >= SHAPES_PER_FIRST || this.shapes.length >= SHAPES_MAX) return -1
-    const id = this.shapes.push(names) - 1
-    ids.push(id)
-    return id
-  }
-
-  /** Room for `n` more bytes of the record being encoded, or Overflow: it goes on in a new chunk. */
   private room(n: number): void {
     if (this.at + n > this.chunk.length) throw OVERFLOW
   }
 
-  private byte(b: number): void {
+  byte(b: number): void {
     this.room(1)
     this.chunk[this.at++] = b
   }
 
   /** A non-negative integer up to 2^53, 7 bits a byte. */
-  private varint(n: number): void {
+  varint(n: number): void {
     this.room(8)
     while (n >= 128) {
       this.chunk[this.at++] = (n % 128) | 128
@@ -247,7 +182,7 @@ export class PackedHashRecords {
     this.chunk[this.at++] = n
   }
 
-  private number(n: number): void {
+  number(n: number): void {
     if (Number.isSafeInteger(n) && !Object.is(n, -0)) {
       this.byte(n >= 0 ? NUM_POS : NUM_NEG)
       this.varint(Math.abs(n))
@@ -259,7 +194,7 @@ export class PackedHashRecords {
     this.at += 8
   }
 
-  private string(s: string): void {
+  string(s: string): void {
     const n = canonicalInteger(s)
     if (n !== null) {
       this.byte(n < 0 ? STR_NEG : STR_POS)
@@ -286,55 +221,283 @@ export class PackedHashRecords {
     this.at += this.chunk.write(s, this.at, bytes, wide ? 'utf16le' : 'utf8')
   }
 
-  /** The record encoded at `start` of the current chunk is the record of `key` from here on. */
-  private store(key: string, start: number): void {
-    let i = this.index.get(key)
-    if (i === undefined) {
-      i = this.keyList.push(key) - 1
-      this.index.set(key, i)
-      if (i >= this.offsets.length) {
-        const grown = new Float64Array(this.offsets.length * 2)
-        grown.set(this.offsets)
-        this.offsets = grown
+  /** A key name: Latin-1 when every character is below 256, else UTF-16 (lone surrogates too). */
+  key(k: string): void {
+    let latin1 = true
+    for (let i = 0; i < k.length; i++)
+      if (k.charCodeAt(i) > 255) {
+        latin1 = false
+        break
       }
-    }
-    this.offsets[i] = (this.chunks.length - 1) * TWO_32 + start
+    this.byte(latin1 ? KEY_LATIN1 : KEY_UTF16)
+    this.varint(k.length)
+    const bytes = latin1 ? k.length : 2 * k.length
+    this.room(bytes)
+    if (latin1) for (let i = 0; i < k.length; i++) this.chunk[this.at + i] = k.charCodeAt(i)
+    else
+      for (let i = 0; i < k.length; i++) {
+        const c = k.charCodeAt(i)
+        this.chunk[this.at + 2 * i] = c & 255
+        this.chunk[this.at + 2 * i + 1] = c >> 8
+      }
+    this.at += bytes
+  }
+}
+
+/** Grown to at least `n` entries (twice as long each time). */
+function grown<A extends Float64Array | Int32Array>(a: A, n: number, make: (n: number) => A): A {
+  if (n <= a.length) return a
+  let size = a.length * 2
+  while (size < n) size *= 2
+  const b = make(size)
+  b.set(a)
+  return b
+}
+
+export class PackedHashRecords {
+  private readonly arena = new Arena()
+  /** Each record's place in the arena and its key's hash, by record number. */
+  private places = new Float64Array(1024)
+  private hashes = new Int32Array(1024)
+  private count = 0
+  /** Open addressing: record number + 1 by slot (0: empty); at most half full. */
+  private slots = new Int32Array(4096)
+  /** The field names of hashes, in order, each list held once (a chat's fields are the same in every chat). */
+  private readonly shapes: string[][] = []
+  /** The ids of the lists of names by their first name. */
+  private readonly shapesByFirst = new Map<string, number[]>()
+  private view: Record<string, HashRecord> | null = null
+
+  get size(): number {
+    return this.count
   }
 
-  // Decoding.
+  /** Bytes outside the heap: the arena and the index. */
+  get bytes(): number {
+    return this.arena.bytes + this.places.byteLength + this.hashes.byteLength + this.slots.byteLength
+  }
 
-  private decode(i: number): HashRecord {
-    const o = this.offsets[i]!
-    const chunk = Math.floor(o / TWO_32)
-    const r = new Reader(this.chunks[chunk]!, o - chunk * TWO_32, this.strings)
-    const flags = r.byte()
-    const rec: HashRecord = { at: r.number() }
+  /** The record number of `key`, or -1. */
+  numberOf(key: string): number {
+    const h = hashOf(key)
+    const mask = this.slots.length - 1
+    for (let slot = h & mask; ; slot = (slot + 1) & mask) {
+      const r = this.slots[slot]! - 1
+      if (r < 0) return -1
+      if (this.hashes[r] === h && this.arena.keyIs(this.places[r]!, key)) return r
+    }
+  }
+
+  has(key: string): boolean {
+    return this.numberOf(key) >= 0
+  }
+
+  /** The key of record `r`. */
+  keyAt(r: number): string {
+    return this.arena.reader(this.places[r]!).key()
+  }
+
+  keys(): string[] {
+    const out: string[] = []
+    for (let r = 0; r < this.count; r++) out.push(this.keyAt(r))
+    return out
+  }
+
+  /** Adds (or replaces) the record of `key`. */
+  set(key: string, rec: HashRecord): void {
+    const place = this.arena.append(() => {
+      this.arena.key(key)
+      this.encode(rec)
+    })
+    const known = this.numberOf(key)
+    if (known >= 0) {
+      this.places[known] = place
+      return
+    }
+    const r = this.count++
+    this.places = grown(this.places, this.count, (n) => new Float64Array(n))
+    this.hashes = grown(this.hashes, this.count, (n) => new Int32Array(n))
+    this.places[r] = place
+    this.hashes[r] = hashOf(key)
+    if (2 * this.count > this.slots.length) this.rehash(this.slots.length * 2)
+    this.slot(r)
+  }
+
+  get(key: string): HashRecord | undefined {
+    const r = this.numberOf(key)
+    return r < 0 ? undefined : this.decode(r)
+  }
+
+  /** records.hashes as the plain object it was: every key a record, decoded when read. Read only. */
+  asObject(): Record<string, HashRecord> {
+    if (this.view) return this.view
+    const readOnly = () => {
+      throw new TypeError('a snapshot read back is read only')
+    }
+    this.view = new Proxy(Object.create(null) as Record<string, HashRecord>, {
+      get: (_t, p) => (typeof p === 'string' ? this.get(p) : p === PACKED_STORE ? this : undefined),
+      has: (_t, p) => typeof p === 'string' && this.has(p),
+      ownKeys: () => this.keys(),
+      getOwnPropertyDescriptor: (_t, p) => {
+        const v = typeof p === 'string' ? this.get(p) : undefined
+        return v === undefined ? undefined : { value: v, writable: false, enumerable: true, configurable: true }
+      },
+      set: readOnly,
+      defineProperty: readOnly,
+      deleteProperty: readOnly,
+    })
+    return this.view
+  }
+
+  private slot(r: number): void {
+    const mask = this.slots.length - 1
+    let slot = this.hashes[r]! & mask
+    while (this.slots[slot] !== 0) slot = (slot + 1) & mask
+    this.slots[slot] = r + 1
+  }
+
+  private rehash(size: number): void {
+    this.slots = new Int32Array(size)
+    for (let r = 0; r < this.count; r++) this.slot(r)
+  }
+
+  /**
+   * The id of a hash's field names, in order (-1: written with the record). Found among the lists
+   * with the same first name, name by name: names JSON.parse made keys are internalized strings,
+   * compared by their address.
+   */
+  private shapeOf(names: string[]): number {
+    if (!names.length) return -1
+    let ids = this.shapesByFirst.get(names[0]!)
+    if (!ids) this.shapesByFirst.set(names[0]!, (ids = []))
+    for (const id of ids) {
+      const known = this.shapes[id]!
+      if (known.length !== names.length) continue
+      let i = 1
+      while (i < names.length && known[i] === names[i]) i++
+      if (i === names.length) return id
+    }
+    if (ids.length >= SHAPES_PER_FIRST || this.shapes.length >= SHAPES_MAX) return -1
+    const id = this.shapes.push(names) - 1
+    ids.push(id)
+    return id
+  }
+
+  private encode(rec: HashRecord): void {
+    const a = this.arena
+    const flags =
+      (rec.h !== undefined ? H : 0) |
+      (rec.e !== undefined ? E : 0) |
+      (rec.ttl !== undefined ? TTL : 0) |
+      (rec.fields !== undefined ? FIELDS : 0) |
+      (rec.omitted !== undefined ? OMITTED : 0) |
+      (rec.listed !== undefined ? LISTED : 0)
+    a.byte(flags)
+    a.number(rec.at)
+    if (rec.h !== undefined) {
+      const names = Object.keys(rec.h)
+      const shape = this.shapeOf(names)
+      a.varint(shape + 1)
+      if (shape < 0) {
+        a.varint(names.length)
+        for (const n of names) a.string(n)
+      }
+      for (const n of names) a.string(rec.h[n]!)
+    }
+    if (rec.e !== undefined) a.string(rec.e)
+    if (rec.ttl !== undefined) a.number(rec.ttl)
+    if (rec.fields !== undefined) {
+      a.varint(rec.fields.length)
+      for (const f of rec.fields) a.string(f)
+    }
+    if (rec.omitted !== undefined) {
+      const names = Object.keys(rec.omitted)
+      a.varint(names.length)
+      for (const n of names) {
+        a.string(n)
+        a.number(rec.omitted[n]!)
+      }
+    }
+    if (rec.listed !== undefined) {
+      a.number(rec.listed.size)
+      a.number(rec.listed.extra)
+    }
+  }
+
+  private decode(r: number): HashRecord {
+    const rd = this.arena.reader(this.places[r]!)
+    rd.skipKey()
+    const flags = rd.byte()
+    const rec: HashRecord = { at: rd.number() }
     if (flags & H) {
-      const shape = r.varint() - 1
+      const shape = rd.varint() - 1
       let names: string[]
       if (shape >= 0) names = this.shapes[shape]!
       else {
         names = []
-        for (let n = r.varint(); n > 0; n--) names.push(r.string())
+        for (let n = rd.varint(); n > 0; n--) names.push(rd.string())
       }
       const h: Record<string, string> = {}
-      for (const name of names) put(h, name, r.string())
+      for (const name of names) put(h, name, rd.string())
       rec.h = h
     }
-    if (flags & E) rec.e = r.string()
-    if (flags & TTL) rec.ttl = r.number()
+    if (flags & E) rec.e = rd.string()
+    if (flags & TTL) rec.ttl = rd.number()
     if (flags & FIELDS) {
       const fields: string[] = []
-      for (let n = r.varint(); n > 0; n--) fields.push(r.string())
+      for (let n = rd.varint(); n > 0; n--) fields.push(rd.string())
       rec.fields = fields
     }
     if (flags & OMITTED) {
       const omitted: Record<string, number> = {}
-      for (let n = r.varint(); n > 0; n--) put(omitted, r.string(), r.number())
+      for (let n = rd.varint(); n > 0; n--) put(omitted, rd.string(), rd.number())
       rec.omitted = omitted
     }
-    if (flags & LISTED) rec.listed = { size: r.number(), extra: r.number() }
+    if (flags & LISTED) rec.listed = { size: rd.number(), extra: rd.number() }
     return rec
+  }
+}
+
+/**
+ * A master's key names held packed, in order (records.nodes[i].keys of a snapshot read back): a name
+ * that is a record's key is that record's number, any other (a queue's) is written apart. Iterable,
+ * and written as the list of names it is (toJSON).
+ */
+export class PackedNames implements Iterable<string> {
+  private readonly others = new Arena()
+  /** Record number, or -(1 + the place of a name written apart) — places stay below 2^53. */
+  private entries = new Float64Array(1024)
+  private count = 0
+
+  constructor(private readonly records: PackedHashRecords) {}
+
+  get length(): number {
+    return this.count
+  }
+
+  /** Bytes outside the heap. */
+  get bytes(): number {
+    return this.others.bytes + this.entries.byteLength
+  }
+
+  push(name: string): void {
+    const r = this.records.numberOf(name)
+    const entry = r >= 0 ? r : -1 - this.others.append(() => this.others.key(name))
+    this.entries = grown(this.entries, this.count + 1, (n) => new Float64Array(n))
+    this.entries[this.count++] = entry
+  }
+
+  at(i: number): string {
+    const e = this.entries[i]!
+    return e >= 0 ? this.records.keyAt(e) : this.others.reader(-1 - e).key()
+  }
+
+  *[Symbol.iterator](): Iterator<string> {
+    for (let i = 0; i < this.count; i++) yield this.at(i)
+  }
+
+  toJSON(): string[] {
+    return [...this]
   }
 }
 
@@ -385,5 +548,20 @@ class Reader {
         return s
       }
     }
+  }
+
+  key(): string {
+    const tag = this.byte()
+    const len = this.varint()
+    const bytes = tag === KEY_LATIN1 ? len : 2 * len
+    const s = this.b.toString(tag === KEY_LATIN1 ? 'latin1' : 'utf16le', this.p, this.p + bytes)
+    this.p += bytes
+    return s
+  }
+
+  skipKey(): void {
+    const tag = this.byte()
+    const len = this.varint()
+    this.p += tag === KEY_LATIN1 ? len : 2 * len
   }
 }

@@ -28,11 +28,17 @@ export interface HashRecord {
   listed?: { size: number; extra: number }
 }
 
+/** Key names in order, held packed (a snapshot read back: ./packed-records.ts PackedNames). */
+export interface KeyNameList extends Iterable<string> {
+  readonly length: number
+  at(i: number): string | undefined
+}
+
 export interface NodeRecord {
   /** host:port */
   name: string
   /** Every key under the prefix that SCAN returned on this master, in scan order (a full snapshot only). */
-  keys?: string[]
+  keys?: string[] | KeyNameList
   /** The master's answers to doctor's probes: the value, or the error it answered. */
   probes?: Partial<Record<ProbeName, { value: string } | { error: string }>>
 }
@@ -108,12 +114,22 @@ function inRange(entries: StreamEntry[], start: string, end: string): StreamEntr
 }
 
 /** Answers the read side's questions from recorded answers (a snapshot, or one refresh of a recording). */
+/**
+ * What a read-only view of packed records (./packed-records.ts asObject) answers for this symbol: the
+ * store itself, whose lookups skip the view.
+ */
+export const PACKED_STORE = Symbol.for('botmesh-coord.packed-records')
+
 export class RecordedSource implements StateSource {
   readonly origin = 'recorded' as const
   readonly records: StateRecords
+  /** The record of a key (its text, ../bytes.ts keyText). */
+  readonly record: (key: string) => HashRecord | undefined
 
   constructor(records: StateRecords) {
     this.records = records
+    const packed = (records.hashes as { [PACKED_STORE]?: { get(key: string): HashRecord | undefined } })[PACKED_STORE]
+    this.record = packed ? (key) => packed.get(key) : (key) => this.records.hashes[key]
   }
 
   nodeCount(): Promise<number> {
@@ -128,20 +144,26 @@ export class RecordedSource implements StateSource {
     return Promise.resolve(this.records.nowMs)
   }
 
-  /** Each node's keys that match a pattern, kept for the walk's next batches (every batch asks again). */
-  private readonly matched = new Map<string, string[]>()
+  /** Where each node's keys that match a pattern stand in its list, kept for the walk's next batches (every batch asks again). */
+  private readonly matched = new Map<string, number[]>()
 
   scan(node: number, cursor: string, pattern: string, count: number): Promise<{ cursor: string; keys: Buffer[] }> {
     const at = `${node}\u0000${pattern}`
+    const names = this.records.nodes[node]?.keys ?? []
     let all = this.matched.get(at)
-    if (!all) this.matched.set(at, (all = (this.records.nodes[node]?.keys ?? []).filter(globMatcher(pattern))))
+    if (!all) {
+      const match = globMatcher(pattern)
+      all = []
+      for (let i = 0; i < names.length; i++) if (match(names.at(i)!)) all.push(i)
+      this.matched.set(at, all)
+    }
     const from = Number(cursor)
     const to = from + Math.max(1, count)
-    return Promise.resolve({ cursor: to >= all.length ? '0' : String(to), keys: all.slice(from, to).map((k) => idToBytes(k)) })
+    return Promise.resolve({ cursor: to >= all.length ? '0' : String(to), keys: all.slice(from, to).map((i) => idToBytes(names.at(i)!)) })
   }
 
   private hash(key: RedisKey): Hash | Error {
-    const rec = this.records.hashes[keyText(key)]
+    const rec = this.record(keyText(key))
     if (!rec) return {}
     if (rec.e !== undefined) return new Error(rec.e)
     return rec.h ?? {}
@@ -160,7 +182,7 @@ export class RecordedSource implements StateSource {
 
   /** A listing's read of a recorded key: as it was read (a recording of listings), or taken from the whole hash (a snapshot). */
   private listed(key: RedisKey, plan: ListingPlan): ListedHash | Error {
-    const rec = this.records.hashes[keyText(key)]
+    const rec = this.record(keyText(key))
     if (!rec) return { fields: {}, size: 0, extra: 0 }
     if (rec.e !== undefined) return new Error(rec.e)
     const h = rec.h ?? {}
@@ -187,11 +209,11 @@ export class RecordedSource implements StateSource {
   chat(k: ChatKeys, o: ChatReadOptions = {}): Promise<ChatRaw> {
     const plan = { ...listingPlan('chat', { tickets: o.tickets ?? INSPECT_TICKETS })!, also: o.ticket ? [String(o.ticket)] : undefined }
     const state = this.listed(k.state, plan)
-    const recs = [k.state, k.checkpoint, k.handover].map((x) => this.records.hashes[keyText(x)])
+    const recs = [k.state, k.checkpoint, k.handover].map((x) => this.record(keyText(x)))
     // Read together in Redis; here each record has its own read time: the chat's is its state's.
     const nowMs = recs.find((r) => r !== undefined)?.at ?? this.records.nowMs
     const ttl = (key: RedisKey): number => {
-      const rec = this.records.hashes[keyText(key)]
+      const rec = this.record(keyText(key))
       if (!rec || rec.e !== undefined) return -2
       if (rec.ttl === undefined || rec.ttl < 0) return rec.ttl ?? -1
       return Math.max(0, rec.at + rec.ttl - nowMs)
@@ -289,7 +311,7 @@ export class RecordingSource implements StateSource {
       const n = (this.current.nodes[node] ??= { name: this.inner.nodeName(node) })
       // A walk of this prefix's keys records its own alone, not a neighbour's the pattern let through
       // (the survey of other prefixes' schema records, `*:schema`, keeps what it found).
-      const ks = (n.keys ??= [])
+      const ks = (n.keys ??= []) as string[] // a recording's lists are arrays
       const mine = pattern.startsWith(`${this.keys.prefix}:`)
       for (const b of r.keys) if (!mine || this.keys.owns(b)) ks.push(idFromBytes(b))
       return r

@@ -10,6 +10,7 @@
  * holds is refused with one line, not a crash.
  */
 import { SnapshotScanner, snapshotReadLimit } from './snapshot-scanner.js'
+import { PackedNames } from './packed-records.js'
 import { SNAPSHOT_FORMAT, SNAPSHOT_FORMAT_VERSION, type Snapshot } from './snapshot.js'
 
 export { SNAPSHOT_MAX_BYTES, snapshotLimitReason, snapshotReadLimit, snapshotTooLarge } from './snapshot-scanner.js'
@@ -57,7 +58,9 @@ function shapeProblem(s: Record<string, unknown>, hashesChecked: boolean): strin
   if (!Array.isArray(r.nodes)) return 'records.nodes is not a list'
   for (const n of r.nodes) {
     if (!isObj(n) || !isStr(n.name)) return 'records.nodes has an entry without a name'
-    if (n.keys !== undefined && !strings(n.keys)) return `records.nodes ${n.name}: keys is not a list of names`
+    // A scanned list (PackedNames) was checked name by name as it was read.
+    if (n.keys !== undefined && !(n.keys instanceof PackedNames) && !strings(n.keys))
+      return `records.nodes ${n.name}: keys is not a list of names`
     if (n.probes !== undefined) {
       if (!isObj(n.probes)) return `records.nodes ${n.name}: probes is not an object`
       for (const [k, p] of Object.entries(n.probes))

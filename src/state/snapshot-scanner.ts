@@ -9,15 +9,17 @@
 import { getHeapStatistics } from 'node:v8'
 import { JSON_MAX_DEPTH, JSON_MAX_RECORD_BYTES, parseBoundedJson } from '../wire/json.js'
 import type { HashRecord } from './records.js'
-import { PackedHashRecords } from './packed-records.js'
+import { PackedHashRecords, PackedNames } from './packed-records.js'
 
 const MiB = 1024 * 1024
 /** Largest snapshot this release reads, decompressed (bytes), however large the heap. */
 export const SNAPSHOT_MAX_BYTES = 2048 * MiB
 /**
- * Heap bytes a snapshot's decompressed JSON byte may need: its records held packed (./packed-records.ts:
- * about 0.3 of arena outside the heap, 0.5 of keys and index in it) and the reading command's own work.
- * A listing of every chat of a million-chat snapshot (500 MiB) ran to its end within a 500 MB heap.
+ * Bytes of heap limit a snapshot's decompressed JSON byte is allowed: its records are held packed
+ * outside the heap (./packed-records.ts: about 0.45 bytes a JSON byte, a million chats in 220 MB),
+ * and the heap holds the reading command's own work (`chat ls` of a million chats ran at 450 MB of
+ * memory in all, `doctor` at 830 MB). A machine's heap limit is a share of its memory: reading
+ * as many bytes as it leaves room for both.
  */
 const HEAP_PER_JSON_BYTE = 1
 /**
@@ -55,8 +57,8 @@ export interface ScannedDocument {
   rest: unknown
   /** The records of records.hashes by key, each checked; null when the document had no such object. */
   hashes: Record<string, unknown> | null
-  /** The key names of records.nodes[i].keys, by i. */
-  nodeKeys: Map<number, string[]>
+  /** The key names of records.nodes[i].keys, by i, packed. */
+  nodeKeys: Map<number, PackedNames>
 }
 
 const QUOTE = 0x22
@@ -119,9 +121,9 @@ export class SnapshotScanner {
   private partBytes = 0
   private capturingKey = false
   private member = ''
-  private names: string[] = []
+  private names: PackedNames | null = null
   private readonly hashes = new PackedHashRecords()
-  private readonly nodeKeys = new Map<number, string[]>()
+  private readonly nodeKeys = new Map<number, PackedNames>()
   private sawHashes = false
 
   /**
@@ -256,7 +258,7 @@ export class SnapshotScanner {
             this.at = At.BeforeKey
           } else {
             const node = stack[2]!.index
-            this.names = this.nodeKeys.get(node) ?? []
+            this.names = this.nodeKeys.get(node) ?? new PackedNames(this.hashes)
             this.nodeKeys.set(node, this.names)
             this.mode = Mode.Names
             this.at = At.BeforeName
@@ -397,8 +399,8 @@ export class SnapshotScanner {
         case At.Name:
           i = this.stringEnd(b, i)
           if (i === n) return n
-          // A record's key is held once: the list names the same string.
-          this.names.push(this.hashes.keyString(this.stringOf(this.take(b, i + 1))))
+          // A record's key is held once: the list names the record.
+          this.names!.push(this.stringOf(this.take(b, i + 1)))
           this.at = At.AfterName
           this.afterComma = false
           i++

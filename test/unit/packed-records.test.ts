@@ -4,7 +4,7 @@
  * the arena's chunk size.
  */
 import { describe, expect, it } from 'vitest'
-import { PackedHashRecords } from '../../src/state/packed-records.js'
+import { PackedHashRecords, PackedNames } from '../../src/state/packed-records.js'
 import type { HashRecord } from '../../src/state/records.js'
 
 /** Deep equality that tells -0 from 0 and own `__proto__` properties apart (toStrictEqual does not). */
@@ -101,12 +101,29 @@ describe('PackedHashRecords', () => {
     expect(p.get('other')).toBeUndefined()
   })
 
-  it('hands back its own key string, so that a list of names costs no second copy', () => {
+  it('finds keys of every kind of character, and lists names as records or apart, in order', () => {
+    const keys = ['bot:c:chat:1', 'bot:c:é', 'bot:c:\u4e2d\u6587', 'bot:c:\udc80raw', 'bot:c:\ud83d\ude00', 'bot:c:', '']
     const p = new PackedHashRecords()
-    const key = ['bot', 'c', 'chat:1'].join(':')
-    p.set(key, { at: 1 })
-    expect(p.keyString('bot:c:chat:1')).toBe(key)
-    expect(p.keyString('bot:c:chat:2')).toBe('bot:c:chat:2')
+    keys.forEach((k, i) => p.set(k, { at: i }))
+    keys.forEach((k, i) => expect(p.get(k)).toEqual({ at: i }))
+    expect(p.keys()).toEqual(keys)
+    expect(p.get('bot:c:chat:2')).toBeUndefined()
+    expect(p.get('bot:c:\udc81raw')).toBeUndefined()
+    const names = new PackedNames(p)
+    const listed = ['bot:q:chat:1', ...keys, 'bot:q:\udc80', 'bot:c:chat:1']
+    for (const n of listed) names.push(n)
+    expect(names.length).toBe(listed.length)
+    expect([...names]).toEqual(listed)
+    expect(names.at(3)).toBe(keys[2])
+    expect(JSON.parse(JSON.stringify({ keys: names }))).toEqual({ keys: listed })
+  })
+
+  it('keeps finding every key as its index grows (100,000 keys, with colliding hashes probed past)', () => {
+    const p = new PackedHashRecords()
+    for (let i = 0; i < 100_000; i++) p.set(`bot:c:chat:${i}`, { at: i })
+    for (let i = 0; i < 100_000; i += 7) expect(p.get(`bot:c:chat:${i}`)!.at).toBe(i)
+    expect(p.has('bot:c:chat:100000')).toBe(false)
+    expect(p.size).toBe(100_000)
   })
 
   it('shows itself as the plain object the records were, read only', () => {

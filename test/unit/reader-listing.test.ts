@@ -32,7 +32,7 @@ class Records {
     const text = keyText(rawKey)
     this.records.hashes[text] = 'error' in h ? { e: h.error as string, at: NOW } : { h: h as Fields, at: NOW }
     const nodes = this.records.nodes
-    nodes[this.n++ % nodes.length]!.keys!.push(text)
+    ;(nodes[this.n++ % nodes.length]!.keys as string[]).push(text)
     return this
   }
   replica(id: string, o: { inc?: string; expInMs?: number; host?: string; pid?: number; indexed?: boolean } = {}): this {

@@ -31,7 +31,7 @@ function records(perNode: number): StateRecords {
     for (let i = 0; i < perNode; i++) {
       const text = keyText(keys.chat(`n${n}-${i}`).state)
       recs.hashes[text] = { h: { f: String(i + 1) }, at: NOW }
-      recs.nodes[n]!.keys!.push(text)
+      ;(recs.nodes[n]!.keys as string[]).push(text)
     }
   })
   return recs
