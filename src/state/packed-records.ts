@@ -18,7 +18,7 @@
  */
 import type { HashRecord } from './records.js'
 
-/** What the view answers with the store itself (../state/records.ts PACKED_STORE, the same symbol). */
+/** What the view answers with the store itself (./records.ts PACKED_STORE, the same symbol). */
 const PACKED_STORE = Symbol.for('botmesh-coord.packed-records')
 
 const CHUNK = 8 * 1024 * 1024
@@ -102,13 +102,6 @@ class Arena {
   /** Interned strings (see `string`). */
   readonly strings: string[] = []
   private readonly interned = new Map<string, number>()
-
-  /** Bytes written so far (the chunks' sizes). */
-  get bytes(): number {
-    let n = 0
-    for (const c of this.chunks) n += c.length
-    return n
-  }
 
   /** Encodes one entry with `encode` (run again in a larger chunk if it did not fit); returns its place. */
   append(encode: () => void): number {
@@ -272,14 +265,8 @@ export class PackedHashRecords {
     return this.count
   }
 
-  /** Bytes outside the heap: the arena and the index. */
-  get bytes(): number {
-    return this.arena.bytes + this.places.byteLength + this.hashes.byteLength + this.slots.byteLength
-  }
-
-  /** The record number of `key`, or -1. */
-  numberOf(key: string): number {
-    const h = hashOf(key)
+  /** The record number of `key`, or -1. `h`: its hash, when known. */
+  numberOf(key: string, h = hashOf(key)): number {
     const mask = this.slots.length - 1
     for (let slot = h & mask; ; slot = (slot + 1) & mask) {
       const r = this.slots[slot]! - 1
@@ -309,7 +296,8 @@ export class PackedHashRecords {
       this.arena.key(key)
       this.encode(rec)
     })
-    const known = this.numberOf(key)
+    const h = hashOf(key)
+    const known = this.numberOf(key, h)
     if (known >= 0) {
       this.places[known] = place
       return
@@ -318,7 +306,7 @@ export class PackedHashRecords {
     this.places = grown(this.places, this.count, (n) => new Float64Array(n))
     this.hashes = grown(this.hashes, this.count, (n) => new Int32Array(n))
     this.places[r] = place
-    this.hashes[r] = hashOf(key)
+    this.hashes[r] = h
     if (2 * this.count > this.slots.length) this.rehash(this.slots.length * 2)
     this.slot(r)
   }
@@ -473,11 +461,6 @@ export class PackedNames implements Iterable<string> {
 
   get length(): number {
     return this.count
-  }
-
-  /** Bytes outside the heap. */
-  get bytes(): number {
-    return this.others.bytes + this.entries.byteLength
   }
 
   push(name: string): void {

@@ -113,13 +113,13 @@ function inRange(entries: StreamEntry[], start: string, end: string): StreamEntr
   })
 }
 
-/** Answers the read side's questions from recorded answers (a snapshot, or one refresh of a recording). */
 /**
  * What a read-only view of packed records (./packed-records.ts asObject) answers for this symbol: the
  * store itself, whose lookups skip the view.
  */
 export const PACKED_STORE = Symbol.for('botmesh-coord.packed-records')
 
+/** Answers the read side's questions from recorded answers (a snapshot, or one refresh of a recording). */
 export class RecordedSource implements StateSource {
   readonly origin = 'recorded' as const
   readonly records: StateRecords
