@@ -111,8 +111,10 @@ export function offerUse(grant: PushedGrant, o: OfferContext): OfferUse | null {
   const now = monotonicNow()
   if (usable <= 0 || since + (usable * 3) / 4 <= now || isLate(now - since, renewIntervalMs(o.leaseMs))) return null
   const deadline = since + usable
-  // A lease granted at `since` is renewed a third of a lease later, with two thirds less the margin left.
-  return { since, deadline, takeUpAt: Math.max(deadline - (Math.floor((2 * o.leaseMs) / 3) - o.renewMarginMs), now) }
+  // Taken up when a lease granted at `since` would be renewed: the renewer's interval after it, with
+  // that much less of a whole lease (less the margin) left.
+  const leftAtRenewal = o.leaseMs - o.renewMarginMs - renewIntervalMs(o.leaseMs)
+  return { since, deadline, takeUpAt: Math.max(deadline - leftAtRenewal, now) }
 }
 
 /**

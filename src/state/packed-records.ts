@@ -16,6 +16,7 @@
  * string of up to 64 characters, until 65,536 are held — field names, replica ids, incarnations),
  * UTF-8, or UTF-16 (a string with a surrogate in it, which UTF-8 would not carry back exactly).
  */
+import { grownTo } from '../columns.js'
 import type { HashRecord } from './records.js'
 
 /** What the view answers with the store itself (./records.ts PACKED_STORE, the same symbol). */
@@ -135,25 +136,7 @@ class Arena {
 
   /** Does the key written at `place` read `key`? Compared where it lies, nothing decoded. */
   keyIs(place: number, key: string): boolean {
-    const chunk = Math.floor(place / TWO_32)
-    const b = this.chunks[chunk]!
-    let p = place - chunk * TWO_32
-    const tag = b[p++]!
-    let len = 0
-    let scale = 1
-    for (;;) {
-      const c = b[p++]!
-      len += (c & 127) * scale
-      if (c < 128) break
-      scale *= 128
-    }
-    if (len !== key.length) return false
-    if (tag === KEY_LATIN1) {
-      for (let i = 0; i < len; i++) if (b[p + i] !== key.charCodeAt(i)) return false
-    } else {
-      for (let i = 0; i < len; i++) if (b[p + 2 * i]! + 256 * b[p + 2 * i + 1]! !== key.charCodeAt(i)) return false
-    }
-    return true
+    return this.reader(place).keyIs(key)
   }
 
   private room(n: number): void {
@@ -237,16 +220,6 @@ class Arena {
   }
 }
 
-/** Grown to at least `n` entries (twice as long each time). */
-function grown<A extends Float64Array | Int32Array>(a: A, n: number, make: (n: number) => A): A {
-  if (n <= a.length) return a
-  let size = a.length * 2
-  while (size < n) size *= 2
-  const b = make(size)
-  b.set(a)
-  return b
-}
-
 export class PackedHashRecords {
   private readonly arena = new Arena()
   /** Each record's place in the arena and its key's hash, by record number. */
@@ -303,8 +276,8 @@ export class PackedHashRecords {
       return
     }
     const r = this.count++
-    this.places = grown(this.places, this.count, (n) => new Float64Array(n))
-    this.hashes = grown(this.hashes, this.count, (n) => new Int32Array(n))
+    this.places = grownTo(this.places, this.count, (n) => new Float64Array(n))
+    this.hashes = grownTo(this.hashes, this.count, (n) => new Int32Array(n))
     this.places[r] = place
     this.hashes[r] = h
     if (2 * this.count > this.slots.length) this.rehash(this.slots.length * 2)
@@ -466,7 +439,7 @@ export class PackedNames implements Iterable<string> {
   push(name: string): void {
     const r = this.records.numberOf(name)
     const entry = r >= 0 ? r : -1 - this.others.append(() => this.others.key(name))
-    this.entries = grown(this.entries, this.count + 1, (n) => new Float64Array(n))
+    this.entries = grownTo(this.entries, this.count + 1, (n) => new Float64Array(n))
     this.entries[this.count++] = entry
   }
 
@@ -533,18 +506,35 @@ class Reader {
     }
   }
 
+  /** A key's encoding and length (characters), the reader past them, at the key's first byte. */
+  private keyHead(): { latin1: boolean; len: number } {
+    const latin1 = this.byte() === KEY_LATIN1
+    return { latin1, len: this.varint() }
+  }
+
   key(): string {
-    const tag = this.byte()
-    const len = this.varint()
-    const bytes = tag === KEY_LATIN1 ? len : 2 * len
-    const s = this.b.toString(tag === KEY_LATIN1 ? 'latin1' : 'utf16le', this.p, this.p + bytes)
+    const { latin1, len } = this.keyHead()
+    const bytes = latin1 ? len : 2 * len
+    const s = this.b.toString(latin1 ? 'latin1' : 'utf16le', this.p, this.p + bytes)
     this.p += bytes
     return s
   }
 
   skipKey(): void {
-    const tag = this.byte()
-    const len = this.varint()
-    this.p += tag === KEY_LATIN1 ? len : 2 * len
+    const { latin1, len } = this.keyHead()
+    this.p += latin1 ? len : 2 * len
+  }
+
+  /** Is the key here `key`? Compared byte by byte, nothing decoded. */
+  keyIs(key: string): boolean {
+    const { latin1, len } = this.keyHead()
+    if (len !== key.length) return false
+    const { b, p } = this
+    if (latin1) {
+      for (let i = 0; i < len; i++) if (b[p + i] !== key.charCodeAt(i)) return false
+    } else {
+      for (let i = 0; i < len; i++) if (b[p + 2 * i]! + 256 * b[p + 2 * i + 1]! !== key.charCodeAt(i)) return false
+    }
+    return true
   }
 }

@@ -74,7 +74,7 @@ function cycles(graph: Map<string, { local: string[] }>): string[][] {
 
 /** The layers of src/, lowest first: a module imports from its own layer (same folder) or below. */
 const LAYERS: Array<[RegExp, number]> = [
-  [/^(defaults|duration|clock|version|url|bytes)$|^errors\//, 0],
+  [/^(defaults|duration|clock|version|url|bytes|columns)$|^errors\//, 0],
   [/^keys$|^wire\//, 1],
   [/^state\/(views|health)\/|^state\/suggested-commands$/, 2], // the parts views.ts and health.ts re-export
   [/^connection$|^state\/(decode|health|views|coverage|checkpoint-incidents|snapshot-diff|bounded)$|^state\/doctor\//, 2],

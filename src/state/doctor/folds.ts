@@ -3,6 +3,7 @@
  * folded batch by batch, never every row — a million chats cost their count, not their snapshots.
  * Fed the whole listing at once or one batch after another, in the same order, a fold ends the same.
  */
+import { grownTo } from '../../columns.js'
 import type { RedisKey } from '../../keys.js'
 import type { Holder } from '../../wire/types.js'
 import type { ChatSnapshot, FlowCheckpoint, LeadSnapshot, LockSnapshot, ReplicaSnapshot } from '../decode.js'
@@ -136,14 +137,10 @@ export class ChatTurns {
   }
 
   private grow(): void {
-    const grown = <A extends Float64Array | Int32Array>(a: A, make: (n: number) => A): A => {
-      const b = make(a.length * 2)
-      b.set(a)
-      return b
-    }
-    this.fence = grown(this.fence, (n) => new Float64Array(n))
-    this.granted = grown(this.granted, (n) => new Float64Array(n))
-    this.who = grown(this.who, (n) => new Int32Array(n))
+    const rows = this.fence.length * 2
+    this.fence = grownTo(this.fence, rows, (n) => new Float64Array(n))
+    this.granted = grownTo(this.granted, rows, (n) => new Float64Array(n))
+    this.who = grownTo(this.who, 3 * rows, (n) => new Int32Array(n))
   }
 
   add(c: ChatSnapshot): void {
