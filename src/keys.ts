@@ -220,16 +220,21 @@ export class KeyLayout {
   /**
    * SCAN MATCH pattern for the keys of several kinds (none given: every kind): `<prefix>:[ckl]:*` when
    * each kind's segment is one letter (Redis then returns only those: a listing of leases skips
-   * checkpoints and queues server-side), else `<prefix>:[<first letters>]*` (one walk of the keyspace
-   * still, where a pattern per kind would walk it once each). That one may also match a neighbour
-   * prefix's keys (`shop:cx:…` for `shop:[chr]*`): callers keep only their kinds, parsed, and count
-   * only keys this prefix owns (owns()). Never `<prefix>:*`, which is every neighbour `shop:eu` too.
+   * checkpoints and queues server-side), else one walk of the keyspace still (where a pattern per kind
+   * would walk it once each) with a pattern of the segments' first two characters, `:` for a
+   * one-letter segment: `<prefix>:[clkh][:o]*` for chats, leads, locks and handover markers, which
+   * leaves the checkpoints (`cp:`) out. With no kinds named it is `<prefix>:[<first letters>]*`, which
+   * also returns the fixed names (`<prefix>:replicas`). Either may match a neighbour prefix's keys
+   * (`shop:cx:…` for `shop:[chr]*`): callers keep only their kinds, parsed, and count only keys this
+   * prefix owns (owns()). Never `<prefix>:*`, which is every neighbour `shop:eu` too.
    */
   scanPatternOf(kinds: readonly KeyKind[]): string {
     if (kinds.length === 1) return this.scanPattern(kinds[0]!)
     const segments = (kinds.length ? kinds : ALL_KINDS).map((k) => KIND_SEGMENTS[k])
     if (segments.every((s) => s.length === 1)) return `${this.prefix}:[${segments.join('')}]:*`
-    return `${this.prefix}:[${[...new Set(segments.map((s) => s[0]))].join('')}]*`
+    const chars = (at: number) => [...new Set(segments.map((s) => s[at] ?? ':'))].join('')
+    if (!kinds.length) return `${this.prefix}:[${chars(0)}]*`
+    return `${this.prefix}:[${chars(0)}][${chars(1)}]*`
   }
 
   /**

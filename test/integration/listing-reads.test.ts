@@ -44,7 +44,7 @@ for (const layout of ['standalone', 'cluster'] as Layout[]) {
       const keys = new KeyLayout(uniquePrefix('lk'), layout)
       expect(keys.scanPatternOf(['chat', 'lead', 'lock'])).toBe(`${keys.prefix}:[clk]:*`)
       expect(keys.scanPatternOf(['chat'])).toBe(`${keys.prefix}:c:*`)
-      expect(keys.scanPatternOf(['chat', 'checkpoint'])).toBe(`${keys.prefix}:[c]*`) // 'cp': not one letter; the caller keeps its kinds
+      expect(keys.scanPatternOf(['chat', 'checkpoint'])).toBe(`${keys.prefix}:[c][:p]*`) // 'cp': not one letter; the caller keeps its kinds
       for (let i = 0; i < 20; i++) {
         const k = keys.chat(`c:[${i}]*`) // glob characters in an id are the id's own
         await redis.hset(k.state, 'n', '1', 'f', String(i), 'lh', 'r', 'lhi', 'inc')
@@ -60,6 +60,18 @@ for (const layout of ['standalone', 'cluster'] as Layout[]) {
       expect([out.lead.items.length, out.lock.items.length]).toEqual([1, 1])
       // SCAN returned the 22 keys listed, not the 60 checkpoints, queues and heartbeats beside them.
       expect(out.chat.scanned).toBe(22)
+      // With the markers too (doctor's walk; 'ho' is two letters): still not the checkpoints ('cp').
+      await redis.hset(keys.chat('c:[3]*').handover, 'st', 'x')
+      expect(keys.scanPatternOf(['chat', 'lead', 'lock', 'handover'])).toBe(`${keys.prefix}:[clkh][:o]*`)
+      const walk = await reader.listMany({
+        chat: LISTING_DECODERS.chat,
+        lead: LISTING_DECODERS.lead,
+        lock: LISTING_DECODERS.lock,
+        handover: LISTING_DECODERS.handover,
+      })
+      expect(walk.chat.items).toHaveLength(20)
+      expect(walk.handover.items.length + walk.handover.corrupt.length).toBe(1)
+      expect(walk.chat.scanned).toBe(23)
     })
 
     it('a listing reads the head of a long queue and its length; a scan for an intervention reads every ticket', async () => {

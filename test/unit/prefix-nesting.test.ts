@@ -108,8 +108,10 @@ describe('an accepted prefix owns its key names alone', () => {
   it('scan patterns name the prefix\u2019s kinds, never every key under it', () => {
     const keys = new KeyLayout('shop', 'standalone')
     expect(keys.scanPatternOf([])).toBe('shop:[cqhlkr]*')
-    expect(keys.scanPatternOf(['checkpoint', 'handover', 'replica'])).toBe('shop:[chr]*')
-    expect(keys.scanPatternOf(['chat', 'checkpoint'])).toBe('shop:[c]*')
+    expect(keys.scanPatternOf(['checkpoint', 'handover', 'replica'])).toBe('shop:[chr][po:]*')
+    // Chats, leads, locks and markers (doctor's walk): the checkpoints are not returned to it.
+    expect(keys.scanPatternOf(['chat', 'lead', 'lock', 'handover'])).toBe('shop:[clkh][:o]*')
+    expect(keys.scanPatternOf(['chat', 'checkpoint'])).toBe('shop:[c][:p]*')
     expect(keys.scanPatternOf(['chat', 'lead', 'lock'])).toBe('shop:[clk]:*')
     expect(keys.scanPatternOf(['checkpoint'])).toBe('shop:cp:*')
   })
