@@ -38,6 +38,6 @@ local step = mode == 'chat' and 2 or 1
 local out = {}
 for i = nf + 5, #ARGV, step do
   local n = #out
-  out[n + 1], out[n + 2], out[n + 3], out[n + 4] = listing_read(mode, ARGV[i], ARGV[i + 1], named, limit, measured, {})
+  out[n + 1], out[n + 2], out[n + 3], out[n + 4] = listing_read(mode, ARGV[i], ARGV[i + 1], named, limit, measured)
 end
 return out
