@@ -23,6 +23,9 @@ local budget = tonumber(ARGV[1])
 local maxFields = tonumber(ARGV[2])
 local out = {}
 local read = 0
+-- The private fields named by each distinct list, as a set: parsed once per call, not once per key
+-- (every checkpoint of a batch names the same ones).
+local hiddenOf = {}
 
 for i = 3, #ARGV, 3 do
   local key, ttl, private = ARGV[i], ARGV[i + 1], ARGV[i + 2]
@@ -42,25 +45,28 @@ for i = 3, #ARGV, 3 do
     else
       -- The private fields' values are never read, only their lengths: a 50 MB checkpoint costs
       -- what a small one does.
-      local hidden = {}
-      for f in string.gmatch(private, '[^,]+') do
-        hidden[f] = true
+      local hidden = hiddenOf[private]
+      if not hidden then
+        hidden = {}
+        for f in string.gmatch(private, '[^,]+') do
+          hidden[f] = true
+        end
+        hiddenOf[private] = hidden
       end
-      local names, wanted = redis.call('HKEYS', key), {}
+      local names, wanted, w, s = redis.call('HKEYS', key), {}, 0, 0
       for j = 1, #names do
-        if hidden[names[j]] then
-          sizes[#sizes + 1] = names[j]
-          sizes[#sizes + 1] = tostring(redis.call('HSTRLEN', key, names[j]))
+        local name = names[j]
+        if hidden[name] then
+          sizes[s + 1], sizes[s + 2], s = name, tostring(redis.call('HSTRLEN', key, name)), s + 2
         else
-          wanted[#wanted + 1] = names[j]
+          wanted[w + 1], w = name, w + 1
         end
       end
-      if #wanted > 0 then
-        local values = redis.call('HMGET', key, unpack(wanted))
-        for j = 1, #wanted do
+      if w > 0 then
+        local values, k = redis.call('HMGET', key, unpack(wanted)), 0
+        for j = 1, w do
           if values[j] then
-            kept[#kept + 1] = wanted[j]
-            kept[#kept + 1] = values[j]
+            kept[k + 1], kept[k + 2], k = wanted[j], values[j], k + 2
           end
         end
       end
