@@ -20,6 +20,29 @@ export function quietOnClosedPipe(): void {
 }
 
 /**
+ * Resolves once stdout has passed on what it was given, at once unless more than its high-water mark
+ * waits (a pipe to a slower reader: `| jq`, `| less`): a streamed listing reads no further ahead of
+ * its reader than that, where it would otherwise hold every row it had printed (a million chats: 2 GB).
+ * A reader that goes away ends the process (quietOnClosedPipe) or closes the stream: either way this
+ * does not wait on.
+ */
+export function stdoutDrained(): Promise<void> {
+  const out = process.stdout
+  if (!out.writableNeedDrain) return Promise.resolve()
+  return new Promise((resolve) => {
+    const done = () => {
+      out.off('drain', done)
+      out.off('close', done)
+      out.off('error', done)
+      resolve()
+    }
+    out.on('drain', done)
+    out.on('close', done)
+    out.on('error', done)
+  })
+}
+
+/**
  * Aborted when stdout is a pipe whose reader closed, even while nothing is written (a follower with
  * no new events). Node cannot poll a pipe's write end, so a watcher does: GNU `tail -f --pid`, which
  * exits by SIGPIPE the moment the reader of the pipe it shares with us goes away. Where no such

@@ -17,6 +17,7 @@ import { ListWriter } from '../output/list-writer.js'
 import { sortedBatches } from '../output/external-sort.js'
 import type { KindView } from '../output/format.js'
 import { stopProgress } from '../output/progress.js'
+import { stdoutDrained } from '../output/streams.js'
 
 /** A listing's rows as the scan reads them (a spec's `stream`). */
 export interface RowStream<R> {
@@ -126,7 +127,10 @@ export async function printStreamed<R>(
       ),
     )
   const writer = new ListWriter(ctx, how.view, { nowMs: stream.nowMs })
-  for await (const batch of rows) writer.write(batch)
+  for await (const batch of rows) {
+    writer.write(batch)
+    await stdoutDrained() // no further ahead of a slow reader than stdout's buffer
+  }
   const notes = stream.notes()
   writer.end({ ...notes.extra, truncated: notes.truncated, corrupt: notes.corrupt, ...(await tail()) })
   return notes
