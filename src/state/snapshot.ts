@@ -63,7 +63,11 @@ export interface CaptureOptions {
   url: string
 }
 
-/** Batches of one master read ahead of the one being written (snapshot): Redis works while the CLI writes. */
+/**
+ * Batches read ahead of the ones being written (snapshot), in all: Redis works while the CLI writes.
+ * Shared by the masters walked at once (at least one each), so memory does not grow with their
+ * number: a Cluster's masters already work side by side.
+ */
 const READ_AHEAD = 3
 
 /** The kinds read as hashes (queues are sorted sets: their tickets are in the chat hash too). */
@@ -167,7 +171,8 @@ export async function captureTo(source: RedisSource, keys: KeyLayout, o: Capture
     return p
   }
   // Batches are written one at a time, in the order their reads were asked for; each walk has up to
-  // READ_AHEAD batches read while the one before them is written.
+  // `ahead` batches read while the one before them is written.
+  const ahead = Math.max(1, Math.floor(READ_AHEAD / (o.maxKeys === undefined ? nodes.length : 1)))
   let recording: Promise<void> = Promise.resolve()
   let stopped = false
   const walkNode = async (node: number): Promise<void> => {
@@ -215,7 +220,7 @@ export async function captureTo(source: RedisSource, keys: KeyLayout, o: Capture
         })()
         recording.catch(() => {}) // awaited below, and after the walks
         unwritten.push(recording)
-        if (unwritten.length > READ_AHEAD) await unwritten.shift()
+        if (unwritten.length > ahead) await unwritten.shift()
       }
       o.onProgress?.(seen)
       if (cut || (o.maxKeys !== undefined && seen >= o.maxKeys && (cursor !== '0' || node < nodes.length - 1))) {
