@@ -12,6 +12,7 @@ import { Redis } from 'ioredis'
 import { KeyLayout } from '../../src/index.js'
 import { startRedis, uniquePrefix, type RedisProc } from '../helpers/redis.js'
 import { BIN } from '../helpers/cli.js'
+import { writeHeldChats } from '../helpers/held-chats.js'
 
 const CHATS = 40_000
 
@@ -23,23 +24,8 @@ describe('a listing piped to a reader that does not read', () => {
 
   beforeAll(async () => {
     redis = await startRedis()
+    await writeHeldChats(redis.url, keys, CHATS)
     raw = new Redis(redis.url)
-    const now = Number((await raw.time())[0]) * 1000
-    await raw.hset(keys.schema, 'version', '1', 'layout', 'standalone', 'createdAt', String(now))
-    const p = raw.pipeline()
-    for (let i = 0; i < CHATS; i++) {
-      p.hset(keys.chat(`chat:${i}`).state, {
-        n: 1,
-        f: 1_000 + i,
-        h: `pod-${i % 3}`,
-        hi: `inc${i % 3}`,
-        ht: 1,
-        exp: now + 600_000,
-        g: now,
-        lr: now,
-      })
-    }
-    await p.exec()
   }, 60_000)
   afterAll(async () => {
     raw?.disconnect()

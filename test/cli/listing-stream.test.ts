@@ -5,10 +5,10 @@
  * says so first. A listing that fits is printed sorted, with no such line (the other CLI tests).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { Redis } from 'ioredis'
 import { KeyLayout } from '../../src/index.js'
 import { startRedis, uniquePrefix, type RedisProc } from '../helpers/redis.js'
 import { parseJson, runCli } from '../helpers/cli.js'
+import { writeHeldChats } from '../helpers/held-chats.js'
 
 const CHATS = 6_000
 
@@ -20,24 +20,7 @@ describe('a listing of 6,000 chats', () => {
 
   beforeAll(async () => {
     redis = await startRedis()
-    const raw = new Redis(redis.url)
-    const now = Number((await raw.time())[0]) * 1000
-    await raw.hset(keys.schema, 'version', '1', 'layout', 'standalone', 'createdAt', String(now))
-    const p = raw.pipeline()
-    for (let i = 0; i < CHATS; i++) {
-      p.hset(keys.chat(`chat:${i}`).state, {
-        n: 1,
-        f: 1_000 + i,
-        h: `pod-${i % 3}`,
-        hi: `inc${i % 3}`,
-        ht: 1,
-        exp: now + 600_000,
-        g: now,
-        lr: now,
-      })
-    }
-    await p.exec()
-    raw.disconnect()
+    await writeHeldChats(redis.url, keys, CHATS)
   }, 60_000)
   afterAll(() => redis?.stop())
 
