@@ -46,7 +46,7 @@ function why(t, r) {
   if (t.target.startsWith('snapshot at the pace'))
     return `The capture reads each master's SCAN batches with read-only script calls sent together, a few batches ahead of the one being written out (gzip at its fastest level); what is left is Redis reading every hash whole (about 3 million commands inside the scripts at a million chats) and the CLI's JSON and gzip, on the same ${r.machine.cpus} cores. A snapshot of a million chats is about 500 MiB of JSON: \`--from\` reads it as it streams in, each record parsed on its own, and holds each record packed outside the heap in a few dozen bytes (about 220 MB for a million chats), decoded again when a command reads its key.`
   if (t.target.startsWith('doctor at the pace'))
-    return `doctor walks the keyspace three times (heartbeat records; chats, leads, locks and handover markers; checkpoints, each judged against its chat's turn) and once, bounded, for keys of the other layout, and keeps counts and first examples, not rows.`
+    return `doctor reads the replica index, walks the keyspace once (heartbeat records, chats, leads, locks, handover markers and checkpoints, each checkpoint judged against its chat's turn once both are read) and once, bounded, for keys of the other layout, and keeps counts and first examples, not rows.`
   if (t.area.startsWith('open loop')) return openLoopWhy(t, r)
   if (t.target.startsWith('SIGKILL') || t.area === 'failover') return 'See the failover table.'
   return ''

@@ -25,6 +25,7 @@ import {
   type DoctorFinding,
   type Probed,
   type SchemaState,
+  type ReplicaSnapshot,
 } from '../lib.js'
 import { EXIT } from '../output/exit-codes.js'
 import { jsonOut } from '../output/format.js'
@@ -95,56 +96,60 @@ async function readStrays(ctx: Context): Promise<DoctorState['strays']> {
 }
 
 /**
- * The listings the checks look at, folded as they are read (counts and the first examples, never
- * every row: ../../src/state/doctor/folds.ts). The replicas first (the folds judge holders by them),
- * the checkpoints last (they are judged against their chat's turn).
+ * The listings the checks look at, in one walk of the keyspace, folded as they are read (counts and
+ * the first examples, never every row: ../../src/state/doctor/folds.ts). Holders are judged as every
+ * view judges them, by the live replicas of the replica index (docs/redis-layout.md, Liveness), read
+ * first; the walk reads the heartbeat records themselves (gone and corrupt ones too) for the replica
+ * checks.
  */
 async function readListings(ctx: Context, nowMs: number, deployed: DeployedFingerprints | null) {
+  const live = await ctx.reader.liveReplicas().then(
+    (l) => l.items,
+    async (err: unknown) => {
+      // A Cluster whose master of the heartbeats is down: the checks that judge holders say they cannot know.
+      if ((await ctx.reader.unreachable('replica')).length) return []
+      throw err
+    },
+  )
+  const [{ walked, chats, leases, checkpoints }, strays] = await Promise.all([walkKeyspace(ctx, nowMs, deployed, live), readStrays(ctx)])
+  const corrupt = new CorruptFold()
+  for (const kind of LISTED_KINDS) corrupt.add(kind, walked[kind].corrupt, walked[kind].scanned)
+  return { replicas: walked.replica.items, leads: walked.lead.items, corrupt, chats, leases, checkpoints, strays }
+}
+
+/** Replicas, chats, leads, locks, checkpoints and handover markers in one walk, holders judged by `replicas`. */
+async function walkKeyspace(ctx: Context, nowMs: number, deployed: DeployedFingerprints | null, replicas: ReplicaSnapshot[]) {
   const d = ctx.io.LISTING_DECODERS
-  const replicas = await ctx.reader.replicas({ onProgress: progress(ctx, 'replicas') })
-  const chats = new ChatFold(replicas.items, nowMs)
-  const leases = new LeaseFold(replicas.items, nowMs)
+  const chats = new ChatFold(replicas, nowMs)
+  const leases = new LeaseFold(replicas, nowMs)
   const checkpoints = new CheckpointFold(deployed)
   const chatFold = folding(d.chat, (batch) => {
     chats.add(batch)
     leases.add({ chats: batch })
+    checkpoints.chats(batch)
   })
   const lockFold = folding(d.lock, (batch) => leases.add({ locks: batch }))
-  // Chats, leads, locks and handover markers in one walk of the keyspace (a marker is decoded for
-  // its corrupt values only).
-  const [walked, strays] = await Promise.all([
-    ctx.reader.listMany(
-      {
-        chat: chatFold.decode,
-        lead: d.lead,
-        lock: lockFold.decode,
-        handover: (id, raw, h, m) => (decodeHandover(id, raw, h, m?.extra), null),
-      },
-      { onProgress: progress(ctx, 'chats') },
-    ),
-    readStrays(ctx),
-  ])
-  chatFold.flush()
-  lockFold.flush()
-  const leads = walked.lead
-  leases.add({ leads: leads.items })
   const cpFold = folding(
     (id, raw, h, m) => decodeCheckpoint(id, raw, h, m?.extra),
-    (batch) => checkpoints.add(batch, (key) => chats.chat(key)),
+    (batch) => checkpoints.add(batch),
   )
-  const cpList = await ctx.reader.listMany({ checkpoint: cpFold.decode }, { onProgress: progress(ctx, 'checkpoints') })
+  const walked = await ctx.reader.listMany(
+    {
+      replica: d.replica,
+      chat: chatFold.decode,
+      lead: d.lead,
+      lock: lockFold.decode,
+      checkpoint: cpFold.decode,
+      // A marker is decoded for its corrupt values only.
+      handover: (id, raw, h, m) => (decodeHandover(id, raw, h, m?.extra), null),
+    },
+    { onProgress: progress(ctx, 'the keyspace') },
+  )
+  chatFold.flush()
+  lockFold.flush()
   cpFold.flush()
-  const corrupt = new CorruptFold()
-  const listed = {
-    replica: replicas,
-    chat: walked.chat,
-    lead: leads,
-    lock: walked.lock,
-    checkpoint: cpList.checkpoint,
-    handover: walked.handover,
-  }
-  for (const kind of LISTED_KINDS) corrupt.add(kind, listed[kind].corrupt, listed[kind].scanned)
-  return { replicas: replicas.items, leads: leads.items, corrupt, chats, leases, checkpoints, strays }
+  leases.add({ leads: walked.lead.items })
+  return { walked, chats, leases, checkpoints }
 }
 
 /** The schema records of prefixes nested on a kind of key (`shop:c` beside `shop`), read by name. */

@@ -39,8 +39,11 @@ export function removeCommand(key: string, revision: number): string {
 /** What staleCheckpointWrite reads of a chat: its fence, its holder and when it was granted, its last holders (a ChatSnapshot is one). */
 export type ChatTurn = Pick<ChatSnapshot, 'fence' | 'previousHolder' | 'lastHolder'> & { holder: (Holder & { grantedAtMs: number }) | null }
 
+/** What staleCheckpointWrite reads of a checkpoint: its key, revision, writer and when it was written (a FlowCheckpoint is one). */
+export type CheckpointWrite = Pick<FlowCheckpoint, 'key' | 'revision' | 'owner' | 'updatedAt'>
+
 /** A checkpoint written from outside the turn that was current when it was written, or null. */
-export function staleCheckpointWrite(chat: ChatTurn | null, cp: FlowCheckpoint): StaleCheckpointWrite | null {
+export function staleCheckpointWrite(chat: ChatTurn | null, cp: CheckpointWrite): StaleCheckpointWrite | null {
   const owner = cp.owner
   if (!owner || !chat) return null
   const h = chat.holder

@@ -3,10 +3,11 @@
  * replicas — on standalone Redis and on the 3-master Redis Cluster: --json fields and tables.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { clusterUrl, redisUrl, uniquePrefix } from '../helpers/redis.js'
+import { Cluster, Redis } from 'ioredis'
+import { clusterUrl, hostPort, redisUrl, uniquePrefix } from '../helpers/redis.js'
 import { parseJson, runCli, type CliResult } from '../helpers/cli.js'
 import { liveState, type LiveState } from './read-fixture.js'
-import type { Layout } from '../../src/index.js'
+import { KeyLayout, RedisCoordinator, type Layout } from '../../src/index.js'
 
 type J = Record<string, any> // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -259,6 +260,29 @@ for (const layout of ['standalone', 'cluster'] as Layout[]) {
       if (layout === 'cluster') expect(body.checks.find((c: J) => c.id === 'cluster').status).toBe('ok')
       expect(t.code).toBe(0)
       expect(t.stdout).toMatch(/ok\s+redis-version/)
+    })
+
+    it('doctor judges holders as every view does, by the replica index', async () => {
+      // Its own prefix: one replica, beating every 100 s, holds chat:x; then its index entry goes.
+      const prefix = uniquePrefix(`idx-${layout.slice(0, 2)}`)
+      const pod = new RedisCoordinator({ url: url(), prefix, layout, replicaId: 'pod-x', leaseMs: 300_000 })
+      await pod.start()
+      const client = layout === 'cluster' ? new Cluster([hostPort(url())]) : new Redis(url())
+      try {
+        await pod.acquireTurn('chat:x')
+        const run = (...args: string[]) => runCli(['--url', url(), '--prefix', prefix, ...args, '--json'])
+        const zombies = async () => parseJson<J>(await run('doctor')).checks.find((c: J) => c.id === 'zombie-leases')
+        expect((await zombies()).status).toBe('ok')
+        expect(await client.del(new KeyLayout(prefix, layout).replicaIndex)).toBe(1)
+        const [doctor, leases] = await Promise.all([zombies(), run('leases', 'ls').then((r) => parseJson<J>(r))])
+        // Not in the index: no heartbeat, in doctor as in leases ls (its record is still read: replicas ls shows it).
+        expect(leases.leases.find((l: J) => l.key === 'chat:x')).toMatchObject({ state: 'dead', holderAlive: false })
+        expect(doctor.status).toBe('warn')
+        expect(doctor.detail).toMatch(/^1 lease\(s\) held by a replica without heartbeat, not yet expired: chat chat:x \(pod-x, /)
+      } finally {
+        client.disconnect()
+        await pod.stop()
+      }
     })
   })
 }

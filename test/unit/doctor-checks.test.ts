@@ -3,8 +3,8 @@
  * and the first examples instead of every row — fed batch by batch they end as the whole listing would.
  */
 import { describe, expect, it } from 'vitest'
-import { ChatTurns, DOCTOR_CHECKS, Worst, folding, FOLD_BATCH } from '../../src/state/doctor/index.js'
-import type { ChatSnapshot } from '../../src/state/decode.js'
+import { ChatTurns, CheckpointFold, DOCTOR_CHECKS, Worst, folding, FOLD_BATCH } from '../../src/state/doctor/index.js'
+import type { ChatSnapshot, FlowCheckpoint } from '../../src/state/decode.js'
 
 describe('doctor checks', () => {
   it('are named units, in the order of the report, each id once', () => {
@@ -101,5 +101,93 @@ describe('doctor folds', () => {
         lastHolder: c.lastHolder,
       })
     }
+  })
+
+  it('CheckpointFold judges each checkpoint against its chat whichever of the two is read first, keeping only the first of a pair', () => {
+    const n = 3000
+    const chat = (i: number): ChatSnapshot => ({
+      key: `chat:${i}`,
+      fence: 500 + i,
+      holder: {
+        replicaId: 'pod-a',
+        incarnation: 'inc-a',
+        ticket: 1,
+        expiresAtMs: 9000,
+        grantedAtMs: 1000,
+        lastRenewalMs: 1000,
+        waitedMs: null,
+        offered: false,
+      },
+      previousHolder: null,
+      lastHolder: { replicaId: 'pod-a', incarnation: 'inc-a' },
+      lastTicket: 1,
+      skippedTickets: 0,
+      tickets: [],
+      queued: 0,
+    })
+    // Every third checkpoint was written after the grant by another replica: a stale write. Every
+    // fifth has no owner (nothing to judge); chat:0's checkpoint has no chat at all.
+    const cp = (i: number): FlowCheckpoint => ({
+      key: `chat:${i}`,
+      flow: 'order',
+      step: 'address',
+      state: null,
+      revision: 7 + i,
+      owner: i % 5 === 4 ? null : { replicaId: i % 3 ? 'pod-a' : 'pod-b', incarnation: i % 3 ? 'inc-a' : 'inc-b', fence: 500 + i },
+      updatedAt: 2000,
+      ephemeral: null,
+      answer: null,
+      answerBytes: 0,
+    })
+    const expected = Array.from({ length: n }, (_, i) => i).filter((i) => i > 0 && i % 3 === 0 && i % 5 !== 4).length
+    const items = [
+      ...Array.from({ length: n - 1 }, (_, i) => ({ chat: chat(i + 1) })),
+      ...Array.from({ length: n }, (_, i) => ({ cp: cp(i) })),
+    ]
+    let seed = 7
+    const rand = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31
+    const shuffled = [...items].sort(() => rand() - 0.5)
+    for (const order of [items, [...items].reverse(), shuffled]) {
+      const fold = new CheckpointFold(null)
+      let most = 0
+      for (let i = 0; i < order.length; i += 100) {
+        const batch = order.slice(i, i + 100)
+        fold.chats(batch.flatMap((x) => ('chat' in x ? [x.chat] : [])))
+        fold.add(batch.flatMap((x) => ('cp' in x ? [x.cp] : [])))
+        most = Math.max(most, fold.pending)
+      }
+      expect(fold.checked).toBe(n)
+      expect(fold.stale.count).toBe(expected)
+      expect(fold.stale.items.every((w) => w.reason === 'another-holder' && w.replicaId === 'pod-b')).toBe(true)
+      // Left over: chat:0's checkpoint (no chat), and the chats whose checkpoint has no owner.
+      expect(fold.pending).toBe(1 + Math.floor(n / 5))
+      if (order === shuffled) expect(most).toBeLessThan(n)
+    }
+  })
+
+  it('ChatTurns.take gives a turn back once, then no longer has it', () => {
+    const turns = new ChatTurns()
+    const c = (i: number): ChatSnapshot => ({
+      key: `chat:${i}`,
+      fence: i,
+      holder: null,
+      previousHolder: null,
+      lastHolder: { replicaId: 'pod', incarnation: `inc${i}` },
+      lastTicket: 0,
+      skippedTickets: 0,
+      tickets: [],
+      queued: 0,
+    })
+    for (let i = 0; i < 2000; i++) {
+      turns.add(c(i))
+      expect(turns.take(`chat:${i}`)).toEqual({
+        fence: i,
+        holder: null,
+        previousHolder: null,
+        lastHolder: { replicaId: 'pod', incarnation: `inc${i}` },
+      })
+      expect(turns.take(`chat:${i}`)).toBeNull()
+    }
+    expect(turns.size).toBe(0)
   })
 })

@@ -6,13 +6,14 @@
 import { grownTo } from '../../columns.js'
 import type { RedisKey } from '../../keys.js'
 import type { Holder } from '../../wire/types.js'
-import type { ChatSnapshot, FlowCheckpoint, LeadSnapshot, LockSnapshot, ReplicaSnapshot } from '../decode.js'
+import type { ChatSnapshot, CheckpointOwner, FlowCheckpoint, LeadSnapshot, LockSnapshot, ReplicaSnapshot } from '../decode.js'
 import { LEASE_ORDER, lateLeases, leaseRowMaker, staleTickets, zombieLeases, type LeaseRow, type StaleTicketRow } from '../views.js'
 import {
   fingerprintMismatch,
   fingerprintsByFlow,
   staleCheckpointWrite,
   type ChatTurn,
+  type CheckpointWrite,
   type DeployedFingerprints,
   type StaleCheckpointWrite,
 } from '../checkpoint-incidents.js'
@@ -111,23 +112,57 @@ export function folding<T>(decode: ListingDecoder<T>, fold: (items: T[]) => void
 }
 
 /**
- * Each chat's turn as the checkpoint checks read it (ChatTurn), in columns: a row number by key, the
- * holders named once. Some 100 bytes a chat, where its snapshot costs several hundred.
+ * Rows of columns by key. A row given back is used again, so columns that keep only what waits for
+ * its pair (ChatTurns, CheckpointWrites) hold what is pending, not every key that passed.
  */
-export class ChatTurns {
+class KeyedRows {
   private readonly rows = new Map<string, number>()
-  private readonly holders: Holder[] = []
-  /** Holder index by replica id, then incarnation. */
-  private readonly holderRow = new Map<string, Map<string, number>>()
-  private fence = new Float64Array(1024)
-  private granted = new Float64Array(1024)
-  /** Holder, previous holder and last holder of each row: an index into `holders`, -1 for none. */
-  private who = new Int32Array(3 * 1024)
+  private readonly free: number[] = []
+  private used = 0
+  private capacity = 1024
 
-  private holderIndex(h: Holder | null): number {
+  /** `grow(rows)`: make the columns hold that many rows (from 1024). */
+  constructor(private readonly grow: (rows: number) => void) {}
+
+  get size(): number {
+    return this.rows.size
+  }
+
+  /**
+   * A new row for `key`. A key given a row again (a walk may return a key twice) names the new one;
+   * its old row is not used again.
+   */
+  claim(key: string): number {
+    const row = this.free.pop() ?? this.used++
+    if (row >= this.capacity) this.grow((this.capacity *= 2))
+    this.rows.set(key, row)
+    return row
+  }
+
+  find(key: string): number | undefined {
+    return this.rows.get(key)
+  }
+
+  /** Give back the row of `key` (undefined: it had none). */
+  release(key: string): number | undefined {
+    const row = this.rows.get(key)
+    if (row === undefined) return undefined
+    this.rows.delete(key)
+    this.free.push(row)
+    return row
+  }
+}
+
+/** Holders, each (replicaId, incarnation) kept once and named by its index. */
+class HolderTable {
+  private readonly holders: Holder[] = []
+  private readonly byId = new Map<string, Map<string, number>>()
+
+  /** The index of `h` (-1: none). */
+  index(h: Holder | null): number {
     if (!h) return -1
-    let byIncarnation = this.holderRow.get(h.replicaId)
-    if (!byIncarnation) this.holderRow.set(h.replicaId, (byIncarnation = new Map()))
+    let byIncarnation = this.byId.get(h.replicaId)
+    if (!byIncarnation) this.byId.set(h.replicaId, (byIncarnation = new Map()))
     let i = byIncarnation.get(h.incarnation)
     if (i === undefined) {
       i = this.holders.push({ replicaId: h.replicaId, incarnation: h.incarnation }) - 1
@@ -136,52 +171,113 @@ export class ChatTurns {
     return i
   }
 
-  private grow(): void {
-    const rows = this.fence.length * 2
-    this.fence = grownTo(this.fence, rows, (n) => new Float64Array(n))
-    this.granted = grownTo(this.granted, rows, (n) => new Float64Array(n))
-    this.who = grownTo(this.who, 3 * rows, (n) => new Int32Array(n))
+  at(i: number): Holder | null {
+    return i < 0 ? null : this.holders[i]!
+  }
+}
+
+/**
+ * Each chat's turn as the checkpoint checks read it (ChatTurn), in columns: a row number by key, the
+ * holders named once. Some 100 bytes a chat, where its snapshot costs several hundred.
+ */
+export class ChatTurns {
+  private readonly holders = new HolderTable()
+  private fence = new Float64Array(1024)
+  private granted = new Float64Array(1024)
+  /** Holder, previous holder and last holder of each row: an index into `holders`, -1 for none. */
+  private who = new Int32Array(3 * 1024)
+  private readonly rows = new KeyedRows((n) => {
+    this.fence = grownTo(this.fence, n, (m) => new Float64Array(m))
+    this.granted = grownTo(this.granted, n, (m) => new Float64Array(m))
+    this.who = grownTo(this.who, 3 * n, (m) => new Int32Array(m))
+  })
+
+  get size(): number {
+    return this.rows.size
   }
 
   add(c: ChatSnapshot): void {
-    let row = this.rows.get(c.key)
-    if (row === undefined) {
-      row = this.rows.size
-      if (row >= this.fence.length) this.grow()
-      this.rows.set(c.key, row)
-    }
+    const row = this.rows.claim(c.key)
     this.fence[row] = c.fence ?? NaN
     this.granted[row] = c.holder?.grantedAtMs ?? 0
-    this.who[3 * row] = this.holderIndex(c.holder)
-    this.who[3 * row + 1] = this.holderIndex(c.previousHolder)
-    this.who[3 * row + 2] = this.holderIndex(c.lastHolder)
+    this.who[3 * row] = this.holders.index(c.holder)
+    this.who[3 * row + 1] = this.holders.index(c.previousHolder)
+    this.who[3 * row + 2] = this.holders.index(c.lastHolder)
   }
 
   get(key: string): ChatTurn | null {
-    const row = this.rows.get(key)
-    if (row === undefined) return null
+    const row = this.rows.find(key)
+    return row === undefined ? null : this.at(row)
+  }
+
+  /** The turn of `key`, no longer kept. */
+  take(key: string): ChatTurn | null {
+    const row = this.rows.release(key)
+    return row === undefined ? null : this.at(row)
+  }
+
+  private at(row: number): ChatTurn {
     const { holders, who } = this
-    const h = who[3 * row]!
-    const p = who[3 * row + 1]!
-    const l = who[3 * row + 2]!
+    const h = holders.at(who[3 * row]!)
     const fence = this.fence[row]!
     return {
       fence: Number.isNaN(fence) ? null : fence,
-      holder: h < 0 ? null : { replicaId: holders[h]!.replicaId, incarnation: holders[h]!.incarnation, grantedAtMs: this.granted[row]! },
-      previousHolder: p < 0 ? null : holders[p]!,
-      lastHolder: l < 0 ? null : holders[l]!,
+      holder: h && { replicaId: h.replicaId, incarnation: h.incarnation, grantedAtMs: this.granted[row]! },
+      previousHolder: holders.at(who[3 * row + 1]!),
+      lastHolder: holders.at(who[3 * row + 2]!),
     }
   }
 }
 
-/** Stale tickets and unread queue tails of the chats; the chats' turns, by key, for the checkpoint checks. */
+/** What a checkpoint's write is judged by (staleCheckpointWrite) of the checkpoints with an owner, in columns by key. */
+export class CheckpointWrites {
+  private readonly owners = new HolderTable()
+  private revision = new Float64Array(1024)
+  private updatedAt = new Float64Array(1024)
+  /** The owner's fence, NaN for an unfenced write. */
+  private fence = new Float64Array(1024)
+  private owner = new Int32Array(1024)
+  private readonly rows = new KeyedRows((n) => {
+    this.revision = grownTo(this.revision, n, (m) => new Float64Array(m))
+    this.updatedAt = grownTo(this.updatedAt, n, (m) => new Float64Array(m))
+    this.fence = grownTo(this.fence, n, (m) => new Float64Array(m))
+    this.owner = grownTo(this.owner, n, (m) => new Int32Array(m))
+  })
+
+  get size(): number {
+    return this.rows.size
+  }
+
+  add(cp: CheckpointWrite, owner: CheckpointOwner): void {
+    const row = this.rows.claim(cp.key)
+    this.revision[row] = cp.revision
+    this.updatedAt[row] = cp.updatedAt
+    this.fence[row] = owner.fence ?? NaN
+    this.owner[row] = this.owners.index(owner)
+  }
+
+  /** The write of `key`'s checkpoint, no longer kept. */
+  take(key: string): CheckpointWrite | null {
+    const row = this.rows.release(key)
+    if (row === undefined) return null
+    const o = this.owners.at(this.owner[row]!)!
+    const fence = this.fence[row]!
+    return {
+      key,
+      revision: this.revision[row]!,
+      updatedAt: this.updatedAt[row]!,
+      owner: { replicaId: o.replicaId, incarnation: o.incarnation, fence: Number.isNaN(fence) ? null : fence },
+    }
+  }
+}
+
+/** Stale tickets and unread queue tails of the chats. */
 export class ChatFold {
   readonly stale = new Worst<StaleTicketRow>()
   /** Queues longer than the head a listing reads: how many, the longest head read, the tickets not read. */
   longQueues = 0
   headRead = 0
   notRead = 0
-  readonly turns = new ChatTurns()
 
   constructor(
     private readonly replicas: ReplicaSnapshot[],
@@ -196,12 +292,7 @@ export class ChatFold {
         this.headRead = Math.max(this.headRead, c.tickets.length)
         this.notRead += c.queued - c.tickets.length
       }
-      this.turns.add(c)
     }
-  }
-
-  chat(key: string): ChatTurn | null {
-    return this.turns.get(key)
   }
 }
 
@@ -234,7 +325,12 @@ export class LeaseFold {
   }
 }
 
-/** Checkpoints written from outside their chat's turn, and the flow versions of the ephemeral ones. */
+/**
+ * Checkpoints written from outside their chat's turn, and the flow versions of the ephemeral ones.
+ * Chats and checkpoints come in any order (one walk reads both): each checkpoint with an owner is
+ * judged against its chat's turn when the second of the two comes, and only the first of a pair is
+ * kept until then. Checkpoints whose chat never comes (gone: no turn to judge by) are not judged.
+ */
 export class CheckpointFold {
   checked = 0
   readonly stale = new Worst<StaleCheckpointWrite>()
@@ -243,14 +339,39 @@ export class CheckpointFold {
   readonly mismatchedPerFlow = new Map<string, number>()
   /** Without: the ephemeral checkpoints' fingerprints per flow, and how many of each. */
   readonly fingerprints = new Map<string, Map<string, number>>()
+  /** Chats read before their checkpoint, and checkpoints' writes read before their chat. */
+  private readonly turns = new ChatTurns()
+  private readonly writes = new CheckpointWrites()
 
   constructor(private readonly deployed: DeployedFingerprints | null) {}
 
-  add(cps: FlowCheckpoint[], chatOf: (key: string) => ChatTurn | null): void {
+  /** How many chats and checkpoints wait for their pair. */
+  get pending(): number {
+    return this.turns.size + this.writes.size
+  }
+
+  private judge(chat: ChatTurn, cp: CheckpointWrite): void {
+    const w = staleCheckpointWrite(chat, cp)
+    if (w) this.stale.add(w)
+  }
+
+  /** Chats as they are read. */
+  chats(chats: ChatSnapshot[]): void {
+    for (const c of chats) {
+      const cp = this.writes.take(c.key)
+      if (cp) this.judge(c, cp)
+      else this.turns.add(c)
+    }
+  }
+
+  add(cps: FlowCheckpoint[]): void {
     this.checked += cps.length
     for (const cp of cps) {
-      const w = staleCheckpointWrite(chatOf(cp.key), cp)
-      if (w) this.stale.add(w)
+      // Without an owner there is no write to judge.
+      if (!cp.owner) continue
+      const chat = this.turns.take(cp.key)
+      if (chat) this.judge(chat, cp)
+      else this.writes.add(cp, cp.owner)
     }
     if (this.deployed) {
       for (const cp of cps) {

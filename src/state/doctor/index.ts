@@ -23,6 +23,7 @@ export { clusterOn, infoField, volatileMasters } from './redis-checks.js'
 export {
   ChatFold,
   ChatTurns,
+  CheckpointWrites,
   CheckpointFold,
   CorruptFold,
   LeaseFold,
