@@ -114,7 +114,9 @@ async function readListings(ctx: Context, nowMs: number, deployed: DeployedFinge
   const [{ walked, chats, leases, checkpoints }, strays] = await Promise.all([walkKeyspace(ctx, nowMs, deployed, live), readStrays(ctx)])
   const corrupt = new CorruptFold()
   for (const kind of LISTED_KINDS) corrupt.add(kind, walked[kind].corrupt, walked[kind].scanned)
-  return { replicas: walked.replica.items, leads: walked.lead.items, corrupt, chats, leases, checkpoints, strays }
+  const listed = new Set(live.map((r) => `${r.replicaId}\n${r.incarnation}`))
+  const unindexed = walked.replica.items.filter((r) => r.expiresAtMs > nowMs && !listed.has(`${r.replicaId}\n${r.incarnation}`))
+  return { replicas: walked.replica.items, unindexed, leads: walked.lead.items, corrupt, chats, leases, checkpoints, strays }
 }
 
 /** Replicas, chats, leads, locks, checkpoints and handover markers in one walk, holders judged by `replicas`. */
@@ -179,8 +181,23 @@ async function readState(ctx: Context, deployed: DeployedFingerprints | null): P
   const sentinel = ctx.target.sentinel
     ? { masterName: ctx.target.sentinel.masterName, sentinels: ctx.target.sentinel.sentinels.length }
     : null
-  const { prefix, layout, schema: schemaKey } = ctx.keys
-  return { nowMs, prefix, layout, schemaKey, sentinel, nodes, redis, schema, nested, unread, heartbeatsUnread, deployed, ...listings }
+  const { prefix, layout, schema: schemaKey, replicaIndex: replicaIndexKey } = ctx.keys
+  return {
+    nowMs,
+    prefix,
+    layout,
+    schemaKey,
+    replicaIndexKey,
+    sentinel,
+    nodes,
+    redis,
+    schema,
+    nested,
+    unread,
+    heartbeatsUnread,
+    deployed,
+    ...listings,
+  }
 }
 
 export async function collectDoctor(
@@ -205,9 +222,9 @@ export function doctorCommand(): Command {
 
 Checks: redis-version, eviction-policy, memory, persistence, failover, cluster, schema, layout,
 nested-prefix (state of a prefix nested on a kind of key, e.g. shop:c beside shop), corrupt,
-replicas (and those gone without an orderly stop), clock-skew, stale-tickets, late-renewals,
-expired-leases, zombie-leases, stale-writes (written from
-outside the chat's turn), flow-versions (ephemeral checkpoints of a flow version other than the
+replicas (and those gone without an orderly stop, or beating unlisted by the replica index),
+clock-skew, stale-tickets, late-renewals, expired-leases, zombie-leases, stale-writes (written
+from outside the chat's turn), flow-versions (ephemeral checkpoints of a flow version other than the
 deployed one, given with --fingerprint flow=fp; without it: more than one version per flow). A check
 the ACL user may not run is "skip".
 Exit: 0 nothing unsafe (warnings allowed), 1 something unsafe (or a warning with --strict).`,

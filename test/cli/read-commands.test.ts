@@ -271,14 +271,27 @@ for (const layout of ['standalone', 'cluster'] as Layout[]) {
       try {
         await pod.acquireTurn('chat:x')
         const run = (...args: string[]) => runCli(['--url', url(), '--prefix', prefix, ...args, '--json'])
-        const zombies = async () => parseJson<J>(await run('doctor')).checks.find((c: J) => c.id === 'zombie-leases')
-        expect((await zombies()).status).toBe('ok')
+        const checks = async () => parseJson<J>(await run('doctor')).checks as J[]
+        const before = await checks()
+        expect(before.find((c) => c.id === 'zombie-leases')!.status).toBe('ok')
+        expect(before.find((c) => c.id === 'replicas')!.status).toBe('ok')
         expect(await client.del(new KeyLayout(prefix, layout).replicaIndex)).toBe(1)
-        const [doctor, leases] = await Promise.all([zombies(), run('leases', 'ls').then((r) => parseJson<J>(r))])
-        // Not in the index: no heartbeat, in doctor as in leases ls (its record is still read: replicas ls shows it).
+        const [after, leases] = await Promise.all([checks(), run('leases', 'ls').then((r) => parseJson<J>(r))])
+        const doctor = after.find((c) => c.id === 'zombie-leases')!
+        const replicas = after.find((c) => c.id === 'replicas')!
+        // Not in the index: no heartbeat, in doctor as in leases ls; and doctor's replicas check says why.
         expect(leases.leases.find((l: J) => l.key === 'chat:x')).toMatchObject({ state: 'dead', holderAlive: false })
         expect(doctor.status).toBe('warn')
-        expect(doctor.detail).toMatch(/^1 lease\(s\) held by a replica without heartbeat, not yet expired: chat chat:x \(pod-x, /)
+        expect(doctor.detail).toMatch(
+          /^1 lease\(s\) held by a replica without heartbeat, not yet expired: chat chat:x \(pod-x, \S+ left, its record beats: not in the replica index\)$/,
+        )
+        // Not a dead replica: the fix does not suggest evicting it.
+        expect(doctor.fix).not.toMatch(/replica evict/)
+        expect(replicas).toMatchObject({ status: 'warn' })
+        expect(replicas.detail).toContain(
+          `1 replica(s) beat but the replica index ${new KeyLayout(prefix, layout).replicaIndex} does not list them: pod-x (${pod.incarnation.slice(0, 8)})`,
+        )
+        expect(replicas.fix).toMatch(/each beat lists its replica again/)
       } finally {
         client.disconnect()
         await pod.stop()

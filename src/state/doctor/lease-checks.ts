@@ -1,7 +1,7 @@
 /** The checks of the leases: renewed on time, not past their expiry, held by a replica that beats, transports up. */
 import { formatDuration as dur } from '../../duration.js'
 import { pinnedRevoke, replicaHealth, shellWord, transportDownText } from '../health.js'
-import { leadRows } from '../views.js'
+import { leadRows, type LeaseRow } from '../views.js'
 import { heartbeatsUnknown, liveReplicas } from './replica-checks.js'
 import type { DoctorCheck } from './types.js'
 
@@ -59,16 +59,21 @@ const zombieLeases: DoctorCheck = {
     if (unknown) return unknown
     const { count, items } = s.leases.zombies
     if (!count) return [{ id: 'zombie-leases', status: 'ok', detail: 'every lease holder beats' }]
+    // A holder whose record beats but the replica index does not list (see the replicas check) is not dead.
+    const unlisted = new Set(s.unindexed.map((r) => `${r.replicaId}\n${r.incarnation}`))
+    const beats = (z: LeaseRow) => unlisted.has(`${z.replicaId}\n${z.incarnation}`)
     const first = items[0]!
     const evict =
-      first.replicaId && first.incarnation
+      first.replicaId && first.incarnation && !beats(first)
         ? `; or evict the replica: botmesh-coord replica evict ${shellWord(first.replicaId)} --if-incarnation ${first.incarnation}`
         : ''
+    const listed = (z: LeaseRow) =>
+      `${z.kind} ${z.key} (${z.replicaId}, ${dur(z.expiresInMs)} left${beats(z) ? ', its record beats: not in the replica index' : ''})`
     return [
       {
         id: 'zombie-leases',
         status: 'warn',
-        detail: `${count} lease(s) held by a replica without heartbeat, not yet expired: ${items.map((z) => `${z.kind} ${z.key} (${z.replicaId}, ${dur(z.expiresInMs)} left)`).join(', ')}`,
+        detail: `${count} lease(s) held by a replica without heartbeat, not yet expired: ${items.map(listed).join(', ')}`,
         fix: `they expire by themselves; to act now, pinned to what doctor saw: ${items.map((z) => pinnedRevoke(z.kind, z.key, z.fence)).join('; ')}${evict}`,
       },
     ]

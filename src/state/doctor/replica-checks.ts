@@ -48,15 +48,35 @@ function goneNote(gone: ReplicaSnapshot[], nowMs: number): string {
   return `${gone.length} replica(s) gone without an orderly stop: ${gone.slice(0, 3).map(one).join(', ')}${gone.length > 3 ? ', …' : ''}`
 }
 
-function replicaFinding(live: ReplicaSnapshot[], gone: ReplicaSnapshot[], nowMs: number): DoctorFinding {
+/** Live records the replica index does not list: who the views judge without heartbeat though they beat. */
+function unindexedNote(unindexed: ReplicaSnapshot[], index: string): string {
+  const names = unindexed.slice(0, 3).map((r) => `${r.replicaId} (${r.incarnation.slice(0, 8)})`)
+  return `${unindexed.length} replica(s) beat but the replica index ${index} does not list them: ${names.join(', ')}${unindexed.length > 3 ? ', …' : ''}; every view, the lease checks below too, reads their leases as held without heartbeat until a beat lists them again`
+}
+
+function replicaFinding(s: DoctorState, live: ReplicaSnapshot[], gone: ReplicaSnapshot[]): DoctorFinding {
   const base = liveReplicaFinding(live)
-  if (!gone.length) return base
-  // Gone replicas are a warning of their own, added to what the live ones say (none, mixed leaseMs, ok).
+  // Gone and unlisted replicas are warnings of their own, added to what the live ones say (none, mixed leaseMs, ok).
+  const notes: string[] = []
+  const fixes: string[] = base.fix ? [base.fix] : []
+  if (gone.length) {
+    notes.push(`${goneNote(gone, s.nowMs)}: frozen, cut off or killed (their leases expire or are taken over)`)
+    fixes.push(
+      'botmesh-coord replicas ls; look at those pods (a frozen one beats again when it wakes; a killed one is restarted by its supervisor)',
+    )
+  }
+  if (s.unindexed.length) {
+    notes.push(unindexedNote(s.unindexed, s.replicaIndexKey))
+    fixes.push(
+      `each beat lists its replica again (within its renewal interval); if they stay unlisted, find what deletes ${s.replicaIndexKey} (an eviction policy, a script, a hand-run DEL)`,
+    )
+  }
+  if (!notes.length) return base
   return {
     id: 'replicas',
     status: base.status === 'fail' ? 'fail' : 'warn',
-    detail: `${base.detail}; ${goneNote(gone, nowMs)}: frozen, cut off or killed (their leases expire or are taken over)`,
-    fix: `${base.fix ? `${base.fix}; ` : ''}botmesh-coord replicas ls; look at those pods (a frozen one beats again when it wakes; a killed one is restarted by its supervisor)`,
+    detail: `${base.detail}; ${notes.join('; ')}`,
+    fix: fixes.join('; '),
   }
 }
 
@@ -75,7 +95,7 @@ const replicas: DoctorCheck = {
         },
       ]
     const gone = s.replicas.filter((r) => replicaHealth(r, s.nowMs).state === 'gone')
-    return [replicaFinding(liveReplicas(s), gone, s.nowMs)]
+    return [replicaFinding(s, liveReplicas(s), gone)]
   },
 }
 

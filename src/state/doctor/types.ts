@@ -69,6 +69,8 @@ export interface DoctorState {
   layout: Layout
   /** The schema record's key name. */
   schemaKey: string
+  /** The replica index's key name. */
+  replicaIndexKey: string
   /** Followed through sentinels: the master's name and how many sentinels. */
   sentinel: { masterName: string; sentinels: number } | null
   nodes: DoctorNode[]
@@ -82,7 +84,13 @@ export interface DoctorState {
   /** Masters the scans could not read; those of the replicas' heartbeats. */
   unread: Unanswered[]
   heartbeatsUnread: Unanswered[]
+  /** Every heartbeat record the walk read (gone and live). */
   replicas: ReplicaSnapshot[]
+  /**
+   * Records that beat (not expired) whose incarnation the replica index does not list: every view,
+   * doctor's lease checks too, judges their holders without heartbeat until a beat lists them again.
+   */
+  unindexed: ReplicaSnapshot[]
   leads: LeadSnapshot[]
   corrupt: CorruptFold
   chats: ChatFold
