@@ -100,7 +100,7 @@ for (const layout of ['standalone', 'cluster'] as Layout[]) {
       }
       // The verdicts themselves, not only equal: chat:7 is stuck behind a stale incarnation.
       expect(live['chat inspect chat:7 --explain']!.explain.verdict).toBe('stuck')
-    })
+    }, 90_000) // 14 CLI processes one after another: 6 s alone, past 30 s beside the other test files on 2 busy cores
 
     it('keeps conversation state only with --include-state', async () => {
       const withState = join(dir, `with-state-${layout}.json`)
