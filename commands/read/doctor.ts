@@ -18,6 +18,7 @@ import {
   decodeHandover,
   folding,
   runDoctorChecks,
+  unindexedReplicas,
   volatileMasters,
   type CheckStatus,
   type DoctorNode,
@@ -114,8 +115,7 @@ async function readListings(ctx: Context, nowMs: number, deployed: DeployedFinge
   const [{ walked, chats, leases, checkpoints }, strays] = await Promise.all([walkKeyspace(ctx, nowMs, deployed, live), readStrays(ctx)])
   const corrupt = new CorruptFold()
   for (const kind of LISTED_KINDS) corrupt.add(kind, walked[kind].corrupt, walked[kind].scanned)
-  const listed = new Set(live.map((r) => `${r.replicaId}\n${r.incarnation}`))
-  const unindexed = walked.replica.items.filter((r) => r.expiresAtMs > nowMs && !listed.has(`${r.replicaId}\n${r.incarnation}`))
+  const unindexed = unindexedReplicas(walked.replica.items, live, nowMs)
   return { replicas: walked.replica.items, unindexed, leads: walked.lead.items, corrupt, chats, leases, checkpoints, strays }
 }
 

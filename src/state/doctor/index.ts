@@ -20,6 +20,7 @@ export function runDoctorChecks(state: DoctorState, checks: readonly DoctorCheck
 }
 
 export { clusterOn, infoField, volatileMasters } from './redis-checks.js'
+export { unindexedReplicas } from './replica-checks.js'
 export {
   ChatFold,
   ChatTurns,

@@ -2,7 +2,7 @@
 import { formatDuration as dur } from '../../duration.js'
 import { pinnedRevoke, replicaHealth, shellWord, transportDownText } from '../health.js'
 import { leadRows, type LeaseRow } from '../views.js'
-import { heartbeatsUnknown, liveReplicas } from './replica-checks.js'
+import { beatOf, heartbeatsUnknown, liveReplicas } from './replica-checks.js'
 import type { DoctorCheck } from './types.js'
 
 const lateRenewals: DoctorCheck = {
@@ -60,8 +60,9 @@ const zombieLeases: DoctorCheck = {
     const { count, items } = s.leases.zombies
     if (!count) return [{ id: 'zombie-leases', status: 'ok', detail: 'every lease holder beats' }]
     // A holder whose record beats but the replica index does not list (see the replicas check) is not dead.
-    const unlisted = new Set(s.unindexed.map((r) => `${r.replicaId}\n${r.incarnation}`))
-    const beats = (z: LeaseRow) => unlisted.has(`${z.replicaId}\n${z.incarnation}`)
+    const unlisted = new Set(s.unindexed.map(beatOf))
+    const beats = (z: LeaseRow) =>
+      z.replicaId !== null && z.incarnation !== null && unlisted.has(beatOf({ replicaId: z.replicaId, incarnation: z.incarnation }))
     const first = items[0]!
     const evict =
       first.replicaId && first.incarnation && !beats(first)
