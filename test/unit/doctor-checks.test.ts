@@ -91,10 +91,10 @@ describe('doctor folds', () => {
     })
     for (let i = 0; i < 3000; i++) turns.add(chat(i))
     turns.add({ ...chat(5), fence: 42 })
-    expect(turns.get('chat:nope')).toBeNull()
+    expect(turns.take('chat:nope')).toBeNull()
     for (const i of [0, 1, 2, 5, 7, 1024, 2999]) {
       const c = i === 5 ? { ...chat(5), fence: 42 } : chat(i)
-      expect(turns.get(c.key)).toEqual({
+      expect(turns.take(c.key)).toEqual({
         fence: c.fence,
         holder: c.holder && { replicaId: c.holder.replicaId, incarnation: c.holder.incarnation, grantedAtMs: c.holder.grantedAtMs },
         previousHolder: c.previousHolder,

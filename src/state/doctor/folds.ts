@@ -139,10 +139,6 @@ class KeyedRows {
     return row
   }
 
-  find(key: string): number | undefined {
-    return this.rows.get(key)
-  }
-
   /** Give back the row of `key` (undefined: it had none). */
   release(key: string): number | undefined {
     const row = this.rows.get(key)
@@ -203,11 +199,6 @@ export class ChatTurns {
     this.who[3 * row] = this.holders.index(c.holder)
     this.who[3 * row + 1] = this.holders.index(c.previousHolder)
     this.who[3 * row + 2] = this.holders.index(c.lastHolder)
-  }
-
-  get(key: string): ChatTurn | null {
-    const row = this.rows.find(key)
-    return row === undefined ? null : this.at(row)
   }
 
   /** The turn of `key`, no longer kept. */
