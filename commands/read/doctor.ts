@@ -14,8 +14,6 @@ import {
   LeaseFold,
   LISTED_KINDS,
   clusterOn,
-  decodeCheckpoint,
-  decodeHandover,
   folding,
   runDoctorChecks,
   unindexedReplicas,
@@ -131,10 +129,7 @@ async function walkKeyspace(ctx: Context, nowMs: number, deployed: DeployedFinge
     checkpoints.chats(batch)
   })
   const lockFold = folding(d.lock, (batch) => leases.add({ locks: batch }))
-  const cpFold = folding(
-    (id, raw, h, m) => decodeCheckpoint(id, raw, h, m?.extra),
-    (batch) => checkpoints.add(batch),
-  )
+  const cpFold = folding(d.checkpoint, (batch) => checkpoints.add(batch))
   const walked = await ctx.reader.listMany(
     {
       replica: d.replica,
@@ -143,7 +138,7 @@ async function walkKeyspace(ctx: Context, nowMs: number, deployed: DeployedFinge
       lock: lockFold.decode,
       checkpoint: cpFold.decode,
       // A marker is decoded for its corrupt values only.
-      handover: (id, raw, h, m) => (decodeHandover(id, raw, h, m?.extra), null),
+      handover: (id, raw, h, m) => (d.handover(id, raw, h, m), null),
     },
     { onProgress: progress(ctx, 'the keyspace') },
   )

@@ -61,8 +61,7 @@ const zombieLeases: DoctorCheck = {
     if (!count) return [{ id: 'zombie-leases', status: 'ok', detail: 'every lease holder beats' }]
     // A holder whose record beats but the replica index does not list (see the replicas check) is not dead.
     const unlisted = new Set(s.unindexed.map(beatOf))
-    const beats = (z: LeaseRow) =>
-      z.replicaId !== null && z.incarnation !== null && unlisted.has(beatOf({ replicaId: z.replicaId, incarnation: z.incarnation }))
+    const beats = (z: LeaseRow) => z.replicaId !== null && unlisted.has(beatOf(z)) // a lock's row names no replica
     const first = items[0]!
     const evict =
       first.replicaId && first.incarnation && !beats(first)

@@ -1,6 +1,5 @@
 /** The checks of the replicas: who is alive, their clocks, their queued tickets. */
 import { formatDuration as dur } from '../../duration.js'
-import type { Holder } from '../../wire/types.js'
 import type { ReplicaSnapshot } from '../decode.js'
 import { replicaHealth } from '../health.js'
 import type { DoctorCheck, DoctorState, DoctorFinding } from './types.js'
@@ -19,7 +18,7 @@ export function heartbeatsUnknown(s: DoctorState, id: string): DoctorFinding[] |
 export const liveReplicas = (s: DoctorState): ReplicaSnapshot[] => s.replicas.filter((r) => r.expiresAtMs > s.nowMs)
 
 /** A holder as liveness tells them apart: its replica id and incarnation. */
-export const beatOf = (h: Holder): string => `${h.replicaId}\n${h.incarnation}`
+export const beatOf = (h: { replicaId: string | null; incarnation: string | null }): string => `${h.replicaId}\n${h.incarnation}`
 
 /** Of the heartbeat records read, those that beat (not expired) but are not among the index's (DoctorState.unindexed). */
 export function unindexedReplicas(records: ReplicaSnapshot[], indexed: ReplicaSnapshot[], nowMs: number): ReplicaSnapshot[] {
