@@ -53,9 +53,13 @@ end
 
 -- The holder, and the last holder and fence (what a grant to the next ticket needs), and the last
 -- ticket issued: one after ours means the queue should be there (see requeue_lost); none, when we
--- hold the turn, that nobody is queued (every earlier ticket was granted or left before ours).
+-- hold the turn, that nobody is queued (every earlier ticket was granted or left before ours). And
+-- the fields of the ticket issued after ours: under a backlog it is the head the grant pops, which
+-- then needs no read of its own (grant_next's next).
+local after = tonumber(ticket) and fmt(tonumber(ticket) + 1) or ''
 local h = redis.call('HMGET', state, CHAT.holderIncarnation, CHAT.holderTicket, CHAT.holderRequest, CHAT.lastHolder,
-  CHAT.lastHolderIncarnation, CHAT.fence, CHAT.holder, CHAT.offered, CHAT.lastTicket)
+  CHAT.lastHolderIncarnation, CHAT.fence, CHAT.holder, CHAT.offered, CHAT.lastTicket, ticket_field(after),
+  ticket_request_field(after))
 local queued = (tonumber(h[9]) or 0) > (tonumber(ticket) or 0)
 check_fence(h[6], state) -- a corrupt fence refuses the call before any write (a grant would need it)
 if h[1] == inc and h[2] == ticket and owns(h[3], reqId) then
@@ -76,7 +80,7 @@ if h[1] == inc and h[2] == ticket and owns(h[3], reqId) then
     last = { h[7], inc, h[6] }
   end
   local g = grant_next({ state = state, queue = queue, leaseMs = leaseMs, wake = wake, callerTicket = ticket, releasing = true,
-    last = last, localInc = inc, drop = drop, queued = queued, lastHolder = lastHolder })
+    last = last, localInc = inc, drop = drop, queued = queued, lastHolder = lastHolder, next = { after, h[10], h[11] } })
   -- Nobody queued: nothing else to write (the key keeps the expiry its grant or last renewal set).
   -- Granted: the state key lives on with the new lease; the queue's expiry is its takes' and polls'.
   if g then redis.call('PEXPIRE', state, lease_key_ttl(leaseMs, idleTtl)) end

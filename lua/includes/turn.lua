@@ -197,6 +197,9 @@ end
 --                  the releasing holder's), so a queue found empty lost them (requeue_lost); false: no
 --                  ticket was issued after the releasing holder's, so nobody is queued and the queue is
 --                  not read; nil: not known
+--   next           nil, or { ticket, its t: field, its q: field } as the caller read them before any
+--                  write: the ticket most likely at the head (the one issued right after the releasing
+--                  holder's), read with the caller's own fields; popped first, it is not read again
 -- Any other grantee is woken on its incarnation's channel with the grant as JSON: { t = ticket, q = its
 -- request id, f = fence, l = the offer's length (ms), k = raw state key, p/pi = previous holder, g =
 -- Redis's clock (µs) at the grant, e = when the ticket was queued (Redis ms, as its take saw it) }.
@@ -247,7 +250,9 @@ local function grant_next(o)
       end
       return nil
     end
-    local tq = redis.call('HMGET', state, ticket_field(head), ticket_request_field(head))
+    local ahead = o.next
+    local tq = ahead and head == ahead[1] and { ahead[2], ahead[3] }
+      or redis.call('HMGET', state, ticket_field(head), ticket_request_field(head))
     local t, q = parse_ticket(tq[1]), tq[2]
     drop[#drop + 1] = ticket_field(head)
     drop[#drop + 1] = ticket_request_field(head)

@@ -239,6 +239,43 @@ describe('turn scripts', () => {
     }
   })
 
+  it('a release grants the ticket after its own from the fields it read with its own, and any other head from a read of its own', async () => {
+    const { keys, k, chat, scripts, common } = turnChat('chat:ahead')
+    const acquire = (incarnation: string, requestId: string) =>
+      scripts.call(TURN_ACQUIRE, chat, { replicaId: `r-${incarnation}`, incarnation, ticket: null, requestId, ...common })
+    const release = (incarnation: string, ticket: number, requestId: string) =>
+      scripts.call(TURN_RELEASE, chat, { incarnation, ticket, requestId, ...common })
+    const wakes: Array<{ channel: string; grant: { t: string; q: string } }> = []
+    const sub = client.duplicate()
+    sub.on('message', (channel: string, message: string) =>
+      wakes.push({ channel: channel.slice(keys.wakeChannelPrefix.length), grant: JSON.parse(message) as { t: string; q: string } }),
+    )
+    await sub.subscribe(...['i2', 'i3', 'i4'].map((i) => `${keys.wakeChannelPrefix}${i}`))
+    try {
+      expect(await acquire('i1', 'a')).toMatchObject({ status: 'granted', ticket: 1 })
+      expect(await acquire('i2', 'b')).toMatchObject({ status: 'queued', ticket: 2 })
+      expect(await acquire('i3', 'c')).toMatchObject({ status: 'queued', ticket: 3 })
+      expect(await acquire('i4', 'd')).toMatchObject({ status: 'queued', ticket: 4 })
+      // Ticket 2, the one after the holder's, is the head: granted to i2 with i2's request id.
+      expect(await release('i1', 1, 'a')).toEqual({ outcome: 'released', handed: null })
+      expect(await client.hmget(k.state, 'h', 'hi', 'ht', 'hq')).toEqual(['r-i2', 'i2', '2', 'b'])
+      // i3 withdraws ticket 3: the head after ticket 2 is 4, not the one after it, and is read by itself.
+      expect(await release('i3', 3, 'c')).toEqual({ outcome: 'withdrawn', handed: null })
+      expect(await release('i2', 2, 'b')).toEqual({ outcome: 'released', handed: null })
+      expect(await client.hmget(k.state, 'h', 'hi', 'ht', 'hq')).toEqual(['r-i4', 'i4', '4', 'd'])
+      expect(await client.zcard(k.queue)).toBe(0)
+      expect(await client.hkeys(k.state).then((f) => f.filter((x) => /^(t|q|rq):/.test(x)))).toEqual(['rq:i4:d']) // ticket 4's request, until its release
+      await until(() => wakes.length >= 2, 5000, 'the wake-ups of i2 and i4')
+      await sub.ping()
+      expect(wakes.map((w) => [w.channel, w.grant.t, w.grant.q])).toEqual([
+        ['i2', '2', 'b'],
+        ['i4', '4', 'd'],
+      ])
+    } finally {
+      await sub.quit()
+    }
+  })
+
   it('a release behind thousands of dead tickets skips them all in one script (fields deleted in batches, counted once)', async () => {
     const { k, chat, scripts, common } = turnChat('chat:dead-run')
     const acquire = (incarnation: string, requestId: string) =>
