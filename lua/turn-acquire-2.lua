@@ -58,10 +58,8 @@ local sentEpoch = ARGV[8] or ''
 local HOLDER, EXPIRES, FENCE, LAST, LAST_INC = 1, 2, 3, 4, 5
 -- Taking a ticket then reads the last ticket issued, the request id's field (a retry after a lost
 -- reply), this incarnation's w: field (is another ticket of ours queued here?) and the holder's ticket
--- (a later one issued means the queue should be there), the state's epoch, and the holder's
--- incarnation and request (a turn granted at once to a first run of this take keeps no rq: field):
+-- (a later one issued means the queue should be there), and the state's epoch:
 local TAKE_LAST_TICKET, TAKE_REQUEST, TAKE_WAITER, TAKE_HOLDER_TICKET, TAKE_EPOCH = 6, 7, 8, 9, 10
-local TAKE_HOLDER_INC, TAKE_HOLDER_REQUEST = 11, 12
 -- Polling with a ticket then reads the holder's incarnation, ticket and request (is the holder us?),
 -- the previous holder (a grant confirmed), the ticket's own fields, whether the grant is an offer, and
 -- the last ticket issued and the epoch (below ours, or another one: the chat's state was lost and
@@ -86,15 +84,15 @@ end
 
 if ticket == '' then
   h = redis.call('HMGET', state, CHAT.holder, CHAT.expiresAt, CHAT.fence, CHAT.lastHolder, CHAT.lastHolderIncarnation,
-    CHAT.lastTicket, request_field(inc, reqId), waiter_field(inc), CHAT.holderTicket, CHAT.epoch, CHAT.holderIncarnation,
-    CHAT.holderRequest)
+    CHAT.lastTicket, request_field(inc, reqId), waiter_field(inc), CHAT.holderTicket, CHAT.epoch)
   check_fence(h[FENCE], state) -- a corrupt fence refuses the call before any write
   epoch = h[TAKE_EPOCH]
   -- Always looked up: the client itself may send a command again after a reconnect. A turn granted
   -- at once keeps no rq: field: its holder's fields name the request.
   local known = reqId ~= '' and h[TAKE_REQUEST]
-  if reqId ~= '' and not known and h[HOLDER] == rid and h[TAKE_HOLDER_INC] == inc and h[TAKE_HOLDER_REQUEST] == reqId then
-    known = h[TAKE_HOLDER_TICKET]
+  if reqId ~= '' and not known and h[HOLDER] == rid then
+    local m = redis.call('HMGET', state, CHAT.holderIncarnation, CHAT.holderRequest, CHAT.holderTicket)
+    if m[1] == inc and m[2] == reqId then known = m[3] end
   end
   if known then
     ticket = known -- a retry: poll with the ticket the lost reply carried

@@ -14,6 +14,9 @@
           back to the one before this turn, so the next holder's previousHolder is who last served
   ARGV[8] '1' = no other message of this incarnation waits in this chat: its w:<incarnation> field
           (what keeps its queued tickets alive) goes too
+  ARGV[9] '1' = the turn came through the queue (it was not granted at once): others are likely queued
+          behind it, so the fields of the ticket after it are read with the holder's (a hint: no answer
+          depends on it)
 
   Returns RELEASE.released (1) the turn was released, RELEASE.withdrawn (2) the queued ticket was
   withdrawn, RELEASE.notOurs (0) neither was ours any more (lua/includes/status.lua);
@@ -53,13 +56,20 @@ end
 
 -- The holder, and the last holder and fence (what a grant to the next ticket needs), and the last
 -- ticket issued: one after ours means the queue should be there (see requeue_lost); none, when we
--- hold the turn, that nobody is queued (every earlier ticket was granted or left before ours). And
--- the fields of the ticket issued after ours: under a backlog it is the head the grant pops, which
--- then needs no read of its own (grant_next's next).
-local after = tonumber(ticket) and fmt(tonumber(ticket) + 1) or ''
-local h = redis.call('HMGET', state, CHAT.holderIncarnation, CHAT.holderTicket, CHAT.holderRequest, CHAT.lastHolder,
-  CHAT.lastHolderIncarnation, CHAT.fence, CHAT.holder, CHAT.offered, CHAT.lastTicket, ticket_field(after),
-  ticket_request_field(after))
+-- hold the turn, that nobody is queued (every earlier ticket was granted or left before ours). And,
+-- when our turn came through the queue (ARGV[9]), the fields of the ticket issued after ours: under a
+-- backlog it is the head the grant pops, which then needs no read of its own (grant_next's next). A
+-- free chat's release does not ask for them: a field the hash lacks costs a pass over all of its fields.
+local after = ARGV[9] == '1' and tonumber(ticket) and fmt(tonumber(ticket) + 1)
+local h
+if after then
+  h = redis.call('HMGET', state, CHAT.holderIncarnation, CHAT.holderTicket, CHAT.holderRequest, CHAT.lastHolder,
+    CHAT.lastHolderIncarnation, CHAT.fence, CHAT.holder, CHAT.offered, CHAT.lastTicket, ticket_field(after),
+    ticket_request_field(after))
+else
+  h = redis.call('HMGET', state, CHAT.holderIncarnation, CHAT.holderTicket, CHAT.holderRequest, CHAT.lastHolder,
+    CHAT.lastHolderIncarnation, CHAT.fence, CHAT.holder, CHAT.offered, CHAT.lastTicket)
+end
 local queued = (tonumber(h[9]) or 0) > (tonumber(ticket) or 0)
 check_fence(h[6], state) -- a corrupt fence refuses the call before any write (a grant would need it)
 if h[1] == inc and h[2] == ticket and owns(h[3], reqId) then
@@ -80,7 +90,7 @@ if h[1] == inc and h[2] == ticket and owns(h[3], reqId) then
     last = { h[7], inc, h[6] }
   end
   local g = grant_next({ state = state, queue = queue, leaseMs = leaseMs, wake = wake, callerTicket = ticket, releasing = true,
-    last = last, localInc = inc, drop = drop, queued = queued, lastHolder = lastHolder, next = { after, h[10], h[11] } })
+    last = last, localInc = inc, drop = drop, queued = queued, lastHolder = lastHolder, next = after and { after, h[10], h[11] } })
   -- Nobody queued: nothing else to write (the key keeps the expiry its grant or last renewal set).
   -- Granted: the state key lives on with the new lease; the queue's expiry is its takes' and polls'.
   if g then redis.call('PEXPIRE', state, lease_key_ttl(leaseMs, idleTtl)) end

@@ -278,13 +278,12 @@ export class Acquisition implements Place {
   }
 
   /**
-   * Woken from sleep with `ticket` queued. An offer pushed by another replica's script is used at once when it is
-   * of the ticket our take queued and came after a call of ours in the chat (offerUse). Otherwise a grant pushed to
-   * us is polled for (the poll takes it up) when it is such an offer (Redis runs the lease from there, and an offer
-   * to a waiter that died lapses and passes on); when an operator revoked a turn of ours on this chat since; or when
-   * it names another acquisition of ours (Redis lost our ticket and gave its number again). A grant our own release handed over, made with our
-   * leaseMs after that release was sent (`sentAt`), is taken without another round trip; one whose release time is
-   * not known is asked of Redis.
+   * Woken from sleep with `ticket` queued. An offer pushed by another replica's script is used at once when it is of the ticket our take
+   * queued and came after a call of ours in the chat (offerUse). Otherwise a grant pushed to us is polled for (the poll takes it up) when
+   * it is such an offer (Redis runs the lease from there, and an offer to a waiter that died lapses and passes on); when an operator
+   * revoked a turn of ours on this chat since; or when it names another acquisition of ours (Redis lost our ticket and gave its number
+   * again). A grant our own release handed over, made with our leaseMs after that release was sent (`sentAt`), is taken without another
+   * round trip; one whose release time is not known is asked of Redis.
    */
   private afterSleep(ticket: number, woke: PauseResult): AfterSleep {
     const { q, key } = this
@@ -313,6 +312,7 @@ export class Acquisition implements Place {
     }
     if (q.core.state !== 'running') throw new CoordinationUnavailableError('stopped', `coordinator is ${q.core.state}`, { key })
     const lease = q.leases.track('chat', key, fence, t, sentAt, deadline, this.requestId)
+    if (this.waitingIds !== null) lease.queued = true // its take was queued: others likely are behind it
     if (takeUpAt !== undefined) takeUpLater(lease, takeUpAt, q.core.minPollMs, (l) => q.renewer.checkLeaseNow(l)) // an offer used untaken
     this.ticket = null // ours now: release() gives it back
     const waitedMs = monotonicNow() - this.started

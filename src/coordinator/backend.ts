@@ -58,6 +58,11 @@ export interface CoordinationBackend {
     unserved?: boolean,
     /** No other acquisition of this incarnation waits in the chat: its w: field goes too. */
     lastWaiter?: boolean,
+    /**
+     * The turn came through the queue: others are likely queued behind it (a hint of cost only: the
+     * Redis script reads the next ticket with the holder's fields).
+     */
+    queued?: boolean,
   ): Promise<TurnReleaseReply>
   /** Take a lead if free; `stand` lists this incarnation as a standby while another leads. */
   leadAcquire(name: string, replicaId: string, incarnation: string, leaseMs: number, stand: boolean): Promise<LeadReply>

@@ -21,6 +21,7 @@ export interface HeldLease {
   readonly ticket: number
   /** The acquisition's request id (chat turns): released with the turn. */
   readonly requestId: string
+  queued?: boolean // a chat turn that came through the queue, not at once: others are likely queued behind it
   /** Created on first use of `signal` (most holders never look at it). */
   controller: AbortController | null
   /** Monotonic time after which the lease is treated as lost unless renewed. */
@@ -38,7 +39,7 @@ export interface HeldLease {
  * What a release names: a held lease, or a ticket whose acquisition gave up (kind 'chat'; ticket null:
  * the one its request id took, when the take-ticket's reply never came).
  */
-export type ReleaseTarget = Pick<HeldLease, 'kind' | 'key' | 'fence' | 'requestId'> & {
+export type ReleaseTarget = Pick<HeldLease, 'kind' | 'key' | 'fence' | 'requestId' | 'queued'> & {
   ticket: number | null
   /** A chat turn that served nothing (Turn.release({ served: false })). */
   unserved?: boolean
@@ -241,7 +242,8 @@ export class LeaseTable {
     const { backend, incarnation, leaseMs } = this.core
     if (lease.kind === 'chat') {
       const sentAt = monotonicNow()
-      const reply = await backend.turnRelease(lease.key, incarnation, lease.ticket, leaseMs, lease.requestId, lease.unserved, lastWaiter)
+      const { key, ticket, requestId, unserved, queued } = lease
+      const reply = await backend.turnRelease(key, incarnation, ticket, leaseMs, requestId, unserved, lastWaiter, queued)
       // Made after sentAt — unless a first run whose reply was lost made it ('not-ours': the waiter asks Redis).
       if (reply.handed) this.onHanded(lease.key, reply.outcome === 'not-ours' ? reply.handed : { ...reply.handed, sentAt })
     } else if (lease.kind === 'lead') {
@@ -345,9 +347,7 @@ export class LeaseTable {
 
   /** The watchdog: a lease whose local deadline passed is lost now, whether or not a timer ran late. */
   expireOverdue(now: number): void {
-    for (const lease of this.all()) {
-      if (now >= lease.deadline) this.markLost(lease, 'expired')
-    }
+    for (const lease of this.all()) if (now >= lease.deadline) this.markLost(lease, 'expired')
   }
 
   /** The process "died" (crash()): every lease goes quietly, nothing is given back. */

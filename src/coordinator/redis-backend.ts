@@ -139,6 +139,7 @@ export class RedisBackend implements CoordinationBackend {
     requestId = '',
     unserved = false,
     lastWaiter = false,
+    queued = false,
   ): Promise<TurnReleaseReply> {
     return this.scripts.call(TURN_RELEASE, this.turnKeys.of(key), {
       incarnation,
@@ -149,6 +150,7 @@ export class RedisBackend implements CoordinationBackend {
       requestId,
       unserved,
       lastWaiter,
+      queued,
     })
   }
 

@@ -101,6 +101,7 @@ describe('the chat hash: Lua writers and the TypeScript decoder agree', () => {
         requestId: '1',
         unserved: false,
         lastWaiter: false,
+        queued: false,
       }),
     ).toEqual({ outcome: 'released', handed: null })
     c = await read()

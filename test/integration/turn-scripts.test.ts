@@ -13,7 +13,14 @@ afterAll(() => client.quit())
 function turnChat(id: string) {
   const keys = new KeyLayout(uniquePrefix('ts'), 'standalone')
   const k = keys.chat(id)
-  const common = { leaseMs: 5000, idleTtlMs: 60000, wakeChannelPrefix: keys.wakeChannelPrefix, unserved: false, lastWaiter: false }
+  const common = {
+    leaseMs: 5000,
+    idleTtlMs: 60000,
+    wakeChannelPrefix: keys.wakeChannelPrefix,
+    unserved: false,
+    lastWaiter: false,
+    queued: false,
+  }
   return { keys, k, chat: { state: k.state, queue: k.queue }, scripts: new ScriptRunner(client, 5000), common }
 }
 
@@ -65,7 +72,14 @@ describe('turn scripts', () => {
   it("a queued ticket lives on through its incarnation's w: field: only one poll per replica and chat keeps them all", async () => {
     const { keys, k, chat, scripts } = turnChat('chat:alive')
     const lease = 600
-    const common = { leaseMs: lease, idleTtlMs: 60000, wakeChannelPrefix: keys.wakeChannelPrefix, unserved: false, lastWaiter: false }
+    const common = {
+      leaseMs: lease,
+      idleTtlMs: 60000,
+      wakeChannelPrefix: keys.wakeChannelPrefix,
+      unserved: false,
+      lastWaiter: false,
+      queued: false,
+    }
     const acquire = (replicaId: string, incarnation: string, ticket: number | null, requestId: string) =>
       scripts.call(TURN_ACQUIRE, chat, { replicaId, incarnation, ticket, requestId, ...common })
     const holder = await acquire('a', 'ia', null, '1')
@@ -239,12 +253,12 @@ describe('turn scripts', () => {
     }
   })
 
-  it('a release grants the ticket after its own from the fields it read with its own, and any other head from a read of its own', async () => {
+  it('a release of a turn that came through the queue grants the ticket after its own from the fields it read with its own, and any other head from a read of its own', async () => {
     const { keys, k, chat, scripts, common } = turnChat('chat:ahead')
     const acquire = (incarnation: string, requestId: string) =>
       scripts.call(TURN_ACQUIRE, chat, { replicaId: `r-${incarnation}`, incarnation, ticket: null, requestId, ...common })
     const release = (incarnation: string, ticket: number, requestId: string) =>
-      scripts.call(TURN_RELEASE, chat, { incarnation, ticket, requestId, ...common })
+      scripts.call(TURN_RELEASE, chat, { incarnation, ticket, requestId, ...common, queued: true })
     const wakes: Array<{ channel: string; grant: { t: string; q: string } }> = []
     const sub = client.duplicate()
     sub.on('message', (channel: string, message: string) =>

@@ -78,6 +78,7 @@ export const TURN_RELEASE = defineScript({
     requestId: 'str',
     unserved: 'flag',
     lastWaiter: 'flag',
+    queued: 'flag',
   },
   decode: (r, key): TurnReleaseReply => {
     if (!Array.isArray(r)) return { outcome: releaseOutcome(r), handed: null }
