@@ -73,7 +73,6 @@ local alone = nil
 local h
 -- The state's epoch: set by the first take that finds none (a new state, or one an older version made).
 local epoch
-local alive = fmt(NOW + ticket_life_ms(leaseMs)) -- w:<inc>: this incarnation's tickets here live until then
 
 -- Still queued: see Returns (false, not nil, where a field is absent: a nil would end the reply there).
 local function queued_reply(holderLeftMs)
@@ -121,10 +120,10 @@ if ticket == '' then
     fresh = true
     if reqId ~= '' then
       redis.call('HSET', state, CHAT.lastTicket, ticket, ticket_field(ticket), ticket_value(NOW + ticket_life_ms(leaseMs), NOW, inc, rid),
-        waiter_field(inc), alive, request_field(inc, reqId), ticket, ticket_request_field(ticket), reqId, unpack(mark))
+        waiter_field(inc), fmt(NOW + ticket_life_ms(leaseMs)), request_field(inc, reqId), ticket, ticket_request_field(ticket), reqId, unpack(mark))
     else
       redis.call('HSET', state, CHAT.lastTicket, ticket, ticket_field(ticket), ticket_value(NOW + ticket_life_ms(leaseMs), NOW, inc, rid),
-        waiter_field(inc), alive, unpack(mark))
+        waiter_field(inc), fmt(NOW + ticket_life_ms(leaseMs)), unpack(mark))
     end
     if held then
       -- The state key lives on with the holder's lease (its grant and renewals set its expiry).
@@ -158,7 +157,7 @@ if not fresh then
         take_up(state, h[HOLDER], inc, leaseMs)
         redis.call('PEXPIRE', state, lease_key_ttl(leaseMs, idleTtl))
       else
-        redis.call('HSET', state, CHAT.expiresAt, fmt(NOW + leaseMs), CHAT.lastRenewal, fmt(NOW), waiter_field(inc), alive)
+        redis.call('HSET', state, CHAT.expiresAt, fmt(NOW + leaseMs), CHAT.lastRenewal, fmt(NOW), waiter_field(inc), fmt(NOW + ticket_life_ms(leaseMs)))
         touch(state, queue, leaseMs, idleTtl)
       end
       return { TURN.granted, ticket, h[FENCE], h[POLL_PREV] or false, h[POLL_PREV_INC] or false }
@@ -189,7 +188,7 @@ if not fresh then
     return { TURN.dropped }
   end
   -- One field keeps every queued ticket of this incarnation in the chat alive (see ticket_live).
-  redis.call('HSET', state, waiter_field(inc), alive)
+  redis.call('HSET', state, waiter_field(inc), fmt(NOW + ticket_life_ms(leaseMs)))
 end
 
 -- Polling: the holder as read above. A new ticket behind a lapsed holder: grant_next reads it.

@@ -73,6 +73,12 @@ end
 local queued = (tonumber(h[9]) or 0) > (tonumber(ticket) or 0)
 check_fence(h[6], state) -- a corrupt fence refuses the call before any write (a grant would need it)
 if h[1] == inc and h[2] == ticket and owns(h[3], reqId) then
+  -- Nobody queued behind a turn that served and was not an offer used untaken (a free chat's release):
+  -- the holder's fields go, and nothing else is written (grant_next would do no more, at more cost).
+  if not queued and served and h[8] ~= '1' then
+    clear_holder(state, unpack(drop))
+    return RELEASE.released
+  end
   local last, lastHolder = { h[4], h[5], h[6] }, nil
   if not served then
     local p = redis.call('HMGET', state, CHAT.previousHolder, CHAT.previousHolderIncarnation)

@@ -25,16 +25,19 @@ end
 -- A `last` that is not a decimal integer below 2^53 - 1 (a corrupt or hand-written value: 2^53 + 1
 -- would grant the same fence again, 1e300 a negative one) is refused with an error reply naming
 -- `key` (default KEYS[1], the hash the fence is kept in); a script whose grant path writes before it
--- calls next_fence calls check_fence first, so the refusal comes before any write.
+-- calls next_fence calls check_fence first, so the refusal comes before any write. check_fence returns
+-- the fence as a number (nil: none), read once.
 local function check_fence(last, key)
-  if last and not (string.match(last, '^%d+$') and #last <= 16 and tonumber(last) < 9007199254740991) then
+  if not last then return nil end
+  local n = string.match(last, '^%d+$') and #last <= 16 and tonumber(last)
+  if not n or n >= 9007199254740991 then
     error(redis.error_reply('ERR botmesh corrupt fence at ' .. tostring(key or KEYS[1])))
   end
+  return n
 end
 
 local function next_fence(last, key)
-  check_fence(last, key)
-  local f = (tonumber(last) or 0) + 1
+  local f = (check_fence(last, key) or 0) + 1
   if NOW_US > f then f = NOW_US end
   return f
 end

@@ -139,7 +139,7 @@ local function grant_turn(state, ticket, rid, inc, reqId, leaseMs, waited, last,
   local fence = fmt(next_fence(last[3]))
   local now, hasReq = fmt(NOW), reqId and reqId ~= ''
   local fields = { CHAT.holder, rid, CHAT.holderIncarnation, inc, CHAT.holderTicket, ticket, CHAT.fence, fence,
-    CHAT.expiresAt, fmt(NOW + (offerMs or leaseMs)), CHAT.grantedAt, now, CHAT.lastRenewal, now, CHAT.waited, fmt(waited) }
+    CHAT.expiresAt, fmt(NOW + (offerMs or leaseMs)), CHAT.grantedAt, now, CHAT.lastRenewal, now, CHAT.waited, waited == 0 and '0' or fmt(waited) }
   local n = #fields
   if offerMs then
     fields[n + 1], fields[n + 2] = CHAT.offered, '1'

@@ -102,6 +102,19 @@ describe('every hash: the Lua tables and the TypeScript tables agree', () => {
     }
   })
 
+  it('every script compiles in Redis with no helper it never calls', async () => {
+    for (const name of readdirSync(findLuaDir()).filter((f) => f.endsWith('.lua'))) {
+      const { source, sha } = loadScript(name.slice(0, -4))
+      expect(await client.script('LOAD', source), name).toBe(sha)
+      const code = source.replace(/--\[\[[\s\S]*?\]\]/g, '').replace(/--.*$/gm, '')
+      const helpers = [...code.matchAll(/^local function (\w+)/gm)].map((m) => m[1]!)
+      expect(
+        helpers.filter((f) => code.match(new RegExp(`\\b${f}\\b`, 'g'))!.length < 2),
+        name,
+      ).toEqual([])
+    }
+  })
+
   it('every script loads with each table it uses folded', () => {
     const names = readdirSync(findLuaDir())
       .filter((f) => f.endsWith('.lua'))

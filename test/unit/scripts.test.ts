@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest'
 import { ALL_SCRIPTS, TURN_ACQUIRE } from '../../src/scripts/registry.js'
 import { encodeArgs } from '../../src/scripts/define.js'
 import type { ScriptRunner } from '../../src/scripts/runner.js'
-import { findLuaDir } from '../../src/scripts/load.js'
+import { dropUnusedHelpers, findLuaDir } from '../../src/scripts/load.js'
 
 const luaDir = findLuaDir()
 const scripts = readdirSync(luaDir)
@@ -41,6 +41,26 @@ describe('script registry', () => {
       expect(highest(body, 'KEYS')).toBeLessThanOrEqual(keyCount)
     })
   }
+
+  it('drops the helpers a script never calls, and those only they call; refuses a helper whose end it cannot find', () => {
+    const lua = [
+      'local function used(x)',
+      '  return x',
+      'end',
+      'local function inner(x)',
+      '  return x -- used(x) in a comment is no call',
+      'end',
+      'local function outer(x)',
+      '  return inner(x)',
+      'end',
+      "return used('x')",
+      '',
+    ].join('\n')
+    expect(dropUnusedHelpers(lua)).toBe(['local function used(x)', '  return x', 'end', "return used('x')", ''].join('\n'))
+    expect(() => dropUnusedHelpers('local function f(x) return x end\nlocal function g()\n  return 1\nend\nreturn g()\n')).toThrow(
+      /helper f/,
+    )
+  })
 
   it('writes a call’s arguments in the script’s ARGV order, "not given" (null, or left out) as empty strings', () => {
     expect(
