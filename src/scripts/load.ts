@@ -102,7 +102,7 @@ function foldTable(source: string, table: string, name: string): string {
 /**
  * The source without the top-level `local function`s it never calls (again until none is left: a
  * helper called only by a dropped one goes too). Every call of a script runs its whole chunk, and each
- * helper defined there is a closure made and collected again on every call — about 1,000 instructions
+ * helper defined there is a closure made and collected again on every call — about 700 instructions
  * of redis-server each (callgrind: a free chat's take and release cost 5,000 less without the 7 helpers
  * their includes define and they never call). A top-level function ends at the first `end` in column 0
  * after it (the style of lua/: one that does not is refused); a name that appears anywhere else in the
