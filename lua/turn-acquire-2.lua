@@ -118,12 +118,13 @@ if ticket == '' then
       return { TURN.granted, ticket, fence, h[LAST] or false, h[LAST_INC] or false, alone }
     end
     fresh = true
+    local alive = fmt(NOW + ticket_life_ms(leaseMs)) -- the ticket's own deadline, and w:<inc>'s
     if reqId ~= '' then
-      redis.call('HSET', state, CHAT.lastTicket, ticket, ticket_field(ticket), ticket_value(NOW + ticket_life_ms(leaseMs), NOW, inc, rid),
-        waiter_field(inc), fmt(NOW + ticket_life_ms(leaseMs)), request_field(inc, reqId), ticket, ticket_request_field(ticket), reqId, unpack(mark))
+      redis.call('HSET', state, CHAT.lastTicket, ticket, ticket_field(ticket), ticket_value(alive, NOW, inc, rid),
+        waiter_field(inc), alive, request_field(inc, reqId), ticket, ticket_request_field(ticket), reqId, unpack(mark))
     else
-      redis.call('HSET', state, CHAT.lastTicket, ticket, ticket_field(ticket), ticket_value(NOW + ticket_life_ms(leaseMs), NOW, inc, rid),
-        waiter_field(inc), fmt(NOW + ticket_life_ms(leaseMs)), unpack(mark))
+      redis.call('HSET', state, CHAT.lastTicket, ticket, ticket_field(ticket), ticket_value(alive, NOW, inc, rid),
+        waiter_field(inc), alive, unpack(mark))
     end
     if held then
       -- The state key lives on with the holder's lease (its grant and renewals set its expiry).

@@ -20,8 +20,10 @@ local function ticket_life_ms(leaseMs)
   return leaseMs - take_up_ms(leaseMs)
 end
 
+-- A queued ticket's t: value; `deadline` already a decimal string (its incarnation's w: value as the
+-- take writes it).
 local function ticket_value(deadline, enqueued, inc, rid)
-  return fmt(deadline) .. '|' .. fmt(enqueued) .. '|' .. inc .. '|' .. rid
+  return deadline .. '|' .. fmt(enqueued) .. '|' .. inc .. '|' .. rid
 end
 
 local function parse_ticket(v)
