@@ -45,10 +45,10 @@ describe('script registry', () => {
   it('drops the helpers a script never calls, and those only they call; refuses a helper whose end it cannot find', () => {
     const lua = [
       'local function used(x)',
-      '  return x',
+      '  return x -- not outer(x): a name in a comment is no call',
       'end',
       'local function inner(x)',
-      '  return x -- used(x) in a comment is no call',
+      '  return x',
       'end',
       'local function outer(x)',
       '  return inner(x)',
@@ -56,7 +56,9 @@ describe('script registry', () => {
       "return used('x')",
       '',
     ].join('\n')
-    expect(dropUnusedHelpers(lua)).toBe(['local function used(x)', '  return x', 'end', "return used('x')", ''].join('\n'))
+    expect(dropUnusedHelpers(lua)).toBe(
+      ['local function used(x)', '  return x -- not outer(x): a name in a comment is no call', 'end', "return used('x')", ''].join('\n'),
+    )
     expect(() => dropUnusedHelpers('local function f(x) return x end\nlocal function g()\n  return 1\nend\nreturn g()\n')).toThrow(
       /helper f/,
     )
