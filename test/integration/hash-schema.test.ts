@@ -102,11 +102,18 @@ describe('every hash: the Lua tables and the TypeScript tables agree', () => {
     }
   })
 
+  /** Every script of lua/ by name, and a script's source without its comments. */
+  const scriptNames = () =>
+    readdirSync(findLuaDir())
+      .filter((f) => f.endsWith('.lua'))
+      .map((f) => f.slice(0, -4))
+  const codeOf = (source: string) => source.replace(/--\[\[[\s\S]*?\]\]/g, '').replace(/--.*$/gm, '')
+
   it('every script compiles in Redis with no helper it never calls', async () => {
-    for (const name of readdirSync(findLuaDir()).filter((f) => f.endsWith('.lua'))) {
-      const { source, sha } = loadScript(name.slice(0, -4))
+    for (const name of scriptNames()) {
+      const { source, sha } = loadScript(name)
       expect(await client.script('LOAD', source), name).toBe(sha)
-      const code = source.replace(/--\[\[[\s\S]*?\]\]/g, '').replace(/--.*$/gm, '')
+      const code = codeOf(source)
       const helpers = [...code.matchAll(/^local function (\w+)/gm)].map((m) => m[1]!)
       expect(
         helpers.filter((f) => code.match(new RegExp(`\\b${f}\\b`, 'g'))!.length < 2),
@@ -116,14 +123,10 @@ describe('every hash: the Lua tables and the TypeScript tables agree', () => {
   })
 
   it('every script loads with each table it uses folded', () => {
-    const names = readdirSync(findLuaDir())
-      .filter((f) => f.endsWith('.lua'))
-      .map((f) => f.slice(0, -4))
+    const names = scriptNames()
     expect(names.length).toBeGreaterThan(30)
     for (const name of names) {
-      const { source } = loadScript(name)
-      const code = source.replace(/--\[\[[\s\S]*?\]\]/g, '').replace(/--.*$/gm, '')
-      expect(code, name).not.toMatch(/\b(CHAT|LEAD|LOCK|CHECKPOINT|HANDOVER|REPLICA|SCHEMA|TURN|RELEASE)\b/)
+      expect(codeOf(loadScript(name).source), name).not.toMatch(/\b(CHAT|LEAD|LOCK|CHECKPOINT|HANDOVER|REPLICA|SCHEMA|TURN|RELEASE)\b/)
     }
   })
 })
