@@ -57,8 +57,12 @@ export const DEFAULTS = {
   // ---- reads (CLI, dashboard)
   /** One read of the CLI's state reader may take this long. */
   readTimeoutMs: 10_000,
-  /** SCAN COUNT of one listing batch. */
-  scanCount: 2000,
+  /**
+   * SCAN COUNT of one batch of a walk of the keyspace (listings, snapshot, doctor, the exporter's
+   * inventory). Measured against 2,000,000 keys on a 2-core machine: a SCAN of 2,000 held Redis 3.6 ms
+   * (median), past 10 ms at times; one of 300, about half a millisecond.
+   */
+  scanCount: 300,
   /** One dashboard refresh: each call may take this long. */
   dashboardTimeoutMs: 5000,
   /** Chats the dashboard shows. */

@@ -14,7 +14,7 @@ import { decodeChat, decodeCheckpoint, decodeHandover, decodeLead, decodeLock, d
 export interface ScanOptions {
   /** Read only these fields (HMGET) of the keys of a kind instead of the whole hash (HGETALL). */
   fields?: Partial<Record<KeyKind, string[]>>
-  /** SCAN COUNT per call (a bound on the work of one Redis call). Default 1000. */
+  /** SCAN COUNT per call (a bound on the work of one Redis call). Default DEFAULTS.scanCount. */
   count?: number
   /** Called after each batch with the number of keys seen so far. */
   onProgress?: (seen: number) => void

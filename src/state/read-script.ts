@@ -10,6 +10,32 @@ import { loadScript } from '../scripts/load.js'
 
 export type ScriptAnswer = { reply: unknown } | { refused: string }
 
+/**
+ * How many of a walk's commands (SCAN, read-listing-0, read-snapshot-0) one connection has at its
+ * server at once. Redis runs every command a client's read brings in before it serves the next
+ * client, so a walk that sends its calls together makes every other client wait for all of them:
+ * with a few calls of about a millisecond each at the server, another client's command waits at
+ * most a few milliseconds, and the server still has the next call when it finishes one.
+ */
+export const WALK_IN_FLIGHT = 2
+
+const gates = new WeakMap<object, { busy: number; waiting: Array<() => void> }>()
+
+/** `f` (one command of a walk on `conn`) once fewer than WALK_IN_FLIGHT of them are at its server. */
+export async function walkCommand<T>(conn: object, f: () => Promise<T>): Promise<T> {
+  let gate = gates.get(conn)
+  if (!gate) gates.set(conn, (gate = { busy: 0, waiting: [] }))
+  if (gate.busy >= WALK_IN_FLIGHT) await new Promise<void>((resolve) => gate.waiting.push(resolve))
+  else gate.busy++
+  try {
+    return await f()
+  } finally {
+    const next = gate.waiting.shift()
+    if (next) next()
+    else gate.busy--
+  }
+}
+
 export async function runReadScript(
   conn: RedisClient,
   name: string,
