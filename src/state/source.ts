@@ -144,7 +144,7 @@ export class RedisSource implements StateSource {
 
   async scan(node: number, cursor: string, pattern: string, count: number): Promise<{ cursor: string; keys: Buffer[] }> {
     const n = await this.node(node)
-    const [next, keys] = await walkCommand(n, () => n.scanBuffer(cursor, 'MATCH', pattern, 'COUNT', count))
+    const [next, keys] = await walkCommand(() => n.scanBuffer(cursor, 'MATCH', pattern, 'COUNT', count))
     return { cursor: String(next), keys }
   }
 
@@ -229,7 +229,7 @@ export class RedisSource implements StateSource {
     this.hashCommands++
     // Redis said no (an ACL user without EVALSHA, scripting off, a slot moving or failing over): this
     // batch with pipelined commands, which answer key by key; the rest too when the script itself is refused.
-    const answer = await walkCommand(n, () => runReadScript(n, READ_LISTING.name, [], argv))
+    const answer = await walkCommand(() => runReadScript(n, READ_LISTING.name, [], argv))
     if ('refused' in answer) {
       this.scriptRefused = refusedForGood(answer.refused)
       return null
