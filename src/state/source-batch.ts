@@ -227,7 +227,7 @@ async function readSnapshot(
         const argv: Array<string | Buffer> = [String(SNAPSHOT_FIELDS_PER_CALL), String(WHOLE_READ_MAX_FIELDS)]
         for (const i of call) argv.push(keys[i]!, withTtl[i] ? '1' : '0', (omit[i] ?? []).join(','))
         sent(1)
-        return walkCommand(() => runReadScript(n, READ_SNAPSHOT.name, [], argv))
+        return walkCommand(n, () => runReadScript(n, READ_SNAPSHOT.name, [], argv))
       }),
     )
     for (const [c, answer] of answers.entries()) {

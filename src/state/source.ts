@@ -12,7 +12,7 @@ import { asError, errorFromRedis, isConnectionError } from '../errors/from-redis
 import { CoordinationUnavailableError } from '../errors/coordination-unavailable-error.js'
 import type { ChatKeys, RedisKey } from '../keys.js'
 import { slotOwners, type SlotOwner } from './coverage.js'
-import { refusedForGood, runReadScript, walkCommand } from './read-script.js'
+import { refusedForGood, runReadScript, serverAddress, walkCommand } from './read-script.js'
 import { READ_CHAT, READ_LISTING } from '../scripts/registry.js'
 import { INSPECT_TICKETS, listPipelined, listingArgv, listingPlan, type ListedHash, type ListingPlan } from './bounded.js'
 
@@ -110,8 +110,10 @@ export class RedisSource implements StateSource {
     const n = masters(this.redis)[node]
     if (!n) return `node ${node}`
     // Through sentinels the options name no server: the address the connection reached does.
-    const stream = (n as unknown as { stream?: { remoteAddress?: string; remotePort?: number } }).stream
-    if (n.options.sentinels && stream?.remoteAddress) return `${stream.remoteAddress}:${stream.remotePort}`
+    if (n.options.sentinels) {
+      const at = serverAddress(n)
+      if (at.port !== undefined) return `${at.host}:${at.port}`
+    }
     return `${n.options.host}:${n.options.port}`
   }
 
@@ -144,7 +146,7 @@ export class RedisSource implements StateSource {
 
   async scan(node: number, cursor: string, pattern: string, count: number): Promise<{ cursor: string; keys: Buffer[] }> {
     const n = await this.node(node)
-    const [next, keys] = await walkCommand(() => n.scanBuffer(cursor, 'MATCH', pattern, 'COUNT', count))
+    const [next, keys] = await walkCommand(n, () => n.scanBuffer(cursor, 'MATCH', pattern, 'COUNT', count))
     return { cursor: String(next), keys }
   }
 
@@ -229,7 +231,7 @@ export class RedisSource implements StateSource {
     this.hashCommands++
     // Redis said no (an ACL user without EVALSHA, scripting off, a slot moving or failing over): this
     // batch with pipelined commands, which answer key by key; the rest too when the script itself is refused.
-    const answer = await walkCommand(() => runReadScript(n, READ_LISTING.name, [], argv))
+    const answer = await walkCommand(n, () => runReadScript(n, READ_LISTING.name, [], argv))
     if ('refused' in answer) {
       this.scriptRefused = refusedForGood(answer.refused)
       return null

@@ -1,10 +1,19 @@
 /**
- * The walks of the keyspace have at most WALK_IN_FLIGHT commands at the servers at a time, every master
- * together (walkCommand in src/state/read-script.ts): the others wait in the order they were asked
- * for, and a command that fails lets the next one go.
+ * The walks of the keyspace have at most WALK_IN_FLIGHT commands at the servers of one host at a time
+ * (walkCommand in src/state/read-script.ts): the others wait in the order they were asked for, a
+ * command that fails lets the next one go, and a server on another host does not wait behind them.
+ * The clients are ioredis clients that never connect (lazyConnect): only their addresses are read.
  */
-import { describe, expect, it } from 'vitest'
+import { afterAll, describe, expect, it } from 'vitest'
+import { Redis } from 'ioredis'
 import { WALK_IN_FLIGHT, walkCommand } from '../../src/state/read-script.js'
+
+const client = (host: string, port: number) => new Redis({ host, port, lazyConnect: true })
+// Two masters on one host, one on another.
+const first = client('10.1.0.1', 7000)
+const second = client('10.1.0.1', 7001)
+const elsewhere = client('10.1.0.2', 7000)
+afterAll(() => [first, second, elsewhere].forEach((c) => c.disconnect()))
 
 /** A command that answers (or fails) when the test says so, recording when it was sent. */
 function commands(n: number) {
@@ -28,9 +37,9 @@ function commands(n: number) {
 const settle = () => new Promise((r) => setTimeout(r, 0))
 
 describe('walkCommand', () => {
-  it(`sends at most ${WALK_IN_FLIGHT} commands at once, the rest in order as earlier ones answer`, async () => {
+  it(`sends at most ${WALK_IN_FLIGHT} commands at once to the servers of a host, the rest in order as earlier ones answer`, async () => {
     const c = commands(7)
-    const answers = Array.from({ length: c.n }, (_, i) => walkCommand(c.run(i)))
+    const answers = Array.from({ length: c.n }, (_, i) => walkCommand(i % 2 ? first : second, c.run(i)))
     await settle()
     expect(c.sent).toEqual([0, 1])
     c.finish[1]!()
@@ -49,11 +58,26 @@ describe('walkCommand', () => {
     expect(c.most()).toBe(WALK_IN_FLIGHT)
     // Once every command answered, the next ones go at once again.
     const again = commands(2)
-    void walkCommand(again.run(0))
-    void walkCommand(again.run(1))
+    void walkCommand(first, again.run(0))
+    void walkCommand(first, again.run(1))
     await settle()
     expect(again.sent).toEqual([0, 1])
     again.finish[0]!()
     again.finish[1]!()
+  })
+
+  it('does not hold a server on another host behind them', async () => {
+    const here = commands(3)
+    const there = commands(1)
+    for (let i = 0; i < here.n; i++) void walkCommand(first, here.run(i))
+    void walkCommand(elsewhere, there.run(0))
+    await settle()
+    expect(here.sent).toEqual([0, 1])
+    expect(there.sent).toEqual([0])
+    for (let i = 0; i < here.n; i++) {
+      here.finish[i]!()
+      await settle()
+    }
+    there.finish[0]!()
   })
 })
