@@ -24,6 +24,13 @@ export type ScriptAnswer = { reply: unknown } | { refused: string }
 export const WALK_IN_FLIGHT = 2
 
 const gates = new Map<string, { busy: number; waiting: Array<() => void> }>()
+/**
+ * A walk command at its server longer than this no longer counts: a server that stopped answering
+ * (frozen, cut off) must not hold its host's other servers' reads behind the commands it never
+ * answers. Its connection's later commands go without waiting until it answers one.
+ */
+export const WALK_STALL_MS = 250
+const stalled = new WeakSet<object>()
 
 /** Where a connection's server is: the address it reached (through sentinels the options name none), else the one configured. */
 export function serverAddress(conn: Redis): { host: string; port: number | undefined } {
@@ -34,17 +41,35 @@ export function serverAddress(conn: Redis): { host: string; port: number | undef
 
 /** `f` (one command of a walk on `conn`) once fewer than WALK_IN_FLIGHT of them are at its host's servers. */
 export async function walkCommand<T>(conn: Redis, f: () => Promise<T>): Promise<T> {
+  const answered = (p: Promise<T>): Promise<T> => p.finally(() => stalled.delete(conn))
+  if (stalled.has(conn)) return answered(f())
   const host = serverAddress(conn).host
   let gate = gates.get(host)
   if (!gate) gates.set(host, (gate = { busy: 0, waiting: [] }))
   if (gate.busy >= WALK_IN_FLIGHT) await new Promise<void>((resolve) => gate.waiting.push(resolve))
   else gate.busy++
-  try {
-    return await f()
-  } finally {
+  let held = true
+  const free = () => {
+    if (!held) return
+    held = false
     const next = gate.waiting.shift()
     if (next) next()
     else gate.busy--
+  }
+  // Stalled while this one waited: it does not take a place.
+  if (stalled.has(conn)) {
+    free()
+    return answered(f())
+  }
+  const timer = setTimeout(() => {
+    stalled.add(conn)
+    free()
+  }, WALK_STALL_MS)
+  try {
+    return await answered(f())
+  } finally {
+    clearTimeout(timer)
+    free()
   }
 }
 

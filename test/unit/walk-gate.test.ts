@@ -1,12 +1,13 @@
 /**
  * The walks of the keyspace have at most WALK_IN_FLIGHT commands at the servers of one host at a time
  * (walkCommand in src/state/read-script.ts): the others wait in the order they were asked for, a
- * command that fails lets the next one go, and a server on another host does not wait behind them.
+ * command that fails lets the next one go, a server on another host does not wait behind them, and
+ * one that stopped answering does not hold the others of its host.
  * The clients are ioredis clients that never connect (lazyConnect): only their addresses are read.
  */
 import { afterAll, describe, expect, it } from 'vitest'
 import { Redis } from 'ioredis'
-import { WALK_IN_FLIGHT, walkCommand } from '../../src/state/read-script.js'
+import { WALK_IN_FLIGHT, WALK_STALL_MS, walkCommand } from '../../src/state/read-script.js'
 
 const client = (host: string, port: number) => new Redis({ host, port, lazyConnect: true })
 // Two masters on one host, one on another.
@@ -79,5 +80,35 @@ describe('walkCommand', () => {
       await settle()
     }
     there.finish[0]!()
+  })
+
+  it(`frees the place of a command unanswered for ${WALK_STALL_MS} ms; that connection's next commands do not wait`, async () => {
+    const silent = commands(3)
+    const other = commands(1)
+    void walkCommand(first, silent.run(0))
+    void walkCommand(first, silent.run(1))
+    void walkCommand(second, other.run(0))
+    await settle()
+    expect(silent.sent).toEqual([0, 1])
+    expect(other.sent).toEqual([])
+    await new Promise((r) => setTimeout(r, WALK_STALL_MS + 50))
+    // The silent server's two places are free: the other server's command goes, and the silent
+    // connection's next one goes at once, without a place.
+    expect(other.sent).toEqual([0])
+    void walkCommand(first, silent.run(2))
+    await settle()
+    expect(silent.sent).toEqual([0, 1, 2])
+    other.finish[0]!()
+    for (let i = 0; i < silent.n; i++) silent.finish[i]!()
+    await settle()
+    // Answered again: it waits for a place like any other.
+    const after = commands(3)
+    for (let i = 0; i < after.n; i++) void walkCommand(first, after.run(i))
+    await settle()
+    expect(after.sent).toEqual([0, 1])
+    for (let i = 0; i < after.n; i++) {
+      after.finish[i]!()
+      await settle()
+    }
   })
 })
