@@ -14,7 +14,7 @@ import { chatHealth, leaseHealth, liveness, stuckReasons, type ChatHealth, type 
 import type { StateReader } from './reader.js'
 import { CHECKPOINT_FIELDS as CP, REPLICA_FIELDS } from '../wire/hashes.js'
 
-/** Keys per read-listing-0 call of a refresh on one server (as a listing's batches). */
+/** Keys per batch of a refresh on one server, handed to the listings' read (read-listing-0 calls of a few dozen keys each). */
 const DASHBOARD_KEYS_PER_CALL = 250
 
 export interface DashboardChat {
@@ -115,8 +115,9 @@ export async function readDashboard(reader: StateReader, options: DashboardOptio
     for (const c of rep.leases.campaigns ?? []) leadNames.add(c)
   }
 
-  // What a listing reads of each (./bounded.ts). On one server, a few hundred keys per read-listing-0
-  // call (the listings' own batches); on a Cluster, one key at a time through the client (one slot each).
+  // What a listing reads of each (./bounded.ts). On one server, the listings' own read (a few dozen keys
+  // per read-listing-0 call, two at the server at a time); on a Cluster, one key at a time through the
+  // client (one slot each).
   const oneNode = !source.slotOwners && (await source.nodeCount()) === 1
   const miss = { fields: {}, size: 0, extra: 0 }
   const listed = async (items: Array<{ key: RedisKey; queue?: RedisKey }>, plan: ListingPlan) => {

@@ -218,8 +218,8 @@ async function readSnapshot(
   const out: SnapshotRead[] = new Array<SnapshotRead>(keys.length).fill('later')
   let pending = keys.map((_, i) => i)
   while (pending.length) {
-    // The calls of a round are asked for together, at most WALK_IN_FLIGHT at the server: Redis runs
-    // the next while this process decodes one, and other clients' commands wait behind two at most.
+    // The calls of a round are asked for together, at most WALK_IN_FLIGHT at a host's servers: Redis
+    // runs the next while this process decodes one, and other clients' commands wait behind two at most.
     const calls: number[][] = []
     for (let s = 0; s < pending.length; s += SNAPSHOT_KEYS_PER_CALL) calls.push(pending.slice(s, s + SNAPSHOT_KEYS_PER_CALL))
     const answers = await Promise.all(

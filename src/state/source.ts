@@ -171,7 +171,7 @@ export class RedisSource implements StateSource {
     if (node === null && plan.mode === 'chat') return Promise.all(items.map((it) => this.chatState(it, plan)))
     const conn = node === null ? this.client : await this.node(node)
     if (node !== null && !this.scriptRefused) {
-      // A few dozen keys per call, at most WALK_IN_FLIGHT of them at the server: another client's
+      // A few dozen keys per call, at most WALK_IN_FLIGHT of them at a host's servers: another client's
       // command waits about a millisecond behind them, whatever the SCAN batch.
       const chunks: Array<typeof items> = []
       for (let i = 0; i < items.length; i += LISTING_KEYS_PER_CALL) chunks.push(items.slice(i, i + LISTING_KEYS_PER_CALL))
