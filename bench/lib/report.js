@@ -262,13 +262,13 @@ export function evaluateTargets(r, cfg) {
     if (es && el) {
       add(
         `operator (${sc.layout})`,
-        // Bounded, not flat: besides its fixed read, a scrape walks up to 400 inventory SCAN batches
+        // Bounded, not flat: besides its fixed read, a scrape walks up to 150 inventory SCAN batches
         // (within 150 ms), so that a pass over a million keys takes minutes of scrapes.
-        `exporter commands/scrape bounded (its fixed read + at most 400 inventory SCAN batches), ${es.chats} → ${el.chats} chats`,
+        `exporter commands/scrape bounded (its fixed read + at most 150 inventory SCAN batches), ${es.chats} → ${el.chats} chats`,
         es.status === 'ok' && el.status === 'ok'
           ? `${es.commandsPerScrape} → ${el.commandsPerScrape} (${es.medianScrapeMs} → ${el.medianScrapeMs} ms)`
           : `${el.status}: ${el.note ?? ''}`,
-        es.status === 'ok' && el.status === 'ok' ? el.commandsPerScrape <= es.commandsPerScrape * 1.2 + 2 + 400 : null,
+        es.status === 'ok' && el.status === 'ok' ? el.commandsPerScrape <= es.commandsPerScrape * 1.2 + 2 + 150 : null,
       )
     }
     heldTargets(sc, add)
