@@ -59,8 +59,9 @@ export const DEFAULTS = {
   readTimeoutMs: 10_000,
   /**
    * SCAN COUNT of one batch of a walk of the keyspace that reads what it finds (listings, snapshot,
-   * doctor; the exporter's inventory, which reads names only, takes larger ones). Measured against 2,000,000 keys on a 2-core machine: a SCAN of 2,000 held Redis 3.6 ms
-   * (median), past 10 ms at times; one of 300, about half a millisecond.
+   * doctor; the exporter's inventory, which reads names only, takes larger ones). Measured against
+   * 2,000,000 keys on a 2-core machine: a SCAN of 2,000 held Redis 3.6 ms (median), past 10 ms at
+   * times; one of 300, about half a millisecond.
    */
   scanCount: 300,
   /** One dashboard refresh: each call may take this long. */
