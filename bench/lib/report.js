@@ -15,6 +15,8 @@ const replayMb = (sn) => (sn.replayRssMb == null ? '' : `, ${sn.replayRssMb} MB`
 
 const f = (v, suffix = '') => (v === null || v === undefined ? 'n/a' : `${v}${suffix}`)
 const PATTERN = { uniform: 'uniform', hot10: '10% of chats take 90%', hot1: 'one hot chat' }
+/** The exporter's inventory SCAN batches per scrape at most (INVENTORY_STEPS in commands/exporter/command.ts). */
+const EXPORTER_INVENTORY_STEPS = 150
 
 /** A figure of a turn row: its median, and with several runs its range over them (min–max). */
 const mr = (s, field) => {
@@ -262,13 +264,13 @@ export function evaluateTargets(r, cfg) {
     if (es && el) {
       add(
         `operator (${sc.layout})`,
-        // Bounded, not flat: besides its fixed read, a scrape walks up to 150 inventory SCAN batches
-        // (within 150 ms), so that a pass over a million keys takes minutes of scrapes.
-        `exporter commands/scrape bounded (its fixed read + at most 150 inventory SCAN batches), ${es.chats} → ${el.chats} chats`,
+        // Bounded, not flat: besides its fixed read, a scrape walks up to EXPORTER_INVENTORY_STEPS
+        // inventory SCAN batches (within 150 ms), so that a pass over a million keys takes minutes of scrapes.
+        `exporter commands/scrape bounded (its fixed read + at most ${EXPORTER_INVENTORY_STEPS} inventory SCAN batches), ${es.chats} → ${el.chats} chats`,
         es.status === 'ok' && el.status === 'ok'
           ? `${es.commandsPerScrape} → ${el.commandsPerScrape} (${es.medianScrapeMs} → ${el.medianScrapeMs} ms)`
           : `${el.status}: ${el.note ?? ''}`,
-        es.status === 'ok' && el.status === 'ok' ? el.commandsPerScrape <= es.commandsPerScrape * 1.2 + 2 + 150 : null,
+        es.status === 'ok' && el.status === 'ok' ? el.commandsPerScrape <= es.commandsPerScrape * 1.2 + 2 + EXPORTER_INVENTORY_STEPS : null,
       )
     }
     heldTargets(sc, add)
